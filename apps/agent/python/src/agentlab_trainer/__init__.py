@@ -1,0 +1,2 @@
+"""agentlab trainer."""
+__version__ = "0.1.0"

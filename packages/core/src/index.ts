@@ -1,0 +1,6 @@
+export * from "./errors";
+export * from "./hash";
+export * from "./tasks/spec";
+export * from "./jobs/schemas";
+export * from "./protocol/capabilities";
+export * from "./protocol/messages";

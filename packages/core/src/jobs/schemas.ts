@@ -1,0 +1,57 @@
+import { z } from "zod";
+
+// Job queue vocabulary shared by the control plane and the agent (architecture brief §4).
+export const JobType = z.enum(["shell", "grade", "audit", "train", "generate", "tokenize"]);
+export type JobType = z.infer<typeof JobType>;
+
+export const JobState = z.enum(["queued", "running", "canceling", "succeeded", "failed", "canceled"]);
+export type JobState = z.infer<typeof JobState>;
+
+export const TERMINAL_STATES: readonly JobState[] = ["succeeded", "failed", "canceled"];
+export const isTerminal = (s: JobState): boolean => TERMINAL_STATES.includes(s);
+
+// Why an attempt ended. Retries follow the reason: only agent_lost and infra_error are retried.
+export const TerminalReason = z.enum(["succeeded", "user_error", "agent_lost", "canceled", "timeout", "infra_error"]);
+export type TerminalReason = z.infer<typeof TerminalReason>;
+export const RETRYABLE_REASONS: readonly TerminalReason[] = ["agent_lost", "infra_error"];
+
+export const SandboxBackend = z.enum(["bwrap", "process"]);
+export type SandboxBackend = z.infer<typeof SandboxBackend>;
+
+export const JobRequirements = z.object({
+  labels: z.array(z.string().min(1).max(64)).max(32).default([]),
+  gpus: z.number().int().min(0).max(64).default(0),
+  gpuMemoryMb: z.number().int().min(0).default(0),
+  sandbox: SandboxBackend.optional(),
+});
+export type JobRequirements = z.infer<typeof JobRequirements>;
+
+// Limits for one process tree run by the agent; shell jobs and the grader share them.
+export const ProcessLimits = z.object({
+  wallTimeoutS: z.number().positive().max(7 * 24 * 3600).default(3600),
+  cpuSeconds: z.number().int().positive().optional(),
+  memoryMb: z.number().int().positive().optional(),
+  maxOutputBytes: z.number().int().positive().default(1 << 20),
+});
+export type ProcessLimits = z.infer<typeof ProcessLimits>;
+
+export const ShellJobPayload = z.object({
+  argv: z.array(z.string()).min(1),
+  env: z.record(z.string(), z.string()).default({}),
+  cwd: z.string().optional(),
+  limits: ProcessLimits.default({ wallTimeoutS: 3600, maxOutputBytes: 1 << 20 }),
+});
+export type ShellJobPayload = z.infer<typeof ShellJobPayload>;
+
+export const EnqueueJob = z.object({
+  type: JobType,
+  payload: z.record(z.string(), z.unknown()),
+  requirements: JobRequirements.default({ labels: [], gpus: 0, gpuMemoryMb: 0 }),
+  priority: z.number().int().min(-1000).max(1000).default(0),
+  maxAttempts: z.number().int().min(1).max(20).default(3),
+  maxDurationS: z.number().int().positive().max(7 * 24 * 3600).default(3600),
+  experimentId: z.string().uuid().optional(),
+  dedupeKey: z.string().max(300).optional(),
+});
+export type EnqueueJob = z.input<typeof EnqueueJob>;
+export type EnqueueJobParsed = z.output<typeof EnqueueJob>;

@@ -1,0 +1,76 @@
+import { z } from "zod";
+import { Capabilities } from "./capabilities";
+import { JobType, TerminalReason } from "../jobs/schemas";
+
+// Agent <-> server messages over socket.io (architecture brief §4). Both ends parse on receipt.
+// Every request is acknowledged; the agent retries until it gets an ack, so handlers are idempotent.
+export const PROTOCOL_VERSION = 1 as const;
+const v = z.literal(PROTOCOL_VERSION);
+
+export const AttemptRef = z.object({ jobId: z.string().uuid(), attemptId: z.string().uuid() });
+export type AttemptRef = z.infer<typeof AttemptRef>;
+
+export const HelloMsg = z.object({ version: v, capabilities: Capabilities, drain: z.boolean().default(false) });
+export type HelloMsg = z.infer<typeof HelloMsg>;
+export const HelloAck = z.object({ agentId: z.string().uuid(), heartbeatIntervalMs: z.number().int(), leaseTtlMs: z.number().int() });
+export type HelloAck = z.infer<typeof HelloAck>;
+
+export const ClaimMsg = z.object({ version: v });
+export const ClaimedJob = AttemptRef.extend({
+  type: JobType,
+  payload: z.record(z.string(), z.unknown()),
+  maxDurationS: z.number().int().positive(),
+  attempt: z.number().int().positive(),
+});
+export type ClaimedJob = z.infer<typeof ClaimedJob>;
+export const ClaimAck = z.object({ job: ClaimedJob.nullable() });
+export type ClaimAck = z.infer<typeof ClaimAck>;
+
+// Sent by the agent's supervisor, never by a job process.
+export const HeartbeatMsg = z.object({ version: v, attempts: z.array(AttemptRef).max(64), drain: z.boolean().default(false) });
+export type HeartbeatMsg = z.infer<typeof HeartbeatMsg>;
+// `stale`: attempts the server no longer honours (stop them, drop their output).
+// `cancel`: attempts whose job a user asked to cancel.
+export const HeartbeatAck = z.object({ stale: z.array(z.string().uuid()), cancel: z.array(z.string().uuid()), leaseTtlMs: z.number().int() });
+export type HeartbeatAck = z.infer<typeof HeartbeatAck>;
+
+export const LogChunk = z.object({ seq: z.number().int().nonnegative(), stream: z.enum(["stdout", "stderr", "system"]), data: z.string().max(256 * 1024) });
+export type LogChunk = z.infer<typeof LogChunk>;
+export const LogMsg = AttemptRef.extend({ version: v, chunks: z.array(LogChunk).min(1).max(256) });
+export type LogMsg = z.infer<typeof LogMsg>;
+
+export const ProgressMsg = AttemptRef.extend({ version: v, seq: z.number().int().nonnegative(), data: z.record(z.string(), z.unknown()) });
+export type ProgressMsg = z.infer<typeof ProgressMsg>;
+
+export const ResultMsg = AttemptRef.extend({
+  version: v,
+  reason: TerminalReason,
+  exitCode: z.number().int().nullable().default(null),
+  signal: z.string().nullable().default(null),
+  result: z.record(z.string(), z.unknown()).default({}),
+  error: z.string().max(64 * 1024).nullable().default(null),
+  lastLogSeq: z.number().int().min(-1).default(-1),
+});
+export type ResultMsg = z.infer<typeof ResultMsg>;
+
+// Written on behalf of an attempt: `accepted: false` means the attempt is stale and must stop.
+export const WriteAck = z.object({ accepted: z.boolean() });
+export type WriteAck = z.infer<typeof WriteAck>;
+
+export const CancelPush = AttemptRef;
+export type CancelPush = z.infer<typeof CancelPush>;
+
+export const AckEnvelope = <T extends z.ZodType>(data: T) =>
+  z.discriminatedUnion("ok", [z.object({ ok: z.literal(true), data }), z.object({ ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) })]);
+
+export const AGENT_EVENTS = {
+  hello: "hello",
+  claim: "claim",
+  heartbeat: "heartbeat",
+  log: "log",
+  progress: "progress",
+  result: "result",
+  jobsAvailable: "jobs_available",
+  cancel: "cancel",
+  revoked: "revoked",
+} as const;

@@ -1,0 +1,68 @@
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { sql, type SQL } from "drizzle-orm";
+import { fileURLToPath } from "node:url";
+import { mkdirSync } from "node:fs";
+import * as schema from "./schema";
+
+export type Schema = typeof schema;
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+// A transaction handle is a Db for query functions: they take `(db, params)` and never care which.
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+
+export type Database = {
+  db: Db;
+  driver: "pglite" | "postgres";
+  close(): Promise<void>;
+};
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL("../../../drizzle", import.meta.url));
+
+export type OpenOptions = {
+  /** postgres:// URL; when absent the embedded PGlite database under `dataDir` is used. */
+  url?: string;
+  /** PGlite data directory (created if missing); "memory://" for an in-memory database. */
+  dataDir?: string;
+  /** postgres-js pool size. */
+  maxConnections?: number;
+};
+
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  if (opts.url) {
+    const { default: postgres } = await import("postgres");
+    const client = postgres(opts.url, { max: opts.maxConnections ?? 10, onnotice: () => {} });
+    const db = drizzlePostgres(client, { schema }) as unknown as Db;
+    return { db, driver: "postgres", close: () => client.end({ timeout: 5 }) };
+  }
+  const { PGlite } = await import("@electric-sql/pglite");
+  const dataDir = opts.dataDir ?? "memory://";
+  if (!dataDir.startsWith("memory://")) mkdirSync(dataDir, { recursive: true });
+  const client = await PGlite.create(dataDir);
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  return { db, driver: "pglite", close: () => client.close() };
+}
+
+/** Applies the checked-in migrations in /drizzle; idempotent. */
+export async function migrateDatabase(database: Database): Promise<void> {
+  const config = { migrationsFolder: MIGRATIONS_DIR };
+  if (database.driver === "postgres") {
+    await migratePostgres(database.db as unknown as Parameters<typeof migratePostgres>[0], config);
+  } else {
+    await migratePglite(database.db as unknown as Parameters<typeof migratePglite>[0], config);
+  }
+}
+
+/** Runs raw SQL and returns rows, hiding the drivers' different result shapes. */
+export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
+  const res = (await db.execute(query)) as unknown;
+  if (Array.isArray(res)) return res as T[];
+  return ((res as { rows?: T[] }).rows ?? []) as T[];
+}
+
+export async function ping(db: Db): Promise<boolean> {
+  const rows = await queryRows<{ ok: number }>(db, sql`select 1 as ok`);
+  return rows[0]?.ok === 1;
+}

@@ -1,0 +1,6 @@
+export * from "./client";
+export * as schema from "./schema";
+export * from "./schema";
+export * from "./tokens";
+export * from "./queries/jobs";
+export * from "./queries/agents";

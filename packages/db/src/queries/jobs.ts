@@ -1,0 +1,233 @@
+import { and, asc, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
+import { EnqueueJob, RETRYABLE_REASONS, type ClaimedJob, type EnqueueJobParsed, type LogChunk, type ResultMsg, type JobType } from "@agentlab/core";
+import { queryRows, type Db } from "../client";
+import { jobAttempts, jobLogs, jobProgress, jobs } from "../schema";
+
+export type Job = typeof jobs.$inferSelect;
+
+export async function enqueueJob(db: Db, input: EnqueueJobParsed | Parameters<typeof EnqueueJob.parse>[0]): Promise<Job> {
+  const j = EnqueueJob.parse(input);
+  const values = {
+    type: j.type,
+    payload: j.payload,
+    requiredLabels: j.requirements.labels,
+    minGpus: j.requirements.gpus,
+    minGpuMemoryMb: j.requirements.gpuMemoryMb,
+    sandbox: j.requirements.sandbox ?? null,
+    priority: j.priority,
+    maxAttempts: j.maxAttempts,
+    maxDurationS: j.maxDurationS,
+    experimentId: j.experimentId ?? null,
+    dedupeKey: j.dedupeKey ?? null,
+  };
+  const [row] = await db.insert(jobs).values(values).onConflictDoNothing({ target: jobs.dedupeKey }).returning();
+  if (row) return row;
+  // A job with this dedupe key exists already: enqueueing is idempotent.
+  const [existing] = await db.select().from(jobs).where(eq(jobs.dedupeKey, values.dedupeKey ?? "")).limit(1);
+  if (!existing) throw new Error("enqueue conflict without an existing job");
+  return existing;
+}
+
+export async function enqueueJobs(db: Db, inputs: EnqueueJobParsed[]): Promise<Job[]> {
+  return db.transaction(async (tx) => {
+    const out: Job[] = [];
+    for (const input of inputs) out.push(await enqueueJob(tx, input));
+    return out;
+  });
+}
+
+export type AgentFit = { agentId: string; labels: string[]; gpuCount: number; gpuMemoryMb: number; sandbox: string | null; leaseTtlMs: number };
+
+/**
+ * Claims the best queued job this agent can run, in one statement: FOR UPDATE SKIP LOCKED lets
+ * concurrent claims pass each other without blocking, and the new attempt id is the fencing token.
+ */
+export async function claimJob(db: Db, fit: AgentFit): Promise<ClaimedJob | null> {
+  const labels = `{${fit.labels.map((l) => `"${l.replace(/["\\]/g, "")}"`).join(",")}}`;
+  const rows = await queryRows<{ id: string; type: JobType; payload: Record<string, unknown>; max_duration_s: number; attempt_id: string; number: number }>(
+    db,
+    sql`with next as (
+          select id, attempts + 1 as number from jobs
+          where state = 'queued'
+            and required_labels <@ ${labels}::text[]
+            and min_gpus <= ${fit.gpuCount}
+            and min_gpu_memory_mb <= ${fit.gpuMemoryMb}
+            and (sandbox is null or sandbox = ${fit.sandbox})
+          order by priority desc, created_at
+          limit 1
+          for update skip locked
+        ), att as (
+          insert into job_attempts (job_id, agent_id, number)
+          select id, ${fit.agentId}, number from next
+          returning id, job_id, number
+        )
+        update jobs j set state = 'running', attempts = att.number, current_attempt_id = att.id,
+          agent_id = ${fit.agentId}, lease_expires_at = now() + make_interval(secs => ${fit.leaseTtlMs / 1000}),
+          started_at = coalesce(j.started_at, now())
+        from att where j.id = att.job_id
+        returning j.id, j.type, j.payload, j.max_duration_s, att.id as attempt_id, att.number`,
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return { jobId: r.id, attemptId: r.attempt_id, type: r.type, payload: r.payload, maxDurationS: r.max_duration_s, attempt: r.number };
+}
+
+/** Renews the leases an agent holds; returns the attempts that are stale and those being canceled. */
+export async function renewLeases(db: Db, agentId: string, attemptIds: string[], leaseTtlMs: number): Promise<{ stale: string[]; cancel: string[] }> {
+  if (attemptIds.length === 0) return { stale: [], cancel: [] };
+  const renewed = await db
+    .update(jobs)
+    .set({ leaseExpiresAt: sql`now() + make_interval(secs => ${leaseTtlMs / 1000})` })
+    .where(and(inArray(jobs.currentAttemptId, attemptIds), eq(jobs.agentId, agentId), inArray(jobs.state, ["running", "canceling"])))
+    .returning({ attemptId: jobs.currentAttemptId, state: jobs.state });
+  const live = new Set(renewed.map((r) => r.attemptId));
+  return {
+    stale: attemptIds.filter((id) => !live.has(id)),
+    cancel: renewed.filter((r) => r.state === "canceling" && r.attemptId).map((r) => r.attemptId as string),
+  };
+}
+
+const isCurrent = (jobId: string, attemptId: string) =>
+  sql`exists (select 1 from jobs where id = ${jobId} and current_attempt_id = ${attemptId} and state in ('running', 'canceling'))`;
+
+/** Upserts ordered log chunks of the current attempt; a stale attempt's writes are dropped. */
+export async function appendLogs(db: Db, jobId: string, attemptId: string, chunks: LogChunk[]): Promise<boolean> {
+  const [ok] = await queryRows<{ ok: boolean }>(db, sql`select ${isCurrent(jobId, attemptId)} as ok`);
+  if (!ok?.ok) return false;
+  await db
+    .insert(jobLogs)
+    .values(chunks.map((c) => ({ attemptId, seq: c.seq, stream: c.stream, data: c.data })))
+    .onConflictDoNothing();
+  return true;
+}
+
+export async function recordProgress(db: Db, jobId: string, attemptId: string, seq: number, data: Record<string, unknown>): Promise<boolean> {
+  const updated = await db
+    .update(jobs)
+    .set({ progress: data })
+    .where(and(eq(jobs.id, jobId), eq(jobs.currentAttemptId, attemptId), inArray(jobs.state, ["running", "canceling"])))
+    .returning({ id: jobs.id });
+  if (updated.length === 0) return false;
+  await db.insert(jobProgress).values({ attemptId, seq, data }).onConflictDoNothing();
+  return true;
+}
+
+export type FinishOutcome = { accepted: boolean; state: Job["state"] | null; requeued: boolean };
+
+/**
+ * Records an attempt's end. Idempotent: a retried result of the attempt that already ended the job
+ * is accepted again without effect; any other non-current attempt is refused.
+ */
+export async function finishAttempt(db: Db, msg: Pick<ResultMsg, "jobId" | "attemptId" | "reason" | "exitCode" | "signal" | "result" | "error">): Promise<FinishOutcome> {
+  return db.transaction(async (tx) => {
+    const [job] = await tx.select().from(jobs).where(eq(jobs.id, msg.jobId)).for("update");
+    if (!job) return { accepted: false, state: null, requeued: false };
+    if (job.currentAttemptId !== msg.attemptId || !["running", "canceling"].includes(job.state)) {
+      const [att] = await tx.select().from(jobAttempts).where(eq(jobAttempts.id, msg.attemptId));
+      const sameResult = att?.jobId === msg.jobId && att.reason === msg.reason && job.currentAttemptId === msg.attemptId;
+      return { accepted: sameResult, state: job.state, requeued: false };
+    }
+    await tx
+      .update(jobAttempts)
+      .set({ reason: msg.reason, exitCode: msg.exitCode, signal: msg.signal, error: msg.error, finishedAt: sql`now()` })
+      .where(eq(jobAttempts.id, msg.attemptId));
+    const canceling = job.state === "canceling";
+    const retry = !canceling && RETRYABLE_REASONS.includes(msg.reason) && job.attempts < job.maxAttempts;
+    if (retry) {
+      await tx.update(jobs).set({ state: "queued", currentAttemptId: null, agentId: null, leaseExpiresAt: null, error: msg.error }).where(eq(jobs.id, job.id));
+      return { accepted: true, state: "queued", requeued: true };
+    }
+    const state = msg.reason === "succeeded" ? "succeeded" : canceling || msg.reason === "canceled" ? "canceled" : "failed";
+    const reason = state === "canceled" ? "canceled" : msg.reason;
+    await tx
+      .update(jobs)
+      .set({ state, terminalReason: reason, result: msg.result, error: msg.error, leaseExpiresAt: null, finishedAt: sql`now()` })
+      .where(eq(jobs.id, job.id));
+    return { accepted: true, state, requeued: false };
+  });
+}
+
+export type ReapedJob = { jobId: string; attemptId: string; agentId: string | null; state: Job["state"] };
+
+/**
+ * Ends attempts whose lease expired (agent_lost) or that ran past max_duration (timeout): requeued
+ * while attempts remain and the reason is retryable, otherwise failed with that reason.
+ */
+export async function reapJobs(db: Db, graceS = 30): Promise<ReapedJob[]> {
+  return db.transaction(async (tx) => {
+    const expired = await queryRows<{ id: string; current_attempt_id: string; agent_id: string | null; state: string; attempts: number; max_attempts: number; timed_out: boolean }>(
+      tx,
+      sql`select j.id, j.current_attempt_id, j.agent_id, j.state, j.attempts, j.max_attempts,
+            (a.started_at + make_interval(secs => j.max_duration_s + ${graceS}) < now()) as timed_out
+          from jobs j join job_attempts a on a.id = j.current_attempt_id
+          where j.state in ('running', 'canceling')
+            and (j.lease_expires_at < now() or a.started_at + make_interval(secs => j.max_duration_s + ${graceS}) < now())
+          for update of j skip locked`,
+    );
+    const out: ReapedJob[] = [];
+    for (const j of expired) {
+      const reason = j.timed_out ? "timeout" : "agent_lost";
+      await tx.update(jobAttempts).set({ reason, finishedAt: sql`now()` }).where(eq(jobAttempts.id, j.current_attempt_id));
+      let state: Job["state"];
+      if (j.state === "canceling") state = "canceled";
+      else if (reason === "agent_lost" && j.attempts < j.max_attempts) state = "queued";
+      else state = "failed";
+      await tx
+        .update(jobs)
+        .set(
+          state === "queued"
+            ? { state, currentAttemptId: null, agentId: null, leaseExpiresAt: null }
+            : { state, terminalReason: state === "canceled" ? "canceled" : reason, leaseExpiresAt: null, finishedAt: sql`now()` },
+        )
+        .where(eq(jobs.id, j.id));
+      out.push({ jobId: j.id, attemptId: j.current_attempt_id, agentId: j.agent_id, state });
+    }
+    return out;
+  });
+}
+
+/** Queued jobs are canceled at once; running ones move to canceling and the agent is told. */
+export async function requestCancel(db: Db, jobId: string): Promise<{ state: Job["state"]; attemptId: string | null; agentId: string | null } | null> {
+  return db.transaction(async (tx) => {
+    const [job] = await tx.select().from(jobs).where(eq(jobs.id, jobId)).for("update");
+    if (!job) return null;
+    if (job.state === "queued") {
+      await tx.update(jobs).set({ state: "canceled", terminalReason: "canceled", finishedAt: sql`now()` }).where(eq(jobs.id, jobId));
+      return { state: "canceled" as const, attemptId: null, agentId: null };
+    }
+    if (job.state === "running") await tx.update(jobs).set({ state: "canceling" }).where(eq(jobs.id, jobId));
+    const state = job.state === "running" ? ("canceling" as const) : job.state;
+    return { state, attemptId: job.currentAttemptId, agentId: job.agentId };
+  });
+}
+
+export async function getJob(db: Db, jobId: string): Promise<Job | undefined> {
+  const [row] = await db.select().from(jobs).where(eq(jobs.id, jobId));
+  return row;
+}
+
+export async function listJobs(db: Db, opts: { state?: Job["state"]; type?: string; experimentId?: string; limit: number; before?: Date }) {
+  const conds = [
+    opts.state ? eq(jobs.state, opts.state) : undefined,
+    opts.type ? eq(jobs.type, opts.type) : undefined,
+    opts.experimentId ? eq(jobs.experimentId, opts.experimentId) : undefined,
+    opts.before ? lt(jobs.createdAt, opts.before) : undefined,
+  ].filter((c) => c !== undefined);
+  return db.select().from(jobs).where(and(...conds)).orderBy(desc(jobs.createdAt)).limit(opts.limit);
+}
+
+export async function listAttempts(db: Db, jobId: string) {
+  return db.select().from(jobAttempts).where(eq(jobAttempts.jobId, jobId)).orderBy(asc(jobAttempts.number));
+}
+
+export async function readLogs(db: Db, attemptId: string, afterSeq = -1, limit = 500) {
+  return db.select().from(jobLogs).where(and(eq(jobLogs.attemptId, attemptId), gt(jobLogs.seq, afterSeq))).orderBy(asc(jobLogs.seq)).limit(limit);
+}
+
+export async function readProgress(db: Db, attemptId: string) {
+  return db.select().from(jobProgress).where(eq(jobProgress.attemptId, attemptId)).orderBy(asc(jobProgress.seq));
+}
+
+export async function countJobsByState(db: Db) {
+  return queryRows<{ state: string; n: number }>(db, sql`select state, count(*)::int as n from jobs group by state`);
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Create (or reuse) the trainer's virtual environment at apps/agent/python/.venv.
+# Idempotent: a stamp holding the hash of the requirements (pyproject.toml + this script) is
+# written after a successful install; when it matches, nothing is done.
+# Env: PYTHON (interpreter, default python3.11), AGENTLAB_VENV (venv path override),
+#      AGENTLAB_TORCH_SPEC (default torch==2.13.0; always pinned).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PKG="$ROOT/apps/agent/python"
+VENV="${AGENTLAB_VENV:-$PKG/.venv}"
+PY="${PYTHON:-python3.11}"
+TORCH_SPEC="${AGENTLAB_TORCH_SPEC:-torch==2.13.0}"
+STAMP="$VENV/.agentlab-stamp"
+
+hash_inputs() {
+  { cat "$PKG/pyproject.toml"; cat "$ROOT/scripts/setup-python.sh"; echo "$TORCH_SPEC"; } | sha256sum | cut -d' ' -f1
+}
+WANT="$(hash_inputs)"
+
+if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT" && -x "$VENV/bin/python" ]]; then
+  # Editable install: source changes need nothing; a quick import check guards a broken venv.
+  if "$VENV/bin/python" -c "import agentlab_trainer, torch" >/dev/null 2>&1; then
+    echo "setup-python: up to date ($VENV)" >&2
+    exit 0
+  fi
+fi
+
+if ! command -v "$PY" >/dev/null 2>&1; then
+  echo "setup-python: $PY not found; set PYTHON to a Python 3.11 interpreter" >&2
+  exit 1
+fi
+
+echo "setup-python: creating/updating $VENV with $("$PY" --version)" >&2
+if [[ ! -x "$VENV/bin/python" ]]; then
+  "$PY" -m venv "$VENV"
+fi
+"$VENV/bin/python" -m pip install --quiet --upgrade pip setuptools wheel
+# torch first and pinned, so nothing later resolves a different (CUDA, multi-GB) build.
+"$VENV/bin/python" -m pip install --quiet "$TORCH_SPEC"
+# The package and its dev extras (pytest, trl for the bench); torch stays pinned via a constraint.
+CONSTRAINT="$(mktemp)"
+trap 'rm -f "$CONSTRAINT"' EXIT
+echo "$TORCH_SPEC" > "$CONSTRAINT"
+"$VENV/bin/python" -m pip install --quiet -c "$CONSTRAINT" -e "$PKG[dev]"
+"$VENV/bin/python" -c "import torch, transformers, peft, agentlab_trainer; print('setup-python: torch', torch.__version__, 'transformers', transformers.__version__, 'peft', peft.__version__)" >&2
+echo "$WANT" > "$STAMP"
