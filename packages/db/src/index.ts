@@ -4,3 +4,4 @@ export * from "./schema";
 export * from "./tokens";
 export * from "./queries/jobs";
 export * from "./queries/agents";
+export * from "./queries/auth";

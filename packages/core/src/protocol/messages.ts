@@ -53,6 +53,16 @@ export const ResultMsg = AttemptRef.extend({
 });
 export type ResultMsg = z.infer<typeof ResultMsg>;
 
+// An uploaded content-addressed blob (see /api/artifacts) linked to the attempt that made it.
+export const ArtifactMsg = AttemptRef.extend({
+  version: v,
+  name: z.string().min(1).max(300),
+  kind: z.string().min(1).max(64),
+  sha256: z.string().regex(/^[a-f0-9]{64}$/),
+  meta: z.record(z.string(), z.unknown()).default({}),
+});
+export type ArtifactMsg = z.infer<typeof ArtifactMsg>;
+
 // Written on behalf of an attempt: `accepted: false` means the attempt is stale and must stop.
 export const WriteAck = z.object({ accepted: z.boolean() });
 export type WriteAck = z.infer<typeof WriteAck>;
@@ -70,6 +80,7 @@ export const AGENT_EVENTS = {
   log: "log",
   progress: "progress",
   result: "result",
+  artifact: "artifact",
   jobsAvailable: "jobs_available",
   cancel: "cancel",
   revoked: "revoked",

@@ -1,11 +1,11 @@
 import { and, asc, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
-import { EnqueueJob, RETRYABLE_REASONS, type ClaimedJob, type EnqueueJobParsed, type LogChunk, type ResultMsg, type JobType } from "@agentlab/core";
+import { EnqueueJob, RETRYABLE_REASONS, type ClaimedJob, type LogChunk, type ResultMsg, type JobType } from "@agentlab/core";
 import { queryRows, type Db } from "../client";
-import { jobAttempts, jobLogs, jobProgress, jobs } from "../schema";
+import { artifacts, jobArtifacts, jobAttempts, jobLogs, jobProgress, jobs } from "../schema";
 
 export type Job = typeof jobs.$inferSelect;
 
-export async function enqueueJob(db: Db, input: EnqueueJobParsed | Parameters<typeof EnqueueJob.parse>[0]): Promise<Job> {
+export async function enqueueJob(db: Db, input: EnqueueJob): Promise<Job> {
   const j = EnqueueJob.parse(input);
   const values = {
     type: j.type,
@@ -28,7 +28,7 @@ export async function enqueueJob(db: Db, input: EnqueueJobParsed | Parameters<ty
   return existing;
 }
 
-export async function enqueueJobs(db: Db, inputs: EnqueueJobParsed[]): Promise<Job[]> {
+export async function enqueueJobs(db: Db, inputs: EnqueueJob[]): Promise<Job[]> {
   return db.transaction(async (tx) => {
     const out: Job[] = [];
     for (const input of inputs) out.push(await enqueueJob(tx, input));
@@ -230,4 +230,20 @@ export async function readProgress(db: Db, attemptId: string) {
 
 export async function countJobsByState(db: Db) {
   return queryRows<{ state: string; n: number }>(db, sql`select state, count(*)::int as n from jobs group by state`);
+}
+
+export async function recordArtifactBlob(db: Db, sha256: string, sizeBytes: number) {
+  await db.insert(artifacts).values({ sha256, sizeBytes }).onConflictDoNothing();
+}
+
+/** Links an uploaded blob to the attempt that produced it; refused for a stale attempt. */
+export async function attachArtifact(db: Db, a: { jobId: string; attemptId: string; name: string; kind: string; sha256: string; meta: Record<string, unknown> }): Promise<boolean> {
+  const [ok] = await queryRows<{ ok: boolean }>(db, sql`select ${isCurrent(a.jobId, a.attemptId)} as ok`);
+  if (!ok?.ok) return false;
+  await db.insert(jobArtifacts).values(a).onConflictDoNothing();
+  return true;
+}
+
+export async function listJobArtifacts(db: Db, jobId: string) {
+  return db.select().from(jobArtifacts).where(eq(jobArtifacts.jobId, jobId)).orderBy(asc(jobArtifacts.createdAt));
 }

@@ -1,0 +1,57 @@
+"""CLI: python -m agentlab_trainer {tiny-model,train,generate,tokenize} --spec FILE
+
+stdout carries JSON lines only (progress / artifact / generation / log / result); human logs go to
+stderr. Exit codes: 0 ok, 1 internal error, 2 bad usage, 3 user error (spec or data), 143 canceled."""
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+
+from .common import EXIT_CANCELED, EXIT_INTERNAL, EXIT_OK, EXIT_USER, Canceled, CancelFlag, UserError, emit, load_spec, log
+
+COMMANDS = ("tiny-model", "train", "generate", "tokenize")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="agentlab_trainer")
+    parser.add_argument("command", choices=COMMANDS)
+    parser.add_argument("--spec", required=True, help="path of the JSON spec")
+    args = parser.parse_args(argv)
+    cancel = CancelFlag().install()
+    try:
+        spec = load_spec(args.spec)
+        if args.command == "tiny-model":
+            from . import tiny_model
+
+            tiny_model.main(spec)
+        elif args.command == "train":
+            from . import train
+
+            train.main(spec, cancel)
+        elif args.command == "generate":
+            from . import generate
+
+            generate.main(spec, cancel)
+        else:
+            from . import tokenize_cmd
+
+            tokenize_cmd.main(spec)
+        return EXIT_OK
+    except Canceled as e:
+        payload = e.args[0] if e.args and isinstance(e.args[0], dict) else None
+        fields = {"record": payload} if payload is not None and args.command == "train" else {}
+        emit("result", command=args.command, status="canceled", error={"kind": "canceled", "message": "canceled by signal"}, **fields)
+        return EXIT_CANCELED
+    except UserError as e:
+        log(f"user error: {e}")
+        emit("result", command=args.command, status="failed", error={"kind": "user_error", "message": str(e)})
+        return EXIT_USER
+    except Exception as e:  # noqa: BLE001 - report anything else as an internal error
+        traceback.print_exc(file=sys.stderr)
+        emit("result", command=args.command, status="failed", error={"kind": "internal_error", "message": f"{type(e).__name__}: {e}"})
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""`generate`: greedy (default) or sampled decoding for a base model or base+adapter over a list of
+prompts, batched with left padding and a fixed max_new_tokens. vLLM when importable (and not
+disabled), transformers otherwise. One `generation` event per task."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from . import data as D
+from .common import CancelFlag, UserError, emit, environment_info, log, peak_memory_mb, pick_device, sha256_text, sha256_tree
+
+GEN_DEFAULTS: dict[str, Any] = {
+    "adapter": None,
+    "max_new_tokens": 512,
+    "do_sample": False,
+    "temperature": 1.0,
+    "top_p": 1.0,
+    "seed": 0,
+    "batch_size": 8,
+    "backend": "auto",
+    "device": "auto",
+    "eot_token": None,
+    "local_files_only": False,
+}
+
+
+def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(spec.get("base_model"), str) or not spec["base_model"]:
+        raise UserError("generate spec needs base_model")
+    cfg = {**GEN_DEFAULTS, **{k: v for k, v in spec.items() if v is not None}}
+    prompts = cfg.get("prompts")
+    if not isinstance(prompts, list):
+        raise UserError("generate spec needs prompts: [{task_id, messages}]")
+    seen = set()
+    for p in prompts:
+        if not isinstance(p, dict) or not isinstance(p.get("task_id"), str) or not isinstance(p.get("messages"), list) or not p["messages"]:
+            raise UserError("each prompt needs task_id (string) and messages (non-empty list)")
+        if p["task_id"] in seen:
+            raise UserError(f"duplicate task_id {p['task_id']!r}")
+        seen.add(p["task_id"])
+    if not isinstance(cfg["max_new_tokens"], int) or cfg["max_new_tokens"] < 1:
+        raise UserError("max_new_tokens must be an integer >= 1")
+    if not isinstance(cfg["batch_size"], int) or cfg["batch_size"] < 1:
+        raise UserError("batch_size must be an integer >= 1")
+    if cfg["backend"] not in ("auto", "transformers", "vllm"):
+        raise UserError("backend must be auto, transformers or vllm")
+    if cfg["adapter"] and not Path(cfg["adapter"]).is_dir():
+        raise UserError(f"adapter folder not found: {cfg['adapter']}")
+    return cfg
+
+
+def vllm_available() -> bool:
+    try:
+        import vllm  # noqa: F401
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def prompt_ids(tokenizer, messages: list[dict[str, str]]) -> list[int]:
+    text = D.render(tokenizer, messages, add_generation_prompt=True)
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def _finish(ids: list[int], stop_ids: set[int], max_new: int) -> tuple[list[int], str]:
+    for i, t in enumerate(ids):
+        if t in stop_ids:
+            return ids[:i], "stop"
+    return ids, ("length" if len(ids) >= max_new else "stop")
+
+
+def generate_transformers(cfg: dict[str, Any], tokenizer, encoded: list[tuple[str, list[int]]], stop_ids: set[int], cancel: CancelFlag):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    device = pick_device(cfg["device"])
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    model = AutoModelForCausalLM.from_pretrained(cfg["base_model"], dtype=dtype, local_files_only=cfg["local_files_only"]).to(device)
+    if cfg["adapter"]:
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, cfg["adapter"])
+    model.eval()
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else next(iter(stop_ids))
+    torch.manual_seed(int(cfg["seed"]))
+    gen_kwargs: dict[str, Any] = {
+        "max_new_tokens": cfg["max_new_tokens"],
+        "do_sample": bool(cfg["do_sample"]),
+        "eos_token_id": sorted(stop_ids),
+        "pad_token_id": pad_id,
+    }
+    if cfg["do_sample"]:
+        gen_kwargs.update(temperature=float(cfg["temperature"]), top_p=float(cfg["top_p"]))
+    else:
+        gen_kwargs.update(temperature=None, top_p=None, top_k=None)
+    # longest first: similar lengths share a batch, less padding
+    order = sorted(range(len(encoded)), key=lambda i: (-len(encoded[i][1]), i))
+    bs = cfg["batch_size"]
+    n_generated = 0
+    for s in range(0, len(order), bs):
+        cancel.raise_if_set()
+        chunk = [encoded[i] for i in order[s : s + bs]]
+        width = max(len(ids) for _, ids in chunk)
+        input_ids = torch.full((len(chunk), width), pad_id, dtype=torch.long)
+        attn = torch.zeros((len(chunk), width), dtype=torch.long)
+        for r, (_, ids) in enumerate(chunk):  # left padding
+            input_ids[r, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
+            attn[r, width - len(ids) :] = 1
+        with torch.no_grad():
+            out = model.generate(input_ids=input_ids.to(device), attention_mask=attn.to(device), **gen_kwargs)
+        for r, (task_id, ids) in enumerate(chunk):
+            new = out[r, width:].tolist()
+            new, reason = _finish(new, stop_ids | {pad_id}, cfg["max_new_tokens"])
+            n_generated += len(new)
+            yield task_id, len(ids), new, reason
+    return n_generated
+
+
+def generate_vllm(cfg: dict[str, Any], tokenizer, encoded: list[tuple[str, list[int]]], stop_ids: set[int], cancel: CancelFlag):
+    from vllm import LLM, SamplingParams
+
+    kwargs: dict[str, Any] = {"model": cfg["base_model"], "seed": int(cfg["seed"]), "tokenizer": cfg["base_model"]}
+    lora_request = None
+    if cfg["adapter"]:
+        from vllm.lora.request import LoRARequest
+
+        rank = json.loads((Path(cfg["adapter"]) / "adapter_config.json").read_text()).get("r", 16)
+        kwargs.update(enable_lora=True, max_lora_rank=max(8, int(rank)))
+        lora_request = LoRARequest("adapter", 1, str(cfg["adapter"]))
+    llm = LLM(**kwargs)
+    params = SamplingParams(
+        temperature=float(cfg["temperature"]) if cfg["do_sample"] else 0.0,
+        top_p=float(cfg["top_p"]) if cfg["do_sample"] else 1.0,
+        max_tokens=cfg["max_new_tokens"],
+        seed=int(cfg["seed"]),
+        stop_token_ids=sorted(stop_ids),
+    )
+    bs = max(cfg["batch_size"], 1) * 8  # vLLM batches internally; chunks only bound cancel latency
+    for s in range(0, len(encoded), bs):
+        cancel.raise_if_set()
+        chunk = encoded[s : s + bs]
+        outs = llm.generate([{"prompt_token_ids": ids} for _, ids in chunk], params, lora_request=lora_request, use_tqdm=False)
+        for (task_id, ids), o in zip(chunk, outs):
+            comp = o.outputs[0]
+            new, _ = _finish(list(comp.token_ids), stop_ids, cfg["max_new_tokens"])
+            yield task_id, len(ids), new, ("length" if comp.finish_reason == "length" else "stop")
+
+
+def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
+    from .train import load_tokenizer
+
+    t0 = time.time()
+    cfg = normalize_spec(spec)
+    tokenizer = load_tokenizer(cfg["base_model"], cfg["local_files_only"])
+    eot, eot_id = D.resolve_eot(tokenizer, cfg["eot_token"])
+    stop_ids = {eot_id}
+    if tokenizer.eos_token_id is not None:
+        stop_ids.add(int(tokenizer.eos_token_id))
+    encoded = [(p["task_id"], prompt_ids(tokenizer, p["messages"])) for p in cfg["prompts"]]
+    backend = cfg["backend"]
+    if backend == "auto":
+        backend = "vllm" if vllm_available() and pick_device(cfg["device"]) == "cuda" else "transformers"
+    if backend == "vllm" and not vllm_available():
+        raise UserError("backend vllm requested but vllm is not importable")
+    log(f"generating {len(encoded)} completions with {backend}", also_event=True)
+    gen = generate_vllm if backend == "vllm" else generate_transformers
+    n_new = 0
+    t_gen = time.time()
+    for task_id, n_prompt, new, reason in gen(cfg, tokenizer, encoded, stop_ids, cancel):
+        n_new += len(new)
+        emit(
+            "generation",
+            task_id=task_id,
+            text=tokenizer.decode(new, skip_special_tokens=True),
+            prompt_tokens=n_prompt,
+            completion_tokens=len(new),
+            finish_reason=reason,
+        )
+    gen_time = time.time() - t_gen
+    device = pick_device(cfg["device"])
+    template = tokenizer.chat_template if isinstance(tokenizer.chat_template, str) else str(tokenizer.chat_template)
+    return {
+        "backend": backend,
+        "count": len(encoded),
+        "base_model": cfg["base_model"],
+        "adapter": cfg["adapter"],
+        "adapter_sha256": sha256_tree(cfg["adapter"]) if cfg["adapter"] else None,
+        "decoding": {
+            "do_sample": bool(cfg["do_sample"]),
+            "temperature": float(cfg["temperature"]) if cfg["do_sample"] else 0.0,
+            "top_p": float(cfg["top_p"]) if cfg["do_sample"] else 1.0,
+            "seed": int(cfg["seed"]),
+            "max_new_tokens": cfg["max_new_tokens"],
+        },
+        "chat_template_sha256": sha256_text(template),
+        "completion_tokens": n_new,
+        "tokens_per_s": round(n_new / gen_time, 3) if gen_time > 0 else 0.0,
+        "wall_time_s": round(time.time() - t0, 4),
+        "peak_memory_mb": round(peak_memory_mb(device), 1),
+        "environment": environment_info(),
+    }
+
+
+def main(spec: dict[str, Any], cancel: CancelFlag) -> None:
+    emit("result", command="generate", status="succeeded", generate=run(spec, cancel))

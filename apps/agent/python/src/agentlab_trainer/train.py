@@ -1,0 +1,405 @@
+"""`train`: LoRA / NF4-QLoRA SFT with our own loop (no HF Trainer).
+
+Loss normalization: every micro-batch contributes sum(token CE) / N_window, where N_window is the
+number of supervised tokens in the whole accumulation window (a short last window included), so an
+optimizer step equals one step on the union of the window's samples with a per-token mean."""
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import stat
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import data as D
+from .common import (
+    Canceled,
+    CancelFlag,
+    UserError,
+    emit,
+    environment_info,
+    log,
+    memory_mb,
+    peak_memory_mb,
+    pick_device,
+    pip_freeze,
+    sha256_file,
+    sha256_text,
+    sha256_tree,
+    weights_hash,
+)
+
+DEFAULT_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+TRAIN_DEFAULTS: dict[str, Any] = {
+    "eval_dataset": None,
+    "model_id": None,
+    "epochs": 1,
+    "learning_rate": 2e-4,
+    "lr_schedule": "cosine",
+    "warmup_ratio": 0.0,
+    "warmup_steps": None,
+    "batch_size": 4,
+    "grad_accum": 1,
+    "max_length": 2048,
+    "seed": 0,
+    "weight_decay": 0.0,
+    "max_grad_norm": 1.0,
+    "quantization": "auto",
+    "device": "auto",
+    "eot_token": None,
+    "log_every_steps": 1,
+    "eval_batch_size": None,
+    "torch_threads": None,
+    "local_files_only": False,
+}
+LORA_DEFAULTS: dict[str, Any] = {"r": 16, "alpha": 32, "dropout": 0.05, "target_modules": DEFAULT_TARGETS}
+
+
+def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    for key in ("base_model", "dataset", "output_dir"):
+        if not isinstance(spec.get(key), str) or not spec[key]:
+            raise UserError(f"train spec needs {key}")
+    cfg = {**TRAIN_DEFAULTS, **{k: v for k, v in spec.items() if v is not None}}
+    cfg["lora"] = {**LORA_DEFAULTS, **(spec.get("lora") or {})}
+    ints = {"epochs": 1, "batch_size": 1, "grad_accum": 1, "max_length": 8, "log_every_steps": 1}
+    for k, lo in ints.items():
+        if not isinstance(cfg[k], int) or isinstance(cfg[k], bool) or cfg[k] < lo:
+            raise UserError(f"{k} must be an integer >= {lo}")
+    if not isinstance(cfg["lora"]["r"], int) or cfg["lora"]["r"] < 1:
+        raise UserError("lora.r must be an integer >= 1")
+    if not (0.0 <= float(cfg["lora"]["dropout"]) < 1.0):
+        raise UserError("lora.dropout must be in [0, 1)")
+    if cfg["lr_schedule"] not in ("linear", "cosine", "constant"):
+        raise UserError("lr_schedule must be linear, cosine or constant")
+    if cfg["quantization"] not in ("auto", "nf4", "none"):
+        raise UserError("quantization must be auto, nf4 or none")
+    if float(cfg["learning_rate"]) <= 0:
+        raise UserError("learning_rate must be > 0")
+    return cfg
+
+
+# ---------------------------------------------------------------- model loading
+
+
+def bnb_available() -> bool:
+    try:
+        import bitsandbytes  # noqa: F401
+    except Exception:  # noqa: BLE001 - any import failure means "not usable"
+        return False
+    return True
+
+
+def load_tokenizer(path: str, local_files_only: bool = False):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path, local_files_only=local_files_only)
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+def load_model(path: str, *, device: str, quantization: str, local_files_only: bool = False):
+    """Returns (model, method). NF4 QLoRA (double quant, bf16 compute) when CUDA + bitsandbytes,
+    bf16 LoRA on CUDA otherwise, fp32 LoRA on CPU."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    want_nf4 = quantization == "nf4" or (quantization == "auto" and device == "cuda" and bnb_available())
+    if want_nf4:
+        if device != "cuda":
+            raise UserError("quantization nf4 needs CUDA")
+        if not bnb_available():
+            raise UserError("quantization nf4 needs bitsandbytes")
+        from peft import prepare_model_for_kbit_training
+        from transformers import BitsAndBytesConfig
+
+        qc = BitsAndBytesConfig(
+            load_in_4bit=True,
+            bnb_4bit_quant_type="nf4",
+            bnb_4bit_use_double_quant=True,
+            bnb_4bit_compute_dtype=torch.bfloat16,
+        )
+        model = AutoModelForCausalLM.from_pretrained(
+            path, quantization_config=qc, dtype=torch.bfloat16, device_map={"": 0}, local_files_only=local_files_only
+        )
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
+        return model, "qlora-nf4"
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, local_files_only=local_files_only)
+    model.to(device)
+    return model, ("lora-bf16" if dtype == torch.bfloat16 else "lora-fp32")
+
+
+def attach_lora(model, lora: dict[str, Any], seed: int):
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    torch.manual_seed(seed)
+    cfg = LoraConfig(
+        r=int(lora["r"]),
+        lora_alpha=float(lora["alpha"]),
+        lora_dropout=float(lora["dropout"]),
+        target_modules=list(lora["target_modules"]),
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+    try:
+        return get_peft_model(model, cfg)
+    except ValueError as e:
+        raise UserError(f"LoRA config does not fit the model: {e}") from e
+
+
+# ---------------------------------------------------------------- loss and steps
+
+
+def token_loss_sum(model, batch: dict[str, Any]):
+    """Summed next-token cross-entropy over supervised positions, and their count."""
+    import torch.nn.functional as F
+
+    out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False)
+    logits = out.logits[:, :-1, :].float()
+    labels = batch["labels"][:, 1:]
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1), ignore_index=D.IGNORE, reduction="sum")
+    return loss, int((labels != D.IGNORE).sum().item())
+
+
+def count_supervised(batch: dict[str, Any]) -> int:
+    return int((batch["labels"][:, 1:] != D.IGNORE).sum().item())
+
+
+def window_backward(model, microbatches: Sequence[dict[str, Any]], cancel: CancelFlag | None = None) -> tuple[float, int]:
+    """Backward over one accumulation window; each micro-batch's summed token loss is divided by the
+    supervised-token count of the whole window. Returns (mean token loss of the window, tokens)."""
+    n_window = sum(count_supervised(b) for b in microbatches)
+    if n_window == 0:
+        raise UserError("an accumulation window has no supervised token")
+    total = 0.0
+    for b in microbatches:
+        if cancel is not None:
+            cancel.raise_if_set()
+        loss_sum, _ = token_loss_sum(model, b)
+        (loss_sum / n_window).backward()
+        total += float(loss_sum.detach())
+    return total / n_window, n_window
+
+
+def evaluate(model, samples: Sequence[D.Encoded], pad_id: int, device: str, batch_size: int = 8) -> float:
+    """Mean token loss over all supervised tokens of `samples` (sum CE / count)."""
+    import torch
+
+    was_training = model.training
+    model.eval()
+    total, n = 0.0, 0
+    order = sorted(range(len(samples)), key=lambda i: -len(samples[i]))
+    with torch.no_grad():
+        for s in range(0, len(order), batch_size):
+            batch = D.collate([samples[i] for i in order[s : s + batch_size]], pad_id, device)
+            loss_sum, k = token_loss_sum(model, batch)
+            total += float(loss_sum)
+            n += k
+    if was_training:
+        model.train()
+    return total / max(n, 1)
+
+
+def lr_lambda(schedule: str, warmup: int, total: int):
+    def f(step: int) -> float:  # step = optimizer steps already taken
+        if warmup > 0 and step < warmup:
+            return (step + 1) / warmup
+        if schedule == "constant":
+            return 1.0
+        progress = (step - warmup) / max(1, total - warmup)
+        progress = min(max(progress, 0.0), 1.0)
+        if schedule == "linear":
+            return max(0.0, 1.0 - progress)
+        return 0.5 * (1.0 + math.cos(math.pi * progress))
+
+    return f
+
+
+def plan_windows(samples: Sequence[D.Encoded], batch_size: int, grad_accum: int, seed: int) -> list[list[list[int]]]:
+    batches = D.length_grouped_batches([len(s) for s in samples], batch_size, seed)
+    return [batches[i : i + grad_accum] for i in range(0, len(batches), grad_accum)]
+
+
+# ---------------------------------------------------------------- snapshots
+
+
+def save_snapshot(model, out_dir: Path, epoch: int, meta: dict[str, Any]) -> tuple[Path, str, list[str]]:
+    """Save the adapter to <out>/epoch-<n>/ atomically, make it read-only, and hash it."""
+    import json
+
+    final = out_dir / f"epoch-{epoch}"
+    if final.exists():
+        raise UserError(f"snapshot {final} already exists; snapshots are immutable (use a fresh output_dir)")
+    tmp = out_dir / f".epoch-{epoch}.tmp-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    model.save_pretrained(tmp, safe_serialization=True)
+    readme = tmp / "README.md"  # peft's model card: boilerplate, not part of the artifact
+    if readme.exists():
+        readme.unlink()
+    (tmp / "agentlab-snapshot.json").write_text(json.dumps(meta, indent=2, sort_keys=True))
+    digest = sha256_tree(tmp)
+    files = sorted(p.relative_to(tmp).as_posix() for p in tmp.rglob("*") if p.is_file())
+    os.replace(tmp, final)
+    for p in final.rglob("*"):
+        if p.is_file():
+            p.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    return final, digest, files
+
+
+# ---------------------------------------------------------------- main loop
+
+
+def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
+    import torch
+
+    t_start = time.time()
+    started_at = datetime.now(timezone.utc).isoformat()
+    cfg = normalize_spec(spec)
+    if cfg["torch_threads"]:
+        torch.set_num_threads(int(cfg["torch_threads"]))
+    device = pick_device(cfg["device"])
+    seed = int(cfg["seed"])
+    torch.manual_seed(seed)
+    out_dir = Path(cfg["output_dir"])
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    tokenizer = load_tokenizer(cfg["base_model"], cfg["local_files_only"])
+    eot, eot_id = D.resolve_eot(tokenizer, cfg["eot_token"])
+    train_samples = D.encode_dataset(tokenizer, cfg["dataset"], eot, eot_id, cfg["max_length"], "dataset")
+    eval_samples = (
+        D.encode_dataset(tokenizer, cfg["eval_dataset"], eot, eot_id, cfg["max_length"], "eval_dataset") if cfg["eval_dataset"] else None
+    )
+    pad_id = int(tokenizer.pad_token_id)
+    log(f"{len(train_samples)} training samples, {sum(s.n_supervised for s in train_samples)} supervised tokens per epoch", also_event=True)
+
+    model, method = load_model(cfg["base_model"], device=device, quantization=cfg["quantization"], local_files_only=cfg["local_files_only"])
+    model = attach_lora(model, cfg["lora"], seed)
+    model.train()
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=float(cfg["learning_rate"]), weight_decay=float(cfg["weight_decay"]))
+
+    windows_per_epoch = math.ceil(math.ceil(len(train_samples) / cfg["batch_size"]) / cfg["grad_accum"])
+    total_steps = windows_per_epoch * cfg["epochs"]
+    warmup = int(cfg["warmup_steps"]) if cfg["warmup_steps"] is not None else int(round(float(cfg["warmup_ratio"]) * total_steps))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(cfg["lr_schedule"], warmup, total_steps))
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+
+    template = tokenizer.chat_template if isinstance(tokenizer.chat_template, str) else str(tokenizer.chat_template)
+    base_hash = weights_hash(cfg["base_model"])
+    record: dict[str, Any] = {
+        "status": "running",
+        "method": method,
+        "device": device,
+        "config": cfg,
+        "dataset_sha256": sha256_file(cfg["dataset"]),
+        "eval_dataset_sha256": sha256_file(cfg["eval_dataset"]) if cfg["eval_dataset"] else None,
+        "chat_template_sha256": sha256_text(template),
+        "model": {"id": cfg["model_id"] or cfg["base_model"], "path": cfg["base_model"], "weights_sha256": base_hash},
+        "seed": seed,
+        "eot_token": eot,
+        "samples": len(train_samples),
+        "eval_samples": len(eval_samples) if eval_samples is not None else 0,
+        "supervised_tokens_per_epoch": sum(s.n_supervised for s in train_samples),
+        "trainable_parameters": sum(p.numel() for p in trainable),
+        "total_steps": total_steps,
+        "steps": 0,
+        "epochs_completed": 0,
+        "snapshots": [],
+        "started_at": started_at,
+    }
+
+    step = 0
+    sup_tokens = 0
+    all_tokens = 0
+    train_time = 0.0
+    last_loss = float("nan")
+    try:
+        for epoch in range(1, cfg["epochs"] + 1):
+            windows = plan_windows(train_samples, cfg["batch_size"], cfg["grad_accum"], seed + epoch)
+            epoch_loss_sum, epoch_tokens = 0.0, 0
+            for w_idx, window in enumerate(windows):
+                cancel.raise_if_set()
+                t0 = time.perf_counter()
+                micro = [D.collate([train_samples[i] for i in b], pad_id, device) for b in window]
+                loss, n = window_backward(model, micro, cancel)
+                if cfg["max_grad_norm"] and float(cfg["max_grad_norm"]) > 0:
+                    torch.nn.utils.clip_grad_norm_(trainable, float(cfg["max_grad_norm"]))
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                if device == "cuda":
+                    torch.cuda.synchronize()
+                train_time += time.perf_counter() - t0
+                step += 1
+                sup_tokens += n
+                all_tokens += sum(int(m["attention_mask"].sum()) for m in micro)
+                epoch_loss_sum += loss * n
+                epoch_tokens += n
+                last_loss = loss
+                if step % cfg["log_every_steps"] == 0 or step == total_steps:
+                    tps = sup_tokens / train_time if train_time > 0 else 0.0
+                    emit(
+                        "progress",
+                        step=step,
+                        total_steps=total_steps,
+                        epoch=epoch,
+                        epoch_progress=round((w_idx + 1) / len(windows), 6),
+                        loss=round(loss, 6),
+                        lr=scheduler.get_last_lr()[0],
+                        tokens_per_s=round(tps, 2),
+                        eta_s=round(train_time / step * (total_steps - step), 2),
+                        memory_mb=round(memory_mb(device), 1),
+                    )
+            train_loss = epoch_loss_sum / max(epoch_tokens, 1)
+            eval_loss = evaluate(model, eval_samples, pad_id, device, cfg["eval_batch_size"] or cfg["batch_size"]) if eval_samples else None
+            meta = {
+                "epoch": epoch,
+                "step": step,
+                "train_loss": train_loss,
+                "eval_loss": eval_loss,
+                "method": method,
+                "base_model_weights_sha256": base_hash,
+                "chat_template_sha256": record["chat_template_sha256"],
+                "dataset_sha256": record["dataset_sha256"],
+            }
+            path, digest, files = save_snapshot(model, out_dir, epoch, meta)
+            snap = {"epoch": epoch, "path": str(path), "sha256": digest, "files": files, "train_loss": train_loss, "eval_loss": eval_loss, "step": step}
+            record["snapshots"].append(snap)
+            record["epochs_completed"] = epoch
+            emit("artifact", kind="adapter", **snap)
+            log(f"epoch {epoch}: train loss {train_loss:.4f}" + (f", eval loss {eval_loss:.4f}" if eval_loss is not None else ""))
+        record["status"] = "succeeded"
+    except Canceled:
+        record["status"] = "canceled"
+        raise_canceled = True
+    else:
+        raise_canceled = False
+    finally:
+        record["steps"] = step
+        record["final_train_loss"] = last_loss if not math.isnan(last_loss) else None
+        record["final_eval_loss"] = record["snapshots"][-1]["eval_loss"] if record["snapshots"] else None
+        record["train_time_s"] = round(train_time, 4)
+        record["wall_time_s"] = round(time.time() - t_start, 4)
+        record["supervised_tokens"] = sup_tokens
+        record["supervised_tokens_per_s"] = round(sup_tokens / train_time, 3) if train_time > 0 else 0.0
+        record["total_tokens_per_s"] = round(all_tokens / train_time, 3) if train_time > 0 else 0.0
+        record["peak_memory_mb"] = round(peak_memory_mb(device), 1)
+        record["finished_at"] = datetime.now(timezone.utc).isoformat()
+        record["environment"] = environment_info()
+        record["pip_freeze"] = pip_freeze()
+    if raise_canceled:
+        raise Canceled(record)
+    return record
+
+
+def main(spec: dict[str, Any], cancel: CancelFlag) -> None:
+    record = train(spec, cancel)
+    emit("result", command="train", status="succeeded", record=record)

@@ -1,0 +1,45 @@
+import type { Logger } from "pino";
+import type { TerminalReason } from "@agentlab/core";
+
+// What a job handler gets from the agent's supervisor. Handlers never talk to the server directly:
+// logs, progress and artifacts go through the supervisor, which fences them by attempt.
+export type JobContext = {
+  jobId: string;
+  attemptId: string;
+  attempt: number;
+  type: string;
+  payload: Record<string, unknown>;
+  /** Aborted on cancel, lost lease (self-fencing), max_duration or agent shutdown; see `abortReason`. */
+  signal: AbortSignal;
+  abortReason(): AbortReason | null;
+  log: Logger;
+  /** Ordered, chunked, spooled while disconnected. */
+  emitLog(stream: "stdout" | "stderr" | "system", data: string): void;
+  progress(data: Record<string, unknown>): void;
+  /** Uploads a file to the content-addressed store (resumable) and links it to this attempt. */
+  uploadArtifact(path: string, meta: { name: string; kind: string; meta?: Record<string, unknown> }): Promise<string>;
+  /** A private scratch directory for this attempt, removed afterwards. */
+  workDir: string;
+  agent: AgentRuntimeInfo;
+};
+
+export type AbortReason = "canceled" | "lease_lost" | "timeout" | "shutdown";
+
+export type AgentRuntimeInfo = {
+  serverUrl: string;
+  credential: string;
+  stateDir: string;
+  python: string | null;
+  sandboxBackend: "bwrap" | "process";
+  sandboxOk: boolean;
+};
+
+export type JobOutcome = {
+  reason: TerminalReason;
+  exitCode?: number | null;
+  signal?: string | null;
+  result?: Record<string, unknown>;
+  error?: string | null;
+};
+
+export type JobHandler = (ctx: JobContext) => Promise<JobOutcome>;

@@ -1,0 +1,145 @@
+import type { Server as HttpServer } from "node:http";
+import { Server, type Socket } from "socket.io";
+import type { z } from "zod";
+import {
+  AGENT_EVENTS, ArtifactMsg, ClaimMsg, HeartbeatMsg, HelloMsg, LogMsg, ProgressMsg, ResultMsg, DomainError, isDomainError,
+  type ClaimAck, type HeartbeatAck, type HelloAck, type WriteAck,
+} from "@agentlab/core";
+import {
+  agentByCredential, agentConnected, attachArtifact, agentDisconnected, agentHeartbeat, appendLogs, claimJob,
+  finishAttempt, reapJobs, recordProgress, renewLeases, type AgentFit,
+} from "@agentlab/db";
+import type { Services } from "../services";
+
+export type AgentGateway = {
+  io: Server;
+  /** Tells a connected agent it is revoked and drops its socket at once. */
+  disconnect(agentId: string): void;
+  connectedCount(): number;
+  close(): Promise<void>;
+};
+
+type AgentSocket = Socket & { data: { agentId: string; fit?: AgentFit; drain?: boolean } };
+type Ack = (reply: unknown) => void;
+
+export const MAX_SOCKET_MESSAGE_BYTES = 1024 * 1024;
+
+export function attachAgentGateway(httpServer: HttpServer, services: Services): AgentGateway {
+  const { db, env } = services;
+  const io = new Server(httpServer, { path: "/socket.io", serveClient: false, maxHttpBufferSize: MAX_SOCKET_MESSAGE_BYTES, pingInterval: 10_000, pingTimeout: 20_000 });
+  const sockets = new Map<string, AgentSocket>();
+
+  // Authenticates the socket with the agent credential before any event is accepted.
+  io.use(async (socket, next) => {
+    const token = (socket.handshake.auth as { token?: unknown }).token;
+    const agent = typeof token === "string" ? await agentByCredential(db, token).catch(() => undefined) : undefined;
+    if (!agent) return next(new Error("unauthorized"));
+    (socket as AgentSocket).data.agentId = agent.id;
+    next();
+  });
+
+  io.on("connection", (raw) => {
+    const socket = raw as AgentSocket;
+    const agentId = socket.data.agentId;
+    const log = services.log.child({ agentId });
+    sockets.get(agentId)?.disconnect(true); // one live socket per agent
+    sockets.set(agentId, socket);
+
+    // Every request: parse with its zod schema, run, acknowledge. Errors go back in the ack.
+    const handle = <S extends z.ZodType, R>(event: string, schema: S, fn: (msg: z.output<S>) => Promise<R>) => {
+      socket.on(event, async (payload: unknown, ack: Ack) => {
+        if (typeof ack !== "function") return;
+        const parsed = schema.safeParse(payload);
+        if (!parsed.success) return ack({ ok: false, error: { code: "BAD_REQUEST", message: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") } });
+        try {
+          ack({ ok: true, data: await fn(parsed.data) });
+        } catch (err) {
+          log.error({ err, event }, "agent request failed");
+          ack({ ok: false, error: isDomainError(err) ? { code: err.code, message: err.message } : { code: "INTERNAL", message: "internal error" } });
+        }
+      });
+    };
+
+    handle(AGENT_EVENTS.hello, HelloMsg, async (msg): Promise<HelloAck> => {
+      const agent = await agentConnected(db, agentId, msg.capabilities, msg.drain);
+      const caps = msg.capabilities;
+      socket.data.drain = msg.drain;
+      socket.data.fit = {
+        agentId,
+        labels: [...new Set([...(agent?.labels ?? []), ...caps.labels])],
+        gpuCount: caps.gpus.length,
+        gpuMemoryMb: caps.gpus.length ? Math.min(...caps.gpus.map((g) => g.memoryMb)) : 0,
+        // An agent whose sandbox failed its self-test may still run jobs that need no sandbox.
+        sandbox: caps.sandbox.selfTestPassed ? caps.sandbox.backend : "none",
+        leaseTtlMs: env.AGENTLAB_LEASE_TTL_MS,
+      };
+      log.info({ caps: { os: caps.os, gpus: caps.gpus.length, sandbox: caps.sandbox } }, "agent connected");
+      return { agentId, heartbeatIntervalMs: env.AGENTLAB_HEARTBEAT_MS, leaseTtlMs: env.AGENTLAB_LEASE_TTL_MS };
+    });
+
+    handle(AGENT_EVENTS.claim, ClaimMsg, async (): Promise<ClaimAck> => {
+      const fit = socket.data.fit;
+      if (!fit || socket.data.drain) return { job: null };
+      return { job: await claimJob(db, fit) };
+    });
+
+    handle(AGENT_EVENTS.heartbeat, HeartbeatMsg, async (msg): Promise<HeartbeatAck> => {
+      socket.data.drain = msg.drain;
+      await agentHeartbeat(db, agentId, msg.drain);
+      const ids = msg.attempts.map((a) => a.attemptId);
+      return { ...(await renewLeases(db, agentId, ids, env.AGENTLAB_LEASE_TTL_MS)), leaseTtlMs: env.AGENTLAB_LEASE_TTL_MS };
+    });
+
+    handle(AGENT_EVENTS.log, LogMsg, async (msg): Promise<WriteAck> => ({ accepted: await appendLogs(db, msg.jobId, msg.attemptId, msg.chunks) }));
+    handle(AGENT_EVENTS.progress, ProgressMsg, async (msg): Promise<WriteAck> => ({ accepted: await recordProgress(db, msg.jobId, msg.attemptId, msg.seq, msg.data) }));
+
+    handle(AGENT_EVENTS.artifact, ArtifactMsg, async (msg): Promise<WriteAck> => {
+      if (!(await services.artifacts.has(msg.sha256))) throw new DomainError("PRECONDITION_FAILED", "upload the artifact before attaching it");
+      return { accepted: await attachArtifact(db, { jobId: msg.jobId, attemptId: msg.attemptId, name: msg.name, kind: msg.kind, sha256: msg.sha256, meta: msg.meta }) };
+    });
+
+    handle(AGENT_EVENTS.result, ResultMsg, async (msg): Promise<WriteAck> => {
+      const out = await finishAttempt(db, msg);
+      log.info({ jobId: msg.jobId, attemptId: msg.attemptId, reason: msg.reason, accepted: out.accepted, state: out.state }, "attempt finished");
+      if (out.requeued) nudge();
+      return { accepted: out.accepted };
+    });
+
+    socket.on("disconnect", () => {
+      if (sockets.get(agentId) !== socket) return;
+      sockets.delete(agentId);
+      agentDisconnected(db, agentId).catch((err) => log.error({ err }, "marking agent offline failed"));
+      log.info("agent disconnected");
+    });
+  });
+
+  const nudge = () => io.emit(AGENT_EVENTS.jobsAvailable);
+  services.queue.onJobsAvailable(nudge);
+  services.queue.onCancel(({ agentId, jobId, attemptId }) => sockets.get(agentId)?.emit(AGENT_EVENTS.cancel, { jobId, attemptId }));
+
+  // The reaper: expired leases become agent_lost (requeued while attempts remain), overlong runs time out.
+  const reaper = setInterval(() => {
+    reapJobs(db)
+      .then((reaped) => {
+        if (reaped.length) services.log.warn({ reaped }, "reaped jobs with expired leases");
+        if (reaped.some((r) => r.state === "queued")) nudge();
+      })
+      .catch((err) => services.log.error({ err }, "reaper failed"));
+  }, Math.max(250, Math.floor(env.AGENTLAB_LEASE_TTL_MS / 3)));
+  reaper.unref();
+
+  return {
+    io,
+    disconnect(agentId) {
+      const s = sockets.get(agentId);
+      if (!s) return;
+      s.emit(AGENT_EVENTS.revoked);
+      s.disconnect(true);
+    },
+    connectedCount: () => sockets.size,
+    async close() {
+      clearInterval(reaper);
+      await new Promise<void>((resolve) => io.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,89 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createHTTPHandler } from "@trpc/server/adapters/standalone";
+import { markAllAgentsOffline, type Db } from "@agentlab/db";
+import type { Env } from "./env";
+import type { Logger } from "./logger";
+import { createContext } from "./trpc/context";
+import { appRouter } from "./routers";
+import { attachAgentGateway, type AgentGateway } from "./agents/gateway";
+import { createArtifactStore } from "./artifacts/store";
+import { handleArtifacts } from "./http/artifacts";
+import { health } from "./http/health";
+import { sendError } from "./http/respond";
+import { createQueue } from "./queue";
+import { createSecretBox } from "./auth/secret-box";
+import type { Services } from "./services";
+import { join } from "node:path";
+
+export type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+
+export type App = {
+  server: Server;
+  services: Services;
+  gateway: AgentGateway;
+  listen(port: number, host?: string): Promise<number>;
+  close(): Promise<void>;
+};
+
+export type AppOptions = { env: Env; db: Db; log: Logger; secret: string; next?: NextHandler };
+
+/** One Node process: tRPC and plain HTTP routes, the agents' socket.io endpoint, and Next for pages. */
+export async function createApp(opts: AppOptions): Promise<App> {
+  const { env, db, log } = opts;
+  await markAllAgentsOffline(db);
+  const services: Services = {
+    env,
+    db,
+    log,
+    queue: createQueue(db),
+    artifacts: createArtifactStore(join(env.AGENTLAB_DATA_DIR, "artifacts")),
+    secrets: createSecretBox(opts.secret),
+    agentHub: { disconnect: () => {} },
+  };
+  const trpc = createHTTPHandler({
+    router: appRouter,
+    basePath: "/api/trpc/",
+    maxBodySize: env.AGENTLAB_MAX_BODY_BYTES,
+    createContext: ({ req }) => createContext(services, req),
+    onError: ({ error, path }) => {
+      if (error.code === "INTERNAL_SERVER_ERROR") log.error({ err: error.cause ?? error, path }, "tRPC procedure failed");
+    },
+  });
+
+  const server = createServer((req, res) => {
+    const url = req.url ?? "/";
+    const route = async () => {
+      if (url.startsWith("/api/trpc/")) return trpc(req, res);
+      if (url === "/api/health" || url.startsWith("/api/health?")) return health(services, res);
+      if (url.startsWith("/api/artifacts/")) return handleArtifacts(services, req, res);
+      if (opts.next) return opts.next(req, res);
+      res.writeHead(404).end("not found");
+    };
+    route().catch((err) => {
+      log.error({ err, url }, "request failed");
+      if (!res.headersSent) sendError(res, err);
+      else res.destroy();
+    });
+  });
+  const gateway = attachAgentGateway(server, services);
+  services.agentHub.disconnect = gateway.disconnect;
+
+  return {
+    server,
+    services,
+    gateway,
+    listen: (port, host = "127.0.0.1") =>
+      new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          const addr = server.address();
+          resolve(typeof addr === "object" && addr ? addr.port : port);
+        });
+      }),
+    async close() {
+      await gateway.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

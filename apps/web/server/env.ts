@@ -1,0 +1,29 @@
+import { z } from "zod";
+
+// The only place the web app reads process.env: parsed once, fails fast with every problem listed.
+const Env = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("production"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default("0.0.0.0"),
+  DATABASE_URL: z.string().url().optional(),
+  AGENTLAB_DATA_DIR: z.string().default(".agentlab"),
+  AGENTLAB_PUBLIC_URL: z.string().url().optional(),
+  // Encrypts provider API keys at rest; generated and stored under the data dir when absent.
+  AGENTLAB_SECRET: z.string().min(32).optional(),
+  AGENTLAB_LOCAL_AGENT: z.enum(["0", "1"]).default("1"),
+  AGENTLAB_LEASE_TTL_MS: z.coerce.number().int().positive().default(30_000),
+  AGENTLAB_HEARTBEAT_MS: z.coerce.number().int().positive().default(10_000),
+  AGENTLAB_MAX_BODY_BYTES: z.coerce.number().int().positive().default(2 * 1024 * 1024),
+  AGENTLAB_MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(512 * 1024 * 1024),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+export type Env = z.infer<typeof Env>;
+
+export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
+  const parsed = Env.safeParse(source);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n");
+    throw new Error(`invalid environment:\n${lines}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,46 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { DomainError } from "@agentlab/core";
+import { agentByCredential, recordArtifactBlob } from "@agentlab/db";
+import type { Services } from "../services";
+import { resolveViewer } from "../trpc/context";
+import { sendJson } from "./respond";
+
+// Resumable, content-addressed uploads from agents (tus-like: HEAD for the offset, PATCH to append,
+// POST .../complete to verify and publish); downloads for agents and signed-in users.
+export async function handleArtifacts(services: Services, req: IncomingMessage, res: ServerResponse) {
+  const m = /^\/api\/artifacts\/([a-f0-9]{64})(\/complete)?$/.exec((req.url ?? "").split("?")[0] ?? "");
+  if (!m?.[1]) throw new DomainError("NOT_FOUND", "no such artifact route");
+  const sha = m[1];
+  const auth = req.headers.authorization ?? "";
+  const token = auth.startsWith("Bearer ") ? auth.slice(7) : "";
+  const agent = token.startsWith("agt_") ? await agentByCredential(services.db, token) : undefined;
+  const { artifacts } = services;
+
+  if (req.method === "GET") {
+    if (!agent && !(await resolveViewer(services, req.headers))) throw new DomainError("UNAUTHORIZED", "sign in or present an agent credential");
+    if (!(await artifacts.has(sha))) throw new DomainError("NOT_FOUND", "no such artifact");
+    res.writeHead(200, { "content-type": "application/octet-stream", "cache-control": "private, max-age=31536000, immutable" });
+    artifacts.read(sha).pipe(res);
+    return;
+  }
+  if (!agent) throw new DomainError("UNAUTHORIZED", "only agents upload artifacts");
+  if (req.method === "HEAD") {
+    const complete = await artifacts.has(sha);
+    res.writeHead(complete ? 200 : 404, { "upload-offset": String(complete ? 0 : await artifacts.partialSize(sha)), "upload-complete": String(complete) });
+    res.end();
+    return;
+  }
+  if (req.method === "PATCH") {
+    if (await artifacts.has(sha)) return sendJson(res, 200, { complete: true });
+    const offset = Number(req.headers["upload-offset"] ?? "0");
+    if (!Number.isInteger(offset) || offset < 0) throw new DomainError("BAD_REQUEST", "Upload-Offset must be a non-negative integer");
+    const written = await artifacts.append(sha, offset, req, services.env.AGENTLAB_MAX_UPLOAD_BYTES);
+    return sendJson(res, 200, { offset: written });
+  }
+  if (req.method === "POST" && m[2]) {
+    const size = (await artifacts.has(sha)) ? await artifacts.size(sha) : await artifacts.complete(sha);
+    await recordArtifactBlob(services.db, sha, size);
+    return sendJson(res, 200, { sha256: sha, sizeBytes: size });
+  }
+  throw new DomainError("BAD_REQUEST", `method ${req.method ?? "?"} not allowed here`);
+}

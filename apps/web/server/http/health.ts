@@ -1,0 +1,10 @@
+import type { ServerResponse } from "node:http";
+import { countOnlineAgents, ping } from "@agentlab/db";
+import type { Services } from "../services";
+import { sendJson } from "./respond";
+
+export async function health(services: Services, res: ServerResponse) {
+  const dbOk = await ping(services.db).catch(() => false);
+  const agentsOnline = dbOk ? await countOnlineAgents(services.db) : 0;
+  sendJson(res, dbOk ? 200 : 503, { status: dbOk ? "ok" : "degraded", database: dbOk ? "ok" : "unreachable", agentsOnline });
+}

@@ -1,0 +1,18 @@
+import { z } from "zod";
+import { createEnrollmentToken, listAgents, revokeAgent } from "@agentlab/db";
+import { adminProcedure, router, viewerProcedure } from "../trpc/init";
+
+export const agentsRouter = router({
+  list: viewerProcedure.query(({ ctx }) => listAgents(ctx.db)),
+
+  /** A one-time enrollment token; its value is returned once and only its hash is stored. */
+  createEnrollmentToken: adminProcedure
+    .input(z.object({ name: z.string().min(1).max(100), labels: z.array(z.string().min(1).max(64)).max(32).default([]), ttlMinutes: z.number().int().min(1).max(7 * 24 * 60).default(60) }))
+    .mutation(({ ctx, input }) => createEnrollmentToken(ctx.db, { name: input.name, labels: input.labels, ttlS: input.ttlMinutes * 60, createdBy: ctx.viewer.userId })),
+
+  revoke: adminProcedure.input(z.object({ id: z.string().uuid() })).mutation(async ({ ctx, input }) => {
+    await revokeAgent(ctx.db, input.id);
+    ctx.agentHub.disconnect(input.id);
+    return { ok: true };
+  }),
+});

@@ -1,0 +1,34 @@
+import { z } from "zod";
+import { DomainError, EnqueueJob, JobState } from "@agentlab/core";
+import { countJobsByState, getJob, listAttempts, listJobArtifacts, listJobs, readLogs, readProgress } from "@agentlab/db";
+import { memberProcedure, router, viewerProcedure } from "../trpc/init";
+
+export const jobsRouter = router({
+  list: viewerProcedure
+    .input(z.object({ state: JobState.optional(), type: z.string().max(32).optional(), experimentId: z.string().uuid().optional(), limit: z.number().int().min(1).max(500).default(100), before: z.date().optional() }))
+    .query(({ ctx, input }) => listJobs(ctx.db, input)),
+
+  counts: viewerProcedure.query(({ ctx }) => countJobsByState(ctx.db)),
+
+  byId: viewerProcedure.input(z.object({ id: z.string().uuid() })).query(async ({ ctx, input }) => {
+    const job = await getJob(ctx.db, input.id);
+    if (!job) throw new DomainError("NOT_FOUND", "no such job");
+    const [attempts, artifacts] = await Promise.all([listAttempts(ctx.db, job.id), listJobArtifacts(ctx.db, job.id)]);
+    return { job, attempts, artifacts };
+  }),
+
+  /** Log lines of one attempt after `afterSeq`, for a live tail. */
+  logs: viewerProcedure
+    .input(z.object({ attemptId: z.string().uuid(), afterSeq: z.number().int().min(-1).default(-1), limit: z.number().int().min(1).max(2000).default(500) }))
+    .query(({ ctx, input }) => readLogs(ctx.db, input.attemptId, input.afterSeq, input.limit)),
+
+  progress: viewerProcedure.input(z.object({ attemptId: z.string().uuid() })).query(({ ctx, input }) => readProgress(ctx.db, input.attemptId)),
+
+  create: memberProcedure.input(EnqueueJob).mutation(({ ctx, input }) => ctx.queue.enqueue(input)),
+
+  cancel: memberProcedure.input(z.object({ id: z.string().uuid() })).mutation(async ({ ctx, input }) => {
+    const res = await ctx.queue.cancel(input.id);
+    if (!res) throw new DomainError("NOT_FOUND", "no such job");
+    return res;
+  }),
+});

@@ -1,0 +1,52 @@
+import { initTRPC, TRPCError } from "@trpc/server";
+import { ZodError, z } from "zod";
+import type { Context } from "./context";
+import { toTRPCError } from "./errors";
+
+export type Role = "viewer" | "member" | "admin";
+const rank: Record<Role, number> = { viewer: 0, member: 1, admin: 2 };
+
+// Every procedure states who may call it; the router-walking test reads this meta.
+export type Meta = { access: "public" | Role };
+
+const t = initTRPC
+  .context<Context>()
+  .meta<Meta>()
+  .create({
+    errorFormatter({ shape, error }) {
+      const zodError = error.cause instanceof ZodError ? z.flattenError(error.cause) : null;
+      const internal = error.code === "INTERNAL_SERVER_ERROR";
+      return { ...shape, message: internal ? "internal error" : shape.message, data: { ...shape.data, stack: undefined, zodError } };
+    },
+  });
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+
+// Domain errors become tRPC errors here, once, for every procedure.
+const mapDomainErrors = t.middleware(async ({ next }) => {
+  const res = await next();
+  if (!res.ok && !(res.error.cause instanceof ZodError) && res.error.code === "INTERNAL_SERVER_ERROR") {
+    const mapped = toTRPCError(res.error.cause ?? res.error);
+    if (mapped.code !== "INTERNAL_SERVER_ERROR") throw mapped;
+  }
+  return res;
+});
+
+const requireRole = (role: Role) =>
+  t.middleware(({ ctx, type, next }) => {
+    const viewer = ctx.viewer;
+    if (!viewer) throw new TRPCError({ code: "UNAUTHORIZED", message: "sign in first" });
+    if (rank[viewer.role] < rank[role]) throw new TRPCError({ code: "FORBIDDEN", message: `requires the ${role} role` });
+    // Cookie sessions must echo the CSRF token on every state-changing call; bearer tokens need not.
+    if (type === "mutation" && viewer.via === "session" && ctx.csrfHeader !== viewer.csrfToken) {
+      throw new TRPCError({ code: "FORBIDDEN", message: "missing or wrong CSRF token" });
+    }
+    return next({ ctx: { ...ctx, viewer } });
+  });
+
+const base = t.procedure.use(mapDomainErrors);
+export const publicProcedure = base.meta({ access: "public" });
+export const viewerProcedure = base.meta({ access: "viewer" }).use(requireRole("viewer"));
+export const memberProcedure = base.meta({ access: "member" }).use(requireRole("member"));
+export const adminProcedure = base.meta({ access: "admin" }).use(requireRole("admin"));
