@@ -1,13 +1,17 @@
 import { pgTable, text, timestamp, uuid, pgEnum, index } from "drizzle-orm/pg-core";
 
 export const roleEnum = pgEnum("role", ["admin", "member", "viewer"]);
+export const setupTokenKindEnum = pgEnum("setup_token_kind", ["setup", "invite"]);
 
+// One team, one workspace: a user's role applies to everything in the lab (see docs/security.md).
 export const users = pgTable("users", {
   id: uuid("id").primaryKey().defaultRandom(),
   email: text("email").notNull().unique(),
   name: text("name").notNull(),
+  // "scrypt$N$r$p$salt$hash": the KDF parameters travel with the hash so they can be raised later.
   passwordHash: text("password_hash").notNull(),
   role: roleEnum("role").notNull().default("member"),
+  passwordChangedAt: timestamp("password_changed_at", { withTimezone: true }).notNull().defaultNow(),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
@@ -25,21 +29,34 @@ export const sessions = pgTable(
 );
 
 // Personal API tokens for the `agentlab` CLI: shown once, stored hashed.
-export const apiTokens = pgTable("api_tokens", {
-  id: uuid("id").primaryKey().defaultRandom(),
-  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  name: text("name").notNull(),
-  tokenHash: text("token_hash").notNull().unique(),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-  lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
-  revokedAt: timestamp("revoked_at", { withTimezone: true }),
-});
+export const apiTokens = pgTable(
+  "api_tokens",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    tokenHash: text("token_hash").notNull().unique(),
+    // The first characters of the value, so a user can tell tokens apart without the secret.
+    prefix: text("prefix").notNull().default(""),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [index("api_tokens_user_idx").on(t.userId)],
+);
 
 // One-time links: first-admin setup and invitations.
 export const setupTokens = pgTable("setup_tokens", {
   tokenHash: text("token_hash").primaryKey(),
+  id: uuid("id").notNull().unique().defaultRandom(),
+  kind: setupTokenKindEnum("kind").notNull().default("invite"),
   role: roleEnum("role").notNull(),
+  // An invitation may be addressed to one email; null lets the invitee choose.
+  email: text("email"),
+  createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
   expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
   usedAt: timestamp("used_at", { withTimezone: true }),
+  usedBy: uuid("used_by").references(() => users.id, { onDelete: "set null" }),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });
