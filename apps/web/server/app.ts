@@ -9,6 +9,7 @@ import { attachAgentGateway, type AgentGateway } from "./agents/gateway";
 import { createArtifactStore } from "./artifacts/store";
 import { handleArtifacts } from "./http/artifacts";
 import { health } from "./http/health";
+import { handleEnroll } from "./http/enroll";
 import { sendError } from "./http/respond";
 import { createQueue } from "./queue";
 import { createSecretBox } from "./auth/secret-box";
@@ -44,7 +45,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     router: appRouter,
     basePath: "/api/trpc/",
     maxBodySize: env.AGENTLAB_MAX_BODY_BYTES,
-    createContext: ({ req }) => createContext(services, req),
+    createContext: ({ req, res }) => createContext(services, req, res),
     onError: ({ error, path }) => {
       if (error.code === "INTERNAL_SERVER_ERROR") log.error({ err: error.cause ?? error, path }, "tRPC procedure failed");
     },
@@ -56,6 +57,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       if (url.startsWith("/api/trpc/")) return trpc(req, res);
       if (url === "/api/health" || url.startsWith("/api/health?")) return health(services, res);
       if (url.startsWith("/api/artifacts/")) return handleArtifacts(services, req, res);
+      if (url === "/api/agents/enroll") return handleEnroll(services, req, res);
       if (opts.next) return opts.next(req, res);
       res.writeHead(404).end("not found");
     };

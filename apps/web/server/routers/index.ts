@@ -1,10 +1,16 @@
 import { router } from "../trpc/init";
 import { agentsRouter } from "./agents";
+import { authRouter } from "./auth";
+import { usersRouter } from "./users";
+import { tokensRouter } from "./tokens";
 import { jobsRouter } from "./jobs";
 
 // One router per domain (apps/web/server/routers/<domain>.ts).
 export const appRouter = router({
   agents: agentsRouter,
+  auth: authRouter,
+  users: usersRouter,
+  tokens: tokensRouter,
   jobs: jobsRouter,
 });
 
