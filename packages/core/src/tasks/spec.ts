@@ -29,3 +29,42 @@ export const TaskSpec = z.object({
   metadata: z.record(z.string(), z.unknown()).default({}),
 });
 export type TaskSpec = z.infer<typeof TaskSpec>;
+
+// Size limits are configurable per import; the defaults are those of the format (brief §3).
+export const TaskLimits = z.object({
+  maxFileBytes: z.number().int().positive().default(256 * 1024),
+  maxTaskBytes: z.number().int().positive().default(1024 * 1024),
+  maxPathChars: z.number().int().positive().default(255),
+});
+export type TaskLimits = z.infer<typeof TaskLimits>;
+export const DEFAULT_TASK_LIMITS: TaskLimits = TaskLimits.parse({});
+
+export const TaskProblemCode = z.enum([
+  "invalid_json",
+  "invalid_utf8",
+  "missing_field",
+  "wrong_type",
+  "invalid_value",
+  "duplicate_id",
+  "duplicate_path",
+  "unsafe_path",
+  "too_large",
+  "no_main_file",
+  "no_hidden_test",
+  "reference_not_main",
+  "empty_file",
+]);
+export type TaskProblemCode = z.infer<typeof TaskProblemCode>;
+
+/** One problem in a task file; `line` is 1-based, `field` a path such as `files[0].path` ("" for the whole line). */
+export const TaskProblem = z.object({
+  line: z.number().int().min(1),
+  field: z.string(),
+  code: TaskProblemCode,
+  message: z.string(),
+  taskId: z.string().optional(),
+});
+export type TaskProblem = z.infer<typeof TaskProblem>;
+
+export const formatProblem = (p: TaskProblem, file?: string): string =>
+  `${file ? `${file}:` : ""}${p.line}: ${p.field ? `${p.field}: ` : ""}${p.message} [${p.code}]`;
