@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { isDomainError, type DomainErrorCode } from "@agentlab/core";
+import { DomainError, isDomainError, type DomainErrorCode } from "@agentlab/core";
 
 export function sendJson(res: ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
@@ -15,4 +15,20 @@ const httpStatus: Record<DomainErrorCode, number> = {
 export function sendError(res: ServerResponse, err: unknown) {
   if (isDomainError(err) && err.code !== "INTERNAL") return sendJson(res, httpStatus[err.code], { error: { code: err.code, message: err.message } });
   return sendJson(res, 500, { error: { code: "INTERNAL", message: "internal error" } });
+}
+
+/** Reads a JSON body up to `maxBytes`; larger bodies are refused before they are buffered. */
+export async function readJsonBody(req: import("node:http").IncomingMessage, maxBytes: number): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) throw new DomainError("PAYLOAD_TOO_LARGE", `body exceeds ${maxBytes} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    throw new DomainError("BAD_REQUEST", "body is not valid JSON");
+  }
 }

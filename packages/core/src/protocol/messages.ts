@@ -70,8 +70,12 @@ export type WriteAck = z.infer<typeof WriteAck>;
 export const CancelPush = AttemptRef;
 export type CancelPush = z.infer<typeof CancelPush>;
 
-export const AckEnvelope = <T extends z.ZodType>(data: T) =>
-  z.discriminatedUnion("ok", [z.object({ ok: z.literal(true), data }), z.object({ ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) })]);
+// Every acknowledgement: `data` is then parsed with the request's own reply schema.
+export const AckEnvelope = z.discriminatedUnion("ok", [
+  z.object({ ok: z.literal(true), data: z.unknown() }),
+  z.object({ ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) }),
+]);
+export type AckEnvelope = z.infer<typeof AckEnvelope>;
 
 export const AGENT_EVENTS = {
   hello: "hello",
@@ -85,3 +89,12 @@ export const AGENT_EVENTS = {
   cancel: "cancel",
   revoked: "revoked",
 } as const;
+
+// The agent's stored identity (agent.json, mode 0600), written by `enroll` or by the server for its local agent.
+export const AgentConfig = z.object({ server: z.string().url(), agentId: z.string().uuid(), credential: z.string().min(10) });
+export type AgentConfig = z.infer<typeof AgentConfig>;
+
+export const EnrollRequest = z.object({ token: z.string().min(10).max(200), name: z.string().min(1).max(100).optional() });
+export type EnrollRequest = z.infer<typeof EnrollRequest>;
+export const EnrollReply = z.object({ agentId: z.string().uuid(), credential: z.string() });
+export type EnrollReply = z.infer<typeof EnrollReply>;

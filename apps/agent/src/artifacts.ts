@@ -1,0 +1,37 @@
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+
+/**
+ * Uploads a file to the server's content-addressed store, resuming from the offset the server
+ * already holds (HEAD), then asks it to verify the hash and publish. Returns the sha256.
+ */
+export async function uploadArtifact(serverUrl: string, credential: string, path: string, attempts = 5): Promise<string> {
+  const hash = createHash("sha256");
+  await pipeline(createReadStream(path), hash);
+  const sha = hash.digest("hex");
+  const size = (await stat(path)).size;
+  const url = new URL(`/api/artifacts/${sha}`, serverUrl).toString();
+  const headers = { authorization: `Bearer ${credential}` };
+  for (let i = 0; ; i++) {
+    try {
+      const head = await fetch(url, { method: "HEAD", headers });
+      if (head.status !== 200) {
+        const offset = Number(head.headers.get("upload-offset") ?? "0");
+        if (offset < size) {
+          const body = Readable.toWeb(createReadStream(path, { start: offset })) as ReadableStream;
+          const res = await fetch(url, { method: "PATCH", headers: { ...headers, "upload-offset": String(offset), "content-type": "application/octet-stream" }, body, duplex: "half" } as RequestInit);
+          if (!res.ok) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
+        }
+      }
+      const done = await fetch(`${url}/complete`, { method: "POST", headers });
+      if (!done.ok) throw new Error(`publish failed: ${done.status} ${await done.text()}`);
+      return sha;
+    } catch (err) {
+      if (i + 1 >= attempts) throw err;
+      await new Promise((r) => setTimeout(r, 500 * 2 ** i));
+    }
+  }
+}

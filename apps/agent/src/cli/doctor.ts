@@ -1,0 +1,35 @@
+import { parseArgs } from "node:util";
+import { configPath, loadConfig } from "../config";
+import type { AgentEnv } from "../env";
+import { collectCapabilities } from "../capabilities";
+import { sandboxStatus } from "../sandbox-status";
+
+/** What this box offers and what is missing, for a human (or --json). Exit 1 when something needed is missing. */
+export async function doctorCommand(argv: string[], env: AgentEnv): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { json: { type: "boolean", default: false } } });
+  const config = await loadConfig(env.AGENTLAB_AGENT_HOME).catch((err: Error) => err);
+  const sandbox = await sandboxStatus(env.AGENTLAB_SANDBOX);
+  const caps = await collectCapabilities({ python: env.AGENTLAB_PYTHON ?? null, sandbox, labels: [] });
+  let server: string = "not enrolled";
+  if (!(config instanceof Error)) {
+    const res = await fetch(new URL("/api/health", config.server)).catch(() => null);
+    server = res ? `${config.server} answered ${res.status} ${JSON.stringify(await res.json().catch(() => null))}` : `${config.server} unreachable`;
+  }
+  const problems = [
+    config instanceof Error ? config.message : null,
+    sandbox.selfTestPassed ? null : `sandbox ${sandbox.backend}: ${sandbox.detail}`,
+    caps.python ? null : "no Python for the trainer (set AGENTLAB_PYTHON or run scripts/setup-python.sh)",
+  ].filter((p): p is string => p !== null);
+  const report = { config: config instanceof Error ? null : { path: configPath(env.AGENTLAB_AGENT_HOME), agentId: config.agentId, server: config.server }, server, capabilities: caps, problems };
+  if (values.json) console.log(JSON.stringify(report, null, 2));
+  else {
+    console.log(`agent:    ${report.config ? `${report.config.agentId} (${report.config.path})` : "not enrolled"}`);
+    console.log(`server:   ${server}`);
+    console.log(`system:   ${caps.os}, ${caps.cpuCores} cores, ${caps.ramMb} MiB RAM`);
+    console.log(`gpus:     ${caps.gpus.length ? caps.gpus.map((g) => `${g.name} ${g.memoryMb} MiB (driver ${g.driver})`).join("; ") : "none (nvidia-smi not found or no GPU)"}`);
+    console.log(`python:   ${caps.python ?? "missing"}; torch ${caps.torch ?? "missing"}; CUDA ${caps.cuda ?? "none"}`);
+    console.log(`sandbox:  ${sandbox.backend} — ${sandbox.selfTestPassed ? "self-test passed" : `NOT usable: ${sandbox.detail}`}`);
+    console.log(problems.length ? `missing:\n${problems.map((p) => `  - ${p}`).join("\n")}` : "all good");
+  }
+  return problems.length ? 1 : 0;
+}

@@ -1,0 +1,54 @@
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+import pino from "pino";
+import { loadConfig } from "../config";
+import type { AgentEnv } from "../env";
+import { collectCapabilities } from "../capabilities";
+import { jobHandlers } from "../jobs";
+import { Supervisor } from "../supervisor";
+
+import { sandboxStatus } from "../sandbox-status";
+
+/** Connects, reports capabilities, pulls and runs jobs until SIGINT/SIGTERM. */
+export async function runCommand(argv: string[], env: AgentEnv): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { drain: { type: "boolean", default: false }, server: { type: "string" } } });
+  const log = pino({ level: env.LOG_LEVEL, base: { app: "agentlab-agent" }, redact: { paths: ["credential", "*.credential", "token"], censor: "[redacted]" } });
+  const config = await loadConfig(env.AGENTLAB_AGENT_HOME);
+  const python = env.AGENTLAB_PYTHON ?? null;
+  const sandbox = await sandboxStatus(env.AGENTLAB_SANDBOX);
+  if (!sandbox.selfTestPassed) log.warn({ sandbox }, "sandbox self-test failed: this agent will not grade");
+  const labels = env.AGENTLAB_LABELS.split(",").map((s) => s.trim()).filter(Boolean);
+  const capabilities = await collectCapabilities({ python, sandbox, labels });
+  const supervisor = new Supervisor({
+    serverUrl: values.server ?? config.server,
+    credential: config.credential,
+    stateDir: join(env.AGENTLAB_AGENT_HOME, "state"),
+    capabilities,
+    handlers: jobHandlers({ graceMs: env.AGENTLAB_CANCEL_GRACE_MS }),
+    runtime: { python, sandboxBackend: sandbox.backend, sandboxOk: sandbox.selfTestPassed },
+    log,
+    drain: values.drain,
+  });
+  await supervisor.start();
+  log.info({ agentId: config.agentId, server: config.server, drain: values.drain }, "agent running");
+
+  // Graceful on the first signal (finish or interrupt the running job, deliver results), forced on the second.
+  return new Promise((resolve) => {
+    let signals = 0;
+    const shutdown = (sig: string) => {
+      if (++signals > 1) {
+        log.warn("forced shutdown");
+        process.exit(1);
+      }
+      log.info({ sig }, "shutting down");
+      supervisor.stop(env.AGENTLAB_CANCEL_GRACE_MS).then(() => resolve(0), () => resolve(1));
+    };
+    process.on("SIGINT", () => shutdown("SIGINT"));
+    process.on("SIGTERM", () => shutdown("SIGTERM"));
+    // Drain: finish the current job and take no new one.
+    process.on("SIGUSR2", () => {
+      log.info("drain mode on");
+      supervisor.setDrain(true);
+    });
+  });
+}

@@ -1,0 +1,102 @@
+import { io, type Socket } from "socket.io-client";
+import type { z } from "zod";
+import type { Logger } from "pino";
+import { AckEnvelope } from "@agentlab/core";
+
+export class RequestRefused extends Error {
+  constructor(readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+  });
+
+/** Full-jitter exponential backoff: a random delay in [0, min(cap, base * 2^n)]. */
+export const backoffMs = (attempt: number, baseMs = 1000, capMs = 60_000) => Math.random() * Math.min(capMs, baseMs * 2 ** attempt);
+
+/**
+ * The agent's socket to the server. Requests are acknowledged and retried (at-least-once);
+ * reconnection uses full-jitter backoff, and `onConnect` hooks re-run hello and flush the outbox.
+ */
+export class ServerLink {
+  readonly socket: Socket;
+  private closed = false;
+  private reconnectAttempt = 0;
+  private connectHooks: Array<() => void> = [];
+
+  constructor(url: string, credential: string, private readonly log: Logger, private readonly timeoutMs = 15_000) {
+    this.socket = io(url, { path: "/socket.io", auth: { token: credential }, reconnection: false, autoConnect: false, transports: ["websocket"] });
+    this.socket.on("connect", () => {
+      this.reconnectAttempt = 0;
+      this.log.info("connected to server");
+      this.connectHooks.forEach((fn) => fn());
+    });
+    this.socket.on("disconnect", (reason) => {
+      this.log.warn({ reason }, "disconnected from server");
+      this.scheduleReconnect();
+    });
+    this.socket.on("connect_error", (err) => {
+      this.log.warn({ err: err.message }, "cannot reach server");
+      if (err.message === "unauthorized") this.log.error("the server refused this agent's credential (revoked?)");
+      this.scheduleReconnect();
+    });
+  }
+
+  onConnect(fn: () => void) {
+    this.connectHooks.push(fn);
+  }
+
+  connect() {
+    this.socket.connect();
+  }
+
+  private scheduleReconnect() {
+    if (this.closed || this.socket.connected) return;
+    const delay = backoffMs(this.reconnectAttempt++);
+    setTimeout(() => {
+      if (!this.closed && !this.socket.connected) this.socket.connect();
+    }, delay).unref();
+  }
+
+  get connected() {
+    return this.socket.connected;
+  }
+
+  private waitConnected(signal?: AbortSignal): Promise<void> {
+    if (this.socket.connected) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => (this.socket.off("connect", done), resolve());
+      this.socket.on("connect", done);
+      signal?.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  /** Sends until acknowledged; throws RequestRefused when the server rejects the request itself. */
+  async request<S extends z.ZodType>(event: string, payload: unknown, schema: S, signal?: AbortSignal): Promise<z.output<S>> {
+    for (let attempt = 0; ; attempt++) {
+      if (this.closed || signal?.aborted) throw new RequestRefused("ABORTED", `${event} aborted`);
+      await this.waitConnected(signal);
+      if (!this.socket.connected) continue;
+      try {
+        const reply: unknown = await this.socket.timeout(this.timeoutMs).emitWithAck(event, payload);
+        const parsed = AckEnvelope.parse(reply);
+        if (parsed.ok) return schema.parse(parsed.data);
+        if (parsed.error.code !== "INTERNAL") throw new RequestRefused(parsed.error.code, parsed.error.message);
+        this.log.warn({ event, error: parsed.error }, "server error; retrying");
+      } catch (err) {
+        if (err instanceof RequestRefused) throw err;
+        this.log.debug({ event, err: (err as Error).message }, "request not acknowledged; retrying");
+      }
+      await sleep(Math.min(5000, 100 * 2 ** attempt), signal);
+    }
+  }
+
+  close() {
+    this.closed = true;
+    this.socket.disconnect();
+  }
+}

@@ -1,0 +1,77 @@
+import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import { AGENT_EVENTS, WriteAck } from "@agentlab/core";
+import type { ServerLink } from "./link";
+import { RequestRefused } from "./link";
+
+export type OutboxItem = { event: string; attemptId: string; payload: Record<string, unknown> };
+
+/**
+ * Ordered, at-least-once delivery of an attempt's writes (logs, progress, artifacts, result).
+ * Every item is appended to a spool file first, so output computed while the server is away,
+ * or before the agent itself restarts, is still delivered; the server drops stale attempts'.
+ */
+export class Outbox {
+  private queue: OutboxItem[] = [];
+  private flushing: Promise<void> | null = null;
+  private idleWaiters: Array<() => void> = [];
+  private readonly spoolPath: string;
+
+  constructor(private readonly link: ServerLink, stateDir: string, private readonly log: Logger, private readonly onStale: (attemptId: string) => void) {
+    this.spoolPath = join(stateDir, "outbox.jsonl");
+  }
+
+  /** Loads what a previous run of the agent left undelivered. */
+  async restore(): Promise<number> {
+    await mkdir(join(this.spoolPath, ".."), { recursive: true });
+    const raw = await readFile(this.spoolPath, "utf8").catch(() => "");
+    this.queue = raw.split("\n").filter(Boolean).map((l) => JSON.parse(l) as OutboxItem);
+    return this.queue.length;
+  }
+
+  push(item: OutboxItem) {
+    this.queue.push(item);
+    appendFile(this.spoolPath, JSON.stringify(item) + "\n").catch((err) => this.log.error({ err }, "spool write failed"));
+    this.kick();
+  }
+
+  /** Resolves once everything queued so far is delivered (or dropped as stale). */
+  drained(): Promise<void> {
+    if (this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  kick() {
+    if (this.flushing || !this.link.connected) return;
+    this.flushing = this.flush().finally(() => {
+      this.flushing = null;
+      if (this.queue.length && this.link.connected) this.kick();
+    });
+  }
+
+  private async flush() {
+    while (this.queue.length) {
+      const item = this.queue[0];
+      if (!item) break;
+      let accepted = true;
+      try {
+        accepted = (await this.link.request(item.event, item.payload, WriteAck)).accepted;
+      } catch (err) {
+        if (err instanceof RequestRefused && err.code === "ABORTED") return;
+        // A request the server refuses outright (malformed) will never succeed: drop it, loudly.
+        this.log.error({ err, event: item.event }, "server refused an outbox item; dropping it");
+      }
+      this.queue.shift();
+      if (!accepted) {
+        this.log.warn({ attemptId: item.attemptId, event: item.event }, "attempt is stale; dropping its pending writes");
+        this.queue = this.queue.filter((q) => q.attemptId !== item.attemptId);
+        this.onStale(item.attemptId);
+      }
+    }
+    await writeFile(this.spoolPath, "");
+    this.idleWaiters.splice(0).forEach((fn) => fn());
+  }
+}
+
+export const isResult = (item: OutboxItem) => item.event === AGENT_EVENTS.result;

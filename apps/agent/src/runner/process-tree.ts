@@ -1,0 +1,68 @@
+import { spawn } from "node:child_process";
+
+export type TreeResult = { exitCode: number | null; signal: string | null; outputTruncated: boolean; spawnError: string | null };
+
+export type TreeOptions = {
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  signal: AbortSignal;
+  graceMs: number;
+  maxOutputBytes: number;
+  onOutput(stream: "stdout" | "stderr", data: string): void;
+};
+
+/**
+ * Runs argv as the leader of a new process group, so that cancel reaches the whole tree:
+ * SIGTERM to the group, then SIGKILL after the grace period. The group is always SIGKILLed at
+ * the end so no child outlives the job (processes that call setsid escape; the grading sandbox
+ * covers untrusted code).
+ */
+export function runProcessTree(opts: TreeOptions): Promise<TreeResult> {
+  return new Promise((resolve) => {
+    const [cmd, ...args] = opts.argv;
+    if (!cmd) return resolve({ exitCode: null, signal: null, outputTruncated: false, spawnError: "empty argv" });
+    let outputBytes = 0;
+    let truncated = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env as NodeJS.ProcessEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const killGroup = (sig: NodeJS.Signals) => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, sig);
+      } catch {
+        /* the group is gone already */
+      }
+    };
+    const onAbort = () => {
+      killGroup("SIGTERM");
+      killTimer = setTimeout(() => killGroup("SIGKILL"), opts.graceMs);
+    };
+    if (opts.signal.aborted) onAbort();
+    else opts.signal.addEventListener("abort", onAbort, { once: true });
+
+    const take = (stream: "stdout" | "stderr") => (buf: Buffer) => {
+      if (truncated) return;
+      outputBytes += buf.length;
+      if (outputBytes > opts.maxOutputBytes) {
+        truncated = true;
+        opts.onOutput("stderr", `\n[agentlab] output exceeded ${opts.maxOutputBytes} bytes; the rest is dropped\n`);
+        return;
+      }
+      opts.onOutput(stream, buf.toString("utf8"));
+    };
+    child.stdout.on("data", take("stdout"));
+    child.stderr.on("data", take("stderr"));
+    child.once("error", (err) => {
+      opts.signal.removeEventListener("abort", onAbort);
+      resolve({ exitCode: null, signal: null, outputTruncated: truncated, spawnError: err.message });
+    });
+    // 'exit' rather than 'close': a grandchild holding the pipes open must not keep the job alive.
+    child.once("exit", (code, sig) => {
+      opts.signal.removeEventListener("abort", onAbort);
+      if (killTimer) clearTimeout(killTimer);
+      killGroup("SIGKILL");
+      setImmediate(() => resolve({ exitCode: code, signal: sig, outputTruncated: truncated, spawnError: null }));
+    });
+  });
+}

@@ -1,0 +1,52 @@
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import next from "next";
+import { migrateDatabase, openDatabase } from "@agentlab/db";
+import { loadEnv } from "./env";
+import { createLogger } from "./logger";
+import { createApp } from "./app";
+import { loadOrCreateSecret } from "./bootstrap/secret";
+import { startLocalAgent } from "./bootstrap/local-agent";
+
+const WEB_DIR = fileURLToPath(new URL("..", import.meta.url));
+
+async function main() {
+  const env = loadEnv();
+  const log = createLogger(env.LOG_LEVEL);
+  const database = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { dataDir: resolve(env.AGENTLAB_DATA_DIR, "db") });
+  await migrateDatabase(database);
+  log.info({ driver: database.driver }, "database migrated");
+
+  const nextApp = next({ dev: env.NODE_ENV === "development", dir: WEB_DIR });
+  await nextApp.prepare();
+  const secret = await loadOrCreateSecret(env.AGENTLAB_DATA_DIR, env.AGENTLAB_SECRET);
+  const app = await createApp({ env, db: database.db, log, secret, next: nextApp.getRequestHandler() });
+  const port = await app.listen(env.PORT, env.HOST);
+  const url = env.AGENTLAB_PUBLIC_URL ?? `http://localhost:${port}`;
+  log.info({ url }, "agentlab is up");
+  console.log(`\n  agentlab is running at ${url}\n`);
+
+  const agent = env.AGENTLAB_LOCAL_AGENT === "1" ? await startLocalAgent(app.services, `http://127.0.0.1:${port}`, { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" }) : null;
+
+  // Graceful on the first signal, forced on the second.
+  let stopping = false;
+  const shutdown = async (sig: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info({ sig }, "shutting down");
+    agent?.kill("SIGTERM");
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    await app.close();
+    await nextApp.close?.();
+    await database.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

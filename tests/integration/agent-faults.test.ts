@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { io } from "socket.io-client";
+import { AGENT_EVENTS, PROTOCOL_VERSION } from "@agentlab/core";
+import { finishAttempt, getJob, listAttempts, revokeAgent } from "@agentlab/db";
+import { enrollTestAgent, startInProcessAgent, startTestServer, testCapabilities, waitFor, type TestServer } from "./helpers/server";
+
+const AGENT_BIN = fileURLToPath(new URL("../../apps/agent/bin/agentlab-agent.mjs", import.meta.url));
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ AGENTLAB_LEASE_TTL_MS: "2000", AGENTLAB_HEARTBEAT_MS: "400" });
+});
+afterAll(async () => server?.close());
+
+async function spawnAgentProcess(name: string) {
+  const { agentId, credential } = await enrollTestAgent(server.db, name);
+  const home = await mkdtemp(join(tmpdir(), `agentlab-proc-${name}-`));
+  await writeFile(join(home, "agent.json"), JSON.stringify({ server: server.url, agentId, credential }), { mode: 0o600 });
+  const child = spawn(process.execPath, [AGENT_BIN, "run"], { env: { PATH: process.env.PATH, AGENTLAB_AGENT_HOME: home, AGENTLAB_SANDBOX: "process", LOG_LEVEL: "warn" }, stdio: "inherit" });
+  return { agentId, child };
+}
+
+describe("faults", () => {
+  it("re-leases the job of an agent killed with SIGKILL and refuses the dead attempt's late result", async () => {
+    const victim = await spawnAgentProcess("victim");
+    const job = await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["sh", "-c", "sleep 2; echo ok"] }, maxAttempts: 3 });
+    const running = await waitFor(async () => {
+      const j = await getJob(server.db.db, job.id);
+      return j?.state === "running" ? j : null;
+    }, 60_000);
+    expect(running.agentId).toBe(victim.agentId);
+    const deadAttempt = running.currentAttemptId ?? "";
+    victim.child.kill("SIGKILL");
+    const rescuer = await startInProcessAgent(server, "rescuer", { pollMs: 300 });
+    const done = await waitFor(async () => {
+      const j = await getJob(server.db.db, job.id);
+      return j?.state === "succeeded" ? j : null;
+    }, 30_000);
+    expect(done.agentId).toBe(rescuer.agentId);
+    const attempts = await listAttempts(server.db.db, job.id);
+    expect(attempts.map((a) => a.reason)).toEqual(["agent_lost", "succeeded"]);
+    const late = await finishAttempt(server.db.db, { jobId: job.id, attemptId: deadAttempt, reason: "succeeded", exitCode: 0, signal: null, result: {}, error: null });
+    expect(late.accepted).toBe(false);
+    await rescuer.stop();
+  });
+
+  it("disconnects a revoked agent at once and lets it claim nothing", async () => {
+    const { agentId, credential } = await enrollTestAgent(server.db, "revokee");
+    const socket = io(server.url, { auth: { token: credential }, transports: ["websocket"], reconnection: false });
+    await new Promise<void>((resolve, reject) => (socket.once("connect", () => resolve()), socket.once("connect_error", reject)));
+    await socket.timeout(5000).emitWithAck(AGENT_EVENTS.hello, { version: PROTOCOL_VERSION, capabilities: testCapabilities() });
+    const disconnected = new Promise<string>((resolve) => socket.once("disconnect", (reason) => resolve(reason)));
+    await revokeAgent(server.db.db, agentId);
+    server.app.services.agentHub.disconnect(agentId);
+    expect(await disconnected).toBe("io server disconnect");
+    await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["true"] } });
+    const again = io(server.url, { auth: { token: credential }, transports: ["websocket"], reconnection: false });
+    const err = await new Promise<Error>((resolve) => again.once("connect_error", resolve));
+    expect(err.message).toBe("unauthorized");
+    again.close();
+  });
+});

@@ -1,0 +1,74 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { createEnrollmentToken, enrollAgent } from "@agentlab/db";
+import { createApp, type App } from "../../../apps/web/server/app";
+import { loadEnv, type Env } from "../../../apps/web/server/env";
+import { createLogger } from "../../../apps/web/server/logger";
+import { Supervisor } from "../../../apps/agent/src/supervisor";
+import { jobHandlers } from "../../../apps/agent/src/jobs";
+import type { Capabilities } from "@agentlab/core";
+import { createTestDatabase, type TestDb } from "./db";
+
+export type TestServer = { app: App; url: string; port: number; db: TestDb; env: Env; dataDir: string; restart(): Promise<void>; close(): Promise<void> };
+
+/** The real server (tRPC, socket.io, reaper) on a loopback port over a fresh database, without Next. */
+export async function startTestServer(overrides: Record<string, string> = {}, existing?: TestDb): Promise<TestServer> {
+  const db = existing ?? (await createTestDatabase());
+  const dataDir = await mkdtemp(join(tmpdir(), "agentlab-srv-"));
+  const env = loadEnv({ NODE_ENV: "test", AGENTLAB_DATA_DIR: dataDir, LOG_LEVEL: "silent", AGENTLAB_LEASE_TTL_MS: "3000", AGENTLAB_HEARTBEAT_MS: "500", ...overrides });
+  const log = createLogger(env.LOG_LEVEL);
+  let app = await createApp({ env, db: db.db, log, secret: "test-secret-test-secret-test-secret-0123" });
+  const port = await app.listen(0);
+  const server: TestServer = {
+    app, url: `http://127.0.0.1:${port}`, port, db, env, dataDir,
+    async restart() {
+      await server.app.close();
+      app = await createApp({ env, db: db.db, log, secret: "test-secret-test-secret-test-secret-0123" });
+      await app.listen(port);
+      server.app = app;
+    },
+    async close() {
+      await server.app.close();
+      if (!existing) await db.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return server;
+}
+
+export async function enrollTestAgent(db: TestDb, name = "agent"): Promise<{ agentId: string; credential: string }> {
+  const { token } = await createEnrollmentToken(db.db, { name, ttlS: 60 });
+  return enrollAgent(db.db, token, name);
+}
+
+export const testCapabilities = (labels: string[] = []): Capabilities => ({
+  agentVersion: "test", os: "linux", cpuCores: 2, ramMb: 1024, gpus: [], python: null, torch: null, cuda: null,
+  sandbox: { backend: "process", selfTestPassed: true, detail: "test" }, labels,
+});
+
+/** An agent supervisor in this process, talking to the server over real socket.io on loopback. */
+export async function startInProcessAgent(server: TestServer, name: string, opts: { pollMs?: number } = {}) {
+  const { agentId, credential } = await enrollTestAgent(server.db, name);
+  const stateDir = await mkdtemp(join(tmpdir(), `agentlab-agent-${name}-`));
+  const supervisor = new Supervisor({
+    serverUrl: server.url, credential, stateDir, capabilities: testCapabilities(),
+    handlers: jobHandlers({ graceMs: 500 }),
+    runtime: { python: null, sandboxBackend: "process", sandboxOk: true },
+    log: pino({ level: "silent" }),
+    pollMs: opts.pollMs ?? 2000,
+  });
+  await supervisor.start();
+  return { agentId, credential, supervisor, stateDir, stop: async () => (await supervisor.stop(0), await rm(stateDir, { recursive: true, force: true })) };
+}
+
+export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, stepMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
