@@ -1,0 +1,89 @@
+"""Per-candidate isolation inside the bwrap sandbox (Linux only, stdlib ctypes).
+
+The zygote keeps CAP_SYS_ADMIN in the sandbox's own user namespace (never on the host) so that
+every candidate gets a fresh mount, PID and IPC namespace with its own tmpfs: nothing a
+candidate leaves behind (files, daemons, SysV objects) is visible to the next one, and it can
+neither see nor signal the zygote. The candidate process then drops every capability and sets
+no_new_privs before any untrusted code runs.
+"""
+import ctypes
+import os
+
+_libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWPID = 0x20000000
+MS_RDONLY = 0x1
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_REMOUNT = 0x20
+MS_BIND = 0x1000
+MS_REC = 0x4000
+MS_PRIVATE = 0x40000
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+PR_SET_DUMPABLE = 4
+_CAP_VERSION_3 = 0x20080522
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def enter_private_namespaces() -> None:
+    """New mount + PID + IPC namespaces; mounts made from now on never propagate back."""
+    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC), "unshare")
+    _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
+
+
+def mount_tmpfs(target: str, size_mb: int) -> None:
+    opts = f"size={size_mb}m,mode=0755,nr_inodes=16384".encode()
+    _check(_libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts), f"tmpfs {target}")
+
+
+def mount_proc() -> None:
+    _check(_libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV, None), "mount proc")
+
+
+def make_readonly(path: str) -> None:
+    p = path.encode()
+    _check(_libc.mount(p, p, None, MS_BIND | MS_REC, None), f"bind {path}")
+    _check(_libc.mount(p, p, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None), f"remount ro {path}")
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_all_privileges() -> None:
+    """Empty bounding, ambient, effective, permitted and inheritable sets; no_new_privs."""
+    for cap in range(64):
+        if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == 22:
+            break  # EINVAL: past the last capability this kernel knows
+    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = _CapHeader(_CAP_VERSION_3, 0)
+    data = (_CapData * 2)()
+    _check(_libc.capset(ctypes.byref(header), ctypes.byref(data)), "capset")
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+
+
+def set_dumpable(on: bool) -> None:
+    # Off for trusted processes: same-uid processes can then neither ptrace them nor read their
+    # memory. On again for the candidate, whose own /proc/self files need it.
+    _libc.prctl(PR_SET_DUMPABLE, 1 if on else 0, 0, 0, 0)
+
+
+def effective_caps() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("CapEff:"):
+                return int(line.split()[1], 16)
+    return 0

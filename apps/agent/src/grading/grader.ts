@@ -1,0 +1,150 @@
+import { randomBytes } from "node:crypto";
+import {
+  decideVerdict, DEFAULT_GRADE_LIMITS, GradeLimits, type CandidateFile, type GradeResult, type TaskSpec, type TestOutcome,
+} from "@agentlab/core";
+import { Zygote, type RunnerRequest, type RunnerResponse, type RunnerTest } from "../sandbox/zygote";
+import type { SandboxConfig } from "../sandbox/types";
+
+// Three-layer grading (syntax → public tests → hidden tests) under the fake-pass protocol of
+// brief §5. The workspace is rebuilt for every candidate from the task's pristine files with
+// only the main files replaced; tests, the trusted ini and a random canary are ours.
+
+export const GRADER_VERSION = "agentlab-grader/1 pytest-8.3.4";
+
+export type GradeOptions = {
+  /** Ids from the reference run; null computes nothing and skips the id-set check (reference runs). */
+  expectedIds: readonly string[] | null;
+  limits?: Partial<GradeLimits>;
+};
+
+/** The candidate's files restricted to the task's main files; everything else is reported and ignored. */
+export function buildWorkspace(task: TaskSpec, candidate: CandidateFile[]): { files: CandidateFile[]; main: CandidateFile[]; ignored: string[] } {
+  const mainPaths = new Set(task.files.filter((f) => f.role === "main").map((f) => f.path));
+  const byPath = new Map<string, string>();
+  const ignored: string[] = [];
+  for (const c of candidate) {
+    if (mainPaths.has(c.path)) byPath.set(c.path, c.content);
+    else ignored.push(c.path);
+  }
+  const files = task.files.map((f) => ({ path: f.path, content: f.role === "main" ? (byPath.get(f.path) ?? f.content) : f.content }));
+  return { files, main: files.filter((f) => mainPaths.has(f.path)), ignored };
+}
+
+export function makeCanary(task: TaskSpec): { path: string; content: string; id: string } {
+  const taken = new Set([...task.files, ...task.public_tests, ...task.hidden_tests].map((f) => f.path));
+  for (;;) {
+    const tag = randomBytes(6).toString("hex");
+    const path = `test_${tag}.py`;
+    if (taken.has(path)) continue;
+    return { path, id: `test_${tag}::test_${tag}`, content: `def test_${tag}():\n    assert False, "canary"\n` };
+  }
+}
+
+const asOutcomes = (tests: RunnerTest[] | null): TestOutcome[] | null =>
+  tests?.map((t) => ({
+    id: t.id,
+    layer: t.layer === "public" || t.layer === "hidden" || t.layer === "canary" ? t.layer : "hidden",
+    outcome: t.outcome === "passed" || t.outcome === "failed" || t.outcome === "error" || t.outcome === "skipped" ? t.outcome : "error",
+    message: t.message ?? "",
+  })) ?? null;
+
+export class Grader {
+  private readonly idle: Zygote[] = [];
+  private readonly waiting: ((z: Zygote) => void)[] = [];
+  private readonly all: Zygote[] = [];
+  private readonly limits: GradeLimits;
+
+  constructor(private readonly cfg: SandboxConfig, opts: { workers: number; limits?: Partial<GradeLimits> }) {
+    this.limits = GradeLimits.parse({ ...DEFAULT_GRADE_LIMITS, ...opts.limits });
+    for (let i = 0; i < Math.max(1, opts.workers); i++) {
+      const z = new Zygote(cfg, this.limits);
+      this.all.push(z);
+      this.idle.push(z);
+    }
+  }
+
+  get backend() {
+    return this.cfg.backend;
+  }
+
+  private acquire(): Promise<Zygote> {
+    const z = this.idle.pop();
+    if (z) return Promise.resolve(z);
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(z: Zygote): void {
+    const next = this.waiting.shift();
+    if (next) next(z);
+    else this.idle.push(z);
+  }
+
+  async runRaw(req: RunnerRequest): Promise<RunnerResponse> {
+    const z = await this.acquire();
+    try {
+      return await z.request(req);
+    } catch (e) {
+      return { ...emptyResponse(), infra_error: e instanceof Error ? e.message : String(e) };
+    } finally {
+      this.release(z);
+    }
+  }
+
+  async grade(task: TaskSpec, candidate: CandidateFile[], opts: GradeOptions): Promise<GradeResult> {
+    const limits = GradeLimits.parse({ ...this.limits, ...opts.limits });
+    const ws = buildWorkspace(task, candidate);
+    const canary = makeCanary(task);
+    const tests = [
+      ...task.public_tests.map((t) => ({ ...t, layer: "public" as const })),
+      ...task.hidden_tests.map((t) => ({ ...t, layer: "hidden" as const })),
+      { path: canary.path, content: canary.content, layer: "canary" as const },
+    ];
+    const res = await this.runRaw({ candidate: ws.main, files: ws.files, tests, limits });
+    const decision = decideVerdict({
+      infraError: res.infra_error,
+      syntaxErrors: res.syntax_errors ?? [],
+      limit: res.limit,
+      limitDetail: res.limit_detail ?? "",
+      runnerLost: res.runner_lost,
+      exitCode: res.exit_code,
+      junit: asOutcomes(res.junit),
+      plugin: asOutcomes(res.plugin),
+      canaryId: canary.id,
+      expectedIds: opts.expectedIds,
+    });
+    const unsandboxed = this.cfg.backend !== "bwrap";
+    return {
+      verdict: decision.verdict,
+      backend: this.cfg.backend,
+      unsandboxed,
+      graderVersion: GRADER_VERSION,
+      reasons: decision.reasons,
+      tests: (asOutcomes(res.junit) ?? []).filter((t) => t.layer !== "canary"),
+      ignoredCandidatePaths: ws.ignored,
+      exitCode: res.exit_code,
+      signal: res.signal,
+      stdoutTail: (res.stdout ?? "").slice(-4000),
+      stderrTail: (res.stderr ?? "").slice(-2000),
+      wallTimeMs: res.wall_ms ?? 0,
+      cpuTimeMs: res.cpu_ms,
+      peakMemoryKb: res.cgroup_peak_kb ?? res.maxrss_kb,
+    };
+  }
+
+  /** Ids the reference solution produces (canary excluded), with its own grade result. */
+  async referenceIds(task: TaskSpec, limits?: Partial<GradeLimits>): Promise<{ ids: string[]; result: GradeResult }> {
+    const result = await this.grade(task, task.reference, { expectedIds: null, limits });
+    return { ids: result.tests.map((t) => t.id).sort(), result };
+  }
+
+  close(): void {
+    for (const z of this.all) z.stop();
+  }
+}
+
+function emptyResponse(): RunnerResponse {
+  return {
+    syntax_errors: [], limit: null, limit_detail: "", infra_error: null, runner_lost: false, exit_code: null, signal: null,
+    junit: null, plugin: null, stdout: "", stderr: "", output_truncated: false, wall_ms: 0, cpu_ms: null, maxrss_kb: null, cgroup_peak_kb: null,
+  };
+}

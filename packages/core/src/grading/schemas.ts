@@ -1,0 +1,111 @@
+import { z } from "zod";
+import { SandboxBackend } from "../jobs/schemas";
+import { TaskSpec, TaskTestFile } from "../tasks/spec";
+
+// Grading vocabulary (architecture brief §5). These cross the agent ↔ server boundary as job
+// payloads/results and are stored with every graded candidate.
+
+export const GradeVerdict = z.enum([
+  "pass",
+  "fail_syntax",
+  "fail_public",
+  "fail_hidden",
+  "timeout",
+  "resource_limit",
+  "tampered",
+  "infra_error",
+]);
+export type GradeVerdict = z.infer<typeof GradeVerdict>;
+
+export const TestLayer = z.enum(["public", "hidden", "canary"]);
+export type TestLayer = z.infer<typeof TestLayer>;
+
+export const TestOutcomeKind = z.enum(["passed", "failed", "error", "skipped"]);
+export type TestOutcomeKind = z.infer<typeof TestOutcomeKind>;
+
+export const TestOutcome = z.object({
+  id: z.string(),
+  layer: TestLayer,
+  outcome: TestOutcomeKind,
+  message: z.string().default(""),
+});
+export type TestOutcome = z.infer<typeof TestOutcome>;
+
+export const GradeLimits = z.object({
+  wallTimeoutS: z.number().positive().max(600).default(10),
+  cpuSeconds: z.number().int().positive().max(600).default(10),
+  memoryMb: z.number().int().min(32).max(16384).default(512),
+  maxOutputBytes: z.number().int().min(1024).max(16 << 20).default(64 << 10),
+  tmpfsMb: z.number().int().min(1).max(4096).default(64),
+  pids: z.number().int().min(8).max(4096).default(64),
+  openFiles: z.number().int().min(32).max(65536).default(256),
+});
+export type GradeLimits = z.infer<typeof GradeLimits>;
+export const DEFAULT_GRADE_LIMITS: GradeLimits = GradeLimits.parse({});
+
+/** A candidate: replacement contents for main files. Paths outside the task's main files are ignored. */
+export const CandidateFile = TaskTestFile;
+export type CandidateFile = z.infer<typeof CandidateFile>;
+
+export const GradeResult = z.object({
+  verdict: GradeVerdict,
+  backend: SandboxBackend,
+  /** True when the `process` backend graded it: no namespaces, no cgroup, no uid drop. */
+  unsandboxed: z.boolean(),
+  graderVersion: z.string(),
+  /** Why the verdict is what it is (tamper evidence, syntax error, limit hit …). */
+  reasons: z.array(z.string()),
+  tests: z.array(TestOutcome),
+  ignoredCandidatePaths: z.array(z.string()).default([]),
+  exitCode: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  stdoutTail: z.string(),
+  stderrTail: z.string(),
+  wallTimeMs: z.number().nonnegative(),
+  cpuTimeMs: z.number().nonnegative().nullable(),
+  peakMemoryKb: z.number().nonnegative().nullable(),
+});
+export type GradeResult = z.infer<typeof GradeResult>;
+
+export const GradeJobPayload = z.object({
+  task: TaskSpec,
+  candidate: z.array(CandidateFile).min(1),
+  /** Test ids the reference produced; computed by a reference run on the agent when absent. */
+  expectedTestIds: z.array(z.string()).optional(),
+  limits: GradeLimits.partial().default({}),
+});
+export type GradeJobPayload = z.input<typeof GradeJobPayload>;
+
+export const AuditJobPayload = z.object({
+  task: TaskSpec,
+  referenceRuns: z.number().int().min(1).max(10).default(3),
+  maxMutants: z.number().int().min(0).max(500).default(60),
+  limits: GradeLimits.partial().default({}),
+});
+export type AuditJobPayload = z.input<typeof AuditJobPayload>;
+
+export const SurvivingMutant = z.object({
+  operator: z.string(),
+  path: z.string(),
+  line: z.number().int(),
+  description: z.string(),
+});
+export type SurvivingMutant = z.infer<typeof SurvivingMutant>;
+
+export const AuditStatus = z.enum(["passed", "failed"]);
+export type AuditStatus = z.infer<typeof AuditStatus>;
+
+export const AuditResult = z.object({
+  status: AuditStatus,
+  reasons: z.array(z.string()),
+  referenceVerdicts: z.array(GradeVerdict),
+  buggyVerdict: GradeVerdict,
+  expectedTestIds: z.array(z.string()),
+  mutantsTotal: z.number().int().nonnegative(),
+  mutantsKilled: z.number().int().nonnegative(),
+  /** killed / total, null when no mutant could be generated. */
+  mutationScore: z.number().min(0).max(1).nullable(),
+  surviving: z.array(SurvivingMutant),
+  unsandboxed: z.boolean(),
+});
+export type AuditResult = z.infer<typeof AuditResult>;
