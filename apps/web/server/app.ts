@@ -8,6 +8,7 @@ import { appRouter } from "./routers";
 import { attachAgentGateway, type AgentGateway } from "./agents/gateway";
 import { createArtifactStore } from "./artifacts/store";
 import { handleArtifacts } from "./http/artifacts";
+import { handleTaskImport } from "./http/import";
 import { health } from "./http/health";
 import { handleEnroll } from "./http/enroll";
 import { sendError } from "./http/respond";
@@ -57,6 +58,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       if (url.startsWith("/api/trpc/")) return trpc(req, res);
       if (url === "/api/health" || url.startsWith("/api/health?")) return health(services, res);
       if (url.startsWith("/api/artifacts/")) return handleArtifacts(services, req, res);
+      if (url === "/api/tasks/import" || url.startsWith("/api/tasks/import?")) return handleTaskImport(services, req, res);
       if (url === "/api/agents/enroll") return handleEnroll(services, req, res);
       if (opts.next) return opts.next(req, res);
       res.writeHead(404).end("not found");

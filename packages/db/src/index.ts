@@ -5,3 +5,5 @@ export * from "./tokens";
 export * from "./queries/jobs";
 export * from "./queries/agents";
 export * from "./queries/auth";
+export * from "./queries/tasks";
+export * from "./queries/splits";

@@ -4,6 +4,9 @@ import { authRouter } from "./auth";
 import { usersRouter } from "./users";
 import { tokensRouter } from "./tokens";
 import { jobsRouter } from "./jobs";
+import { poolsRouter } from "./pools";
+import { tasksRouter } from "./tasks";
+import { splitsRouter } from "./splits";
 
 // One router per domain (apps/web/server/routers/<domain>.ts).
 export const appRouter = router({
@@ -12,6 +15,9 @@ export const appRouter = router({
   users: usersRouter,
   tokens: tokensRouter,
   jobs: jobsRouter,
+  pools: poolsRouter,
+  tasks: tasksRouter,
+  splits: splitsRouter,
 });
 
 export type AppRouter = typeof appRouter;

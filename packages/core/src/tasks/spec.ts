@@ -68,3 +68,13 @@ export type TaskProblem = z.infer<typeof TaskProblem>;
 
 export const formatProblem = (p: TaskProblem, file?: string): string =>
   `${file ? `${file}:` : ""}${p.line}: ${p.field ? `${p.field}: ` : ""}${p.message} [${p.code}]`;
+
+export const PoolName = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, "pool names are 1-100 chars of [A-Za-z0-9._-]");
+export type PoolName = z.infer<typeof PoolName>;
+
+/** What the import endpoint answers (the CLI and the upload page parse it). */
+export const ImportResponse = z.union([
+  z.object({ ok: z.literal(true), poolId: z.string(), imported: z.number(), exactDuplicates: z.number(), normalizedDuplicates: z.number(), mergeProposals: z.number(), snapshotHash: z.string() }),
+  z.object({ ok: z.literal(false), problemCount: z.number(), problems: z.array(TaskProblem) }),
+]);
+export type ImportResponse = z.infer<typeof ImportResponse>;

@@ -1,3 +1,4 @@
 export * from "./users";
 export * from "./agents";
 export * from "./jobs";
+export * from "./tasks";

@@ -1,0 +1,28 @@
+import { z } from "zod";
+import { DomainError, SplitParams, SplitPart } from "@agentlab/core";
+import { createSplit, getSplit, listSplitGroups, listSplits } from "@agentlab/db";
+import { memberProcedure, router, viewerProcedure } from "../trpc/init";
+
+export const splitsRouter = router({
+  list: viewerProcedure.input(z.object({ poolId: z.string().uuid().optional() }).default({})).query(({ ctx, input }) => listSplits(ctx.db, input)),
+
+  /** The split with its sizes per part, manifest hash and leakage report. */
+  byId: viewerProcedure.input(z.object({ id: z.string().uuid() })).query(async ({ ctx, input }) => {
+    const split = await getSplit(ctx.db, input.id);
+    if (!split) throw new DomainError("NOT_FOUND", "no such split");
+    return split;
+  }),
+
+  groups: viewerProcedure
+    .input(z.object({ splitId: z.string().uuid(), part: SplitPart.optional(), after: z.string().max(200).optional(), limit: z.number().int().min(1).max(500).default(100) }))
+    .query(({ ctx, input }) => listSplitGroups(ctx.db, input)),
+
+  /** Frozen on creation; the same pool snapshot and parameters return the existing split. */
+  create: memberProcedure
+    .input(z.object({ poolId: z.string().uuid(), name: z.string().min(1).max(200).optional() }).and(SplitParams))
+    .mutation(async ({ ctx, input }) => {
+      const { split, created } = await createSplit(ctx.db, { ...input, createdBy: ctx.viewer.userId });
+      ctx.log.info({ splitId: split.id, poolId: split.poolId, manifestHash: split.manifestHash, created }, "split created");
+      return { id: split.id, manifestHash: split.manifestHash, counts: split.counts, created };
+    }),
+});

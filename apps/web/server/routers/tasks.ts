@@ -1,0 +1,18 @@
+import { z } from "zod";
+import { DomainError } from "@agentlab/core";
+import { getTask, listTasks, taskDuplicates } from "@agentlab/db";
+import { router, viewerProcedure } from "../trpc/init";
+
+export const tasksRouter = router({
+  /** Keyset pagination in id order; `q` is a prefix of the task id or of its source group. */
+  list: viewerProcedure
+    .input(z.object({ poolId: z.string().uuid(), q: z.string().max(200).optional(), after: z.string().max(200).optional(), limit: z.number().int().min(1).max(200).default(50) }))
+    .query(({ ctx, input }) => listTasks(ctx.db, input)),
+
+  byId: viewerProcedure.input(z.object({ id: z.string().uuid() })).query(async ({ ctx, input }) => {
+    const row = await getTask(ctx.db, input.id);
+    if (!row) throw new DomainError("NOT_FOUND", "no such task");
+    const { minhash: _sig, ...task } = row;
+    return { task, duplicates: await taskDuplicates(ctx.db, row) };
+  }),
+});

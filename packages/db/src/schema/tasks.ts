@@ -1,0 +1,114 @@
+import { boolean, index, integer, jsonb, pgEnum, pgTable, primaryKey, real, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import type { LeakageReport, TaskFile, TaskTestFile } from "@agentlab/core";
+import { users } from "./users";
+
+// Task pools, their tasks, near-duplicate group merge proposals, and frozen splits (issue 3).
+// A split is written unfrozen, filled, then frozen in the same transaction; from then on triggers
+// (custom migration `frozen_splits`) refuse every UPDATE/DELETE/INSERT touching it or its rows.
+
+export const taskPools = pgTable("task_pools", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  name: text("name").notNull().unique(),
+  description: text("description").notNull().default(""),
+  builtin: boolean("builtin").notNull().default(false),
+  // Hash of (task id, effective group, fingerprint) of every task: what splits are computed from.
+  snapshotHash: text("snapshot_hash").notNull(),
+  taskCount: integer("task_count").notNull().default(0),
+  groupCount: integer("group_count").notNull().default(0),
+  createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const tasks = pgTable(
+  "tasks",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    poolId: uuid("pool_id").notNull().references(() => taskPools.id, { onDelete: "cascade" }),
+    taskId: text("task_id").notNull(),
+    // As written in the file; `groupKey` is the effective group after accepted merges.
+    sourceGroup: text("source_group").notNull(),
+    groupKey: text("group_key").notNull(),
+    language: text("language").notNull(),
+    instruction: text("instruction").notNull(),
+    files: jsonb("files").$type<TaskFile[]>().notNull(),
+    publicTests: jsonb("public_tests").$type<TaskTestFile[]>().notNull(),
+    hiddenTests: jsonb("hidden_tests").$type<TaskTestFile[]>().notNull(),
+    reference: jsonb("reference").$type<TaskTestFile[]>().notNull(),
+    metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull(),
+    origin: text("origin").notNull().default(""),
+    fingerprint: text("fingerprint").notNull(),
+    normalizedHash: text("normalized_hash").notNull(),
+    minhash: integer("minhash").array().notNull(),
+    sizeBytes: integer("size_bytes").notNull(),
+    importId: uuid("import_id"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    // Keyset pagination and prefix search (LIKE 'x%') both ride these: queries compare under
+    // COLLATE "C" so that the order is bytewise and a prefix is a contiguous index range.
+    uniqueIndex("tasks_pool_task_idx").on(t.poolId, sql`${t.taskId} collate "C"`),
+    index("tasks_pool_group_idx").on(t.poolId, sql`${t.groupKey} collate "C"`),
+    index("tasks_pool_fingerprint_idx").on(t.poolId, t.fingerprint),
+    index("tasks_pool_normalized_idx").on(t.poolId, t.normalizedHash),
+    index("tasks_pool_origin_idx").on(t.poolId, t.origin),
+  ],
+);
+
+export const mergeStatusEnum = pgEnum("merge_status", ["pending", "accepted", "rejected"]);
+
+export const groupMergeProposals = pgTable(
+  "group_merge_proposals",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    poolId: uuid("pool_id").notNull().references(() => taskPools.id, { onDelete: "cascade" }),
+    groupA: text("group_a").notNull(),
+    groupB: text("group_b").notNull(),
+    similarity: real("similarity").notNull(),
+    taskA: text("task_a").notNull(),
+    taskB: text("task_b").notNull(),
+    pairs: integer("pairs").notNull(),
+    status: mergeStatusEnum("status").notNull().default("pending"),
+    decidedBy: uuid("decided_by").references(() => users.id, { onDelete: "set null" }),
+    decidedAt: timestamp("decided_at", { withTimezone: true }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("group_merge_pair_idx").on(t.poolId, t.groupA, t.groupB), index("group_merge_status_idx").on(t.poolId, t.status)],
+);
+
+export const splitPartEnum = pgEnum("split_part", ["train", "dev", "test"]);
+
+export type SplitCounts = Record<"train" | "dev" | "test", { tasks: number; groups: number }>;
+
+export const splits = pgTable(
+  "splits",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    poolId: uuid("pool_id").notNull().references(() => taskPools.id, { onDelete: "restrict" }),
+    name: text("name").notNull(),
+    seed: integer("seed").notNull(),
+    devRatio: real("dev_ratio").notNull(),
+    testRatio: real("test_ratio").notNull(),
+    poolSnapshotHash: text("pool_snapshot_hash").notNull(),
+    manifestHash: text("manifest_hash").notNull(),
+    counts: jsonb("counts").$type<SplitCounts>().notNull(),
+    leakage: jsonb("leakage").$type<LeakageReport>().notNull(),
+    frozen: boolean("frozen").notNull().default(false),
+    createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("splits_pool_idx").on(t.poolId, t.createdAt), uniqueIndex("splits_manifest_idx").on(t.poolId, t.manifestHash)],
+);
+
+export const splitAssignments = pgTable(
+  "split_assignments",
+  {
+    splitId: uuid("split_id").notNull().references(() => splits.id, { onDelete: "restrict" }),
+    taskRowId: uuid("task_row_id").notNull().references(() => tasks.id, { onDelete: "restrict" }),
+    taskId: text("task_id").notNull(),
+    groupKey: text("group_key").notNull(),
+    part: splitPartEnum("part").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.splitId, t.taskId] }), index("split_assignments_part_idx").on(t.splitId, t.part, t.taskId), index("split_assignments_group_idx").on(t.splitId, t.groupKey)],
+);
