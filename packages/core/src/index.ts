@@ -5,3 +5,4 @@ export * from "./jobs/schemas";
 export * from "./protocol/capabilities";
 export * from "./protocol/messages";
 export * from "./grading";
+export * from "./teacher";

@@ -1,0 +1,6 @@
+export * from "./schemas";
+export * from "./prompt";
+export * from "./answer";
+export * from "./cache";
+export * from "./cost";
+export * from "./sft";
