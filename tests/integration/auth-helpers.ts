@@ -50,7 +50,7 @@ export async function startTestApp(t: TestDb, env: Record<string, string> = {}):
       createCaller({
         ...app.services,
         viewer,
-        csrfHeader: extra.csrfHeader ?? viewer?.csrfToken ?? null,
+        csrfHeader: "csrfHeader" in extra ? (extra.csrfHeader ?? null) : (viewer?.csrfToken ?? null),
         ip: extra.ip ?? "127.0.0.1",
         sessionToken: extra.sessionToken ?? null,
         setCookie: (name, value) => void cookiesSet.push(`${name}=${value}`),
