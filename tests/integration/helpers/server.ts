@@ -8,6 +8,7 @@ import { loadEnv, type Env } from "../../../apps/web/server/env";
 import { createLogger } from "../../../apps/web/server/logger";
 import { Supervisor } from "../../../apps/agent/src/supervisor";
 import { jobHandlers } from "../../../apps/agent/src/jobs";
+import type { JobHandler } from "../../../apps/agent/src/jobs/types";
 import type { Capabilities } from "@agentlab/core";
 import { createTestDatabase, type TestDb } from "./db";
 
@@ -49,12 +50,12 @@ export const testCapabilities = (labels: string[] = []): Capabilities => ({
 });
 
 /** An agent supervisor in this process, talking to the server over real socket.io on loopback. */
-export async function startInProcessAgent(server: TestServer, name: string, opts: { pollMs?: number } = {}) {
+export async function startInProcessAgent(server: TestServer, name: string, opts: { pollMs?: number; handlers?: Record<string, JobHandler> } = {}) {
   const { agentId, credential } = await enrollTestAgent(server.db, name);
   const stateDir = await mkdtemp(join(tmpdir(), `agentlab-agent-${name}-`));
   const supervisor = new Supervisor({
     serverUrl: server.url, credential, stateDir, capabilities: testCapabilities(),
-    handlers: jobHandlers({ graceMs: 500 }),
+    handlers: opts.handlers ?? jobHandlers({ graceMs: 500 }),
     runtime: { python: null, sandboxBackend: "process", sandboxOk: true },
     log: pino({ level: "silent" }),
     pollMs: opts.pollMs ?? 2000,
