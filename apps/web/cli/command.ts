@@ -1,0 +1,41 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import type { Writable } from "node:stream";
+import type { ApiClient } from "./client";
+
+// One command = one object in apps/web/cli/commands/<area>.ts, listed in commands/index.ts.
+export type CliIo = { out: Writable; err: Writable; cwd: string };
+export type CliContext = CliIo & {
+  /** The API client for --server/--token (or AGENTLAB_URL/AGENTLAB_TOKEN); throws when no token is set. */
+  api(): ApiClient;
+};
+
+export type Command = {
+  /** Words that select it, e.g. "tasks validate". */
+  name: string;
+  usage: string;
+  summary: string;
+  options?: ParseArgsConfig["options"];
+  /** Returns the exit code: 0 success, 1 failure (e.g. invalid file), 2 usage error. */
+  run(args: { positionals: string[]; values: Record<string, string | boolean | undefined> }, ctx: CliContext): Promise<number>;
+};
+
+export class UsageError extends Error {}
+
+export function parseCommandArgs(cmd: Command, argv: string[]) {
+  const { values, positionals } = parseArgs({ args: argv, options: { ...cmd.options, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
+  return { values: values as Record<string, string | boolean | undefined>, positionals };
+}
+
+export const str = (v: string | boolean | undefined, name: string): string => {
+  if (typeof v !== "string" || v === "") throw new UsageError(`${name} is required`);
+  return v;
+};
+
+export const num = (v: string | boolean | undefined, name: string, fallback?: number): number => {
+  if (v === undefined && fallback !== undefined) return fallback;
+  const n = Number(v);
+  if (typeof v !== "string" || !Number.isFinite(n)) throw new UsageError(`${name} must be a number`);
+  return n;
+};
+
+export const writeLine = (s: Writable, line = "") => s.write(`${line}\n`);

@@ -1,0 +1,83 @@
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import { formatProblem, validateTaskStream, type ImportResponse, type TaskProblem } from "@agentlab/core";
+import { str, writeLine, type CliContext, type Command } from "../command";
+import { readTaskDir } from "../taskdir";
+
+const validate: Command = {
+  name: "tasks validate",
+  usage: "agentlab tasks validate FILE [--json]",
+  summary: "check a .jsonl/.jsonl.gz task file offline (exit 0 valid, 1 invalid)",
+  options: { json: { type: "boolean" } },
+  async run({ positionals, values }, ctx) {
+    const file = str(positionals[0], "FILE");
+    const res = await validateTaskStream(createReadStream(resolve(ctx.cwd, file)));
+    const valid = res.problems.length === 0;
+    if (values.json) {
+      writeLine(ctx.out, JSON.stringify({ file, valid, tasks: res.tasks.length, lines: res.lines, problems: res.problems }));
+    } else {
+      for (const p of res.problems) writeLine(ctx.out, formatProblem(p, file));
+      writeLine(valid ? ctx.out : ctx.err, valid ? `${file}: ${res.tasks.length} tasks, valid` : `${file}: ${res.problems.length} problem(s); the file is invalid`);
+    }
+    return valid ? 0 : 1;
+  },
+};
+
+function progress(ctx: CliContext, total: number | null) {
+  let last = 0;
+  return (sent: number) => {
+    const now = Date.now();
+    if (now - last < 250 && sent !== total) return;
+    last = now;
+    ctx.err.write(`\ruploading ${(sent / 1048576).toFixed(1)} MiB${total ? ` / ${(total / 1048576).toFixed(1)} MiB (${Math.round((sent / total) * 100)}%)` : ""}`);
+  };
+}
+
+function report(ctx: CliContext, res: ImportResponse, format: (p: TaskProblem) => string): number {
+  ctx.err.write("\n");
+  if (res.ok) {
+    writeLine(ctx.out, `imported ${res.imported} tasks into pool ${res.poolId}`);
+    writeLine(ctx.out, `exact duplicates: ${res.exactDuplicates}, normalized-code duplicates: ${res.normalizedDuplicates}, group merge proposals: ${res.mergeProposals}`);
+    writeLine(ctx.out, `pool snapshot: ${res.snapshotHash}`);
+    return 0;
+  }
+  for (const p of res.problems) writeLine(ctx.out, format(p));
+  if (res.problemCount > res.problems.length) writeLine(ctx.out, `… and ${res.problemCount - res.problems.length} more`);
+  writeLine(ctx.err, `${res.problemCount} problem(s); nothing was imported`);
+  return 1;
+}
+
+const importFile: Command = {
+  name: "tasks import",
+  usage: "agentlab tasks import FILE --pool NAME [--description TEXT]",
+  summary: "upload a task file into a pool (all or nothing)",
+  options: { pool: { type: "string" }, description: { type: "string" } },
+  async run({ positionals, values }, ctx) {
+    const file = resolve(ctx.cwd, str(positionals[0], "FILE"));
+    const size = (await stat(file)).size;
+    const res = await ctx.api().importTasks({ pool: str(values.pool, "--pool"), description: values.description as string | undefined, body: createReadStream(file), onProgress: progress(ctx, size) });
+    return report(ctx, res, (p) => formatProblem(p, str(positionals[0], "FILE")));
+  },
+};
+
+const importDir: Command = {
+  name: "tasks import-dir",
+  usage: "agentlab tasks import-dir DIR --pool NAME [--description TEXT]",
+  summary: "upload a directory of task folders (see docs/task-format.md)",
+  options: { pool: { type: "string" }, description: { type: "string" } },
+  async run({ positionals, values }, ctx) {
+    const dir = resolve(ctx.cwd, str(positionals[0], "DIR"));
+    const tasks = await readTaskDir(dir);
+    if (tasks.length === 0) {
+      writeLine(ctx.err, `${dir}: no task folders found`);
+      return 1;
+    }
+    const body = new TextEncoder().encode(tasks.map((t) => t.line).join("\n") + "\n");
+    const res = await ctx.api().importTasks({ pool: str(values.pool, "--pool"), description: values.description as string | undefined, body: [body], onProgress: progress(ctx, body.length) });
+    // Line N of the generated file is folder N: problems are reported against the folder.
+    return report(ctx, res, (p) => `${tasks[p.line - 1]?.folder ?? "?"}: ${p.field ? `${p.field}: ` : ""}${p.message} [${p.code}]`);
+  },
+};
+
+export const taskCommands = [validate, importFile, importDir];

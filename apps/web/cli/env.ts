@@ -1,0 +1,15 @@
+import { z } from "zod";
+
+// The only place the CLI reads process.env; flags (--server, --token) override it.
+const CliEnv = z.object({
+  AGENTLAB_URL: z.string().url().default("http://127.0.0.1:3000"),
+  AGENTLAB_TOKEN: z.string().min(1).optional(),
+  NO_COLOR: z.string().optional(),
+});
+export type CliEnv = z.infer<typeof CliEnv>;
+
+export function loadCliEnv(source: Record<string, string | undefined> = process.env): CliEnv {
+  const parsed = CliEnv.safeParse(source);
+  if (!parsed.success) throw new Error(`invalid environment: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  return parsed.data;
+}

@@ -1,0 +1,67 @@
+import { TRPCClientError } from "@trpc/client";
+import { UsageError, parseCommandArgs, writeLine, type CliIo, type Command } from "./command";
+import { commands } from "./commands";
+import { createApiClient, type ApiClient } from "./client";
+import { loadCliEnv } from "./env";
+
+const GLOBAL = /^--(server|token)(?:=(.*))?$/;
+
+function help(io: CliIo, list: Command[]) {
+  writeLine(io.out, "usage: agentlab [--server URL] [--token TOKEN] <command> [args]\n");
+  for (const c of list) writeLine(io.out, `  ${c.usage}\n      ${c.summary}`);
+  writeLine(io.out, "\nenvironment: AGENTLAB_URL (default http://127.0.0.1:3000), AGENTLAB_TOKEN (a personal API token)");
+}
+
+/** Runs one CLI invocation and returns its exit code; `io` lets tests capture the output. */
+export async function main(argv: string[], io: CliIo = { out: process.stdout, err: process.stderr, cwd: process.cwd() }, envSource?: Record<string, string | undefined>): Promise<number> {
+  const env = loadCliEnv(envSource);
+  let server = env.AGENTLAB_URL;
+  let token = env.AGENTLAB_TOKEN;
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    const m = GLOBAL.exec(arg);
+    if (!m) {
+      rest.push(arg);
+      continue;
+    }
+    const value = m[2] ?? argv[++i];
+    if (value === undefined) return usage(io, `--${m[1]} needs a value`);
+    if (m[1] === "server") server = value;
+    else token = value;
+  }
+  const cmd = commands.find((c) => c.name.split(" ").every((w, i) => rest[i] === w));
+  if (!cmd) {
+    help(io, commands);
+    return rest.length === 0 || rest[0] === "help" || rest[0] === "--help" ? 0 : 2;
+  }
+  let client: ApiClient | null = null;
+  const ctx = {
+    ...io,
+    api: () => {
+      if (!token) throw new UsageError("no API token: pass --token or set AGENTLAB_TOKEN (create one under Settings → API tokens)");
+      client ??= createApiClient(server, token);
+      return client;
+    },
+  };
+  try {
+    const args = parseCommandArgs(cmd, rest.slice(cmd.name.split(" ").length));
+    if (args.values.help) {
+      writeLine(io.out, `usage: ${cmd.usage}\n  ${cmd.summary}`);
+      return 0;
+    }
+    return await cmd.run(args, ctx);
+  } catch (err) {
+    if (err instanceof UsageError || (err as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return usage(io, `${(err as Error).message}\nusage: ${cmd.usage}`);
+    if (err instanceof TRPCClientError) {
+      writeLine(io.err, `agentlab: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+function usage(io: CliIo, message: string): number {
+  writeLine(io.err, `agentlab: ${message}`);
+  return 2;
+}
