@@ -15,6 +15,9 @@ const Env = z.object({
   AGENTLAB_HEARTBEAT_MS: z.coerce.number().int().positive().default(10_000),
   AGENTLAB_MAX_BODY_BYTES: z.coerce.number().int().positive().default(2 * 1024 * 1024),
   AGENTLAB_MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(512 * 1024 * 1024),
+  // Passed on to the local agent's process.
+  PATH: z.string().default("/usr/local/bin:/usr/bin:/bin"),
+  HOME: z.string().default("/tmp"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 export type Env = z.infer<typeof Env>;

@@ -26,7 +26,7 @@ async function main() {
   log.info({ url }, "agentlab is up");
   console.log(`\n  agentlab is running at ${url}\n`);
 
-  const agent = env.AGENTLAB_LOCAL_AGENT === "1" ? await startLocalAgent(app.services, `http://127.0.0.1:${port}`, { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" }) : null;
+  const agent = env.AGENTLAB_LOCAL_AGENT === "1" ? await startLocalAgent(app.services, `http://127.0.0.1:${port}`, { PATH: env.PATH, HOME: env.HOME }) : null;
 
   // Graceful on the first signal, forced on the second.
   let stopping = false;
