@@ -6,3 +6,4 @@ export * from "./protocol/capabilities";
 export * from "./protocol/messages";
 export * from "./grading";
 export * from "./teacher";
+export * from "./stats";

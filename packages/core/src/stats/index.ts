@@ -1,0 +1,5 @@
+export * from "./passk";
+export * from "./mcnemar";
+export * from "./random";
+export * from "./bootstrap";
+export * from "./pooling";
