@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { fnv1a } from "./minhash";
+import { windowHashes } from "./minhash";
 import { SplitPart } from "./split";
 
 // Leakage between a split's test part and the parts a model learns from or is selected on: exact
@@ -36,13 +36,13 @@ export type LeakTask = { taskId: string; part: SplitPart; tokens: readonly strin
 
 export type LeakageOptions = { n?: number; maxDocFreq?: number; minSharedNgrams?: number; maxPairs?: number };
 
-// Two independent 32-bit hashes packed into one safe integer: collisions are negligible at pool scale.
+// Two independent 32-bit window hashes packed into one safe integer: collisions are negligible at pool scale.
 function ngramKeys(tokens: readonly string[], n: number): Set<number> {
   const out = new Set<number>();
-  for (let i = 0; i + n <= tokens.length; i++) {
-    const s = tokens.slice(i, i + n).join("\u0001");
-    out.add(fnv1a(s) * 0x200000 + (fnv1a(s, 0x01000193) & 0x1fffff));
-  }
+  if (tokens.length < n) return out;
+  const a = windowHashes(tokens, n, 0x811c9dc5);
+  const b = windowHashes(tokens, n, 0x01000193);
+  for (let i = 0; i < a.length; i++) out.add((a[i] ?? 0) * 0x200000 + ((b[i] ?? 0) & 0x1fffff));
   return out;
 }
 
