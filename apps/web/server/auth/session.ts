@@ -21,14 +21,17 @@ export function loginLimiter(db: Db): LoginLimiter {
   return l;
 }
 
-/** Opens a session for `userId` and hands the browser its cookies; returns the CSRF token. */
-export async function startSession(ctx: Context, userId: string): Promise<{ csrfToken: string; expiresAt: Date }> {
+/**
+ * Opens a session for `userId` and hands the browser its cookies. The CSRF token travels only in
+ * its cookie (one channel for the client to read), never in a response body.
+ */
+export async function startSession(ctx: Context, userId: string): Promise<{ expiresAt: Date }> {
   const s = await createSession(ctx.db, userId, SESSION_TTL_S);
   // The session cookie is HttpOnly (page scripts never see it); the CSRF cookie is readable on
   // purpose: a same-origin page copies it into a header, which a cross-site page cannot do.
   ctx.setCookie(SESSION_COOKIE, s.token, { httpOnly: true, maxAgeS: SESSION_TTL_S });
   ctx.setCookie(CSRF_COOKIE, s.csrfToken, { httpOnly: false, maxAgeS: SESSION_TTL_S });
-  return { csrfToken: s.csrfToken, expiresAt: s.expiresAt };
+  return { expiresAt: s.expiresAt };
 }
 
 export async function endSession(ctx: Context): Promise<void> {
@@ -53,7 +56,7 @@ export async function login(ctx: Context, input: { email: string; password: stri
   if (needsRehash(user.passwordHash)) await setPasswordHash(ctx.db, user.id, await hashPassword(input.password));
   const session = await startSession(ctx, user.id);
   ctx.log.info({ userId: user.id, ip: ctx.ip }, "signed in");
-  return { user: { id: user.id, email: user.email, name: user.name, role: user.role }, csrfToken: session.csrfToken };
+  return { user: { id: user.id, email: user.email, name: user.name, role: user.role }, expiresAt: session.expiresAt };
 }
 
 /** Requires the current password; every other session of the user ends, this browser gets a new one. */
@@ -64,5 +67,5 @@ export async function changePassword(ctx: Context, userId: string, input: { curr
   await setPasswordHash(ctx.db, userId, await hashPassword(input.newPassword));
   const session = await startSession(ctx, userId);
   ctx.log.info({ userId }, "password changed; other sessions ended");
-  return { csrfToken: session.csrfToken };
+  return { expiresAt: session.expiresAt };
 }
