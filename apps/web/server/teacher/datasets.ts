@@ -1,0 +1,123 @@
+import { Readable } from "node:stream";
+import { randomUUID } from "node:crypto";
+import {
+  DomainError, GradeResult, PROMPT_TEMPLATE_HASH, datasetHash, mainPaths, orderSamples, parseAnswer, publicContext, sampleHash, sftLine, sftSample,
+
+} from "@agentlab/core";
+import {
+  allDatasetSamples, finishReplay, getDataset, getReplay, insertDataset, insertReplay, jobsByIds, passingCandidates, queryRows,
+  type DatasetRow, type NewSample,
+} from "@agentlab/db";
+import { sql } from "drizzle-orm";
+import type { SftSample } from "@agentlab/core/trainer/schemas";
+import type { Services } from "../services";
+import { gradePayload } from "./grading";
+
+// Verified SFT data. A snapshot is written once: its samples, their order and the hash of its
+// JSONL export never change; a replay that drops samples makes a new snapshot with a parent.
+
+type Built = NewSample & { line: string };
+
+async function writeSnapshot(services: Services, meta: { name: string; splitId: string; experimentId: string | null; sourceCollectionIds: string[]; parentId: string | null; createdBy: string | null }, built: Built[]): Promise<DatasetRow> {
+  const ordered = orderSamples(built).map((s, i) => ({ ...s, ordinal: i }));
+  const lines = ordered.map((s) => s.line);
+  const hash = datasetHash(lines);
+  const row = await insertDataset(
+    services.db,
+    { ...meta, hash, promptHash: PROMPT_TEMPLATE_HASH, sampleCount: ordered.length, taskCount: new Set(ordered.map((s) => s.taskRowId)).size, oracleSamples: ordered.filter((s) => s.oracle).length },
+    ordered.map(({ line: _line, ...s }) => s),
+  );
+  await publishExport(services, hash, lines);
+  return row;
+}
+
+// The export is also a content-addressed artifact named by the dataset hash, so agents (the
+// tokenize and train jobs) download exactly the bytes the hash names.
+async function publishExport(services: Services, hash: string, lines: string[]): Promise<void> {
+  if (await services.artifacts.has(hash)) return;
+  const body = Buffer.from(lines.map((l) => `${l}\n`).join(""), "utf8");
+  const partial = await services.artifacts.partialSize(hash);
+  if (partial > 0) return; // another writer is publishing the same bytes
+  await services.artifacts.append(hash, 0, Readable.from([body]), body.length);
+  const size = await services.artifacts.complete(hash);
+  await queryRows(services.db, sql`insert into artifacts (sha256, size_bytes) values (${hash}, ${size}) on conflict do nothing`);
+}
+
+/** Passing candidates of the collections become samples; identical samples are kept once. */
+export async function createDataset(services: Services, input: { name: string; splitId: string; collectionIds: string[]; experimentId?: string | null; createdBy?: string | null }): Promise<DatasetRow> {
+  const rows = await passingCandidates(services.db, { splitId: input.splitId, collectionIds: input.collectionIds });
+  const seen = new Set<string>();
+  const built: Built[] = [];
+  for (const { task, candidate } of rows) {
+    if (!candidate.files) continue;
+    const sample = sftSample(publicContext({ instruction: task.instruction, files: task.files, public_tests: task.publicTests }), candidate.files);
+    const hash = sampleHash(sample);
+    if (seen.has(hash)) continue;
+    seen.add(hash);
+    built.push({ ordinal: 0, hash, candidateId: candidate.id, taskRowId: task.id, taskKey: task.taskId, oracle: candidate.oracle, messages: sample.messages, line: sftLine(sample) });
+  }
+  if (built.length === 0) throw new DomainError("PRECONDITION_FAILED", "no passing candidates in these collections (grade them first)");
+  return writeSnapshot(services, { name: input.name, splitId: input.splitId, experimentId: input.experimentId ?? null, sourceCollectionIds: input.collectionIds, parentId: null, createdBy: input.createdBy ?? null }, built);
+}
+
+/** The JSONL export, checked against the snapshot hash before it leaves the server. */
+export async function exportDataset(services: Services, id: string): Promise<{ dataset: DatasetRow; jsonl: string }> {
+  const dataset = await getDataset(services.db, id);
+  if (!dataset) throw new DomainError("NOT_FOUND", "no such dataset");
+  const rows = await allDatasetSamples(services.db, id);
+  const lines = rows.map((r) => sftLine({ messages: r.sample.messages }));
+  if (datasetHash(lines) !== dataset.hash) throw new DomainError("INTERNAL", "dataset samples do not match the snapshot hash");
+  return { dataset, jsonl: lines.map((l) => `${l}\n`).join("") };
+}
+
+const assistantFiles = (s: SftSample, mains: string[]) => {
+  const last = s.messages[s.messages.length - 1];
+  return last?.role === "assistant" ? parseAnswer(last.content, mains) : ({ ok: false, reason: "no assistant turn" } as const);
+};
+
+/** Re-grades every sample (the assistant turn as trained on, against the task as it is now). */
+export async function startReplay(services: Services, datasetId: string) {
+  const dataset = await getDataset(services.db, datasetId);
+  if (!dataset) throw new DomainError("NOT_FOUND", "no such dataset");
+  const replayKey = randomUUID();
+  const rows = await allDatasetSamples(services.db, datasetId);
+  const jobs: Record<string, string> = {};
+  for (const r of rows) {
+    const parsed = assistantFiles({ messages: r.sample.messages }, mainPaths(r.task));
+    if (!parsed.ok) throw new DomainError("INTERNAL", `sample ${r.sample.ordinal} does not parse: ${parsed.reason}`);
+    const job = await services.queue.enqueue({ type: "grade", payload: gradePayload(r.task, parsed.files), dedupeKey: `replay:${replayKey}:${r.sample.ordinal}`, maxDurationS: 900 });
+    jobs[String(r.sample.ordinal)] = job.id;
+  }
+  return insertReplay(services.db, datasetId, jobs);
+}
+
+/** Completes a replay whose jobs have all ended: survivors form the verified snapshot. */
+export async function syncReplay(services: Services, replayId: string) {
+  const replay = await getReplay(services.db, replayId);
+  if (!replay || replay.state !== "grading") return replay;
+  const states = new Map((await jobsByIds(services.db, Object.values(replay.jobs))).map((j) => [j.id, j]));
+  if ([...states.values()].some((j) => !["succeeded", "failed", "canceled"].includes(j.state))) return replay;
+  const dataset = await getDataset(services.db, replay.datasetId);
+  if (!dataset) return replay;
+  const rows = await allDatasetSamples(services.db, replay.datasetId);
+  const kept: Built[] = [];
+  const dropped: { ordinal: number; taskKey: string; verdict: string; reasons: string[] }[] = [];
+  for (const r of rows) {
+    const job = states.get(replay.jobs[String(r.sample.ordinal)] ?? "");
+    const res = job?.state === "succeeded" ? GradeResult.safeParse(job.result) : null;
+    if (res?.success && res.data.verdict === "pass") kept.push({ ...r.sample, line: sftLine({ messages: r.sample.messages }) });
+    else dropped.push({ ordinal: r.sample.ordinal, taskKey: r.sample.taskKey, verdict: res?.success ? res.data.verdict : "infra_error", reasons: res?.success ? res.data.reasons : [job?.error ?? "grade job did not succeed"] });
+  }
+  let resultId: string | null = dataset.id;
+  if (dropped.length > 0) {
+    resultId = kept.length === 0 ? null : (await writeSnapshot(services, { name: `${dataset.name} (replayed)`, splitId: dataset.splitId, experimentId: dataset.experimentId, sourceCollectionIds: dataset.sourceCollectionIds, parentId: dataset.id, createdBy: dataset.createdBy }, kept)).id;
+  }
+  await finishReplay(services.db, replayId, { state: "done", kept: kept.length, dropped, resultDatasetId: resultId });
+  return getReplay(services.db, replayId);
+}
+
+/** Replays still grading, for the background loop. */
+export async function syncReplays(services: Services): Promise<void> {
+  const open = await queryRows<{ id: string }>(services.db, sql`select id from sft_replays where state = 'grading'`);
+  for (const r of open) await syncReplay(services, r.id);
+}

@@ -1,0 +1,144 @@
+import {
+  DomainError, PROMPT_TEMPLATE_HASH, budgetReached, callCost, candidateCacheKey, formatAnswer, mainPaths, parseAnswer, renderRepairPrompt, sampleSeed,
+  type Usage,
+} from "@agentlab/core";
+import {
+  addLedgerEntry, bumpCollection, collectableTasks, collectionItemKeys, findCandidate, getCollection, getPrice, getProvider, insertCandidate,
+  linkCollectionItem, providerSealedKey, updateCollection, type CollectionRow, type TaskRowForCollect,
+} from "@agentlab/db";
+import type { ChatMessage } from "@agentlab/core/trainer/schemas";
+import type { Services } from "../services";
+import { chatCompletion, DEFAULT_RETRY, ProviderCallError, type RetryPolicy } from "./client";
+import { enqueueCollectionGrading } from "./grading";
+
+// Runs a collection on the server: every (task, sample) of the split's train/dev tasks is either
+// taken from the candidate cache or asked of the provider, under a concurrency limit and a budget.
+
+export type RunnerOptions = { retry?: RetryPolicy };
+type Live = { abort: AbortController; done: Promise<void> };
+const live = new Map<string, Live>();
+
+/** Starts (or joins) the run of a queued collection in the background. */
+export function startCollection(services: Services, id: string, opts: RunnerOptions = {}): Promise<void> {
+  const existing = live.get(id);
+  if (existing) return existing.done;
+  const abort = new AbortController();
+  const log = services.log.child({ collectionId: id });
+  const done = runCollection(services, id, abort.signal, opts)
+    .catch(async (err: unknown) => {
+      log.error({ err }, "collection failed");
+      const reason = err instanceof DomainError ? err.message : "internal error (see the server log)";
+      await updateCollection(services.db, id, { state: "failed", stopReason: reason, finishedAt: new Date() });
+    })
+    .finally(() => live.delete(id));
+  live.set(id, { abort, done });
+  return done;
+}
+
+export const awaitCollection = (id: string): Promise<void> => live.get(id)?.done ?? Promise.resolve();
+
+export function cancelCollection(id: string): boolean {
+  const run = live.get(id);
+  run?.abort.abort();
+  return Boolean(run);
+}
+
+type Item = { task: TaskRowForCollect; sampleIndex: number };
+
+async function runCollection(services: Services, id: string, signal: AbortSignal, opts: RunnerOptions): Promise<void> {
+  const { db } = services;
+  const log = services.log.child({ collectionId: id });
+  const col = await getCollection(db, id);
+  if (!col) throw new DomainError("NOT_FOUND", "no such collection");
+  if (col.state !== "queued" && col.state !== "running") return;
+  const provider = await getProvider(db, col.providerId);
+  if (!provider) throw new DomainError("NOT_FOUND", "the collection's provider is gone");
+  // Checked again here (not only at creation): the runner never sends a test task anywhere.
+  const taskRows = await collectableTasks(db, { splitId: col.splitId, parts: col.parts, taskIds: col.taskIds });
+  const sealed = provider.kind === "openai" ? await providerSealedKey(db, provider.id) : null;
+  const apiKey = sealed ? services.secrets.open(sealed) : "";
+  const price = await getPrice(db, col.model);
+  const done = await collectionItemKeys(db, id);
+  const items: Item[] = taskRows.flatMap((task) => Array.from({ length: col.nSamples }, (_, s) => ({ task, sampleIndex: s }))).filter((it) => !done.has(`${it.task.id}:${it.sampleIndex}`));
+  await updateCollection(db, id, { state: "running", startedAt: col.startedAt ?? new Date(), tasksTotal: taskRows.length, samplesTotal: taskRows.length * col.nSamples });
+  log.info({ tasks: taskRows.length, pending: items.length, provider: provider.name, model: col.model }, "collection started");
+
+  let spent = col.costUsd;
+  let stop: string | null = null;
+  let failures = 0;
+  let lastError = "";
+  const ask = async (it: Item): Promise<void> => {
+    const key = candidateCacheKey({ fingerprint: it.task.fingerprint, promptHash: PROMPT_TEMPLATE_HASH, model: col.model, paramsHash: col.paramsHash, sampleIndex: it.sampleIndex });
+    const cached = await findCandidate(db, key);
+    if (cached) {
+      if (await linkCollectionItem(db, { collectionId: id, taskRowId: it.task.id, sampleIndex: it.sampleIndex, candidateId: cached.id, reused: true })) {
+        await bumpCollection(db, id, { done: 1, reused: 1, costSaved: cached.costUsd });
+      }
+      return;
+    }
+    if (budgetReached(spent, col.budgetUsd)) {
+      stop ??= `budget cap of $${(col.budgetUsd ?? 0).toFixed(4)} reached after spending $${spent.toFixed(4)}`;
+      return;
+    }
+    const messages = renderRepairPrompt({ instruction: it.task.instruction, files: it.task.files, public_tests: it.task.publicTests });
+    let reply: { text: string; usage: Usage; finishReason: string | null; latencyMs: number };
+    try {
+      reply = provider.kind === "reference" ? referenceReply(it.task) : await callProvider(provider.baseUrl, apiKey, col, messages, it.sampleIndex, signal, opts, provider.extraParams);
+    } catch (err) {
+      if (signal.aborted) return;
+      failures++;
+      lastError = err instanceof ProviderCallError ? err.message : "unexpected error";
+      log.warn({ err, taskId: it.task.taskId, sampleIndex: it.sampleIndex }, "provider call failed");
+      await bumpCollection(db, id, { failed: 1 });
+      return;
+    }
+    const cost = callCost(reply.usage, price);
+    spent += cost;
+    const parsed = parseAnswer(reply.text, mainPaths(it.task));
+    const { row, inserted } = await insertCandidate(db, {
+      cacheKey: key, fingerprint: it.task.fingerprint, promptHash: PROMPT_TEMPLATE_HASH, model: col.model, paramsHash: col.paramsHash, sampleIndex: it.sampleIndex,
+      providerKind: provider.kind, oracle: provider.kind === "reference", originTaskRowId: it.task.id, answer: reply.text,
+      files: parsed.ok ? parsed.files : null, parseError: parsed.ok ? null : parsed.reason, finishReason: reply.finishReason,
+      tokensIn: reply.usage.promptTokens, tokensOut: reply.usage.completionTokens, costUsd: cost, latencyMs: reply.latencyMs,
+      // A malformed answer is graded here, without an agent: fail_syntax with the parser's reason.
+      ...(parsed.ok ? {} : { verdict: "fail_syntax", verdictReasons: [parsed.reason], gradedAt: new Date() }),
+    });
+    await addLedgerEntry(db, { providerId: provider.id, model: col.model, experimentId: col.experimentId, collectionId: id, candidateId: row.id, tokensIn: reply.usage.promptTokens, tokensOut: reply.usage.completionTokens, costUsd: cost });
+    await linkCollectionItem(db, { collectionId: id, taskRowId: it.task.id, sampleIndex: it.sampleIndex, candidateId: row.id, reused: !inserted });
+    await bumpCollection(db, id, { done: 1, tokensIn: reply.usage.promptTokens, tokensOut: reply.usage.completionTokens, cost });
+  };
+
+  let next = 0;
+  const worker = async () => {
+    while (!signal.aborted && next < items.length) {
+      const it = items[next++];
+      if (it) await ask(it);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(col.concurrency, Math.max(1, items.length)) }, worker));
+
+  const failNote = failures > 0 ? `${failures} request(s) failed after retries; last: ${lastError}` : null;
+  if (signal.aborted) {
+    await updateCollection(db, id, { state: "canceled", stopReason: "canceled by a user", finishedAt: new Date() });
+    return;
+  }
+  const graded = col.grade ? await enqueueCollectionGrading(services, id) : 0;
+  const state = stop ? "stopped_budget" : graded > 0 ? "grading" : "done";
+  await updateCollection(db, id, { state, stopReason: [stop, failNote].filter(Boolean).join("; ") || null, finishedAt: state === "grading" ? null : new Date() });
+  log.info({ state, failures, spentUsd: spent, gradeJobs: graded }, "collection finished");
+}
+
+/** The oracle: the task's own reference, in the answer format. Free, and labelled oracle everywhere. */
+function referenceReply(task: TaskRowForCollect) {
+  const mains = new Set(mainPaths(task));
+  const files = task.reference.filter((f) => mains.has(f.path));
+  return { text: formatAnswer(files), usage: { promptTokens: 0, completionTokens: 0 }, finishReason: "reference", latencyMs: 0 };
+}
+
+function callProvider(baseUrl: string | null, apiKey: string, col: CollectionRow, messages: ChatMessage[], sampleIndex: number, signal: AbortSignal, opts: RunnerOptions, extra: Record<string, unknown>) {
+  if (!baseUrl) throw new DomainError("PRECONDITION_FAILED", "the provider has no base URL");
+  return chatCompletion(
+    { baseURL: baseUrl, apiKey, model: col.model, messages, params: { ...col.params, seed: sampleSeed(col.params.seed, sampleIndex) }, extraParams: extra, timeoutMs: col.timeoutMs, maxRetries: col.maxRetries, signal },
+    opts.retry ?? DEFAULT_RETRY,
+  );
+}

@@ -1,0 +1,41 @@
+import { sql } from "drizzle-orm";
+import { DomainError } from "@agentlab/core";
+import { TokenizeSummary } from "@agentlab/core/trainer/schemas";
+import { getDataset, queryRows, setDatasetTokenCounts } from "@agentlab/db";
+import type { Services } from "../services";
+
+// Supervised-token counts need the student model's tokenizer and chat template, so they are
+// computed by a `tokenize` job on an agent (the trainer's tokenize command) and copied back here.
+
+const dedupeKey = (datasetId: string, model: string) => `tokenize:${datasetId}:${model}`;
+
+/** Payload of the tokenize job: the dataset is the artifact named by its hash. */
+export async function enqueueTokenize(services: Services, datasetId: string, model: string) {
+  const dataset = await getDataset(services.db, datasetId);
+  if (!dataset) throw new DomainError("NOT_FOUND", "no such dataset");
+  return services.queue.enqueue({ type: "tokenize", payload: { datasetId, datasetSha256: dataset.hash, model }, dedupeKey: dedupeKey(datasetId, model), maxDurationS: 3600 });
+}
+
+/** Records counts from a TokenizeSummary after checking that it was computed over this snapshot's bytes. */
+export async function recordTokenCounts(services: Services, datasetId: string, model: string, summary: unknown): Promise<boolean> {
+  const dataset = await getDataset(services.db, datasetId);
+  if (!dataset) throw new DomainError("NOT_FOUND", "no such dataset");
+  const s = TokenizeSummary.parse(summary);
+  if (s.dataset_sha256 !== dataset.hash) throw new DomainError("CONFLICT", "the tokenized file is not this dataset snapshot");
+  if (s.samples !== dataset.sampleCount) throw new DomainError("CONFLICT", `tokenized ${s.samples} samples, the snapshot has ${dataset.sampleCount}`);
+  return setDatasetTokenCounts(services.db, datasetId, { model, supervisedTokens: s.supervised_tokens, totalTokens: s.total_tokens, maxTokens: s.max_tokens, chatTemplateSha256: s.chat_template_sha256 });
+}
+
+/** Picks up finished tokenize jobs (result either the summary or `{ tokenize: summary }`). */
+export async function syncTokenizeJobs(services: Services): Promise<void> {
+  const rows = await queryRows<{ payload: { datasetId?: string; model?: string }; result: Record<string, unknown> | null }>(
+    services.db,
+    sql`select j.payload, j.result from jobs j join sft_datasets d on d.id::text = j.payload->>'datasetId'
+        where j.type = 'tokenize' and j.state = 'succeeded' and d.token_counts is null`,
+  );
+  for (const r of rows) {
+    if (!r.payload.datasetId || !r.payload.model || !r.result) continue;
+    const summary = "tokenize" in r.result ? r.result.tokenize : r.result;
+    await recordTokenCounts(services, r.payload.datasetId, r.payload.model, summary).catch((err: unknown) => services.log.warn({ err, datasetId: r.payload.datasetId }, "tokenize result refused"));
+  }
+}
