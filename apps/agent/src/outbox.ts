@@ -6,6 +6,7 @@ import type { ServerLink } from "./link";
 import { RequestRefused } from "./link";
 
 export type OutboxItem = { event: string; attemptId: string; payload: Record<string, unknown> };
+type Delivered = (ack: WriteAck | null) => void;
 
 /**
  * Ordered, at-least-once delivery of an attempt's writes (logs, progress, artifacts, result).
@@ -16,6 +17,7 @@ export class Outbox {
   private queue: OutboxItem[] = [];
   private flushing: Promise<void> | null = null;
   private idleWaiters: Array<() => void> = [];
+  private deliveredHooks = new Map<OutboxItem, Delivered>();
   private readonly spoolPath: string;
 
   constructor(private readonly link: ServerLink, stateDir: string, private readonly log: Logger, private readonly onStale: (attemptId: string) => void) {
@@ -30,10 +32,13 @@ export class Outbox {
     return this.queue.length;
   }
 
-  push(item: OutboxItem) {
+  /** Queues an item; the promise resolves with its ack once delivered (null if dropped). */
+  push(item: OutboxItem): Promise<WriteAck | null> {
+    const delivered = new Promise<WriteAck | null>((resolve) => this.deliveredHooks.set(item, resolve));
     this.queue.push(item);
     appendFile(this.spoolPath, JSON.stringify(item) + "\n").catch((err) => this.log.error({ err }, "spool write failed"));
     this.kick();
+    return delivered;
   }
 
   /** Resolves once everything queued so far is delivered (or dropped as stale). */
@@ -54,17 +59,21 @@ export class Outbox {
     while (this.queue.length) {
       const item = this.queue[0];
       if (!item) break;
-      let accepted = true;
+      let ack: WriteAck | null = null;
       try {
-        accepted = (await this.link.request(item.event, item.payload, WriteAck)).accepted;
+        ack = await this.link.request(item.event, item.payload, WriteAck);
       } catch (err) {
         if (err instanceof RequestRefused && err.code === "ABORTED") return;
         // A request the server refuses outright (malformed) will never succeed: drop it, loudly.
         this.log.error({ err, event: item.event }, "server refused an outbox item; dropping it");
       }
       this.queue.shift();
-      if (!accepted) {
+      this.deliveredHooks.get(item)?.(ack);
+      this.deliveredHooks.delete(item);
+      if (ack && !ack.accepted) {
         this.log.warn({ attemptId: item.attemptId, event: item.event }, "attempt is stale; dropping its pending writes");
+        const dropped = this.queue.filter((q) => q.attemptId === item.attemptId);
+        dropped.forEach((q) => (this.deliveredHooks.get(q)?.(null), this.deliveredHooks.delete(q)));
         this.queue = this.queue.filter((q) => q.attemptId !== item.attemptId);
         this.onStale(item.attemptId);
       }

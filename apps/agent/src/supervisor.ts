@@ -86,8 +86,9 @@ export class Supervisor {
         continue;
       }
       const ack = await this.link.request(AGENT_EVENTS.claim, { version: PROTOCOL_VERSION }, ClaimAck).catch(() => null);
-      if (ack?.job) await this.runJob(ack.job);
-      else await this.idle(this.opts.pollMs ?? 5000);
+      let job = ack?.job ?? null;
+      if (!job) await this.idle(this.opts.pollMs ?? 5000);
+      while (job) job = await this.runJob(job);
     }
   }
 
@@ -130,12 +131,13 @@ export class Supervisor {
     r.controller.abort();
   }
 
-  private async runJob(job: ClaimedJob) {
+  /** Runs one job to its delivered result; returns the next job if the server claimed one with the ack. */
+  private async runJob(job: ClaimedJob): Promise<ClaimedJob | null> {
     const log = this.opts.log.child({ jobId: job.jobId, attemptId: job.attemptId, type: job.type });
     const r: Running = { job, controller: new AbortController(), reason: null, renewedAt: Date.now(), stale: false };
     this.running.set(job.attemptId, r);
     const ref = { version: PROTOCOL_VERSION, jobId: job.jobId, attemptId: job.attemptId };
-    const push = (event: string, payload: Record<string, unknown>) => !r.stale && this.outbox.push({ event, attemptId: job.attemptId, payload: { ...ref, ...payload } });
+    const push = (event: string, payload: Record<string, unknown>) => (r.stale ? Promise.resolve(null) : this.outbox.push({ event, attemptId: job.attemptId, payload: { ...ref, ...payload } }));
     const logs = new LogStream((chunks) => push(AGENT_EVENTS.log, { chunks }));
     const maxDuration = setTimeout(() => this.abortAttempt(job.attemptId, "timeout"), job.maxDurationS * 1000);
     const workDir = join(this.opts.stateDir, "work", job.attemptId);
@@ -170,11 +172,13 @@ export class Supervisor {
     if (r.reason === "shutdown" && outcome.reason !== "succeeded") outcome = { ...outcome, reason: "infra_error", error: "agent shut down during the job" };
     logs.flush();
     // Logs are queued before the result, so the server has them all before the terminal state.
-    push(AGENT_EVENTS.result, { reason: outcome.reason, exitCode: outcome.exitCode ?? null, signal: outcome.signal ?? null, result: outcome.result ?? {}, error: outcome.error ?? null, lastLogSeq: logs.lastSeq });
+    const claimNext = !this.stopping && !this.drain;
+    const delivered = push(AGENT_EVENTS.result, { reason: outcome.reason, exitCode: outcome.exitCode ?? null, signal: outcome.signal ?? null, result: outcome.result ?? {}, error: outcome.error ?? null, lastLogSeq: logs.lastSeq, claimNext });
     log.info({ reason: outcome.reason, stale: r.stale }, "job finished");
-    await this.outbox.drained();
+    const ack = await delivered;
     this.running.delete(job.attemptId);
     await rm(workDir, { recursive: true, force: true });
+    return ack?.next ?? null;
   }
 
   /** Graceful: stop claiming, give running jobs `graceMs`, then interrupt them, deliver, disconnect. */

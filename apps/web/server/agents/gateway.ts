@@ -102,7 +102,9 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
       const out = await finishAttempt(db, msg);
       log.info({ jobId: msg.jobId, attemptId: msg.attemptId, reason: msg.reason, accepted: out.accepted, state: out.state }, "attempt finished");
       if (out.requeued) nudge();
-      return { accepted: out.accepted };
+      const fit = socket.data.fit;
+      const next = msg.claimNext && out.accepted && fit && !socket.data.drain ? await claimJob(db, fit) : null;
+      return { accepted: out.accepted, next };
     });
 
     socket.on("disconnect", () => {

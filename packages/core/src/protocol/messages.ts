@@ -50,6 +50,8 @@ export const ResultMsg = AttemptRef.extend({
   result: z.record(z.string(), z.unknown()).default({}),
   error: z.string().max(64 * 1024).nullable().default(null),
   lastLogSeq: z.number().int().min(-1).default(-1),
+  // Saves a round trip per job: the ack carries the agent's next job, claimed on its behalf.
+  claimNext: z.boolean().default(false),
 });
 export type ResultMsg = z.infer<typeof ResultMsg>;
 
@@ -64,7 +66,7 @@ export const ArtifactMsg = AttemptRef.extend({
 export type ArtifactMsg = z.infer<typeof ArtifactMsg>;
 
 // Written on behalf of an attempt: `accepted: false` means the attempt is stale and must stop.
-export const WriteAck = z.object({ accepted: z.boolean() });
+export const WriteAck = z.object({ accepted: z.boolean(), next: ClaimedJob.nullable().optional() });
 export type WriteAck = z.infer<typeof WriteAck>;
 
 export const CancelPush = AttemptRef;

@@ -115,36 +115,50 @@ export async function recordProgress(db: Db, jobId: string, attemptId: string, s
 export type FinishOutcome = { accepted: boolean; state: Job["state"] | null; requeued: boolean };
 
 /**
- * Records an attempt's end. Idempotent: a retried result of the attempt that already ended the job
- * is accepted again without effect; any other non-current attempt is refused.
+ * Records an attempt's end in one statement (one round trip, one commit): the attempt row gets its
+ * reason, and the job is requeued (retryable reason, attempts left, not canceling) or ends.
+ * Idempotent: a retried result of the attempt that already ended the job is accepted again
+ * without effect; any other non-current attempt is refused.
  */
 export async function finishAttempt(db: Db, msg: Pick<ResultMsg, "jobId" | "attemptId" | "reason" | "exitCode" | "signal" | "result" | "error">): Promise<FinishOutcome> {
-  return db.transaction(async (tx) => {
-    const [job] = await tx.select().from(jobs).where(eq(jobs.id, msg.jobId)).for("update");
-    if (!job) return { accepted: false, state: null, requeued: false };
-    if (job.currentAttemptId !== msg.attemptId || !["running", "canceling"].includes(job.state)) {
-      const [att] = await tx.select().from(jobAttempts).where(eq(jobAttempts.id, msg.attemptId));
-      const sameResult = att?.jobId === msg.jobId && att.reason === msg.reason && job.currentAttemptId === msg.attemptId;
-      return { accepted: sameResult, state: job.state, requeued: false };
-    }
-    await tx
-      .update(jobAttempts)
-      .set({ reason: msg.reason, exitCode: msg.exitCode, signal: msg.signal, error: msg.error, finishedAt: sql`now()` })
-      .where(eq(jobAttempts.id, msg.attemptId));
-    const canceling = job.state === "canceling";
-    const retry = !canceling && RETRYABLE_REASONS.includes(msg.reason) && job.attempts < job.maxAttempts;
-    if (retry) {
-      await tx.update(jobs).set({ state: "queued", currentAttemptId: null, agentId: null, leaseExpiresAt: null, error: msg.error }).where(eq(jobs.id, job.id));
-      return { accepted: true, state: "queued", requeued: true };
-    }
-    const state = msg.reason === "succeeded" ? "succeeded" : canceling || msg.reason === "canceled" ? "canceled" : "failed";
-    const reason = state === "canceled" ? "canceled" : msg.reason;
-    await tx
-      .update(jobs)
-      .set({ state, terminalReason: reason, result: msg.result, error: msg.error, leaseExpiresAt: null, finishedAt: sql`now()` })
-      .where(eq(jobs.id, job.id));
-    return { accepted: true, state, requeued: false };
-  });
+  const retryable = `{${RETRYABLE_REASONS.join(",")}}`;
+  const [row] = await queryRows<{ state: Job["state"] }>(
+    db,
+    sql`with cur as (
+          select id, state, attempts, max_attempts from jobs
+          where id = ${msg.jobId} and current_attempt_id = ${msg.attemptId} and state in ('running', 'canceling')
+          for update
+        ), next as (
+          select id, case
+              when state = 'canceling' then 'canceled'
+              when ${msg.reason} = any(${retryable}::terminal_reason[]) and attempts < max_attempts then 'queued'
+              when ${msg.reason} = 'succeeded' then 'succeeded'
+              when ${msg.reason} = 'canceled' then 'canceled'
+              else 'failed' end::job_state as state
+          from cur
+        ), att as (
+          update job_attempts set reason = ${msg.reason}, exit_code = ${msg.exitCode}, signal = ${msg.signal}, error = ${msg.error}, finished_at = now()
+          where id = ${msg.attemptId} and exists (select 1 from cur)
+        )
+        update jobs j set
+          state = next.state,
+          terminal_reason = case when next.state = 'queued' then null when next.state = 'canceled' then 'canceled' else ${msg.reason}::terminal_reason end,
+          current_attempt_id = case when next.state = 'queued' then null else j.current_attempt_id end,
+          agent_id = case when next.state = 'queued' then null else j.agent_id end,
+          lease_expires_at = null,
+          result = case when next.state = 'queued' then j.result else ${JSON.stringify(msg.result)}::jsonb end,
+          error = ${msg.error},
+          finished_at = case when next.state = 'queued' then null else now() end
+        from next where j.id = next.id
+        returning next.state`,
+  );
+  if (row) return { accepted: true, state: row.state, requeued: row.state === "queued" };
+  // Not current: accept only a repeat of the result that already ended the job.
+  const [job] = await db.select({ state: jobs.state, currentAttemptId: jobs.currentAttemptId }).from(jobs).where(eq(jobs.id, msg.jobId));
+  if (!job) return { accepted: false, state: null, requeued: false };
+  const [att] = await db.select({ reason: jobAttempts.reason }).from(jobAttempts).where(eq(jobAttempts.id, msg.attemptId));
+  const sameResult = job.currentAttemptId === msg.attemptId && att?.reason === msg.reason;
+  return { accepted: sameResult, state: job.state, requeued: false };
 }
 
 export type ReapedJob = { jobId: string; attemptId: string; agentId: string | null; state: Job["state"] };
