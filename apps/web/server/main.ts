@@ -7,6 +7,8 @@ import { createLogger } from "./logger";
 import { createApp } from "./app";
 import { loadOrCreateSecret } from "./bootstrap/secret";
 import { startLocalAgent } from "./bootstrap/local-agent";
+import { ensureBuiltinPool } from "./bootstrap/builtin-pool";
+import { ensureFirstAdminLink } from "./auth/setup";
 
 const WEB_DIR = fileURLToPath(new URL("..", import.meta.url));
 
@@ -23,8 +25,11 @@ async function main() {
   const app = await createApp({ env, db: database.db, log, secret, next: nextApp.getRequestHandler() });
   const port = await app.listen(env.PORT, env.HOST);
   const url = env.AGENTLAB_PUBLIC_URL ?? `http://localhost:${port}`;
+  await ensureBuiltinPool(app.services);
+  const setup = await ensureFirstAdminLink(app.services);
   log.info({ url }, "agentlab is up");
   console.log(`\n  agentlab is running at ${url}\n`);
+  if (setup) console.log(`  No admin yet. Create the first admin account (one-time link):\n  ${url}${setup}\n`);
 
   const agent = env.AGENTLAB_LOCAL_AGENT === "1" ? await startLocalAgent(app.services, `http://127.0.0.1:${port}`, { PATH: env.PATH, HOME: env.HOME }) : null;
 
