@@ -7,3 +7,4 @@ export * from "./protocol/messages";
 export * from "./grading";
 export * from "./teacher";
 export * from "./stats";
+export * from "./experiments";

@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { SamplingParams } from "../teacher/schemas";
+import { PROMPT_TEMPLATE_HASH } from "../teacher/prompt";
+
+// An experiment's full recipe (brief §2). Everything that influences a number in the report is
+// here, so the stored config plus the frozen split reproduce the experiment.
+
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 hex digest");
+
+export const TeacherRecipe = z.object({
+  providerId: z.string().uuid(),
+  /** Candidates requested per train task. */
+  n: z.number().int().min(1).max(64).default(1),
+  sampling: SamplingParams.default(SamplingParams.parse({})),
+  budgetUsd: z.number().min(0).optional(),
+});
+export type TeacherRecipe = z.infer<typeof TeacherRecipe>;
+
+export const BaseModel = z.object({
+  /** A local model folder or a hub id; the agent resolves it (tests and the demo use local folders). */
+  source: z.enum(["path", "hub"]),
+  ref: z.string().min(1).max(500),
+  revision: z.string().max(200).optional(),
+});
+export type BaseModel = z.infer<typeof BaseModel>;
+
+export const TrainingConfig = z.object({
+  lora: z
+    .object({
+      r: z.number().int().min(1).max(1024).default(16),
+      alpha: z.number().positive().default(32),
+      dropout: z.number().min(0).lt(1).default(0.05),
+      targets: z.array(z.string().min(1)).min(1).default(["q_proj", "k_proj", "v_proj", "o_proj"]),
+    })
+    .default({ r: 16, alpha: 32, dropout: 0.05, targets: ["q_proj", "k_proj", "v_proj", "o_proj"] }),
+  epochs: z.number().int().min(1).max(50).default(2),
+  learningRate: z.number().positive().max(1).default(2e-4),
+  schedule: z.enum(["linear", "cosine", "constant"]).default("cosine"),
+  batchSize: z.number().int().min(1).max(1024).default(4),
+  gradAccum: z.number().int().min(1).max(1024).default(1),
+  maxLength: z.number().int().min(8).max(131072).default(2048),
+  quantization: z.enum(["auto", "nf4", "none"]).default("auto"),
+});
+export type TrainingConfig = z.infer<typeof TrainingConfig>;
+
+/** What must be identical for base and adapter to be compared (brief §2 invariants). */
+export const EvalProtocol = z.object({
+  promptTemplateHash: Sha256.default(PROMPT_TEMPLATE_HASH),
+  decoding: z
+    .object({ doSample: z.boolean().default(false), temperature: z.number().positive().default(1), topP: z.number().gt(0).max(1).default(1) })
+    .default({ doSample: false, temperature: 1, topP: 1 }),
+  maxNewTokens: z.number().int().min(1).max(32768).default(512),
+  graderVersion: z.string().min(1).max(200),
+});
+export type EvalProtocol = z.infer<typeof EvalProtocol>;
+
+export const ExperimentConfig = z
+  .object({
+    name: z.string().min(1).max(200),
+    splitId: z.string().uuid(),
+    teacher: TeacherRecipe,
+    baseModel: BaseModel,
+    training: TrainingConfig.default(TrainingConfig.parse({})),
+    evaluation: EvalProtocol,
+    seeds: z.array(z.number().int().min(0).max(2 ** 31 - 1)).min(1).max(16).default([0]),
+    /** Bootstrap settings of the report; the seed makes intervals reproducible. */
+    bootstrap: z.object({ iterations: z.number().int().min(100).max(100_000).default(10_000), seed: z.number().int().min(0).default(0) }).default({ iterations: 10_000, seed: 0 }),
+    /** Printed on the report (e.g. the demo's tiny random model). */
+    disclaimer: z.string().max(2000).optional(),
+  })
+  .refine((c) => new Set(c.seeds).size === c.seeds.length, { message: "seeds must be distinct", path: ["seeds"] });
+export type ExperimentConfig = z.infer<typeof ExperimentConfig>;
+export type ExperimentConfigInput = z.input<typeof ExperimentConfig>;

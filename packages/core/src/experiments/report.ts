@@ -1,0 +1,181 @@
+import type { LeakageReport } from "../tasks/leakage";
+import { pairedBootstrap, type BootstrapResult } from "../stats/bootstrap";
+import { mcnemarExact } from "../stats/mcnemar";
+import { poolSeeds, type PooledResult } from "../stats/pooling";
+import type { ExperimentConfig } from "./config";
+import { assertSameProtocol, checkProtocol, type ProtocolCheck } from "./protocol";
+import { modelKey, modelLabel, type ModelRef, type SelectionDecision } from "./selection";
+
+// The paired report (brief §2, §7) as plain data; pages, share links and exports render it.
+
+export type TaskOutcome = { taskId: string; group: string; verdict: string };
+export type PairCategory = "improved" | "regressed" | "both_pass" | "both_fail";
+export type PairedRow = { split: "dev" | "test"; taskId: string; group: string; base: string; sft: string; category: PairCategory };
+export type Interval = { value: number; lo: number; hi: number };
+
+export type SummaryRow = {
+  split: "dev" | "test";
+  n: number;
+  base: Interval;
+  /** null when no adapter result is claimed on this split (base kept, on test). */
+  sft: Interval | null;
+  sftLabel: string | null;
+  delta: Interval | null;
+  improved: number;
+  regressed: number;
+  bothPass: number;
+  bothFail: number;
+  mcnemarP: number | null;
+  significant: boolean;
+  label: string;
+};
+
+export type DevCurvePoint = { seed: number; epoch: number; pass1: number };
+
+export type ExperimentReport = {
+  version: 1;
+  experimentId: string;
+  name: string;
+  generatedAt: string;
+  config: ExperimentConfig;
+  disclaimer: string | null;
+  outcome: { kind: SelectionDecision["outcome"]; selected: ModelRef; selectedLabel: string; headline: string; reason: string };
+  selection: Pick<SelectionDecision, "rule" | "table">;
+  protocol: ProtocolCheck;
+  summary: SummaryRow[];
+  devCurve: { base: number; points: DevCurvePoint[] };
+  seeds: PooledResult | null;
+  contamination: LeakageReport;
+  tasks: PairedRow[];
+  alpha: number;
+};
+
+export type ReportInput = {
+  experimentId: string;
+  name: string;
+  generatedAt: string;
+  config: ExperimentConfig;
+  selection: SelectionDecision;
+  /** The protocol each compared evaluation actually ran under, by model label. */
+  protocols: Record<string, ExperimentConfig["evaluation"]>;
+  /** Dev outcomes by modelKey (base and every epoch). */
+  dev: Record<string, TaskOutcome[]>;
+  /** Test outcomes by modelKey: the base and each seed's best epoch on dev. */
+  test: Record<string, TaskOutcome[]>;
+  /** The adapter compared on test: the selected one, or each seed's best when the base is kept. */
+  testAdapters: ModelRef[];
+  contamination: LeakageReport;
+};
+
+export const ALPHA = 0.05;
+const passed = (v: string) => (v === "pass" ? 1 : 0);
+
+function category(b: number, s: number): PairCategory {
+  if (b === s) return b ? "both_pass" : "both_fail";
+  return s > b ? "improved" : "regressed";
+}
+
+function pairUp(split: "dev" | "test", base: readonly TaskOutcome[], sft: readonly TaskOutcome[]): PairedRow[] {
+  const byId = new Map(sft.map((o) => [o.taskId, o]));
+  return base.map((b) => {
+    const s = byId.get(b.taskId);
+    const v = s?.verdict ?? "missing";
+    return { split, taskId: b.taskId, group: b.group, base: b.verdict, sft: v, category: category(passed(b.verdict), passed(v)) };
+  });
+}
+
+const rate = (outcomes: readonly TaskOutcome[], boot: { iterations: number; seed: number }): Interval => {
+  const r: BootstrapResult = pairedBootstrap(outcomes.map((o) => ({ group: o.group, base: 0, treated: passed(o.verdict) })), { ...boot, clusterBy: (p) => p.group });
+  return { value: r.mean, lo: r.lo, hi: r.hi };
+};
+
+function summaryRow(split: "dev" | "test", rows: PairedRow[], base: readonly TaskOutcome[], sft: readonly TaskOutcome[] | null, sftLabel: string | null, boot: { iterations: number; seed: number }): SummaryRow {
+  const count = (c: PairCategory) => rows.filter((r) => r.category === c).length;
+  const improved = count("improved");
+  const regressed = count("regressed");
+  if (!sft) {
+    return { split, n: base.length, base: rate(base, boot), sft: null, sftLabel, delta: null, improved: 0, regressed: 0, bothPass: 0, bothFail: 0, mcnemarP: null, significant: false, label: "no adapter compared" };
+  }
+  const d = pairedBootstrap(rows.map((r) => ({ group: r.group, base: passed(r.base), treated: passed(r.sft) })), { ...boot, clusterBy: (p) => p.group });
+  const p = mcnemarExact(improved, regressed);
+  const significant = p < ALPHA && (d.lo > 0 || d.hi < 0);
+  return {
+    split,
+    n: rows.length,
+    base: rate(base, boot),
+    sft: rate(sft, boot),
+    sftLabel,
+    delta: { value: d.mean, lo: d.lo, hi: d.hi },
+    improved,
+    regressed,
+    bothPass: count("both_pass"),
+    bothFail: count("both_fail"),
+    mcnemarP: p,
+    significant,
+    label: significant ? `significant at α=${ALPHA}` : `not significant at α=${ALPHA} (McNemar p=${p.toPrecision(3)}; 95% interval of Δ includes 0 or p ≥ ${ALPHA})`,
+  };
+}
+
+/** Throws PRECONDITION_FAILED when the compared evaluations ran under different protocols. */
+export function buildReport(input: ReportInput): ExperimentReport {
+  assertSameProtocol(input.protocols);
+  const { selection, config } = input;
+  const boot = config.bootstrap;
+  const baseDev = input.dev.base ?? [];
+  const baseTest = input.test.base ?? [];
+  const kept = selection.outcome === "base_kept";
+  // On dev the selected adapter (or, when the base is kept, the best adapter) is shown for context.
+  const devRival = kept ? selection.table.filter((r) => r.ref.model === "adapter").sort((a, b) => b.pass1 - a.pass1)[0]?.ref ?? null : selection.selected;
+  const devSft = devRival ? input.dev[modelKey(devRival)] ?? [] : null;
+  const devRows = devSft ? pairUp("dev", baseDev, devSft) : [];
+  const testSft = kept ? null : input.test[modelKey(selection.selected)] ?? [];
+  const testRows = testSft ? pairUp("test", baseTest, testSft) : [];
+  const summary = [
+    summaryRow("dev", devRows, baseDev, devSft, devRival ? `${modelLabel(devRival)}${kept ? " (best adapter, not selected)" : ""}` : null, boot),
+    summaryRow("test", testRows, baseTest, testSft, kept ? null : modelLabel(selection.selected), boot),
+  ];
+
+  const seedRefs = input.testAdapters.filter((r): r is Extract<ModelRef, { model: "adapter" }> => r.model === "adapter").sort((a, b) => a.seedIndex - b.seedIndex);
+  const seeds =
+    seedRefs.length > 0
+      ? poolSeeds(
+          baseTest.map((b) => ({
+            taskId: b.taskId,
+            group: b.group,
+            base: passed(b.verdict),
+            bySeed: seedRefs.map((r) => passed((input.test[modelKey(r)] ?? []).find((o) => o.taskId === b.taskId)?.verdict ?? "missing")),
+          })),
+          seedRefs.map((r) => r.seed),
+          boot,
+        )
+      : null;
+
+  const testSummary = summary[1] as SummaryRow;
+  const pp = (x: number) => `${(100 * x).toFixed(1)}`;
+  const headline = kept
+    ? `Base kept: no adapter beat the base on dev, so no gain is claimed. Base test pass@1 ${pp(testSummary.base.value)}%.`
+    : testSummary.delta && testSummary.sft
+      ? `${modelLabel(selection.selected)} vs base on test: ${pp(testSummary.sft.value)}% vs ${pp(testSummary.base.value)}% pass@1, Δ ${testSummary.delta.value >= 0 ? "+" : ""}${pp(testSummary.delta.value)} pp — ${testSummary.label}.`
+      : "No test comparison available.";
+
+  return {
+    version: 1,
+    experimentId: input.experimentId,
+    name: input.name,
+    generatedAt: input.generatedAt,
+    config,
+    disclaimer: config.disclaimer ?? null,
+    outcome: { kind: selection.outcome, selected: selection.selected, selectedLabel: modelLabel(selection.selected), headline, reason: selection.reason },
+    selection: { rule: selection.rule, table: selection.table },
+    protocol: checkProtocol(input.protocols),
+    summary,
+    devCurve: {
+      base: selection.table.find((r) => r.ref.model === "base")?.pass1 ?? 0,
+      points: selection.table.flatMap((r) => (r.ref.model === "adapter" ? [{ seed: r.ref.seed, epoch: r.ref.epoch, pass1: r.pass1 }] : [])),
+    },
+    seeds,
+    contamination: input.contamination,
+    tasks: [...testRows, ...devRows],
+    alpha: ALPHA,
+  };
+}
