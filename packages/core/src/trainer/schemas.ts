@@ -1,0 +1,316 @@
+import { z } from "zod";
+
+// Contract between the TS agent and the Python trainer (architecture brief §6).
+// Specs are written as JSON files and passed as `python -m agentlab_trainer <command> --spec FILE`;
+// the trainer answers with JSON lines on stdout, each one a TrainerEvent. Keys are snake_case on
+// both sides, like the task format.
+
+export const TrainerCommand = z.enum(["tiny-model", "train", "generate", "tokenize"]);
+export type TrainerCommand = z.infer<typeof TrainerCommand>;
+
+/** Exit codes of the trainer CLI. */
+export const TRAINER_EXIT = { ok: 0, internal: 1, usage: 2, userError: 3, canceled: 143 } as const;
+
+const ChatRole = z.enum(["system", "user", "assistant"]);
+export const ChatMessage = z.object({ role: ChatRole, content: z.string() });
+export type ChatMessage = z.infer<typeof ChatMessage>;
+
+/** One SFT sample: a line of the dataset JSONL. */
+export const SftSample = z.object({ messages: z.array(ChatMessage).min(1) });
+export type SftSample = z.infer<typeof SftSample>;
+
+// ------------------------------------------------------------------ specs
+
+export const TinyModelSpec = z.object({
+  output_dir: z.string().min(1),
+  /** Text files, or task pools (.jsonl / .jsonl.gz, Task spec v1) whose code and tests are used. */
+  corpus: z.array(z.string().min(1)).min(1),
+  arch: z.enum(["llama", "qwen2"]).default("llama"),
+  seed: z.number().int().min(0).default(0),
+  vocab_size: z.number().int().min(300).max(65536).default(2048),
+  hidden_size: z.number().int().positive().default(128),
+  intermediate_size: z.number().int().positive().default(256),
+  num_layers: z.number().int().positive().default(2),
+  num_heads: z.number().int().positive().default(4),
+  num_kv_heads: z.number().int().positive().default(2),
+  max_position_embeddings: z.number().int().positive().default(2048),
+  /** Rebuild even when the folder's stamp matches. */
+  force: z.boolean().default(false),
+});
+export type TinyModelSpec = z.infer<typeof TinyModelSpec>;
+
+export const LoraConfig = z.object({
+  r: z.number().int().min(1).max(1024).default(16),
+  alpha: z.number().positive().default(32),
+  dropout: z.number().min(0).lt(1).default(0.05),
+  target_modules: z.array(z.string().min(1)).min(1).default(["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]),
+});
+export type LoraConfig = z.infer<typeof LoraConfig>;
+
+export const LrSchedule = z.enum(["linear", "cosine", "constant"]);
+export type LrSchedule = z.infer<typeof LrSchedule>;
+
+export const TrainSpec = z.object({
+  /** Local model folder or hub id (the trainer never downloads in tests). */
+  base_model: z.string().min(1),
+  /** Name recorded in the run record; defaults to base_model. */
+  model_id: z.string().min(1).optional(),
+  /** SFT JSONL: one SftSample per line. */
+  dataset: z.string().min(1),
+  eval_dataset: z.string().min(1).optional(),
+  output_dir: z.string().min(1),
+  lora: LoraConfig.default(LoraConfig.parse({})),
+  epochs: z.number().int().min(1).default(1),
+  learning_rate: z.number().positive().default(2e-4),
+  lr_schedule: LrSchedule.default("cosine"),
+  warmup_ratio: z.number().min(0).max(1).default(0),
+  warmup_steps: z.number().int().min(0).optional(),
+  batch_size: z.number().int().min(1).default(4),
+  grad_accum: z.number().int().min(1).default(1),
+  max_length: z.number().int().min(8).default(2048),
+  seed: z.number().int().min(0).default(0),
+  weight_decay: z.number().min(0).default(0),
+  max_grad_norm: z.number().min(0).default(1),
+  /** auto: NF4 QLoRA when CUDA and bitsandbytes exist, plain LoRA otherwise. */
+  quantization: z.enum(["auto", "nf4", "none"]).default("auto"),
+  device: z.enum(["auto", "cpu", "cuda"]).default("auto"),
+  /** End-of-turn token; found from the chat template when absent. */
+  eot_token: z.string().min(1).optional(),
+  log_every_steps: z.number().int().min(1).default(1),
+  eval_batch_size: z.number().int().min(1).optional(),
+  torch_threads: z.number().int().min(1).optional(),
+  local_files_only: z.boolean().default(false),
+});
+export type TrainSpec = z.infer<typeof TrainSpec>;
+
+export const GeneratePrompt = z.object({ task_id: z.string().min(1), messages: z.array(ChatMessage).min(1) });
+export type GeneratePrompt = z.infer<typeof GeneratePrompt>;
+
+export const GenerateSpec = z.object({
+  base_model: z.string().min(1),
+  /** Adapter snapshot folder (e.g. <out>/epoch-2); absent for the base model. */
+  adapter: z.string().min(1).optional(),
+  prompts: z.array(GeneratePrompt),
+  max_new_tokens: z.number().int().min(1).default(512),
+  /** false = greedy (the default for evaluation). */
+  do_sample: z.boolean().default(false),
+  temperature: z.number().positive().default(1),
+  top_p: z.number().gt(0).max(1).default(1),
+  seed: z.number().int().min(0).default(0),
+  batch_size: z.number().int().min(1).default(8),
+  backend: z.enum(["auto", "transformers", "vllm"]).default("auto"),
+  device: z.enum(["auto", "cpu", "cuda"]).default("auto"),
+  eot_token: z.string().min(1).optional(),
+  local_files_only: z.boolean().default(false),
+});
+export type GenerateSpec = z.infer<typeof GenerateSpec>;
+
+export const TokenizeSpec = z.object({
+  model: z.string().min(1),
+  dataset: z.string().min(1),
+  max_length: z.number().int().min(8).optional(),
+  eot_token: z.string().min(1).optional(),
+  local_files_only: z.boolean().default(false),
+});
+export type TokenizeSpec = z.infer<typeof TokenizeSpec>;
+
+/** Spec type by command, for `runPython`. */
+export type TrainerSpecs = {
+  "tiny-model": z.input<typeof TinyModelSpec>;
+  train: z.input<typeof TrainSpec>;
+  generate: z.input<typeof GenerateSpec>;
+  tokenize: z.input<typeof TokenizeSpec>;
+};
+
+// ------------------------------------------------------------------ records
+
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+
+export const TrainerEnvironment = z.object({
+  python: z.string(),
+  platform: z.string(),
+  torch: z.string(),
+  cuda: z.string().nullable(),
+  cuda_available: z.boolean(),
+  driver: z.string().nullable(),
+  gpus: z.array(z.object({ index: z.number().int(), name: z.string(), memory_mb: z.number() })),
+  transformers: z.string().nullable(),
+  peft: z.string().nullable(),
+  trl: z.string().nullable(),
+  bitsandbytes: z.string().nullable(),
+  vllm: z.string().nullable(),
+  cpu_count: z.number().int().nullable(),
+  torch_threads: z.number().int(),
+});
+export type TrainerEnvironment = z.infer<typeof TrainerEnvironment>;
+
+export const TrainMethod = z.enum(["qlora-nf4", "lora-bf16", "lora-fp32"]);
+export type TrainMethod = z.infer<typeof TrainMethod>;
+
+export const AdapterSnapshot = z.object({
+  epoch: z.number().int().min(1),
+  path: z.string(),
+  /** sha256 over sorted relative paths + contents of the snapshot folder. */
+  sha256: Sha256,
+  files: z.array(z.string()),
+  train_loss: z.number(),
+  eval_loss: z.number().nullable(),
+  step: z.number().int(),
+});
+export type AdapterSnapshot = z.infer<typeof AdapterSnapshot>;
+
+/** The run record of a train job (brief §6), carried by its result event. */
+export const RunRecord = z.object({
+  status: z.enum(["succeeded", "canceled"]),
+  method: TrainMethod,
+  device: z.enum(["cpu", "cuda"]),
+  config: z.record(z.string(), z.unknown()),
+  dataset_sha256: Sha256,
+  eval_dataset_sha256: Sha256.nullable(),
+  chat_template_sha256: Sha256,
+  model: z.object({ id: z.string(), path: z.string(), weights_sha256: Sha256.nullable() }),
+  seed: z.number().int(),
+  eot_token: z.string(),
+  samples: z.number().int(),
+  eval_samples: z.number().int(),
+  supervised_tokens_per_epoch: z.number().int(),
+  trainable_parameters: z.number().int(),
+  total_steps: z.number().int(),
+  steps: z.number().int(),
+  epochs_completed: z.number().int(),
+  snapshots: z.array(AdapterSnapshot),
+  final_train_loss: z.number().nullable(),
+  final_eval_loss: z.number().nullable(),
+  started_at: z.string(),
+  finished_at: z.string(),
+  train_time_s: z.number(),
+  wall_time_s: z.number(),
+  supervised_tokens: z.number().int(),
+  supervised_tokens_per_s: z.number(),
+  total_tokens_per_s: z.number(),
+  peak_memory_mb: z.number(),
+  environment: TrainerEnvironment,
+  pip_freeze: z.array(z.string()),
+});
+export type RunRecord = z.infer<typeof RunRecord>;
+
+export const GenerateSummary = z.object({
+  backend: z.enum(["transformers", "vllm"]),
+  count: z.number().int(),
+  base_model: z.string(),
+  adapter: z.string().nullable(),
+  adapter_sha256: Sha256.nullable(),
+  decoding: z.object({
+    do_sample: z.boolean(),
+    temperature: z.number(),
+    top_p: z.number(),
+    seed: z.number().int(),
+    max_new_tokens: z.number().int(),
+  }),
+  chat_template_sha256: Sha256,
+  completion_tokens: z.number().int(),
+  tokens_per_s: z.number(),
+  wall_time_s: z.number(),
+  peak_memory_mb: z.number(),
+  environment: TrainerEnvironment,
+});
+export type GenerateSummary = z.infer<typeof GenerateSummary>;
+
+export const TokenizeSummary = z.object({
+  samples: z.number().int(),
+  supervised_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+  max_tokens: z.number().int(),
+  per_sample_supervised: z.array(z.number().int()),
+  /** Set when the pre-flight checks would refuse this dataset for training. */
+  preflight_error: z.object({ message: z.string() }).nullable(),
+  eot_token: z.string(),
+  max_length: z.number().int().nullable(),
+  dataset_sha256: Sha256,
+  chat_template_sha256: Sha256,
+});
+export type TokenizeSummary = z.infer<typeof TokenizeSummary>;
+
+export const TinyModelSummary = z.object({
+  path: z.string(),
+  cached: z.boolean(),
+  key: Sha256,
+  arch: z.enum(["llama", "qwen2"]),
+  config: z.record(z.string(), z.unknown()),
+  corpus_sha256: z.array(Sha256),
+  vocab_size: z.number().int(),
+  parameters: z.number().int(),
+  weights_sha256: Sha256.nullable(),
+  chat_template_sha256: Sha256,
+  build_s: z.number(),
+});
+export type TinyModelSummary = z.infer<typeof TinyModelSummary>;
+
+// ------------------------------------------------------------------ events (stdout JSON lines)
+
+export const TrainerProgressEvent = z.object({
+  event: z.literal("progress"),
+  step: z.number().int().min(1),
+  total_steps: z.number().int().min(1),
+  epoch: z.number().int().min(1),
+  /** Fraction of the current epoch done, 0..1. */
+  epoch_progress: z.number().min(0).max(1),
+  loss: z.number(),
+  lr: z.number(),
+  /** Supervised tokens per second of training so far. */
+  tokens_per_s: z.number(),
+  eta_s: z.number(),
+  memory_mb: z.number(),
+});
+export type TrainerProgressEvent = z.infer<typeof TrainerProgressEvent>;
+
+export const TrainerArtifactEvent = AdapterSnapshot.extend({
+  event: z.literal("artifact"),
+  kind: z.literal("adapter"),
+});
+export type TrainerArtifactEvent = z.infer<typeof TrainerArtifactEvent>;
+
+export const TrainerGenerationEvent = z.object({
+  event: z.literal("generation"),
+  task_id: z.string(),
+  text: z.string(),
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+  finish_reason: z.enum(["stop", "length"]),
+});
+export type TrainerGenerationEvent = z.infer<typeof TrainerGenerationEvent>;
+
+export const TrainerLogEvent = z.object({
+  event: z.literal("log"),
+  level: z.enum(["debug", "info", "warning", "error"]).default("info"),
+  message: z.string(),
+});
+export type TrainerLogEvent = z.infer<typeof TrainerLogEvent>;
+
+export const TrainerErrorInfo = z.object({
+  kind: z.enum(["user_error", "internal_error", "canceled"]),
+  message: z.string(),
+});
+export type TrainerErrorInfo = z.infer<typeof TrainerErrorInfo>;
+
+export const TrainerResultEvent = z.object({
+  event: z.literal("result"),
+  command: TrainerCommand,
+  status: z.enum(["succeeded", "failed", "canceled"]),
+  error: TrainerErrorInfo.optional(),
+  /** train: the run record (also on cancel, with the finished epochs' snapshots). */
+  record: RunRecord.optional(),
+  generate: GenerateSummary.optional(),
+  tokenize: TokenizeSummary.optional(),
+  tiny_model: TinyModelSummary.optional(),
+});
+export type TrainerResultEvent = z.infer<typeof TrainerResultEvent>;
+
+export const TrainerEvent = z.discriminatedUnion("event", [
+  TrainerProgressEvent,
+  TrainerArtifactEvent,
+  TrainerGenerationEvent,
+  TrainerLogEvent,
+  TrainerResultEvent,
+]);
+export type TrainerEvent = z.infer<typeof TrainerEvent>;
