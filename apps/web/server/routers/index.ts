@@ -4,6 +4,9 @@ import { authRouter } from "./auth";
 import { usersRouter } from "./users";
 import { tokensRouter } from "./tokens";
 import { jobsRouter } from "./jobs";
+import { providersRouter } from "./providers";
+import { collectionsRouter } from "./collections";
+import { datasetsRouter } from "./datasets";
 import { poolsRouter } from "./pools";
 import { tasksRouter } from "./tasks";
 import { splitsRouter } from "./splits";
@@ -15,6 +18,9 @@ export const appRouter = router({
   users: usersRouter,
   tokens: tokensRouter,
   jobs: jobsRouter,
+  providers: providersRouter,
+  collections: collectionsRouter,
+  datasets: datasetsRouter,
   pools: poolsRouter,
   tasks: tasksRouter,
   splits: splitsRouter,

@@ -1,0 +1,72 @@
+import { z } from "zod";
+import { CollectionInput, DomainError, PROMPT_TEMPLATE_HASH, paramsHash } from "@agentlab/core";
+import {
+  cacheMigrationPlan, collectableTasks, collectionCandidates, collectionTaskSummary, collectionVerdictCounts, getCandidate, getCollection, getProvider,
+  insertCollection, ledgerTotals, listCollections,
+} from "@agentlab/db";
+import { memberProcedure, router, viewerProcedure } from "../trpc/init";
+import { cancelCollection, startCollection } from "../teacher/runner";
+import { enqueueCollectionGrading } from "../teacher/grading";
+import { syncTeacher } from "../teacher/loops";
+
+const Id = z.object({ id: z.string().uuid() });
+
+export const collectionsRouter = router({
+  list: viewerProcedure.input(z.object({ experimentId: z.string().uuid().optional() }).default({})).query(async ({ ctx, input }) => {
+    await syncTeacher(ctx);
+    return listCollections(ctx.db, input);
+  }),
+
+  /** Progress, costs, reuse and verdict counts. */
+  byId: viewerProcedure.input(Id).query(async ({ ctx, input }) => {
+    await syncTeacher(ctx);
+    const col = await getCollection(ctx.db, input.id);
+    if (!col) throw new DomainError("NOT_FOUND", "no such collection");
+    return { ...col, verdicts: await collectionVerdictCounts(ctx.db, col.id), oracle: col.providerKind === "reference" };
+  }),
+
+  /** Creates the collection and starts it on the server; test-split tasks are refused before anything is stored. */
+  create: memberProcedure.input(CollectionInput).mutation(async ({ ctx, input }) => {
+    const provider = await getProvider(ctx.db, input.providerId);
+    if (!provider) throw new DomainError("NOT_FOUND", "no such provider");
+    const tasks = await collectableTasks(ctx.db, { splitId: input.splitId, parts: input.parts, taskIds: input.taskIds });
+    if (tasks.length === 0) throw new DomainError("PRECONDITION_FAILED", "no train/dev tasks to collect");
+    const col = await insertCollection(ctx.db, {
+      name: input.name ?? `${provider.name} × ${input.parts.join("+")} n=${input.nSamples}`, experimentId: input.experimentId ?? null, splitId: input.splitId,
+      providerId: provider.id, providerKind: provider.kind, model: provider.model, parts: input.parts, taskIds: input.taskIds ?? null, nSamples: input.nSamples,
+      params: input.params, paramsHash: paramsHash(input.params, { kind: provider.kind, extra: provider.extraParams }), promptHash: PROMPT_TEMPLATE_HASH,
+      concurrency: input.concurrency, budgetUsd: input.budgetUsd ?? null, maxRetries: input.maxRetries, timeoutMs: input.timeoutMs, grade: input.grade,
+      tasksTotal: tasks.length, samplesTotal: tasks.length * input.nSamples, createdBy: ctx.viewer.userId,
+    });
+    ctx.log.info({ collectionId: col.id, providerId: provider.id, tasks: tasks.length, n: input.nSamples }, "collection created");
+    void startCollection(ctx, col.id);
+    return col;
+  }),
+
+  cancel: memberProcedure.input(Id).mutation(({ input }) => ({ running: cancelCollection(input.id) })),
+
+  /** Enqueues grade jobs for candidates still without a verdict (e.g. after a collection ran with grade: false). */
+  grade: memberProcedure.input(Id).mutation(async ({ ctx, input }) => ({ pending: await enqueueCollectionGrading(ctx, input.id) })),
+
+  tasks: viewerProcedure
+    .input(z.object({ id: z.string().uuid(), after: z.string().max(200).optional(), limit: z.number().int().min(1).max(500).default(100) }))
+    .query(({ ctx, input }) => collectionTaskSummary(ctx.db, input.id, input)),
+
+  /** A task's candidates in this collection: answer, parse error, verdict and grader output. */
+  candidates: viewerProcedure.input(z.object({ id: z.string().uuid(), taskRowId: z.string().uuid() })).query(({ ctx, input }) => collectionCandidates(ctx.db, input.id, input.taskRowId)),
+
+  candidate: viewerProcedure.input(Id).query(async ({ ctx, input }) => {
+    const c = await getCandidate(ctx.db, input.id);
+    if (!c) throw new DomainError("NOT_FOUND", "no such candidate");
+    return c;
+  }),
+
+  ledger: viewerProcedure
+    .input(z.object({ by: z.enum(["provider", "experiment", "collection"]), experimentId: z.string().uuid().optional(), collectionId: z.string().uuid().optional() }))
+    .query(({ ctx, input }) => ledgerTotals(ctx.db, input.by, input)),
+
+  /** What a new pool snapshot reuses from an old one: candidates are keyed by fingerprint, so this is a plan, not a copy. */
+  migrateCache: memberProcedure
+    .input(z.object({ fromPoolId: z.string().uuid(), toPoolId: z.string().uuid() }))
+    .mutation(({ ctx, input }) => cacheMigrationPlan(ctx.db, input.fromPoolId, input.toPoolId)),
+});

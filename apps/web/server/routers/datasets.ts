@@ -1,0 +1,58 @@
+import { z } from "zod";
+import { DomainError } from "@agentlab/core";
+import { datasetSamplesPage, getDataset, listDatasets, listReplays } from "@agentlab/db";
+import { memberProcedure, router, viewerProcedure } from "../trpc/init";
+import { createDataset, exportDataset, startReplay, syncReplay } from "../teacher/datasets";
+import { enqueueTokenize } from "../teacher/tokens";
+import { syncTeacher } from "../teacher/loops";
+
+const Id = z.object({ id: z.string().uuid() });
+
+export const datasetsRouter = router({
+  list: viewerProcedure.input(z.object({ experimentId: z.string().uuid().optional() }).default({})).query(({ ctx, input }) => listDatasets(ctx.db, input)),
+
+  byId: viewerProcedure.input(Id).query(async ({ ctx, input }) => {
+    await syncTeacher(ctx);
+    const d = await getDataset(ctx.db, input.id);
+    if (!d) throw new DomainError("NOT_FOUND", "no such dataset");
+    return { ...d, replays: await listReplays(ctx.db, d.id) };
+  }),
+
+  /** An immutable snapshot of the passing candidates of one or more collections of one split. */
+  create: memberProcedure
+    .input(z.object({ name: z.string().min(1).max(200), splitId: z.string().uuid(), collectionIds: z.array(z.string().uuid()).min(1).max(100), experimentId: z.string().uuid().optional() }))
+    .mutation(async ({ ctx, input }) => {
+      await syncTeacher(ctx);
+      const d = await createDataset(ctx, { ...input, createdBy: ctx.viewer.userId });
+      ctx.log.info({ datasetId: d.id, hash: d.hash, samples: d.sampleCount }, "dataset snapshot created");
+      return d;
+    }),
+
+  samples: viewerProcedure
+    .input(z.object({ id: z.string().uuid(), after: z.number().int().optional(), limit: z.number().int().min(1).max(200).default(50) }))
+    .query(({ ctx, input }) => datasetSamplesPage(ctx.db, input.id, input)),
+
+  /** The JSONL bytes whose sha256 is the snapshot hash. */
+  export: viewerProcedure.input(Id).query(async ({ ctx, input }) => {
+    const { dataset, jsonl } = await exportDataset(ctx, input.id);
+    return { hash: dataset.hash, sampleCount: dataset.sampleCount, oracleSamples: dataset.oracleSamples, jsonl };
+  }),
+
+  /** Re-grades every sample before training; survivors form the verified snapshot. */
+  replay: memberProcedure.input(Id).mutation(async ({ ctx, input }) => {
+    const r = await startReplay(ctx, input.id);
+    return { id: r.id, jobs: Object.keys(r.jobs).length };
+  }),
+
+  replayStatus: viewerProcedure.input(Id).query(async ({ ctx, input }) => {
+    const r = await syncReplay(ctx, input.id);
+    if (!r) throw new DomainError("NOT_FOUND", "no such replay");
+    return r;
+  }),
+
+  /** Supervised-token counts with the student model's tokenizer, computed by an agent. */
+  tokenize: memberProcedure.input(z.object({ id: z.string().uuid(), model: z.string().min(1).max(500) })).mutation(async ({ ctx, input }) => {
+    const job = await enqueueTokenize(ctx, input.id, input.model);
+    return { jobId: job.id };
+  }),
+});
