@@ -7,3 +7,6 @@ export * from "./queries/agents";
 export * from "./queries/auth";
 export * from "./queries/tasks";
 export * from "./queries/splits";
+export * from "./queries/teacher";
+export * from "./queries/teacher-candidates";
+export * from "./queries/datasets";

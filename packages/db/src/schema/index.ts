@@ -2,3 +2,4 @@ export * from "./users";
 export * from "./agents";
 export * from "./jobs";
 export * from "./tasks";
+export * from "./teacher";
