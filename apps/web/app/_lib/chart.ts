@@ -2,14 +2,15 @@
 export type Point = { x: number; y: number };
 export type Domain = [number, number];
 
-/** Round tick values ("nice" steps of 1, 2, 2.5 or 5 × 10^k) covering [min, max]. */
+/** Round tick values (steps of 1, 2 or 5 × 10^k, the step nearest the requested count, as d3 does) within [min, max]. */
 export function niceTicks(min: number, max: number, count = 5): number[] {
   if (!Number.isFinite(min) || !Number.isFinite(max)) return [];
   if (min === max) return [min];
   const [lo, hi] = min < max ? [min, max] : [max, min];
   const raw = (hi - lo) / Math.max(1, count);
   const mag = 10 ** Math.floor(Math.log10(raw));
-  const step = ([1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? 10 * mag);
+  const err = raw / mag;
+  const step = mag * (err >= Math.sqrt(50) ? 10 : err >= Math.sqrt(10) ? 5 : err >= Math.SQRT2 ? 2 : 1);
   const first = Math.ceil(lo / step - 1e-9) * step;
   const ticks: number[] = [];
   for (let v = first; v <= hi + step * 1e-9; v += step) ticks.push(Number(v.toPrecision(12)));

@@ -13,9 +13,9 @@ import { PageHeader, Section } from "../_components/PageHeader";
 import { Fields } from "../_components/Stat";
 import { Ago, useNow } from "../_components/Time";
 import { duration, elapsed, megabytes, timestamp } from "../_lib/format";
+import { jobSummary } from "../_lib/jobs";
 import { httpStatusOf, useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
-import { jobSummary } from "../_components/jobs/JobsTable";
 import { LogView } from "./LogView";
 import { ArtifactsTable, AttemptsTable, PayloadView, ProgressView } from "./JobSections";
 

@@ -34,8 +34,8 @@ export function AttemptsTable({ attempts, currentAttemptId, agentName, selected,
     { key: "exit", header: "Exit", className: "w-px tabular-nums", cell: (a) => (a.exitCode !== null ? a.exitCode : a.signal ? <span className="font-mono text-xs">{a.signal}</span> : "—") },
     { key: "error", header: "Error", cell: (a) => (a.error ? <span className="line-clamp-2 text-xs text-red-700" title={a.error}>{a.error}</span> : <span className="text-zinc-400">—</span>) },
     { key: "started", header: "Started", className: "w-px", cell: (a) => <Ago at={a.startedAt} /> },
-    { key: "took", header: "Took", className: "w-px tabular-nums text-right", cell: (a) => elapsed(a.startedAt, a.finishedAt) },
-    { key: "logs", header: "", className: "w-px", cell: (a) => (a.id === selected ? <span className="text-xs text-zinc-500">viewing logs</span> : <button type="button" className="text-xs text-blue-700 hover:underline" onClick={() => onSelect(a.id)}>logs</button>) },
+    { key: "took", header: "Took", className: "w-px whitespace-nowrap tabular-nums text-right", cell: (a) => elapsed(a.startedAt, a.finishedAt) },
+    { key: "logs", header: "", className: "w-px whitespace-nowrap", cell: (a) => (a.id === selected ? <span className="text-xs text-zinc-500">viewing logs</span> : <button type="button" className="text-xs text-blue-700 hover:underline" onClick={() => onSelect(a.id)}>logs</button>) },
   ];
   return <Table bare columns={columns} rows={attempts} rowKey={(a) => a.id} rowClassName={(a) => (a.id === selected ? "bg-blue-50/40" : "")} empty={<p className="p-4 text-sm text-zinc-500">Not claimed by an agent yet.</p>} />;
 }
@@ -87,7 +87,7 @@ export function ProgressView({ attemptId, latest, live }: { attemptId: string | 
           ))}
         </div>
       ) : null}
-      {series.length ? <LineChart series={series} xLabel={xKey} height={200} /> : null}
+      {series.length ? <LineChart series={series} xLabel={xKey} yLabel={series.length === 1 ? series[0]?.name : undefined} height={200} /> : null}
     </div>
   );
 }

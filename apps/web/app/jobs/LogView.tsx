@@ -28,7 +28,7 @@ export function LogView({ attemptId, live }: { attemptId: string | null; live: b
           const el = e.currentTarget;
           setFollow(el.scrollHeight - el.scrollTop - el.clientHeight < 24);
         }}
-        className="h-96 overflow-auto rounded-md bg-zinc-950 px-3 py-2 font-mono text-[12px] leading-5 text-zinc-200"
+        className="max-h-[28rem] min-h-24 overflow-auto rounded-md bg-zinc-950 px-3 py-2 font-mono text-[12px] leading-5 text-zinc-200"
         data-testid="log-tail"
       >
         {dropped ? <div className="text-zinc-500">… {dropped} earlier chunks not shown</div> : null}

@@ -3,28 +3,17 @@
 import { useEffect, useRef, useState } from "react";
 import { useTRPCClient } from "../_lib/trpc";
 import type { LogRow } from "../_lib/types";
+import { appendChunks } from "./logTail";
 
 const PAGE = 1000;
-// The browser keeps the newest lines only; the full log stays in the database.
-export const MAX_LINES = 5000;
-
-export type LogTail = { lines: LogRow[]; dropped: number; error: unknown; done: boolean };
-
-/** Appends a page of chunks, ignoring any seq already seen, and trims to the newest `max`. */
-export function appendChunks(prev: { lines: LogRow[]; dropped: number }, rows: LogRow[], max = MAX_LINES): { lines: LogRow[]; dropped: number } {
-  const last = prev.lines.at(-1)?.seq ?? -1;
-  const fresh = rows.filter((r) => r.seq > last);
-  if (fresh.length === 0) return prev;
-  const merged = [...prev.lines, ...fresh];
-  const over = Math.max(0, merged.length - max);
-  return { lines: over ? merged.slice(over) : merged, dropped: prev.dropped + over };
-}
 
 /**
  * Follows one attempt's log: pages through what exists, then polls with `afterSeq` while the
  * attempt is live. When it ends the agent has already flushed every chunk (logs are flushed
  * before the terminal state), so one last read after `live` turns false is complete.
  */
+export type LogTail = { lines: LogRow[]; dropped: number; error: unknown; done: boolean };
+
 export function useLogTail(attemptId: string | null, live: boolean, pollMs = 1000): LogTail {
   const client = useTRPCClient();
   const liveRef = useRef(live);

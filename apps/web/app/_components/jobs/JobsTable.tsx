@@ -2,19 +2,13 @@
 
 import Link from "next/link";
 import { elapsed } from "../../_lib/format";
+import { jobSummary, requirementSummary } from "../../_lib/jobs";
 import type { AgentRow, JobRow } from "../../_lib/types";
 import { StateBadge } from "../Badge";
 import { EmptyState } from "../EmptyState";
 import { Mono } from "../Mono";
 import { Table, type Column } from "../Table";
 import { Ago, useNow } from "../Time";
-
-/** What a job's row says it is doing: the shell command for shell jobs, else nothing. */
-export function jobSummary(job: Pick<JobRow, "type" | "payload">): string {
-  const argv = (job.payload as { argv?: unknown }).argv;
-  if (job.type === "shell" && Array.isArray(argv)) return argv.map(String).join(" ");
-  return "";
-}
 
 // The overview's narrow card keeps only what identifies a job and how it is going.
 const COMPACT_HIDDEN = new Set(["reason", "agent", "started", "finished"]);
@@ -39,6 +33,7 @@ export function JobsTable({ jobs, agents, compact = false, bare = false }: { job
           </Link>{" "}
           <Mono value={j.id} />
           {jobSummary(j) ? <div className="max-w-[28rem] truncate font-mono text-[11px] text-zinc-500" title={jobSummary(j)}>{jobSummary(j)}</div> : null}
+          {j.state === "queued" && requirementSummary(j) ? <div className="text-[11px] text-amber-700">needs {requirementSummary(j)}</div> : null}
         </div>
       ),
     },
