@@ -1,0 +1,67 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { ErrorBox } from "../_components/ErrorBox";
+import { Mono } from "../_components/Mono";
+import { PageHeader, Section } from "../_components/PageHeader";
+import { Stat } from "../_components/Stat";
+import { Table } from "../_components/Table";
+import { Ago } from "../_components/Time";
+import { useTRPC } from "../_lib/trpc";
+import { CreateSplit } from "../splits/CreateSplit";
+import { MergeProposals } from "./MergeProposals";
+import { TaskBrowser } from "./TaskBrowser";
+import { UploadPanel } from "./UploadPanel";
+
+export function PoolDetail({ id }: { id: string }) {
+  const trpc = useTRPC();
+  const pool = useQuery(trpc.pools.byId.queryOptions({ id }));
+  const splits = useQuery(trpc.splits.list.queryOptions({ poolId: id }));
+  if (pool.error) return <ErrorBox error={pool.error} onRetry={() => void pool.refetch()} />;
+  const p = pool.data;
+  if (!p) return <p className="text-sm text-zinc-500">Loading…</p>;
+  type SplitRow = NonNullable<typeof splits.data>[number];
+  return (
+    <div className="space-y-4">
+      <PageHeader
+        title={p.name}
+        description={p.description || "Task pool"}
+        meta={<>snapshot <Mono value={p.snapshotHash} chars={12} copy /> · updated <Ago at={p.updatedAt} /> · export with <code>npx agentlab pools export {p.name}</code></>}
+      />
+      <div className="grid grid-cols-2 gap-3 md:grid-cols-5">
+        <Stat label="Tasks" value={p.taskCount.toLocaleString()} />
+        <Stat label="Source groups" value={p.groupCount.toLocaleString()} />
+        <Stat label="Exact duplicates" value={p.exactDuplicateTasks} hint="tasks sharing a fingerprint" />
+        <Stat label="Pending merges" value={p.pendingMerges} />
+        <Stat label="Splits" value={p.splits} />
+      </div>
+      <Section title="Origins">
+        <ul className="flex flex-wrap gap-3 text-sm">
+          {p.origins.map((o) => (
+            <li key={o.origin}><span className="font-medium">{o.origin || "—"}</span> <span className="tabular-nums text-zinc-500">{o.tasks}</span></li>
+          ))}
+        </ul>
+      </Section>
+      <TaskBrowser poolId={id} />
+      <MergeProposals poolId={id} />
+      <Section title="Splits">
+        <Table<SplitRow>
+          bare
+          rows={splits.data ?? []}
+          rowKey={(s) => s.id}
+          rowHref={(s) => `/splits/${s.id}`}
+          empty={<p className="text-sm text-zinc-500">No splits yet.</p>}
+          columns={[
+            { key: "name", header: "Split", cell: (s) => <Link className="hover:underline" href={`/splits/${s.id}`}>{s.name}</Link> },
+            { key: "sizes", header: "train / dev / test", className: "tabular-nums", cell: (s) => `${s.counts.train.tasks} / ${s.counts.dev.tasks} / ${s.counts.test.tasks}` },
+            { key: "leak", header: "Leaky test tasks", className: "tabular-nums", cell: (s) => s.testTasksWithLeak },
+            { key: "manifest", header: "Manifest", cell: (s) => <Mono value={s.manifestHash} /> },
+          ]}
+        />
+        <div className="mt-4"><CreateSplit poolId={id} /></div>
+      </Section>
+      <UploadPanel defaultPool={p.name} />
+    </div>
+  );
+}

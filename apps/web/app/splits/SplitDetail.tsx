@@ -1,0 +1,106 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { useState } from "react";
+import { Badge } from "../_components/Badge";
+import { Button } from "../_components/Button";
+import { ErrorBox } from "../_components/ErrorBox";
+import { Mono } from "../_components/Mono";
+import { PageHeader, Section } from "../_components/PageHeader";
+import { Fields, Stat } from "../_components/Stat";
+import { Table } from "../_components/Table";
+import { Ago } from "../_components/Time";
+import { useTRPC } from "../_lib/trpc";
+
+type Part = "train" | "dev" | "test";
+const PARTS: Part[] = ["train", "dev", "test"];
+
+export function SplitDetail({ id }: { id: string }) {
+  const trpc = useTRPC();
+  const split = useQuery(trpc.splits.byId.queryOptions({ id }));
+  if (split.error) return <ErrorBox error={split.error} onRetry={() => void split.refetch()} />;
+  const s = split.data;
+  if (!s) return <p className="text-sm text-zinc-500">Loading…</p>;
+  const l = s.leakage;
+  type Pair = (typeof l.pairs)[number];
+  return (
+    <div className="space-y-4">
+      <PageHeader
+        title={s.name}
+        description={<>Split of pool <Link className="underline" href={`/pools/${s.poolId}`}>{s.poolName}</Link></>}
+        meta={<>{s.frozen ? <Badge tone="green">frozen</Badge> : <Badge tone="red">not frozen</Badge>} created <Ago at={s.createdAt} /></>}
+      />
+      <div className="grid grid-cols-3 gap-3">
+        {PARTS.map((p) => <Stat key={p} label={p} value={s.counts[p].tasks.toLocaleString()} hint={`${s.counts[p].groups} groups`} />)}
+      </div>
+      <Section title="Manifest">
+        <Fields
+          items={[
+            { label: "Manifest hash", value: <Mono value={s.manifestHash} chars={64} copy /> },
+            { label: "Pool snapshot", value: <Mono value={s.poolSnapshotHash} chars={64} copy /> },
+            { label: "Seed", value: s.seed },
+            { label: "Ratios", value: `dev ${s.devRatio} · test ${s.testRatio}` },
+            { label: "Export", value: <code className="text-xs">npx agentlab pools export {s.poolName} --split {s.id} --part train</code> },
+          ]}
+        />
+      </Section>
+      <Section title={`Leakage report (test vs train/dev)`}>
+        <p className="mb-3 text-sm text-zinc-600">
+          {l.testTasksWithLeak} of {l.testTasks} test tasks overlap train/dev: {l.exactPairs} exact, {l.normalizedPairs} normalized (comments, whitespace, case), {l.ngramPairs} sharing {l.n}-grams of instruction + code
+          {" "}(n-grams in more than {l.maxDocFreq} train/dev tasks count as boilerplate).{l.truncated ? " Only the most severe pairs are listed." : ""}
+        </p>
+        <Table<Pair>
+          bare
+          rows={l.pairs}
+          rowKey={(p) => `${p.testTaskId}|${p.otherTaskId}`}
+          empty={<Badge tone="green">No overlap found</Badge>}
+          columns={[
+            { key: "test", header: "Test task", cell: (p) => <span className="font-mono text-xs">{p.testTaskId}</span> },
+            { key: "other", header: "Train/dev task", cell: (p) => <span className="font-mono text-xs">{p.otherTaskId} <span className="text-zinc-400">({p.otherPart})</span></span> },
+            { key: "kind", header: "Overlap", cell: (p) => <span className="flex gap-1">{p.exact ? <Badge tone="red">exact</Badge> : null}{p.normalized ? <Badge tone="amber">normalized</Badge> : null}{p.sharedNgrams ? <Badge tone="blue">{p.sharedNgrams} {l.n}-grams</Badge> : null}</span> },
+            { key: "ratio", header: "Share of test n-grams", className: "tabular-nums", cell: (p) => `${Math.round(p.overlap * 100)}%` },
+          ]}
+        />
+      </Section>
+      <GroupList splitId={id} />
+    </div>
+  );
+}
+
+function GroupList({ splitId }: { splitId: string }) {
+  const trpc = useTRPC();
+  const [part, setPart] = useState<Part | undefined>(undefined);
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const after = cursors[cursors.length - 1];
+  const groups = useQuery(trpc.splits.groups.queryOptions({ splitId, part, after, limit: 100 }, { placeholderData: (prev) => prev }));
+  type Row = NonNullable<typeof groups.data>["items"][number];
+  const next = groups.data?.nextCursor;
+  return (
+    <Section
+      title="Source groups"
+      actions={
+        <select aria-label="Part" className="h-7 rounded-md border border-zinc-300 bg-white px-2 text-xs" value={part ?? ""} onChange={(e) => { setPart((e.target.value || undefined) as Part | undefined); setCursors([undefined]); }}>
+          <option value="">all parts</option>
+          {PARTS.map((p) => <option key={p} value={p}>{p}</option>)}
+        </select>
+      }
+    >
+      {groups.error ? <ErrorBox error={groups.error} /> : null}
+      <Table<Row>
+        bare
+        rows={groups.data?.items ?? []}
+        rowKey={(g) => g.group}
+        columns={[
+          { key: "group", header: "Group", cell: (g) => <span className="font-mono text-xs">{g.group}</span> },
+          { key: "part", header: "Part", cell: (g) => <Badge tone={g.part === "test" ? "violet" : g.part === "dev" ? "blue" : "neutral"}>{g.part}</Badge> },
+          { key: "size", header: "Tasks", className: "tabular-nums", cell: (g) => g.size },
+        ]}
+      />
+      <div className="mt-3 flex justify-end gap-2">
+        <Button size="sm" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>Previous</Button>
+        <Button size="sm" disabled={!next} onClick={() => next && setCursors((c) => [...c, next])}>Next</Button>
+      </div>
+    </Section>
+  );
+}
