@@ -10,3 +10,6 @@ export * from "./queries/splits";
 export * from "./queries/teacher";
 export * from "./queries/teacher-candidates";
 export * from "./queries/datasets";
+export * from "./queries/experiments";
+export * from "./queries/reports";
+export * from "./queries/share";

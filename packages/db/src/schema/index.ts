@@ -3,3 +3,4 @@ export * from "./agents";
 export * from "./jobs";
 export * from "./tasks";
 export * from "./teacher";
+export * from "./experiments";

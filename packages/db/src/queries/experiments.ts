@@ -1,0 +1,112 @@
+import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { DomainError } from "@agentlab/core";
+import type { Db } from "../client";
+import { evaluations, experimentStages, experiments, selectionDecisions, testRuns } from "../schema";
+
+export type ExperimentRow = typeof experiments.$inferSelect;
+export type StageRow = typeof experimentStages.$inferSelect;
+export type EvaluationRow = typeof evaluations.$inferSelect;
+export type NewEvaluation = Omit<typeof evaluations.$inferInsert, "id" | "createdAt">;
+
+export async function insertExperiment(
+  db: Db,
+  input: { name: string; splitId: string; config: Record<string, unknown>; createdBy?: string | null; stages: { key: string; kind: string }[] },
+): Promise<ExperimentRow> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx.insert(experiments).values({ name: input.name, splitId: input.splitId, config: input.config, createdBy: input.createdBy ?? null }).returning();
+    if (!row) throw new Error("experiment insert returned nothing");
+    if (input.stages.length) await tx.insert(experimentStages).values(input.stages.map((s) => ({ experimentId: row.id, key: s.key, kind: s.kind })));
+    return row;
+  });
+}
+
+export async function getExperiment(db: Db, id: string): Promise<ExperimentRow | undefined> {
+  const [row] = await db.select().from(experiments).where(eq(experiments.id, id));
+  return row;
+}
+
+export async function listExperiments(db: Db, opts: { state?: ExperimentRow["state"]; limit: number }) {
+  return db
+    .select()
+    .from(experiments)
+    .where(opts.state ? eq(experiments.state, opts.state) : undefined)
+    .orderBy(desc(experiments.createdAt))
+    .limit(opts.limit);
+}
+
+export const runningExperimentIds = async (db: Db): Promise<string[]> =>
+  (await db.select({ id: experiments.id }).from(experiments).where(eq(experiments.state, "running")).orderBy(asc(experiments.createdAt))).map((r) => r.id);
+
+export async function setExperimentState(db: Db, id: string, state: ExperimentRow["state"], error: string | null = null): Promise<void> {
+  const finished = state === "running" ? null : sql`now()`;
+  await db.update(experiments).set({ state, error, updatedAt: sql`now()`, finishedAt: finished }).where(eq(experiments.id, id));
+}
+
+export const listStages = (db: Db, experimentId: string): Promise<StageRow[]> =>
+  db.select().from(experimentStages).where(eq(experimentStages.experimentId, experimentId));
+
+export async function updateStage(db: Db, experimentId: string, key: string, patch: Partial<Pick<StageRow, "state" | "jobIds" | "output" | "error">>): Promise<void> {
+  const extra: Record<string, unknown> = {};
+  if (patch.state === "running") extra.startedAt = sql`coalesce(${experimentStages.startedAt}, now())`;
+  if (patch.state === "succeeded" || patch.state === "failed") extra.finishedAt = sql`now()`;
+  await db
+    .update(experimentStages)
+    .set({ ...patch, ...extra, updatedAt: sql`now()` })
+    .where(and(eq(experimentStages.experimentId, experimentId), eq(experimentStages.key, key)));
+}
+
+/** Idempotent: a re-delivered grade result of a task already stored is ignored. */
+export async function insertEvaluations(db: Db, rows: NewEvaluation[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const out = await db.insert(evaluations).values(rows).onConflictDoNothing().returning({ id: evaluations.id });
+  return out.length;
+}
+
+export async function listEvaluations(db: Db, opts: { experimentId: string; split?: "dev" | "test"; modelKeys?: string[] }) {
+  const conds = [eq(evaluations.experimentId, opts.experimentId)];
+  if (opts.split) conds.push(eq(evaluations.split, opts.split));
+  if (opts.modelKeys) conds.push(inArray(evaluations.modelKey, opts.modelKeys));
+  return db
+    .select({ id: evaluations.id, split: evaluations.split, modelKey: evaluations.modelKey, taskId: evaluations.taskId, sourceGroup: evaluations.sourceGroup, verdict: evaluations.verdict, protocol: evaluations.protocol })
+    .from(evaluations)
+    .where(and(...conds))
+    .orderBy(asc(evaluations.taskId));
+}
+
+/** Every model's answer and grader output for one task: the side-by-side view. */
+export async function taskEvaluations(db: Db, opts: { experimentId: string; split: "dev" | "test"; taskId: string }): Promise<EvaluationRow[]> {
+  return db
+    .select()
+    .from(evaluations)
+    .where(and(eq(evaluations.experimentId, opts.experimentId), eq(evaluations.split, opts.split), eq(evaluations.taskId, opts.taskId)))
+    .orderBy(asc(evaluations.modelKey));
+}
+
+/** Stores the dev selection once; a later call returns the stored decision unchanged. */
+export async function saveSelection(db: Db, experimentId: string, decision: Record<string, unknown>): Promise<Record<string, unknown>> {
+  await db.insert(selectionDecisions).values({ experimentId, decision }).onConflictDoNothing();
+  const stored = await getSelection(db, experimentId);
+  if (!stored) throw new Error("selection vanished after insert");
+  return stored;
+}
+
+export async function getSelection(db: Db, experimentId: string): Promise<Record<string, unknown> | undefined> {
+  const [row] = await db.select().from(selectionDecisions).where(eq(selectionDecisions.experimentId, experimentId));
+  return row?.decision;
+}
+
+/**
+ * Claims the experiment's single test evaluation. Requires a stored dev selection; the primary key
+ * on experiment_test_runs refuses a second claim, so the test split is evaluated once even when two
+ * runners race.
+ */
+export async function claimTestRun(db: Db, experimentId: string, models: unknown[]): Promise<void> {
+  if (!(await getSelection(db, experimentId))) throw new DomainError("PRECONDITION_FAILED", "the test evaluation needs the dev selection first");
+  const inserted = await db.insert(testRuns).values({ experimentId, models }).onConflictDoNothing().returning({ id: testRuns.experimentId });
+  if (inserted.length === 0) throw new DomainError("CONFLICT", "the test evaluation of this experiment has already run; it runs once");
+}
+
+export async function getTestRun(db: Db, experimentId: string) {
+  const [row] = await db.select().from(testRuns).where(eq(testRuns.experimentId, experimentId));
+  return row;
+}

@@ -1,0 +1,32 @@
+import { desc, eq } from "drizzle-orm";
+import type { Db } from "../client";
+import { experiments, reports } from "../schema";
+
+export type ReportRow = typeof reports.$inferSelect;
+
+/** One report per experiment: a second save returns the first (reports are immutable records). */
+export async function saveReport(db: Db, experimentId: string, body: Record<string, unknown>): Promise<ReportRow> {
+  await db.insert(reports).values({ experimentId, body }).onConflictDoNothing();
+  const row = await reportByExperiment(db, experimentId);
+  if (!row) throw new Error("report vanished after insert");
+  return row;
+}
+
+export async function getReport(db: Db, id: string): Promise<ReportRow | undefined> {
+  const [row] = await db.select().from(reports).where(eq(reports.id, id));
+  return row;
+}
+
+export async function reportByExperiment(db: Db, experimentId: string): Promise<ReportRow | undefined> {
+  const [row] = await db.select().from(reports).where(eq(reports.experimentId, experimentId));
+  return row;
+}
+
+export async function listReports(db: Db, opts: { limit: number }) {
+  return db
+    .select({ id: reports.id, experimentId: reports.experimentId, name: experiments.name, createdAt: reports.createdAt })
+    .from(reports)
+    .innerJoin(experiments, eq(experiments.id, reports.experimentId))
+    .orderBy(desc(reports.createdAt))
+    .limit(opts.limit);
+}

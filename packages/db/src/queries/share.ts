@@ -1,0 +1,56 @@
+import { and, desc, eq, gt, isNull, or, sql } from "drizzle-orm";
+import { DomainError } from "@agentlab/core";
+import type { Db } from "../client";
+import { reports, shareLinks } from "../schema";
+import { hashToken, newToken } from "../tokens";
+import type { ReportRow } from "./reports";
+
+export type ShareLinkRow = typeof shareLinks.$inferSelect;
+export type PublicShareLink = Omit<ShareLinkRow, "tokenHash">;
+
+const publicCols = {
+  id: shareLinks.id,
+  reportId: shareLinks.reportId,
+  label: shareLinks.label,
+  expiresAt: shareLinks.expiresAt,
+  revokedAt: shareLinks.revokedAt,
+  createdBy: shareLinks.createdBy,
+  createdAt: shareLinks.createdAt,
+};
+
+/** Returns the token once; only its hash is stored. */
+export async function createShareLink(db: Db, input: { reportId: string; expiresAt?: Date | null; label?: string | null; createdBy?: string | null }): Promise<{ link: PublicShareLink; token: string }> {
+  const [report] = await db.select({ id: reports.id }).from(reports).where(eq(reports.id, input.reportId));
+  if (!report) throw new DomainError("NOT_FOUND", "no such report");
+  if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw new DomainError("BAD_REQUEST", "the expiry must lie in the future");
+  const token = newToken("als");
+  const [link] = await db
+    .insert(shareLinks)
+    .values({ reportId: input.reportId, tokenHash: hashToken(token), expiresAt: input.expiresAt ?? null, label: input.label ?? null, createdBy: input.createdBy ?? null })
+    .returning(publicCols);
+  if (!link) throw new Error("share link insert returned nothing");
+  return { link, token };
+}
+
+export const listShareLinks = (db: Db, reportId: string): Promise<PublicShareLink[]> =>
+  db.select(publicCols).from(shareLinks).where(eq(shareLinks.reportId, reportId)).orderBy(desc(shareLinks.createdAt));
+
+export async function revokeShareLink(db: Db, id: string): Promise<PublicShareLink> {
+  const [row] = await db
+    .update(shareLinks)
+    .set({ revokedAt: sql`coalesce(${shareLinks.revokedAt}, now())` })
+    .where(eq(shareLinks.id, id))
+    .returning(publicCols);
+  if (!row) throw new DomainError("NOT_FOUND", "no such share link");
+  return row;
+}
+
+/** The one report a live (unrevoked, unexpired) token opens, or undefined. */
+export async function reportByShareToken(db: Db, token: string): Promise<ReportRow | undefined> {
+  const [row] = await db
+    .select({ report: reports })
+    .from(shareLinks)
+    .innerJoin(reports, eq(reports.id, shareLinks.reportId))
+    .where(and(eq(shareLinks.tokenHash, hashToken(token)), isNull(shareLinks.revokedAt), or(isNull(shareLinks.expiresAt), gt(shareLinks.expiresAt, sql`now()`))));
+  return row?.report;
+}

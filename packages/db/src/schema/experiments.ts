@@ -1,0 +1,103 @@
+import { index, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { splits } from "./tasks";
+import { users } from "./users";
+
+// Experiments (brief §2): the recipe, its stage records (all runner state lives here so that a
+// restart resumes), per-task evaluations, the dev selection, the once-only test run, the report
+// and its share links.
+
+export const experimentStateEnum = pgEnum("experiment_state", ["running", "succeeded", "failed", "canceled"]);
+export const stageStateEnum = pgEnum("experiment_stage_state", ["pending", "running", "succeeded", "failed"]);
+export const evalSplitEnum = pgEnum("evaluation_split", ["dev", "test"]);
+
+export const experiments = pgTable(
+  "experiments",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    name: text("name").notNull(),
+    splitId: uuid("split_id").notNull().references(() => splits.id),
+    config: jsonb("config").$type<Record<string, unknown>>().notNull(),
+    state: experimentStateEnum("state").notNull().default("running"),
+    error: text("error"),
+    createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    finishedAt: timestamp("finished_at", { withTimezone: true }),
+  },
+  (t) => [index("experiments_state_idx").on(t.state)],
+);
+
+export const experimentStages = pgTable(
+  "experiment_stages",
+  {
+    experimentId: uuid("experiment_id").notNull().references(() => experiments.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    kind: text("kind").notNull(),
+    state: stageStateEnum("state").notNull().default("pending"),
+    jobIds: uuid("job_ids").array().notNull().default([]),
+    output: jsonb("output").$type<Record<string, unknown>>().notNull().default({}),
+    error: text("error"),
+    startedAt: timestamp("started_at", { withTimezone: true }),
+    finishedAt: timestamp("finished_at", { withTimezone: true }),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.experimentId, t.key] })],
+);
+
+export const evaluations = pgTable(
+  "evaluations",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    experimentId: uuid("experiment_id").notNull().references(() => experiments.id, { onDelete: "cascade" }),
+    split: evalSplitEnum("split").notNull(),
+    /** "base" or "s<seed>e<epoch>" (core modelKey). */
+    modelKey: text("model_key").notNull(),
+    taskId: text("task_id").notNull(),
+    sourceGroup: text("source_group").notNull(),
+    verdict: text("verdict").notNull(),
+    answer: text("answer").notNull(),
+    grade: jsonb("grade").$type<Record<string, unknown>>().notNull().default({}),
+    protocol: jsonb("protocol").$type<Record<string, unknown>>().notNull(),
+    generateJobId: uuid("generate_job_id"),
+    gradeJobId: uuid("grade_job_id"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("evaluations_unique_idx").on(t.experimentId, t.split, t.modelKey, t.taskId)],
+);
+
+export const selectionDecisions = pgTable("selection_decisions", {
+  // One decision per experiment: the primary key makes a second one impossible.
+  experimentId: uuid("experiment_id").primaryKey().references(() => experiments.id, { onDelete: "cascade" }),
+  decision: jsonb("decision").$type<Record<string, unknown>>().notNull(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const testRuns = pgTable("experiment_test_runs", {
+  // The test evaluation runs once: claiming it inserts this row, and a second insert is refused.
+  experimentId: uuid("experiment_id").primaryKey().references(() => experiments.id, { onDelete: "cascade" }),
+  models: jsonb("models").$type<unknown[]>().notNull(),
+  startedAt: timestamp("started_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const reports = pgTable("reports", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  experimentId: uuid("experiment_id").notNull().unique().references(() => experiments.id, { onDelete: "cascade" }),
+  body: jsonb("body").$type<Record<string, unknown>>().notNull(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const shareLinks = pgTable(
+  "share_links",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    reportId: uuid("report_id").notNull().references(() => reports.id, { onDelete: "cascade" }),
+    /** sha256 of the token; the token itself is shown once and never stored. */
+    tokenHash: text("token_hash").notNull().unique(),
+    label: text("label"),
+    expiresAt: timestamp("expires_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("share_links_report_idx").on(t.reportId)],
+);
