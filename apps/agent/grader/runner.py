@@ -69,12 +69,16 @@ def candidate(req: dict, ws: str, out: str, tmp: str, sandboxed: bool, ini: str,
     lim = req["limits"]
     try:
         if sandboxed:
+            os.setsid()  # process groups span PID namespaces: kill(0) must not reach the zygote
             nsjail.set_dumpable(True)
             nsjail.mount_proc()
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # python ignores it; a huge file must kill
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGXFSZ])
         with open("/proc/self/oom_score_adj", "w") as f:
             f.write("1000")  # under memory pressure the candidate dies, not the zygote
         resource.setrlimit(resource.RLIMIT_CPU, (lim["cpuSeconds"], lim["cpuSeconds"] + 1))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (lim["tmpfsMb"] << 20, lim["tmpfsMb"] << 20))
+        fsize = lim["tmpfsMb"] << 19  # half the tmpfs: a huge file dies of SIGXFSZ, not ENOSPC
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
         resource.setrlimit(resource.RLIMIT_NOFILE, (lim["openFiles"], lim["openFiles"]))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if req.get("addressSpaceLimit"):

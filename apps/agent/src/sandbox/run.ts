@@ -67,7 +67,7 @@ function listFiles(root: string): Entry[] {
 async function execute(cmd: string[], env: Record<string, string>, cwd: string | undefined, fds: number[], limits: SandboxLimits, cg: Cgroup | null, sandboxed: boolean): Promise<SandboxResult> {
   const [file, ...args] = cmd;
   const t0 = performance.now();
-  const child = spawn(file ?? "/bin/sh", args, { env, cwd, detached: true, stdio: ["ignore", "pipe", "pipe", ...fds] });
+  const child = spawn(file ?? "/bin/sh", args, { env: env as NodeJS.ProcessEnv, cwd, detached: true, stdio: ["ignore", "pipe", "pipe", ...fds] });
   let timedOut = false;
   const killAll = () => {
     try {

@@ -78,7 +78,7 @@ export class Zygote {
       env = { ...SANDBOX_ENV, AGENTLAB_CGROUPS: "" };
     }
     const [file, ...args] = cmd;
-    const child = spawn(file ?? "/bin/sh", args, { env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(file ?? "/bin/sh", args, { env: env as NodeJS.ProcessEnv, detached: true, stdio: ["pipe", "pipe", "pipe"] });
     this.child = child;
     child.stderr.on("data", (b: Buffer) => {
       this.stderr = (this.stderr + b.toString("utf8")).slice(-8192);

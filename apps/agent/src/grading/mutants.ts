@@ -1,0 +1,54 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { run } from "../sandbox/run";
+import { GRADER_MOUNT } from "../sandbox/bwrap";
+import { DEFAULT_SANDBOX_LIMITS, type SandboxConfig } from "../sandbox/types";
+
+// Client of apps/agent/grader/mutate.py. Task files may be hostile (an uploaded pool), so the
+// audit parses them inside the sandbox; the synthesizer's inputs are our own datasets and it runs
+// the same script directly, which is much faster for thousands of programs.
+
+export type Mutant = { operator: string; line: number; description: string; source: string };
+export type MutationSet = { normalized: string; mutants: Mutant[] };
+
+const parse = (stdout: string): MutationSet => {
+  const out = JSON.parse(stdout) as { normalized?: string; mutants?: Mutant[]; error?: string };
+  if (out.error || out.normalized === undefined || !out.mutants) throw new Error(`mutation failed: ${out.error ?? "no output"}`);
+  return { normalized: out.normalized, mutants: out.mutants };
+};
+
+export async function mutantsSandboxed(cfg: SandboxConfig, source: string, max: number): Promise<MutationSet> {
+  const dir = mkdtempSync(join(tmpdir(), "agentlab-mutate-"));
+  try {
+    writeFileSync(join(dir, "request.json"), JSON.stringify({ source, max }));
+    const py = cfg.backend === "bwrap" ? `${GRADER_MOUNT}/.venv/bin/python` : join(cfg.graderDir, ".venv/bin/python");
+    const script = cfg.backend === "bwrap" ? `${GRADER_MOUNT}/mutate.py` : join(cfg.graderDir, "mutate.py");
+    const r = await run(cfg, dir, ["/bin/sh", "-c", `exec "$0" -I "$1" < request.json`, py, script], { ...DEFAULT_SANDBOX_LIMITS, wallTimeoutS: 30, maxOutputBytes: 32 << 20 });
+    if (r.exitCode !== 0) throw new Error(`mutation generator failed (${String(r.exitCode ?? r.signal)}): ${r.stderr.slice(-500)}`);
+    return parse(r.stdout);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function mutantsDirect(graderDir: string, source: string, max: number): Promise<MutationSet> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(join(graderDir, ".venv/bin/python"), ["-I", join(graderDir, "mutate.py")], { stdio: ["pipe", "pipe", "pipe"] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (b: Buffer) => out.push(b));
+    child.stderr.on("data", (b: Buffer) => err.push(b));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      if (code !== 0) return reject(new Error(`mutate.py exited ${String(code)}: ${Buffer.concat(err).toString().slice(-500)}`));
+      try {
+        resolve(parse(Buffer.concat(out).toString("utf8")));
+      } catch (e) {
+        reject(e instanceof Error ? e : new Error(String(e)));
+      }
+    });
+    child.stdin.end(JSON.stringify({ source, max }));
+  });
+}

@@ -1,0 +1,26 @@
+import { AuditJobPayload } from "@agentlab/core";
+import { auditTask } from "../grading/audit";
+import type { Grader } from "../grading/grader";
+import { mutantsSandboxed } from "../grading/mutants";
+import type { SandboxConfig } from "../sandbox/types";
+import type { JobHandler } from "./types";
+
+// `audit` jobs: task admission (reference 3× pass, buggy fails hidden, mutation score). Mutants
+// are generated inside the sandbox because task files come from users.
+
+export function makeAuditHandler(grader: Grader, cfg: SandboxConfig): JobHandler {
+  return async (ctx) => {
+    if (!ctx.agent.sandboxOk) return { reason: "infra_error", error: "sandbox self-test failed on this agent; refusing to audit" };
+    const parsed = AuditJobPayload.safeParse(ctx.payload);
+    if (!parsed.success) return { reason: "user_error", error: `invalid audit payload: ${parsed.error.message}` };
+    const p = parsed.data;
+    const result = await auditTask(grader, p.task, {
+      referenceRuns: p.referenceRuns,
+      maxMutants: p.maxMutants,
+      limits: p.limits,
+      mutate: (source, max) => mutantsSandboxed(cfg, source, max),
+    });
+    ctx.log.info({ taskId: p.task.id, status: result.status, score: result.mutationScore }, "audited");
+    return { reason: "succeeded", result: { audit: result } };
+  };
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { decideVerdict, type RunEvidence } from "./verdict";
+import type { TestOutcome } from "./schemas";
+
+const t = (id: string, layer: TestOutcome["layer"], outcome: TestOutcome["outcome"]): TestOutcome => ({ id, layer, outcome, message: "" });
+const CANARY = "test_ab12::test_ab12";
+const tests = (pub: TestOutcome["outcome"], hid: TestOutcome["outcome"]) => [t("test_public::test_a", "public", pub), t("test_hidden::test_b", "hidden", hid), t(CANARY, "canary", "failed")];
+const ev = (over: Partial<RunEvidence> = {}): RunEvidence => ({
+  infraError: null, syntaxErrors: [], limit: null, limitDetail: "", runnerLost: false, exitCode: 1,
+  junit: tests("passed", "passed"), plugin: tests("passed", "passed"), canaryId: CANARY,
+  expectedIds: ["test_public::test_a", "test_hidden::test_b"], ...over,
+});
+
+describe("decideVerdict", () => {
+  it("passes only when every channel agrees", () => expect(decideVerdict(ev()).verdict).toBe("pass"));
+  it("orders layers: syntax, public, hidden", () => {
+    expect(decideVerdict(ev({ syntaxErrors: ["solution.py: SyntaxError"] })).verdict).toBe("fail_syntax");
+    expect(decideVerdict(ev({ junit: tests("failed", "failed"), plugin: tests("failed", "failed") })).verdict).toBe("fail_public");
+    expect(decideVerdict(ev({ junit: tests("passed", "error"), plugin: tests("passed", "error") })).verdict).toBe("fail_hidden");
+    expect(decideVerdict(ev({ junit: tests("passed", "skipped"), plugin: tests("passed", "skipped") })).verdict).toBe("fail_hidden");
+  });
+  it("limits and infra errors win over test outcomes", () => {
+    expect(decideVerdict(ev({ limit: "timeout" })).verdict).toBe("timeout");
+    expect(decideVerdict(ev({ limit: "resource_limit" })).verdict).toBe("resource_limit");
+    expect(decideVerdict(ev({ infraError: "no python" })).verdict).toBe("infra_error");
+  });
+  it("flags a canary that passed, a wrong exit status, missing reports and disagreement as tampered", () => {
+    const canaryPassed = [t("test_public::test_a", "public", "passed"), t("test_hidden::test_b", "hidden", "passed"), t(CANARY, "canary", "passed")];
+    expect(decideVerdict(ev({ junit: canaryPassed, plugin: canaryPassed, exitCode: 0 })).verdict).toBe("tampered");
+    expect(decideVerdict(ev({ exitCode: 0 })).verdict).toBe("tampered");
+    expect(decideVerdict(ev({ junit: null })).verdict).toBe("tampered");
+    expect(decideVerdict(ev({ plugin: tests("passed", "failed") })).verdict).toBe("tampered");
+    expect(decideVerdict(ev({ runnerLost: true })).verdict).toBe("tampered");
+  });
+  it("requires the reference's test ids, except for modules that failed to import", () => {
+    expect(decideVerdict(ev({ expectedIds: ["test_public::test_a", "test_hidden::test_b", "test_hidden::test_c"] })).verdict).toBe("tampered");
+    const broken = [t("test_public::test_a", "public", "passed"), t("test_hidden::[collection]", "hidden", "error"), t(CANARY, "canary", "failed")];
+    expect(decideVerdict(ev({ junit: broken, plugin: broken })).verdict).toBe("fail_hidden");
+    expect(decideVerdict(ev({ expectedIds: null })).verdict).toBe("pass");
+  });
+});
