@@ -1,20 +1,8 @@
 import { io, type Socket } from "socket.io-client";
-import { PROTOCOL_VERSION, type Capabilities } from "@agentlab/core";
+import { PROTOCOL_VERSION } from "@agentlab/core";
+import { testCapabilities } from "./helpers/server";
 
 // A bare socket.io client speaking the agent protocol, for tests that play an agent (or an attacker).
-export const CAPS: Capabilities = {
-  agentVersion: "test",
-  os: "linux",
-  cpuCores: 2,
-  ramMb: 1024,
-  gpus: [],
-  python: null,
-  torch: null,
-  cuda: null,
-  sandbox: { backend: "process", selfTestPassed: true, detail: "" },
-  labels: [],
-};
-
 export function connectAgent(url: string, credential: string): Promise<Socket> {
   const socket = io(url, { path: "/socket.io", auth: { token: credential }, transports: ["websocket"], reconnection: false, timeout: 5000 });
   return new Promise((resolve, reject) => {
@@ -31,7 +19,7 @@ export type Ack<T = unknown> = { ok: true; data: T } | { ok: false; error: { cod
 export const request = <T = unknown>(socket: Socket, event: string, payload: unknown, timeoutMs = 5000): Promise<Ack<T>> =>
   socket.timeout(timeoutMs).emitWithAck(event, payload) as Promise<Ack<T>>;
 
-export const hello = (socket: Socket) => request<{ agentId: string }>(socket, "hello", { version: PROTOCOL_VERSION, capabilities: CAPS });
+export const hello = (socket: Socket) => request<{ agentId: string }>(socket, "hello", { version: PROTOCOL_VERSION, capabilities: testCapabilities() });
 
 export const waitFor = <T>(socket: Socket, event: string, timeoutMs = 5000): Promise<T> =>
   new Promise((resolve, reject) => {
