@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser } from "playwright-core";
+import { launchBrowser, startProduct, type RunningApp } from "./helpers/app";
+
+let app: RunningApp;
+let browser: Browser;
+beforeAll(async () => {
+  app = await startProduct();
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+describe("a new lab in the browser", () => {
+  it("creates the first admin from the one-time link and sees the local agent online", async () => {
+    expect(app.setupUrl).toBeTruthy();
+    const health = await (await fetch(`${app.url}/api/health`)).json();
+    expect(health).toMatchObject({ status: "ok", database: "ok" });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    await page.goto(app.setupUrl ?? "");
+    await page.getByLabel("Email").fill("admin@example.com");
+    await page.getByLabel("Name", { exact: true }).fill("Ada Admin");
+    await page.getByLabel("Password", { exact: true }).fill("correct horse battery");
+    await page.getByLabel("Repeat password").fill("correct horse battery");
+    await page.getByRole("button", { name: "Create account" }).click();
+    await page.waitForURL(`${app.url}/`);
+    await page.goto(`${app.url}/agents`);
+    await page.getByText("local", { exact: true }).first().waitFor({ timeout: 30_000 });
+    await page.getByText("online").first().waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: "docs/screenshots/agents.png" });
+    // The one-time link is spent.
+    const again = await browser.newPage();
+    await again.goto(app.setupUrl ?? "");
+    await again.getByText("This link does not work").waitFor();
+  });
+});

@@ -1,0 +1,63 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type Browser } from "playwright-core";
+import { createTestDatabase, type TestDb } from "../../integration/helpers/db";
+
+const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
+
+/** Builds the dashboard once if no production build exists (CI starts from a clean clone). */
+export function ensureNextBuild() {
+  if (existsSync(join(ROOT, "apps/web/.next/BUILD_ID"))) return;
+  const res = spawnSync("npx", ["next", "build", "apps/web"], { cwd: ROOT, stdio: "inherit" });
+  if (res.status !== 0) throw new Error("next build failed");
+}
+
+export type RunningApp = { url: string; setupUrl: string | null; db: TestDb; proc: ChildProcess; output: () => string; stop(): Promise<void> };
+
+/** The real product as `npm start` runs it (Next, tRPC, socket.io, local agent), on a fresh Postgres database. */
+export async function startProduct(extraEnv: Record<string, string> = {}): Promise<RunningApp> {
+  ensureNextBuild();
+  const db = await createTestDatabase();
+  const dataDir = await mkdtemp(join(tmpdir(), "agentlab-e2e-"));
+  const port = 4100 + Math.floor(Math.random() * 800);
+  let out = "";
+  const proc = spawn(process.execPath, [join(ROOT, "node_modules/tsx/dist/cli.mjs"), join(ROOT, "apps/web/server/main.ts")], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: "production", PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: db.url, AGENTLAB_DATA_DIR: dataDir, LOG_LEVEL: "warn", ...extraEnv },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  proc.stdout?.on("data", (b: Buffer) => (out += b.toString()));
+  proc.stderr?.on("data", (b: Buffer) => (out += b.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 180_000;
+  while (!/agentlab is running/.test(out)) {
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  const setup = /(\/setup\?token=\S+)/.exec(out)?.[1];
+  return {
+    url,
+    setupUrl: setup ? `${url}${setup}` : null,
+    db,
+    proc,
+    output: () => out,
+    async stop() {
+      proc.kill("SIGTERM");
+      await new Promise((r) => (proc.exitCode !== null ? r(null) : proc.once("exit", r)));
+      await db.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"],
+  });
+}

@@ -1,0 +1,118 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { countOnlineAgents, enrollAgent, enqueueJob, getJob, hashToken, sessions, users } from "@agentlab/db";
+import { launchBrowser, startProduct, type RunningApp } from "./helpers/app";
+
+// The Agents and Jobs pages against the real product: Next pages, tRPC over HTTP, the local agent
+// running real shell jobs. The admin's session is written straight to the database so this file
+// does not depend on the login pages.
+
+let app: RunningApp;
+let browser: Browser;
+let signedIn: BrowserContext;
+const CSRF = randomBytes(16).toString("hex");
+
+async function until<T>(fn: () => Promise<T | null | undefined | false>, what: string, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+beforeAll(async () => {
+  app = await startProduct();
+  browser = await launchBrowser();
+  const db = app.db.db;
+  const [user] = await db.insert(users).values({ email: "ui@example.com", name: "Grace UI", passwordHash: "unused:login-not-exercised-here", role: "admin" }).returning();
+  if (!user) throw new Error("no user");
+  const token = randomBytes(32).toString("base64url");
+  await db.insert(sessions).values({ tokenHash: hashToken(token), userId: user.id, csrfToken: CSRF, expiresAt: new Date(Date.now() + 3_600_000) });
+  signedIn = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await signedIn.addCookies([
+    { name: "agentlab_session", value: token, url: app.url },
+    { name: "agentlab_csrf", value: CSRF, url: app.url },
+  ]);
+  signedIn.on("dialog", (d) => void d.accept());
+  await until(async () => (await countOnlineAgents(db)) >= 1, "the local agent to come online");
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+const open = async (path: string): Promise<Page> => {
+  const page = await signedIn.newPage();
+  await page.goto(`${app.url}${path}`);
+  return page;
+};
+
+describe("web UI: shell, agents and jobs", () => {
+  it("sends a signed-out visitor to the login page, remembering where they were", async () => {
+    const page = await browser.newPage();
+    await page.goto(`${app.url}/jobs?state=failed`);
+    await page.waitForURL(/\/login\?next=%2Fjobs%3Fstate%3Dfailed$/, { timeout: 60_000 });
+    await page.close();
+  });
+
+  it("overview shows server health, the online agent and the signed-in user", async () => {
+    const page = await open("/");
+    await page.getByText("Agents online").waitFor();
+    await page.getByText("database ok").waitFor({ timeout: 30_000 });
+    await page.getByText("Grace UI").waitFor();
+    await page.getByRole("link", { name: "Jobs", exact: true }).waitFor();
+    await page.close();
+  });
+
+  it("agents page lists the local agent with its capabilities, and an admin's enrollment token really enrolls", async () => {
+    const page = await open("/agents");
+    const row = page.locator("tr", { hasText: "local" }).first();
+    await row.getByText("online").waitFor({ timeout: 30_000 });
+    await row.getByText("CPUs").waitFor();
+    await page.getByRole("button", { name: "Enroll an agent" }).click();
+    await page.getByLabel("Agent name").fill("gpu-box-7");
+    await page.getByLabel(/Labels/).fill("a100, fast-disk");
+    await page.getByRole("button", { name: "Create token" }).click();
+    const cmd = (await page.getByTestId("enroll-command").textContent()) ?? "";
+    const m = /^npx agentlab-agent enroll --server (\S+) --token (enr_[A-Za-z0-9_-]+)$/.exec(cmd);
+    expect(m?.[1]).toBe(app.url);
+    const enrolled = await enrollAgent(app.db.db, m?.[2] ?? "");
+    expect(enrolled.credential).toMatch(/^agt_/);
+    // The new agent appears (offline: it never connected) and can be revoked from the page.
+    await page.getByRole("button", { name: "Done" }).click();
+    const newRow = page.locator("tr", { hasText: "gpu-box-7" });
+    await newRow.getByText("offline").waitFor({ timeout: 15_000 });
+    await newRow.getByRole("button", { name: "Revoke" }).click();
+    await newRow.waitFor({ state: "detached", timeout: 15_000 });
+    await page.close();
+  });
+
+  it("job detail tails the live log of a running shell job and cancels it", async () => {
+    const job = await enqueueJob(app.db.db, { type: "shell", payload: { argv: ["bash", "-c", "for i in $(seq 1 300); do echo ui-tick-$i; sleep 0.2; done"] } });
+    const page = await open(`/jobs/${job.id}`);
+    const tail = page.getByTestId("log-tail");
+    await tail.getByText("ui-tick-3", { exact: false }).first().waitFor({ timeout: 60_000 });
+    // New lines keep arriving while the page sits open.
+    await tail.getByText("ui-tick-12", { exact: false }).first().waitFor({ timeout: 30_000 });
+    await page.getByRole("button", { name: "Cancel job" }).click();
+    await until(async () => (await getJob(app.db.db, job.id))?.state === "canceled", "the job to be canceled", 60_000);
+    await page.getByText("canceled").first().waitFor({ timeout: 15_000 });
+    await page.getByText("complete").waitFor({ timeout: 15_000 });
+    await page.close();
+  });
+
+  it("jobs list filters by state through the URL", async () => {
+    const ok = await enqueueJob(app.db.db, { type: "shell", payload: { argv: ["echo", "ui-filter-ok"] } });
+    await until(async () => (await getJob(app.db.db, ok.id))?.state === "succeeded", "the echo job to succeed");
+    const page = await open("/jobs?state=succeeded");
+    await page.getByText(ok.id.slice(0, 8)).waitFor({ timeout: 30_000 });
+    await page.getByRole("button", { name: /^canceled/ }).click();
+    await page.waitForURL(/state=canceled/);
+    await page.getByText(ok.id.slice(0, 8)).waitFor({ state: "detached", timeout: 15_000 });
+    await page.close();
+  });
+});
