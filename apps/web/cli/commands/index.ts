@@ -2,6 +2,8 @@ import type { Command } from "../command";
 import { taskCommands } from "./tasks";
 import { poolCommands } from "./pools";
 import { splitCommands } from "./splits";
+import { collectCommands } from "./collect";
+import { datasetCommands } from "./datasets";
 
 // Later areas (collect, datasets export, experiments, reports) add a file and one spread here.
-export const commands: Command[] = [...taskCommands, ...poolCommands, ...splitCommands];
+export const commands: Command[] = [...taskCommands, ...poolCommands, ...splitCommands, ...collectCommands, ...datasetCommands];

@@ -1,0 +1,43 @@
+import { writeFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { str, writeLine, type Command } from "../command";
+
+// SFT dataset snapshots from the command line: create from graded collections, export as JSONL.
+
+const create: Command = {
+  name: "datasets create",
+  usage: "agentlab datasets create --split ID --collection ID[,ID…] --name NAME",
+  summary: "snapshot the passing candidates of collections as an immutable SFT dataset",
+  options: { split: { type: "string" }, collection: { type: "string" }, name: { type: "string" }, experiment: { type: "string" } },
+  async run({ values }, ctx) {
+    const d = await ctx.api().trpc.datasets.create.mutate({
+      splitId: str(values.split, "--split"),
+      collectionIds: str(values.collection, "--collection").split(",").map((s) => s.trim()),
+      name: str(values.name, "--name"),
+      experimentId: typeof values.experiment === "string" ? values.experiment : undefined,
+    });
+    writeLine(ctx.out, `dataset ${d.id}: ${d.sampleCount} samples over ${d.taskCount} tasks`);
+    writeLine(ctx.out, `sha256 ${d.hash}`);
+    if (d.oracleSamples > 0) writeLine(ctx.out, `note: ${d.oracleSamples} samples come from the reference ORACLE, not a teacher model`);
+    return 0;
+  },
+};
+
+const exportCmd: Command = {
+  name: "datasets export",
+  usage: "agentlab datasets export ID --out FILE",
+  summary: "write an SFT dataset snapshot as JSONL; its sha256 is the snapshot hash",
+  options: { out: { type: "string" } },
+  async run({ positionals, values }, ctx) {
+    const id = str(positionals[0], "ID");
+    const out = resolve(ctx.cwd, str(values.out, "--out"));
+    const res = await ctx.api().trpc.datasets.export.query({ id });
+    await writeFile(out, res.jsonl, "utf8");
+    writeLine(ctx.out, `wrote ${res.sampleCount} samples to ${out}`);
+    writeLine(ctx.out, `sha256 ${res.hash}`);
+    if (res.oracleSamples > 0) writeLine(ctx.out, `note: ${res.oracleSamples} samples come from the reference ORACLE, not a teacher model`);
+    return 0;
+  },
+};
+
+export const datasetCommands = [create, exportCmd];
