@@ -35,9 +35,9 @@ export function pythonTokens(code: string): string[] {
       i = str;
       continue;
     }
-    if (NAME_START.test(c)) {
+    if (isNameStart(c)) {
       let j = i + 1;
-      while (j < n && NAME_PART.test(code.charAt(j))) j += 1;
+      while (j < n && isNamePart(code.charAt(j))) j += 1;
       out.push(code.slice(i, j));
       i = j;
       continue;
@@ -85,6 +85,10 @@ function scanString(code: string, i: number): number {
 }
 
 const isDigit = (c: string) => c >= "0" && c <= "9";
+const isAsciiLetter = (c: string) => (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || c === "_";
+// ASCII first: the Unicode property regexes are only consulted for non-ASCII characters.
+const isNameStart = (c: string) => isAsciiLetter(c) || (c > "\x7f" && NAME_START.test(c));
+const isNamePart = (c: string) => isAsciiLetter(c) || isDigit(c) || (c > "\x7f" && NAME_PART.test(c));
 
 /** Code with comments and all whitespace removed: equal for programs that differ only in those. */
 export const normalizePython = (code: string): string => pythonTokens(code).join(" ");

@@ -44,10 +44,11 @@ export async function createSplit(db: Db, input: CreateSplitInput): Promise<{ sp
       .values({ poolId: pool.id, name, seed: input.seed, devRatio: input.devRatio, testRatio: input.testRatio, poolSnapshotHash: snapshotHash, manifestHash: computed.manifestHash, counts: computed.counts, leakage: leak, createdBy: input.createdBy ?? null })
       .returning();
     if (!split) throw new DomainError("INTERNAL", "split insert returned nothing");
-    for (let i = 0; i < computed.assignments.length; i += 1000) {
-      await tx.insert(splitAssignments).values(
-        computed.assignments.slice(i, i + 1000).map((a) => ({ splitId: split.id, taskRowId: byId.get(a.taskId)?.id ?? "", taskId: a.taskId, groupKey: a.group, part: a.part })),
-      );
+    for (let i = 0; i < computed.assignments.length; i += 5000) {
+      const rows = computed.assignments.slice(i, i + 5000).map((a) => ({ split_id: split.id, task_row_id: byId.get(a.taskId)?.id, task_id: a.taskId, group_key: a.group, part: a.part }));
+      await tx.execute(sql`insert into split_assignments (split_id, task_row_id, task_id, group_key, part)
+        select split_id, task_row_id, task_id, group_key, part from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+        as x(split_id uuid, task_row_id uuid, task_id text, group_key text, part split_part)`);
     }
     // From here the triggers refuse any change to the split or its assignments.
     const [frozen] = await tx.update(splits).set({ frozen: true }).where(eq(splits.id, split.id)).returning();
