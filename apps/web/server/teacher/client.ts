@@ -35,8 +35,9 @@ export const fullJitter = (attempt: number, p: RetryPolicy): number => Math.floo
 const sleepFor = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(new Error("aborted"));
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => (clearTimeout(t), reject(new Error("aborted"))), { once: true });
+    const onAbort = () => (clearTimeout(t), reject(new Error("aborted")));
+    const t = setTimeout(() => (signal?.removeEventListener("abort", onAbort), resolve()), ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
   });
 
 /** 429, 5xx, timeouts and dropped connections are worth another try; other 4xx are our fault. */
@@ -61,8 +62,13 @@ export async function chatCompletion(req: ChatRequest, policy: RetryPolicy = DEF
   const sleep = policy.sleep ?? sleepFor;
   for (let attempt = 0; ; attempt++) {
     const started = Date.now();
+    // A per-call controller: the collection's signal is shared by every call, and the SDK adds a
+    // listener per request that would otherwise pile up on it.
+    const call = new AbortController();
+    const onAbort = () => call.abort();
+    req.signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      const res = await client.chat.completions.create(body, { signal: req.signal });
+      const res = await client.chat.completions.create(body, { signal: call.signal });
       const choice = res.choices[0];
       return {
         text: choice?.message.content ?? "",
@@ -79,6 +85,8 @@ export async function chatCompletion(req: ChatRequest, policy: RetryPolicy = DEF
         throw new ProviderCallError(`${what} (after ${attempt + 1} attempt${attempt ? "s" : ""})`, status, attempt + 1);
       }
       await sleep(fullJitter(attempt, policy), req.signal);
+    } finally {
+      req.signal?.removeEventListener("abort", onAbort);
     }
   }
 }
