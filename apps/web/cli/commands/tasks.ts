@@ -48,16 +48,24 @@ function report(ctx: CliContext, res: ImportResponse, format: (p: TaskProblem) =
   return 1;
 }
 
+type Values = Record<string, string | boolean | undefined>;
+const importOptions = { pool: { type: "string" }, description: { type: "string" } } as const;
+
+/** Uploads a body to the pool named by --pool, showing progress, and prints the outcome. */
+async function upload(ctx: CliContext, values: Values, body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, size: number, format: (p: TaskProblem) => string) {
+  const res = await ctx.api().importTasks({ pool: str(values.pool, "--pool"), description: values.description as string | undefined, body, onProgress: progress(ctx, size) });
+  return report(ctx, res, format);
+}
+
 const importFile: Command = {
   name: "tasks import",
   usage: "agentlab tasks import FILE --pool NAME [--description TEXT]",
   summary: "upload a task file into a pool (all or nothing)",
-  options: { pool: { type: "string" }, description: { type: "string" } },
+  options: importOptions,
   async run({ positionals, values }, ctx) {
-    const file = resolve(ctx.cwd, str(positionals[0], "FILE"));
-    const size = (await stat(file)).size;
-    const res = await ctx.api().importTasks({ pool: str(values.pool, "--pool"), description: values.description as string | undefined, body: createReadStream(file), onProgress: progress(ctx, size) });
-    return report(ctx, res, (p) => formatProblem(p, str(positionals[0], "FILE")));
+    const name = str(positionals[0], "FILE");
+    const file = resolve(ctx.cwd, name);
+    return upload(ctx, values, createReadStream(file), (await stat(file)).size, (p) => formatProblem(p, name));
   },
 };
 
@@ -65,7 +73,7 @@ const importDir: Command = {
   name: "tasks import-dir",
   usage: "agentlab tasks import-dir DIR --pool NAME [--description TEXT]",
   summary: "upload a directory of task folders (see docs/task-format.md)",
-  options: { pool: { type: "string" }, description: { type: "string" } },
+  options: importOptions,
   async run({ positionals, values }, ctx) {
     const dir = resolve(ctx.cwd, str(positionals[0], "DIR"));
     const tasks = await readTaskDir(dir);
@@ -74,9 +82,8 @@ const importDir: Command = {
       return 1;
     }
     const body = new TextEncoder().encode(tasks.map((t) => t.line).join("\n") + "\n");
-    const res = await ctx.api().importTasks({ pool: str(values.pool, "--pool"), description: values.description as string | undefined, body: [body], onProgress: progress(ctx, body.length) });
     // Line N of the generated file is folder N: problems are reported against the folder.
-    return report(ctx, res, (p) => `${tasks[p.line - 1]?.folder ?? "?"}: ${p.field ? `${p.field}: ` : ""}${p.message} [${p.code}]`);
+    return upload(ctx, values, [body], body.length, (p) => `${tasks[p.line - 1]?.folder ?? "?"}: ${p.field ? `${p.field}: ` : ""}${p.message} [${p.code}]`);
   },
 };
 
