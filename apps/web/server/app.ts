@@ -14,6 +14,7 @@ import { handleEnroll } from "./http/enroll";
 import { sendError } from "./http/respond";
 import { createQueue } from "./queue";
 import { createSecretBox } from "./auth/secret-box";
+import { startExperimentRunner } from "./experiments/runner";
 import type { Services } from "./services";
 import { join } from "node:path";
 
@@ -71,6 +72,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   });
   const gateway = attachAgentGateway(server, services);
   services.agentHub.disconnect = gateway.disconnect;
+  startExperimentRunner(services, server);
 
   return {
     server,

@@ -10,6 +10,9 @@ import { datasetsRouter } from "./datasets";
 import { poolsRouter } from "./pools";
 import { tasksRouter } from "./tasks";
 import { splitsRouter } from "./splits";
+import { experimentsRouter } from "./experiments";
+import { reportsRouter } from "./reports";
+import { shareRouter } from "./share";
 
 // One router per domain (apps/web/server/routers/<domain>.ts).
 export const appRouter = router({
@@ -24,6 +27,9 @@ export const appRouter = router({
   pools: poolsRouter,
   tasks: tasksRouter,
   splits: splitsRouter,
+  experiments: experimentsRouter,
+  reports: reportsRouter,
+  share: shareRouter,
 });
 
 export type AppRouter = typeof appRouter;

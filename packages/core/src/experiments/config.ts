@@ -59,6 +59,8 @@ export const ExperimentConfig = z
     name: z.string().min(1).max(200),
     splitId: z.string().uuid(),
     teacher: TeacherRecipe,
+    /** Reuse a verified SFT snapshot of this split instead of collecting new teacher data. */
+    datasetId: z.string().uuid().optional(),
     baseModel: BaseModel,
     training: TrainingConfig.default(TrainingConfig.parse({})),
     evaluation: EvalProtocol,

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import { DomainError } from "@agentlab/core";
 import type { Db } from "../client";
-import { evaluations, experimentStages, experiments, selectionDecisions, testRuns } from "../schema";
+import { evaluations, experimentStages, experiments, jobs, selectionDecisions, testRuns } from "../schema";
 
 export type ExperimentRow = typeof experiments.$inferSelect;
 export type StageRow = typeof experimentStages.$inferSelect;
@@ -109,4 +109,13 @@ export async function claimTestRun(db: Db, experimentId: string, models: unknown
 export async function getTestRun(db: Db, experimentId: string) {
   const [row] = await db.select().from(testRuns).where(eq(testRuns.experimentId, experimentId));
   return row;
+}
+
+/** The jobs a stage waits on, with what it needs to read their outcome. */
+export async function stageJobs(db: Db, ids: string[]) {
+  if (ids.length === 0) return [];
+  return db
+    .select({ id: jobs.id, state: jobs.state, terminalReason: jobs.terminalReason, result: jobs.result, error: jobs.error, payload: jobs.payload })
+    .from(jobs)
+    .where(inArray(jobs.id, ids));
 }

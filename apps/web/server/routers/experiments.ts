@@ -1,0 +1,52 @@
+import { z } from "zod";
+import { DomainError, ExperimentConfig, planProgress, stagePlan } from "@agentlab/core";
+import { getExperiment, getSelection, listExperiments, listStages, setExperimentState, stageJobs } from "@agentlab/db";
+import { memberProcedure, router, viewerProcedure } from "../trpc/init";
+import { createExperiment } from "../experiments/service";
+
+const Id = z.object({ id: z.string().uuid() });
+
+export const experimentsRouter = router({
+  list: viewerProcedure
+    .input(z.object({ state: z.enum(["running", "succeeded", "failed", "canceled"]).optional(), limit: z.number().int().min(1).max(200).default(50) }).default({ limit: 50 }))
+    .query(({ ctx, input }) => listExperiments(ctx.db, input)),
+
+  /** The experiment with its stages in plan order, each with its jobs' states, and overall progress. */
+  byId: viewerProcedure.input(Id).query(async ({ ctx, input }) => {
+    const exp = await getExperiment(ctx.db, input.id);
+    if (!exp) throw new DomainError("NOT_FOUND", "no such experiment");
+    const config = ExperimentConfig.parse(exp.config);
+    const plan = stagePlan(config);
+    const rows = new Map((await listStages(ctx.db, exp.id)).map((r) => [r.key, r]));
+    const stages = await Promise.all(
+      plan.map(async (s) => {
+        const row = rows.get(s.key);
+        const jobs = await stageJobs(ctx.db, (row?.jobIds ?? []).slice(0, 2000));
+        const done = jobs.filter((j) => ["succeeded", "failed", "canceled"].includes(j.state)).length;
+        return {
+          key: s.key, kind: s.kind, state: row?.state ?? "pending", error: row?.error ?? null, startedAt: row?.startedAt ?? null, finishedAt: row?.finishedAt ?? null,
+          jobs: jobs.slice(0, 50).map((j) => ({ id: j.id, state: j.state, error: j.error })), jobCount: jobs.length, jobsDone: done,
+          progress: row?.state === "succeeded" ? 1 : jobs.length ? done / jobs.length : 0,
+        };
+      }),
+    );
+    return { ...exp, config, stages, progress: planProgress(plan, [...rows.values()]), selection: (await getSelection(ctx.db, exp.id)) ?? null };
+  }),
+
+  create: memberProcedure.input(ExperimentConfig).mutation(async ({ ctx, input }) => {
+    const exp = await createExperiment(ctx.db, input, ctx.viewer.userId);
+    ctx.log.info({ experimentId: exp.id, splitId: exp.splitId }, "experiment created");
+    return { id: exp.id };
+  }),
+
+  /** Stops advancing the experiment and cancels its unfinished jobs. */
+  cancel: memberProcedure.input(Id).mutation(async ({ ctx, input }) => {
+    const exp = await getExperiment(ctx.db, input.id);
+    if (!exp) throw new DomainError("NOT_FOUND", "no such experiment");
+    if (exp.state !== "running") throw new DomainError("CONFLICT", `the experiment is ${exp.state}`);
+    await setExperimentState(ctx.db, exp.id, "canceled", "canceled by a user");
+    const ids = (await listStages(ctx.db, exp.id)).flatMap((s) => s.jobIds);
+    for (const j of await stageJobs(ctx.db, ids)) if (j.state === "queued" || j.state === "running") await ctx.queue.cancel(j.id);
+    return { id: exp.id, state: "canceled" as const };
+  }),
+});
