@@ -1,0 +1,122 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { claimJob, createEnrollmentToken, createSplit, enrollAgent, finishAttempt, importPool, schema, updateStage, type Db } from "@agentlab/db";
+import { formatAnswer, sha256Hex, type ExperimentConfigInput, type TaskSpec } from "@agentlab/core";
+import { createQueue } from "../../apps/web/server/queue";
+import { loadEnv } from "../../apps/web/server/env";
+import { createLogger } from "../../apps/web/server/logger";
+import { createArtifactStore } from "../../apps/web/server/artifacts/store";
+import { createSecretBox } from "../../apps/web/server/auth/secret-box";
+import type { Services } from "../../apps/web/server/services";
+import { createExperiment } from "../../apps/web/server/experiments/service";
+import type { ExperimentRunner } from "../../apps/web/server/experiments/runner";
+import { makePool, toJsonl } from "../fixtures/tasks/generate";
+
+// The agent side of the experiment protocol, driven from the test: it claims real queued jobs and
+// answers them. Its "model" is a table saying which model fixes which task; its grader passes a
+// candidate exactly when it equals the task's reference. Everything on the server side is real.
+
+export type Behaviour = { fixes(model: string, task: TaskSpec): boolean; maxNewTokens?(model: string): number | undefined };
+
+export async function makeServices(db: Db): Promise<Services> {
+  const dir = await mkdtemp(join(tmpdir(), "agentlab-exp-"));
+  const env = loadEnv({ NODE_ENV: "test", AGENTLAB_DATA_DIR: dir, LOG_LEVEL: "silent" });
+  return { env, db, log: createLogger("silent"), queue: createQueue(db), artifacts: createArtifactStore(join(dir, "artifacts")), secrets: createSecretBox("test-secret-test-secret-test-secret-0123"), agentHub: { disconnect: () => {} } };
+}
+
+export async function makeSplit(db: Db): Promise<{ splitId: string; tasks: Map<string, TaskSpec> }> {
+  const pool = makePool(40, 2);
+  const res = await importPool(db, { name: `exp-pool-${Math.random()}`, lines: [new TextEncoder().encode(toJsonl(pool))] });
+  if (!res.ok) throw new Error("pool import failed");
+  const { split } = await createSplit(db, { poolId: res.poolId, seed: 1, devRatio: 0.25, testRatio: 0.25 });
+  return { splitId: split.id, tasks: new Map(pool.map((t) => [t.id, t])) };
+}
+
+export async function makeUser(db: Db, role: "member" | "viewer" = "member") {
+  const [u] = await db.insert(schema.users).values({ email: `${Math.random()}@x.test`, name: "u", passwordHash: "x", role }).returning();
+  if (!u) throw new Error("no user");
+  return u;
+}
+
+export const baseConfig = (splitId: string, over: Partial<ExperimentConfigInput> = {}): ExperimentConfigInput => ({
+  name: "exp",
+  splitId,
+  teacher: { providerId: "00000000-0000-4000-8000-00000000000a" },
+  datasetId: "00000000-0000-4000-8000-00000000000b",
+  baseModel: { source: "path", ref: "/models/tiny" },
+  training: { epochs: 2 },
+  evaluation: { graderVersion: "sim-grader/1" },
+  seeds: [1, 2],
+  bootstrap: { iterations: 500, seed: 3 },
+  ...over,
+});
+
+/** Creates the experiment with its data stages already done (collection is another engineer's runner). */
+export async function startExperiment(s: Services, config: ExperimentConfigInput): Promise<string> {
+  const exp = await createExperiment(s.db, config, null);
+  await updateStage(s.db, exp.id, "collect", { state: "succeeded" });
+  await updateStage(s.db, exp.id, "verify", { state: "succeeded" });
+  await updateStage(s.db, exp.id, "dataset", { state: "succeeded", output: { datasetId: "00000000-0000-4000-8000-00000000000b", datasetHash: sha256Hex("ds") } });
+  return exp.id;
+}
+
+export async function makeAgent(db: Db) {
+  const { token } = await createEnrollmentToken(db, { name: `a${Math.random()}`, ttlS: 60 });
+  const { agentId } = await enrollAgent(db, token);
+  return { agentId, labels: [], gpuCount: 0, gpuMemoryMb: 0, sandbox: "bwrap", leaseTtlMs: 600_000 };
+}
+
+const modelOf = (adapter: unknown): string => {
+  const m = typeof adapter === "string" ? /s(\d+)\/epoch-(\d+)/.exec(adapter) : null;
+  return m ? `s${m[1]}e${m[2]}` : "base";
+};
+
+/** Answers one claimed job; returns false when nothing was queued. */
+export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent>>, tasks: Map<string, TaskSpec>, behaviour: Behaviour, opts: { leaveTrainRunning?: boolean } = {}) {
+  const job = await claimJob(db, fit);
+  if (!job) return { claimed: null };
+  const p = job.payload as Record<string, unknown> & { spec?: Record<string, unknown> };
+  let result: Record<string, unknown>;
+  if (job.type === "train") {
+    if (opts.leaveTrainRunning) return { claimed: job };
+    const seed = Number(p.spec?.seed);
+    result = { snapshots: [1, 2].map((epoch) => ({ epoch, path: `/adapters/s${seed}/epoch-${epoch}`, sha256: sha256Hex(`s${seed}e${epoch}`) })) };
+  } else if (job.type === "generate") {
+    const model = modelOf(p.spec?.adapter);
+    const prompts = (p.spec?.prompts ?? []) as { task_id: string }[];
+    const outputs = prompts.map(({ task_id }) => {
+      const t = tasks.get(task_id);
+      if (!t) throw new Error(`unknown task ${task_id}`);
+      const main = t.files.filter((f) => f.role === "main");
+      const files = behaviour.fixes(model, t) ? t.reference.map((r) => ({ path: r.path, content: r.content })) : main.map((f) => ({ path: f.path, content: f.content }));
+      return { task_id, text: `Here is the fix.\n\n${formatAnswer(files)}` };
+    });
+    const maxNew = behaviour.maxNewTokens?.(model) ?? Number(p.spec?.max_new_tokens);
+    result = { outputs, summary: { decoding: { do_sample: false, temperature: 1, top_p: 1, max_new_tokens: maxNew } } };
+  } else if (job.type === "grade") {
+    const task = p.task as TaskSpec;
+    const cand = p.candidate as { path: string; content: string }[];
+    const pass = task.reference.every((r) => cand.find((c) => c.path === r.path)?.content === r.content);
+    result = {
+      verdict: pass ? "pass" : "fail_hidden", backend: "bwrap", unsandboxed: false, graderVersion: "sim-grader/1", reasons: [], tests: [],
+      ignoredCandidatePaths: [], exitCode: pass ? 0 : 1, signal: null, stdoutTail: pass ? "1 passed" : "1 failed", stderrTail: "", wallTimeMs: 1, cpuTimeMs: 1, peakMemoryKb: 1,
+    };
+  } else throw new Error(`unexpected job type ${job.type}`);
+  await finishAttempt(db, { jobId: job.jobId, attemptId: job.attemptId, reason: "succeeded", exitCode: 0, signal: null, result, error: null });
+  return { claimed: job };
+}
+
+/** Ticks the runner and lets the agent drain the queue until the experiment leaves `running`. */
+export async function drive(db: Db, runner: ExperimentRunner, experimentId: string, fit: Awaited<ReturnType<typeof makeAgent>>, tasks: Map<string, TaskSpec>, behaviour: Behaviour) {
+  for (let round = 0; round < 40; round++) {
+    await runner.advance(experimentId);
+    while ((await agentStep(db, fit, tasks, behaviour)).claimed);
+    const [row] = await db.select({ state: schema.experiments.state, error: schema.experiments.error }).from(schema.experiments).where(eqId(experimentId));
+    if (row && row.state !== "running") return row;
+  }
+  throw new Error("experiment did not finish in 40 rounds");
+}
+
+import { eq } from "drizzle-orm";
+const eqId = (id: string) => eq(schema.experiments.id, id);

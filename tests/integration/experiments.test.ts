@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { and, eq } from "drizzle-orm";
+import { claimTestRun, getSelection, listStages, reportByExperiment, schema } from "@agentlab/db";
+import type { ExperimentReport, TaskSpec } from "@agentlab/core";
+import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
+import type { Services } from "../../apps/web/server/services";
+import { createTestDatabase, type TestDb } from "./helpers/db";
+import { agentStep, baseConfig, drive, makeAgent, makeServices, makeSplit, startExperiment, type Behaviour } from "./experiments-harness";
+
+let t: TestDb;
+let s: Services;
+let splitId: string;
+let tasks: Map<string, TaskSpec>;
+let fit: Awaited<ReturnType<typeof makeAgent>>;
+beforeAll(async () => {
+  t = await createTestDatabase();
+  s = await makeServices(t.db);
+  ({ splitId, tasks } = await makeSplit(t.db));
+  fit = await makeAgent(t.db);
+});
+afterAll(async () => t?.drop());
+
+const jobsOf = (experimentId: string, type: string) =>
+  t.db.select({ id: schema.jobs.id, state: schema.jobs.state }).from(schema.jobs).where(and(eq(schema.jobs.experimentId, experimentId), eq(schema.jobs.type, type)));
+
+// Seed 1 fixes every task from epoch 1 on (so epochs 1 and 2 tie and the earlier must win); seed 2 fixes half.
+const learns: Behaviour = { fixes: (m, task) => m.startsWith("s1e") || (m.startsWith("s2e") && Number(task.source_group.replace(/\D/g, "")) % 2 === 0) };
+
+describe("experiment stage machine on Postgres", () => {
+  let expId: string;
+
+  it("survives a crash mid-train: a new runner resumes and reuses the running train job", async () => {
+    expId = await startExperiment(s, baseConfig(splitId));
+    const first = createExperimentRunner(s, { autoStart: false });
+    await first.advance(expId);
+    expect((await jobsOf(expId, "train")).length).toBe(2);
+    // The agent takes one train job and is mid-way through it when the server dies.
+    let claimed = null;
+    for (;;) {
+      const step = await agentStep(t.db, fit, tasks, learns, { leaveTrainRunning: true });
+      if (!step.claimed || step.claimed.type === "train") {
+        claimed = step.claimed;
+        break;
+      }
+    }
+    expect(claimed?.type).toBe("train");
+    await first.stop();
+
+    const second = createExperimentRunner(s, { autoStart: false });
+    await second.advance(expId);
+    const train = await jobsOf(expId, "train");
+    expect(train.length).toBe(2); // no duplicate training after the restart
+    expect(train.find((j) => j.id === claimed?.jobId)?.state).toBe("running");
+    const stages = new Map((await listStages(t.db, expId)).map((r) => [r.key, r]));
+    expect(stages.get("train:s1")?.state).toBe("running");
+    expect(stages.get("collect")?.state).toBe("succeeded");
+
+    // Finish the interrupted attempt as the agent would after reconnecting, then run to the end.
+    if (!claimed) throw new Error("no train job claimed");
+    const { finishAttempt } = await import("@agentlab/db");
+    const seed = Number((claimed.payload as { spec: { seed: number } }).spec.seed);
+    await finishAttempt(t.db, { jobId: claimed.jobId, attemptId: claimed.attemptId, reason: "succeeded", exitCode: 0, signal: null, error: null, result: { snapshots: [1, 2].map((e) => ({ epoch: e, path: `/adapters/s${seed}/epoch-${e}`, sha256: "a".repeat(64) })) } });
+    const end = await drive(t.db, second, expId, fit, tasks, learns);
+    expect(end).toEqual({ state: "succeeded", error: null });
+    // Every generate job ran once: base + 2 seeds × 2 epochs on dev, base + one per seed on test.
+    expect((await jobsOf(expId, "generate")).length).toBe(5 + 3);
+  });
+
+  it("selects by dev pass@1 with ties between epochs keeping the earlier one, and reports the test comparison", async () => {
+    const sel = (await getSelection(t.db, expId)) as { selected: unknown; outcome: string };
+    expect(sel.selected).toEqual({ model: "adapter", seed: 1, seedIndex: 0, epoch: 1 });
+    const row = await reportByExperiment(t.db, expId);
+    const report = row?.body as unknown as ExperimentReport;
+    expect(report.outcome.kind).toBe("adapter_selected");
+    const test = report.summary.find((r) => r.split === "test");
+    expect(test?.base.value).toBe(0);
+    expect(test?.sft?.value).toBe(1);
+    expect(test?.improved).toBe(test?.n);
+    expect(report.protocol.ok).toBe(true);
+    expect(report.seeds?.perSeed.map((p) => p.seed)).toEqual([1, 2]);
+    expect(report.devCurve.points.length).toBe(4);
+  });
+
+  it("refuses a second test evaluation", async () => {
+    await expect(claimTestRun(t.db, expId, [{ model: "base" }])).rejects.toMatchObject({ code: "CONFLICT" });
+  });
+
+  it("a tie keeps the base and the report claims no gain", async () => {
+    const id = await startExperiment(s, baseConfig(splitId, { name: "tie", seeds: [7] }));
+    const runner = createExperimentRunner(s, { autoStart: false });
+    const end = await drive(t.db, runner, id, fit, tasks, { fixes: () => false });
+    expect(end.state).toBe("succeeded");
+    const report = (await reportByExperiment(t.db, id))?.body as unknown as ExperimentReport;
+    expect(report.outcome.kind).toBe("base_kept");
+    expect(report.outcome.headline).toMatch(/no gain is claimed/);
+    expect(report.summary.find((r) => r.split === "test")?.sft).toBeNull();
+  });
+
+  it("refuses to compare evaluations run under different protocols", async () => {
+    const id = await startExperiment(s, baseConfig(splitId, { name: "mismatch", seeds: [9] }));
+    const runner = createExperimentRunner(s, { autoStart: false });
+    const end = await drive(t.db, runner, id, fit, tasks, { fixes: (m) => m !== "base", maxNewTokens: (m) => (m === "base" ? 256 : undefined) });
+    expect(end.state).toBe("failed");
+    expect(end.error).toMatch(/report: refusing to compare evaluations run under different protocols: maxNewTokens/);
+    expect(await reportByExperiment(t.db, id)).toBeUndefined();
+  });
+
+  it("fails the collect stage plainly when no dataset is given and the teacher runner is not wired in", async () => {
+    const { createExperiment } = await import("../../apps/web/server/experiments/service");
+    const { datasetId: _omit, ...config } = baseConfig(splitId, { name: "no-data" });
+    const exp = await createExperiment(t.db, config, null);
+    const runner = createExperimentRunner(s, { autoStart: false });
+    await runner.advance(exp.id);
+    await runner.advance(exp.id);
+    const [row] = await t.db.select().from(schema.experiments).where(eq(schema.experiments.id, exp.id));
+    expect(row?.state).toBe("failed");
+    expect(row?.error).toMatch(/collect: not available/);
+  });
+});
