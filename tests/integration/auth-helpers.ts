@@ -72,7 +72,7 @@ export const viewerOf = (user: { id: string; email: string; name: string; role: 
 });
 
 export function procedureType(path: string): string | undefined {
-  const procs = appRouter._def.procedures as Record<string, { _def: { type: string } } | undefined>;
+  const procs = appRouter._def.procedures as unknown as Record<string, { _def: { type: string } } | undefined>;
   return procs[path]?._def.type;
 }
 

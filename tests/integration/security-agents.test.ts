@@ -80,9 +80,9 @@ describe("revoking an agent mid-job", () => {
       expect(attemptB).not.toBeNull();
       expect(attemptB).not.toBe(attemptA);
       // Late writes for the revoked agent's attempt, from whichever socket, are refused.
-      expect(await request(sockB, AGENT_EVENTS.log, { ...ref, chunks: [{ seq: 1, stream: "stdout", data: "late" }] })).toEqual({ ok: true, data: { accepted: false } });
-      expect(await request(sockB, AGENT_EVENTS.progress, { ...ref, seq: 1, data: { step: 9 } })).toEqual({ ok: true, data: { accepted: false } });
-      expect(await request(sockB, AGENT_EVENTS.result, { ...ref, reason: "succeeded", result: { forged: true } })).toEqual({ ok: true, data: { accepted: false } });
+      expect(await request(sockB, AGENT_EVENTS.log, { ...ref, chunks: [{ seq: 1, stream: "stdout", data: "late" }] })).toMatchObject({ ok: true, data: { accepted: false } });
+      expect(await request(sockB, AGENT_EVENTS.progress, { ...ref, seq: 1, data: { step: 9 } })).toMatchObject({ ok: true, data: { accepted: false } });
+      expect(await request(sockB, AGENT_EVENTS.result, { ...ref, reason: "succeeded", result: { forged: true } })).toMatchObject({ ok: true, data: { accepted: false } });
       const after = await getJob(t.db, job.id);
       expect(after).toMatchObject({ state: "running", currentAttemptId: attemptB, agentId: b.agentId });
       expect(after?.result).toBeNull();

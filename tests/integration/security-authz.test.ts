@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 type Proc = { _def: { type: string; meta?: { access?: string } } };
-const procedures = Object.entries(appRouter._def.procedures as Record<string, Proc>);
+const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, Proc>);
 const ROLES: Role[] = ["viewer", "member", "admin"];
 const lower = (role: Role) => ROLES.slice(0, ROLES.indexOf(role));
 const guarded = procedures.filter(([, p]) => p._def.meta?.access !== "public");
@@ -46,10 +46,11 @@ describe("router-walking authorization", () => {
     expect(missing).toEqual([]);
   });
 
-  it("keeps the public surface to sign-in and one-time links", () => {
+  it("keeps the public surface to sign-in, one-time links and share views", () => {
     const pub = procedures.filter(([, p]) => p._def.meta?.access === "public").map(([path]) => path).sort();
     // A new public procedure is a security decision: add it here on purpose, with a reason in docs/security.md.
-    expect(pub).toEqual(["auth.acceptInvite", "auth.linkInfo", "auth.login", "auth.logout", "auth.me", "auth.setupFirstAdmin"]);
+    // share.view: the one report a share token opens, read-only (docs/security.md, "Share links").
+    expect(pub).toEqual(["auth.acceptInvite", "auth.linkInfo", "auth.login", "auth.logout", "auth.me", "auth.setupFirstAdmin", "share.view"]);
   });
 
   it.each(guarded.map(([path, p]) => [path, p._def.meta?.access ?? "?"]))("%s (%s) refuses anonymous callers", async (path) => {
