@@ -1,7 +1,7 @@
 // `npm run bench -- import`: imports a synthetic 10,000-task pool into a fresh database on the real
 // Postgres and splits it; ends with one JSON line of tasks/s for both and the peak RSS.
 import { gzipSync } from "node:zlib";
-import { createSplit, importPool } from "@agentlab/db";
+import { createSplit, importPool, listTasks } from "@agentlab/db";
 import { createTestDatabase } from "../tests/integration/helpers/db";
 import { makePool, toJsonl } from "../tests/fixtures/tasks/generate";
 
@@ -19,11 +19,27 @@ try {
   const { split } = await createSplit(db.db, { poolId: imported.poolId, seed: 1, devRatio: 0.1, testRatio: 0.2 });
   const splitS = (performance.now() - t0) / 1000;
   const round = (x: number) => Math.round(x * 10) / 10;
+  // Browsing at pool scale: keyset pages deep into the pool and prefix searches, median latency.
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+  const pageMs: number[] = [];
+  let after: string | undefined;
+  for (let i = 0; i < 40; i++) {
+    const t = performance.now();
+    const page = await listTasks(db.db, { poolId: imported.poolId, after, limit: 50 });
+    pageMs.push(performance.now() - t);
+    after = page.nextCursor ?? undefined;
+  }
+  const searchMs: number[] = [];
+  for (let i = 0; i < 40; i++) {
+    const t = performance.now();
+    await listTasks(db.db, { poolId: imported.poolId, q: `synth/g${(i * 37) % (N / 4)}/`, limit: 50 });
+    searchMs.push(performance.now() - t);
+  }
   console.error(`import ${importS.toFixed(2)} s, split ${splitS.toFixed(2)} s, leakage pairs ${split.leakage.pairs.length}`);
   console.log(JSON.stringify({
     bench: "import", tasks: N, gzip_bytes: file.length,
     import_tasks_per_s: round(N / importS), split_tasks_per_s: round(N / splitS),
-    import_s: round(importS), split_s: round(splitS), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+    import_s: round(importS), split_s: round(splitS), page_ms_median: round(median(pageMs)), search_ms_median: round(median(searchMs)), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
   }));
 } finally {
   await db.drop();

@@ -51,7 +51,7 @@ export async function importPool(db: Db, input: ImportPoolInput): Promise<Import
     minhash: minhashSignature(taskTokens(task)),
   }));
   try {
-    return await db.transaction(async (tx) => {
+    const result = await db.transaction(async (tx) => {
       await tx.insert(taskPools).values({ name: input.name, description: input.description ?? "", builtin: input.builtin ?? false, snapshotHash: "", createdBy: input.createdBy ?? null }).onConflictDoNothing();
       // The row lock serializes concurrent imports into one pool (ids and stats stay consistent).
       const [pool] = await tx.select().from(taskPools).where(eq(taskPools.name, input.name)).for("update");
@@ -94,6 +94,10 @@ export async function importPool(db: Db, input: ImportPoolInput): Promise<Import
         from tasks t where t.import_id = ${importId}`);
       return { ok: true as const, poolId: pool.id, imported: prepared.length, exactDuplicates: dups?.exact ?? 0, normalizedDuplicates: dups?.normalized ?? 0, mergeProposals: proposals.length, snapshotHash };
     });
+    // Fresh statistics after a bulk load, or the planner keeps its empty-table estimates and sorts
+    // whole pools instead of walking the keyset index.
+    if (prepared.length >= 1000) await db.execute(sql`analyze tasks`);
+    return result;
   } catch (err) {
     if (err instanceof ImportRejected) return { ok: false, problems: err.problems };
     throw err;
