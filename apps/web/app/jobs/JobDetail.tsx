@@ -28,8 +28,15 @@ export function JobDetail({ id }: { id: string }) {
   const detail = useQuery(
     trpc.jobs.byId.queryOptions(
       { id },
-      // Poll while anything can still change; a finished job is frozen.
-      { refetchInterval: (q) => (q.state.data && isTerminal(q.state.data.job.state) ? false : 1_500) },
+      // Poll while anything can still change; a finished job is frozen, and a 4xx (no such job,
+      // no access) will not heal by asking again.
+      {
+        refetchInterval: (q) => {
+          const status = httpStatusOf(q.state.error);
+          if (status !== null && status < 500) return false;
+          return q.state.data && isTerminal(q.state.data.job.state) ? false : 1_500;
+        },
+      },
     ),
   );
   const agents = useQuery(trpc.agents.list.queryOptions(undefined, { staleTime: 30_000 }));
