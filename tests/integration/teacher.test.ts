@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { sql } from "drizzle-orm";
 import { GradeJobPayload, formatAnswer, parseAnswer, type GradeResult, type GradeVerdict, type TaskSpec } from "@agentlab/core";
-import { claimJob, collectableTasks, createApiToken, createEnrollmentToken, createSplit, enrollAgent, finishAttempt, importPool, queryRows, schema, setPrice } from "@agentlab/db";
+import { claimJob, collectableTasks, createApiToken, createEnrollmentToken, createSplit, enrollAgent, finishAttempt, importPool, queryRows, schema, setDatasetTokenCounts, setPrice } from "@agentlab/db";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { startTestApp, trpcHttp, viewerOf, type Caller, type TestApp } from "./auth-helpers";
 import { awaitCollection } from "../../apps/web/server/teacher/runner";
@@ -230,6 +230,14 @@ describe("teacher collection", () => {
     expect(verified).toMatchObject({ parentId: d.id, sampleCount: n - 3 });
     expect(verified.hash).not.toBe(d.hash);
     expect((await admin.datasets.byId({ id: d.id })).hash).toBe(d.hash); // the original is untouched
+    // Immutable in the database itself, not only by convention.
+    await expect(queryRows(t.db, sql`update sft_samples set task_key = 'x' where dataset_id = ${d.id}`)).rejects.toThrow();
+    await expect(queryRows(t.db, sql`delete from sft_samples where dataset_id = ${d.id}`)).rejects.toThrow();
+    await expect(queryRows(t.db, sql`update sft_datasets set sample_count = 0 where id = ${d.id}`)).rejects.toThrow();
+    const counts = { model: "tiny", supervisedTokens: 10, totalTokens: 30, maxTokens: 12, chatTemplateSha256: "0".repeat(64) };
+    expect(await setDatasetTokenCounts(t.db, d.id, counts)).toBe(true);
+    expect(await setDatasetTokenCounts(t.db, d.id, { ...counts, supervisedTokens: 11 })).toBe(false);
+    await expect(queryRows(t.db, sql`update sft_datasets set token_counts = null where id = ${d.id}`)).rejects.toThrow();
   });
 
   it("runs the reference oracle through the CLI and exports its dataset", async () => {
