@@ -1,0 +1,22 @@
+"use client";
+
+import { use } from "react";
+import { useQuery } from "@tanstack/react-query";
+import { useTRPC } from "../../_lib/trpc";
+import { ErrorBox } from "../../_components/ErrorBox";
+import { ReportView } from "../../reports/ReportView";
+
+/** Public, read-only: the one report this token opens. */
+export default function SharePage({ params }: { params: Promise<{ token: string }> }) {
+  const { token } = use(params);
+  const trpc = useTRPC();
+  const q = useQuery(trpc.share.view.queryOptions({ token }, { retry: false }));
+  if (q.error) return <ErrorBox error={q.error} title="This link is invalid, revoked or expired" />;
+  if (!q.data) return <p>Loading…</p>;
+  return (
+    <main className="mx-auto max-w-5xl p-6">
+      <h1 className="mb-4 text-2xl font-semibold">{q.data.report.name}</h1>
+      <ReportView report={q.data.report} />
+    </main>
+  );
+}
