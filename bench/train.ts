@@ -1,0 +1,21 @@
+// `npm run bench -- train`: supervised tokens/s of our trainer vs TRL's SFTTrainer on the same tiny
+// model, data and settings (CPU), their ratio and peak memory. Ends with exactly one JSON line.
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const setup = spawnSync("bash", [join(root, "scripts", "setup-python.sh")], { stdio: ["ignore", "inherit", "inherit"] });
+if (setup.status !== 0) throw new Error(`setup-python.sh failed (exit ${setup.status ?? setup.signal})`);
+
+const python = join(root, "apps", "agent", "python", ".venv", "bin", "python");
+const run = spawnSync(python, [join(root, "bench", "train_bench.py")], {
+  cwd: root,
+  encoding: "utf8",
+  stdio: ["ignore", "pipe", "inherit"],
+  maxBuffer: 64 * 1024 * 1024,
+});
+if (run.status !== 0) throw new Error(`bench/train_bench.py failed (exit ${run.status ?? run.signal})`);
+const last = run.stdout.trim().split("\n").pop() ?? "";
+const result = JSON.parse(last) as { bench: string; ours_tokens_per_s: number; trl_tokens_per_s: number; ratio: number; peak_rss_mb: number };
+console.log(JSON.stringify(result));
