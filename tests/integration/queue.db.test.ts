@@ -21,9 +21,13 @@ describe("job queue on Postgres", () => {
     expect(claimed?.jobId).toBe(job.id);
     expect(await claimJob(t.db, fit())).toBeNull(); // the GPU job does not fit
     if (!claimed) throw new Error("no claim");
-    expect(await appendLogs(t.db, job.id, claimed.attemptId, [{ seq: 0, stream: "stdout", data: "hi" }])).toBe(true);
+    expect(await appendLogs(t.db, agentId, job.id, claimed.attemptId, [{ seq: 0, stream: "stdout", data: "hi" }])).toBe(true);
     const fake = "00000000-0000-4000-8000-000000000000";
-    expect(await appendLogs(t.db, job.id, fake, [{ seq: 0, stream: "stdout", data: "x" }])).toBe(false);
+    expect(await appendLogs(t.db, agentId, job.id, fake, [{ seq: 0, stream: "stdout", data: "x" }])).toBe(false);
+    // Another agent cannot write to an attempt it does not hold, even knowing its id.
+    const other = await enrollAgent(t.db, (await createEnrollmentToken(t.db, { name: "a2", ttlS: 60 })).token);
+    expect(await appendLogs(t.db, other.agentId, job.id, claimed.attemptId, [{ seq: 1, stream: "stdout", data: "x" }])).toBe(false);
+    expect((await finishAttempt(t.db, { jobId: job.id, attemptId: claimed.attemptId, reason: "user_error", exitCode: 1, signal: null, result: {}, error: null }, other.agentId)).accepted).toBe(false);
     const done = await finishAttempt(t.db, { jobId: job.id, attemptId: claimed.attemptId, reason: "succeeded", exitCode: 0, signal: null, result: {}, error: null });
     expect(done).toMatchObject({ accepted: true, state: "succeeded" });
     // A retried delivery of the same result is accepted without effect.

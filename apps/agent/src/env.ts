@@ -8,6 +8,11 @@ const Env = z.object({
   AGENTLAB_SERVER: z.string().url().optional(),
   AGENTLAB_PYTHON: z.string().optional(),
   AGENTLAB_SANDBOX: z.enum(["bwrap", "process"]).default("bwrap"),
+  // The unprivileged host account sandboxed code runs as (65534 = nobody).
+  AGENTLAB_SANDBOX_UID: z.coerce.number().int().min(1).default(65534),
+  AGENTLAB_GRADER_DIR: z.string().optional(),
+  // Jobs run at once on this box; grading scales with cores, training wants the box alone.
+  AGENTLAB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   AGENTLAB_CANCEL_GRACE_MS: z.coerce.number().int().min(0).default(5000),
   AGENTLAB_LABELS: z.string().default(""),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

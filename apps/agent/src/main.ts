@@ -2,12 +2,15 @@ import { loadAgentEnv } from "./env";
 import { enrollCommand } from "./cli/enroll";
 import { runCommand } from "./cli/run";
 import { doctorCommand } from "./cli/doctor";
+import { gradeCommand } from "./cli/grade";
 
 const USAGE = `agentlab-agent — runs agentlab jobs on this box
 
   enroll --server URL --token T [--name N]   exchange a one-time token for a stored credential
   run [--drain]                              connect and run jobs (SIGUSR2: drain)
-  doctor [--json]                            what this box has and what is missing`;
+  doctor [--json]                            what this box has and what is missing
+  grade --task TASK.json --candidate FILE [--json] [--backend bwrap|process]
+                                             grade one candidate offline and print the verdict`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -19,6 +22,8 @@ async function main(argv: string[]): Promise<number> {
       return runCommand(rest, env);
     case "doctor":
       return doctorCommand(rest, env);
+    case "grade":
+      return gradeCommand(rest);
     default:
       console.log(USAGE);
       return command === undefined || command === "help" || command === "--help" ? 0 : 2;

@@ -17,6 +17,8 @@ export type SupervisorOptions = {
   runtime: Omit<AgentRuntimeInfo, "serverUrl" | "credential" | "stateDir">;
   log: Logger;
   drain?: boolean;
+  /** Jobs run at once (one claim loop each). */
+  concurrency?: number;
   /** How often to poll for work when no nudge arrives. */
   pollMs?: number;
 };
@@ -37,16 +39,15 @@ export class Supervisor {
   private heartbeatMs = 10_000;
   private leaseTtlMs = 30_000;
   private helloDone = false;
-  private wake: (() => void) | null = null;
   private timers: NodeJS.Timeout[] = [];
-  private loop: Promise<void> | null = null;
+  private loops: Promise<void>[] = [];
 
   constructor(private readonly opts: SupervisorOptions) {
     this.drain = opts.drain ?? false;
     this.link = new ServerLink(opts.serverUrl, opts.credential, opts.log);
     this.outbox = new Outbox(this.link, opts.stateDir, opts.log, (attemptId) => this.abortAttempt(attemptId, "lease_lost"));
     this.link.onConnect(() => void this.hello());
-    this.link.socket.on(AGENT_EVENTS.jobsAvailable, () => this.wake?.());
+    this.link.socket.on(AGENT_EVENTS.jobsAvailable, () => this.wakeAll());
     this.link.socket.on(AGENT_EVENTS.cancel, (msg: { attemptId?: string }) => msg.attemptId && this.abortAttempt(msg.attemptId, "canceled"));
     this.link.socket.on(AGENT_EVENTS.revoked, () => {
       opts.log.error("this agent was revoked by an admin; stopping");
@@ -59,7 +60,7 @@ export class Supervisor {
     if (restored) this.opts.log.info({ items: restored }, "delivering writes spooled by a previous run");
     this.link.connect();
     this.timers.push(setInterval(() => void this.heartbeat(), 1000));
-    this.loop = this.claimLoop();
+    this.loops = Array.from({ length: this.opts.concurrency ?? 1 }, () => this.claimLoop());
   }
 
   setDrain(drain: boolean) {
@@ -76,12 +77,12 @@ export class Supervisor {
     this.leaseTtlMs = ack.leaseTtlMs;
     this.helloDone = true;
     this.outbox.kick();
-    this.wake?.();
+    this.wakeAll();
   }
 
   private async claimLoop() {
     while (!this.stopping) {
-      if (this.drain || !this.helloDone || !this.link.connected || this.running.size > 0) {
+      if (this.drain || !this.helloDone || !this.link.connected) {
         await this.idle(this.opts.pollMs ?? 5000);
         continue;
       }
@@ -92,15 +93,22 @@ export class Supervisor {
     }
   }
 
+  private sleepers = new Set<() => void>();
+  /** Waits for a nudge (jobs available, connected) or the poll interval. */
   private idle(ms: number) {
     return new Promise<void>((resolve) => {
-      const t = setTimeout(done, ms);
-      function done() {
+      const done = () => {
         clearTimeout(t);
+        this.sleepers.delete(done);
         resolve();
-      }
-      this.wake = done;
+      };
+      const t = setTimeout(done, ms);
+      this.sleepers.add(done);
     });
+  }
+
+  private wakeAll() {
+    [...this.sleepers].forEach((fn) => fn());
   }
 
   private lastBeat = 0;
@@ -185,13 +193,13 @@ export class Supervisor {
   async stop(graceMs: number) {
     if (this.stopping) return;
     this.stopping = true;
-    this.wake?.();
+    this.wakeAll();
     const deadline = Date.now() + graceMs;
     while (this.running.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     for (const id of this.running.keys()) this.abortAttempt(id, "shutdown");
     while (this.running.size) await new Promise((r) => setTimeout(r, 50));
     await Promise.race([this.outbox.drained(), new Promise((r) => setTimeout(r, 5000))]);
-    await this.loop;
+    await Promise.all(this.loops);
     this.timers.forEach(clearInterval);
     this.link.close();
   }

@@ -2,13 +2,14 @@ import { parseArgs } from "node:util";
 import { configPath, loadConfig } from "../config";
 import type { AgentEnv } from "../env";
 import { collectCapabilities } from "../capabilities";
-import { sandboxStatus } from "../sandbox-status";
+import { join } from "node:path";
+import { sandboxConfig, sandboxStatus } from "../sandbox-status";
 
 /** What this box offers and what is missing, for a human (or --json). Exit 1 when something needed is missing. */
 export async function doctorCommand(argv: string[], env: AgentEnv): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { json: { type: "boolean", default: false } } });
   const config = await loadConfig(env.AGENTLAB_AGENT_HOME).catch((err: Error) => err);
-  const sandbox = await sandboxStatus(env.AGENTLAB_SANDBOX);
+  const sandbox = await sandboxStatus(sandboxConfig({ backend: env.AGENTLAB_SANDBOX, graderDir: env.AGENTLAB_GRADER_DIR, uid: env.AGENTLAB_SANDBOX_UID, stateDir: join(env.AGENTLAB_AGENT_HOME, "state") }));
   const caps = await collectCapabilities({ python: env.AGENTLAB_PYTHON ?? null, sandbox, labels: [] });
   let server: string = "not enrolled";
   if (!(config instanceof Error)) {

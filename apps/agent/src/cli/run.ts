@@ -7,7 +7,9 @@ import { collectCapabilities } from "../capabilities";
 import { jobHandlers } from "../jobs";
 import { Supervisor } from "../supervisor";
 
-import { sandboxStatus } from "../sandbox-status";
+import { sandboxConfig, sandboxStatus } from "../sandbox-status";
+import { Grader } from "../grading/grader";
+import { cpus } from "node:os";
 
 /** Connects, reports capabilities, pulls and runs jobs until SIGINT/SIGTERM. */
 export async function runCommand(argv: string[], env: AgentEnv): Promise<number> {
@@ -15,16 +17,20 @@ export async function runCommand(argv: string[], env: AgentEnv): Promise<number>
   const log = pino({ level: env.LOG_LEVEL, base: { app: "agentlab-agent" }, redact: { paths: ["credential", "*.credential", "token"], censor: "[redacted]" } });
   const config = await loadConfig(env.AGENTLAB_AGENT_HOME);
   const python = env.AGENTLAB_PYTHON ?? null;
-  const sandbox = await sandboxStatus(env.AGENTLAB_SANDBOX);
+  const stateDir = join(env.AGENTLAB_AGENT_HOME, "state");
+  const sandboxCfg = sandboxConfig({ backend: env.AGENTLAB_SANDBOX, graderDir: env.AGENTLAB_GRADER_DIR, uid: env.AGENTLAB_SANDBOX_UID, stateDir });
+  const sandbox = await sandboxStatus(sandboxCfg);
   if (!sandbox.selfTestPassed) log.warn({ sandbox }, "sandbox self-test failed: this agent will not grade");
+  const grader = sandbox.selfTestPassed ? new Grader(sandboxCfg, { workers: Math.min(env.AGENTLAB_CONCURRENCY, cpus().length) }) : null;
   const labels = env.AGENTLAB_LABELS.split(",").map((s) => s.trim()).filter(Boolean);
   const capabilities = await collectCapabilities({ python, sandbox, labels });
   const supervisor = new Supervisor({
     serverUrl: values.server ?? config.server,
     credential: config.credential,
-    stateDir: join(env.AGENTLAB_AGENT_HOME, "state"),
+    stateDir,
+    concurrency: env.AGENTLAB_CONCURRENCY,
     capabilities,
-    handlers: jobHandlers({ graceMs: env.AGENTLAB_CANCEL_GRACE_MS }),
+    handlers: jobHandlers({ graceMs: env.AGENTLAB_CANCEL_GRACE_MS, grading: grader ? { grader, sandbox: sandboxCfg } : undefined }),
     runtime: { python, sandboxBackend: sandbox.backend, sandboxOk: sandbox.selfTestPassed },
     log,
     drain: values.drain,
@@ -41,7 +47,10 @@ export async function runCommand(argv: string[], env: AgentEnv): Promise<number>
         process.exit(1);
       }
       log.info({ sig }, "shutting down");
-      supervisor.stop(env.AGENTLAB_CANCEL_GRACE_MS).then(() => resolve(0), () => resolve(1));
+      supervisor
+        .stop(env.AGENTLAB_CANCEL_GRACE_MS)
+        .finally(() => grader?.close())
+        .then(() => resolve(0), () => resolve(1));
     };
     process.on("SIGINT", () => shutdown("SIGINT"));
     process.on("SIGTERM", () => shutdown("SIGTERM"));

@@ -25,7 +25,7 @@ export function runProcessTree(opts: TreeOptions): Promise<TreeResult> {
     let outputBytes = 0;
     let truncated = false;
     let killTimer: NodeJS.Timeout | undefined;
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env as NodeJS.ProcessEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const killGroup = (sig: NodeJS.Signals) => {
       if (child.pid === undefined) return;
       try {

@@ -90,16 +90,16 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
       return { ...(await renewLeases(db, agentId, ids, env.AGENTLAB_LEASE_TTL_MS)), leaseTtlMs: env.AGENTLAB_LEASE_TTL_MS };
     });
 
-    handle(AGENT_EVENTS.log, LogMsg, async (msg): Promise<WriteAck> => ({ accepted: await appendLogs(db, msg.jobId, msg.attemptId, msg.chunks) }));
-    handle(AGENT_EVENTS.progress, ProgressMsg, async (msg): Promise<WriteAck> => ({ accepted: await recordProgress(db, msg.jobId, msg.attemptId, msg.seq, msg.data) }));
+    handle(AGENT_EVENTS.log, LogMsg, async (msg): Promise<WriteAck> => ({ accepted: await appendLogs(db, agentId, msg.jobId, msg.attemptId, msg.chunks) }));
+    handle(AGENT_EVENTS.progress, ProgressMsg, async (msg): Promise<WriteAck> => ({ accepted: await recordProgress(db, agentId, msg.jobId, msg.attemptId, msg.seq, msg.data) }));
 
     handle(AGENT_EVENTS.artifact, ArtifactMsg, async (msg): Promise<WriteAck> => {
       if (!(await services.artifacts.has(msg.sha256))) throw new DomainError("PRECONDITION_FAILED", "upload the artifact before attaching it");
-      return { accepted: await attachArtifact(db, { jobId: msg.jobId, attemptId: msg.attemptId, name: msg.name, kind: msg.kind, sha256: msg.sha256, meta: msg.meta }) };
+      return { accepted: await attachArtifact(db, agentId, { jobId: msg.jobId, attemptId: msg.attemptId, name: msg.name, kind: msg.kind, sha256: msg.sha256, meta: msg.meta }) };
     });
 
     handle(AGENT_EVENTS.result, ResultMsg, async (msg): Promise<WriteAck> => {
-      const out = await finishAttempt(db, msg);
+      const out = await finishAttempt(db, msg, agentId);
       log.info({ jobId: msg.jobId, attemptId: msg.attemptId, reason: msg.reason, accepted: out.accepted, state: out.state }, "attempt finished");
       if (out.requeued) nudge();
       const fit = socket.data.fit;

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import { DomainError, type Capabilities } from "@agentlab/core";
 import type { Db } from "../client";
 import { agents, enrollmentTokens, jobs } from "../schema";
@@ -71,8 +71,12 @@ export async function agentDisconnected(db: Db, agentId: string) {
 
 /** Revocation is immediate: the credential stops working and the caller disconnects the socket. */
 export async function revokeAgent(db: Db, agentId: string) {
-  const [row] = await db.update(agents).set({ revokedAt: sql`now()`, online: false }).where(eq(agents.id, agentId)).returning({ id: agents.id });
-  if (!row) throw new DomainError("NOT_FOUND", "no such agent");
+  await db.transaction(async (tx) => {
+    const [row] = await tx.update(agents).set({ revokedAt: sql`now()`, online: false }).where(eq(agents.id, agentId)).returning({ id: agents.id });
+    if (!row) throw new DomainError("NOT_FOUND", "no such agent");
+    // Its running jobs are released now: expiring the lease hands them to the reaper (agent_lost).
+    await tx.update(jobs).set({ leaseExpiresAt: sql`now()` }).where(and(eq(jobs.agentId, agentId), inArray(jobs.state, ["running", "canceling"])));
+  });
 }
 
 export async function listAgents(db: Db) {

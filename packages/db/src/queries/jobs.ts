@@ -87,12 +87,13 @@ export async function renewLeases(db: Db, agentId: string, attemptIds: string[],
   };
 }
 
-const isCurrent = (jobId: string, attemptId: string) =>
-  sql`exists (select 1 from jobs where id = ${jobId} and current_attempt_id = ${attemptId} and state in ('running', 'canceling'))`;
+// A write is honoured only for the job's current attempt, and only from the agent holding it.
+const isCurrent = (jobId: string, attemptId: string, agentId: string) =>
+  sql`exists (select 1 from jobs where id = ${jobId} and current_attempt_id = ${attemptId} and agent_id = ${agentId} and state in ('running', 'canceling'))`;
 
 /** Upserts ordered log chunks of the current attempt; a stale attempt's writes are dropped. */
-export async function appendLogs(db: Db, jobId: string, attemptId: string, chunks: LogChunk[]): Promise<boolean> {
-  const [ok] = await queryRows<{ ok: boolean }>(db, sql`select ${isCurrent(jobId, attemptId)} as ok`);
+export async function appendLogs(db: Db, agentId: string, jobId: string, attemptId: string, chunks: LogChunk[]): Promise<boolean> {
+  const [ok] = await queryRows<{ ok: boolean }>(db, sql`select ${isCurrent(jobId, attemptId, agentId)} as ok`);
   if (!ok?.ok) return false;
   await db
     .insert(jobLogs)
@@ -101,11 +102,11 @@ export async function appendLogs(db: Db, jobId: string, attemptId: string, chunk
   return true;
 }
 
-export async function recordProgress(db: Db, jobId: string, attemptId: string, seq: number, data: Record<string, unknown>): Promise<boolean> {
+export async function recordProgress(db: Db, agentId: string, jobId: string, attemptId: string, seq: number, data: Record<string, unknown>): Promise<boolean> {
   const updated = await db
     .update(jobs)
     .set({ progress: data })
-    .where(and(eq(jobs.id, jobId), eq(jobs.currentAttemptId, attemptId), inArray(jobs.state, ["running", "canceling"])))
+    .where(and(eq(jobs.id, jobId), eq(jobs.currentAttemptId, attemptId), eq(jobs.agentId, agentId), inArray(jobs.state, ["running", "canceling"])))
     .returning({ id: jobs.id });
   if (updated.length === 0) return false;
   await db.insert(jobProgress).values({ attemptId, seq, data }).onConflictDoNothing();
@@ -120,13 +121,19 @@ export type FinishOutcome = { accepted: boolean; state: Job["state"] | null; req
  * Idempotent: a retried result of the attempt that already ended the job is accepted again
  * without effect; any other non-current attempt is refused.
  */
-export async function finishAttempt(db: Db, msg: Pick<ResultMsg, "jobId" | "attemptId" | "reason" | "exitCode" | "signal" | "result" | "error">): Promise<FinishOutcome> {
+export async function finishAttempt(
+  db: Db,
+  msg: Pick<ResultMsg, "jobId" | "attemptId" | "reason" | "exitCode" | "signal" | "result" | "error">,
+  /** The agent reporting; null for the control plane's own bookkeeping. */
+  agentId: string | null = null,
+): Promise<FinishOutcome> {
   const retryable = `{${RETRYABLE_REASONS.join(",")}}`;
   const [row] = await queryRows<{ state: Job["state"] }>(
     db,
     sql`with cur as (
           select id, state, attempts, max_attempts from jobs
           where id = ${msg.jobId} and current_attempt_id = ${msg.attemptId} and state in ('running', 'canceling')
+            and (${agentId}::uuid is null or agent_id = ${agentId}::uuid)
           for update
         ), next as (
           select id, case
@@ -251,8 +258,8 @@ export async function recordArtifactBlob(db: Db, sha256: string, sizeBytes: numb
 }
 
 /** Links an uploaded blob to the attempt that produced it; refused for a stale attempt. */
-export async function attachArtifact(db: Db, a: { jobId: string; attemptId: string; name: string; kind: string; sha256: string; meta: Record<string, unknown> }): Promise<boolean> {
-  const [ok] = await queryRows<{ ok: boolean }>(db, sql`select ${isCurrent(a.jobId, a.attemptId)} as ok`);
+export async function attachArtifact(db: Db, agentId: string, a: { jobId: string; attemptId: string; name: string; kind: string; sha256: string; meta: Record<string, unknown> }): Promise<boolean> {
+  const [ok] = await queryRows<{ ok: boolean }>(db, sql`select ${isCurrent(a.jobId, a.attemptId, agentId)} as ok`);
   if (!ok?.ok) return false;
   await db.insert(jobArtifacts).values(a).onConflictDoNothing();
   return true;
