@@ -11,7 +11,8 @@ import { createTestDatabase, type TestDb } from "./helpers/db";
 import { groupProgram, makePool, makeTask, toJsonl } from "../fixtures/tasks/generate";
 
 let t: TestDb;
-let caller: ReturnType<ReturnType<typeof createCallerFactory<typeof appRouter>>>;
+const createCaller = createCallerFactory(appRouter);
+let caller: ReturnType<typeof createCaller>;
 const enc = (tasks: readonly TaskSpec[]) => [new TextEncoder().encode(toJsonl(tasks))];
 
 beforeAll(async () => {
@@ -22,7 +23,7 @@ beforeAll(async () => {
     env: loadEnv({ NODE_ENV: "test" }), db: t.db, log: createLogger("silent"),
     viewer: { userId: u.id, email: u.email, name: u.name, role: "member", via: "token", csrfToken: null }, csrfHeader: null, ip: "127.0.0.1",
   } as unknown as Context;
-  caller = createCallerFactory(appRouter)(ctx);
+  caller = createCaller(ctx);
 });
 afterAll(async () => t?.drop());
 
