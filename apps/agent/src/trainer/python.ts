@@ -22,7 +22,7 @@ export type RunPythonOptions = {
   /** Working directory of the child (default: the current one). */
   cwd?: string;
   /** Full environment of the child; inherited when absent. */
-  env?: Record<string, string | undefined>;
+  env?: NodeJS.ProcessEnv;
   /** Milliseconds between SIGTERM and SIGKILL on abort (default 10 s). */
   graceMs?: number;
   /** Where the spec file is written (default: the OS temp dir). */
