@@ -128,6 +128,13 @@ describe("validateTaskStream", () => {
     expect(res2.tasks.map((t) => t.task.id)).toEqual(["a", "b"]);
   });
 
+  it("accepts CRLF line ends and a last line without a newline", async () => {
+    const text = [good({ id: "a" }), good({ id: "b" })].map((o) => JSON.stringify(o)).join("\r\n");
+    const res = await validateTaskStream([enc.encode(text)]);
+    expect(res.problems).toEqual([]);
+    expect(res.tasks.map((t) => t.task.id)).toEqual(["a", "b"]);
+  });
+
   it("keeps no task once any line is bad, and numbers lines from 1", async () => {
     const objs = Array.from({ length: 20 }, (_, i) => good({ id: `t${i}` }));
     objs[12] = good({ id: "t12", hidden_tests: [] });
