@@ -16,6 +16,8 @@ export type ArtifactStore = {
   read(sha256: string): Readable;
   size(sha256: string): Promise<number>;
   path(sha256: string): string;
+  /** Stores bytes produced by the server itself (e.g. a dataset for a train job); returns their sha256. */
+  put(data: Buffer | string): Promise<string>;
 };
 
 const SHA_RE = /^[a-f0-9]{64}$/;
