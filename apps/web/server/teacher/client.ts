@@ -8,6 +8,8 @@ import type { ChatMessage } from "@agentlab/core/trainer/schemas";
 export type ChatRequest = {
   baseURL: string;
   apiKey: string;
+  /** Reused across calls of one collection when given (keeps connections alive); made per call otherwise. */
+  client?: OpenAI;
   model: string;
   messages: ChatMessage[];
   params: SamplingParams;
@@ -29,6 +31,8 @@ export class ProviderCallError extends Error {
   }
 }
 
+export const providerClient = (baseURL: string, apiKey: string, timeoutMs: number): OpenAI => new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: timeoutMs });
+
 /** Full jitter (AWS architecture blog): uniform in [0, min(cap, base·2^attempt)]. */
 export const fullJitter = (attempt: number, p: RetryPolicy): number => Math.floor((p.random ?? Math.random)() * Math.min(p.capMs, p.baseMs * 2 ** attempt));
 
@@ -48,7 +52,7 @@ export function isRetryable(err: unknown): boolean {
 }
 
 export async function chatCompletion(req: ChatRequest, policy: RetryPolicy = DEFAULT_RETRY): Promise<ChatReply> {
-  const client = new OpenAI({ baseURL: req.baseURL, apiKey: req.apiKey, maxRetries: 0, timeout: req.timeoutMs });
+  const client = req.client ?? providerClient(req.baseURL, req.apiKey, req.timeoutMs);
   const body = {
     ...req.extraParams,
     model: req.model,

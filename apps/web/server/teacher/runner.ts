@@ -3,12 +3,13 @@ import {
   type Usage,
 } from "@agentlab/core";
 import {
-  addLedgerEntry, bumpCollection, collectableTasks, collectionItemKeys, findCandidate, getCollection, getPrice, getProvider, insertCandidate,
-  linkCollectionItem, providerSealedKey, updateCollection, type CollectionRow, type TaskRowForCollect,
+  bumpCollection, collectableTasks, collectionItemKeys, findCandidate, getCollection, getPrice, getProvider, providerSealedKey, recordFreshCandidate,
+  recordReusedCandidate, updateCollection, type CollectionRow, type TaskRowForCollect,
 } from "@agentlab/db";
 import type { ChatMessage } from "@agentlab/core/trainer/schemas";
 import type { Services } from "../services";
-import { chatCompletion, DEFAULT_RETRY, ProviderCallError, type RetryPolicy } from "./client";
+import type OpenAI from "openai";
+import { chatCompletion, DEFAULT_RETRY, ProviderCallError, providerClient, type RetryPolicy } from "./client";
 import { enqueueCollectionGrading } from "./grading";
 
 // Runs a collection on the server: every (task, sample) of the split's train/dev tasks is either
@@ -57,6 +58,7 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
   const taskRows = await collectableTasks(db, { splitId: col.splitId, parts: col.parts, taskIds: col.taskIds });
   const sealed = provider.kind === "openai" ? await providerSealedKey(db, provider.id) : null;
   const apiKey = sealed ? services.secrets.open(sealed) : "";
+  const client = provider.kind === "openai" && provider.baseUrl ? providerClient(provider.baseUrl, apiKey, col.timeoutMs) : undefined;
   const price = await getPrice(db, col.model);
   const done = await collectionItemKeys(db, id);
   const items: Item[] = taskRows.flatMap((task) => Array.from({ length: col.nSamples }, (_, s) => ({ task, sampleIndex: s }))).filter((it) => !done.has(`${it.task.id}:${it.sampleIndex}`));
@@ -71,9 +73,7 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
     const key = candidateCacheKey({ fingerprint: it.task.fingerprint, promptHash: PROMPT_TEMPLATE_HASH, model: col.model, paramsHash: col.paramsHash, sampleIndex: it.sampleIndex });
     const cached = await findCandidate(db, key);
     if (cached) {
-      if (await linkCollectionItem(db, { collectionId: id, taskRowId: it.task.id, sampleIndex: it.sampleIndex, candidateId: cached.id, reused: true })) {
-        await bumpCollection(db, id, { done: 1, reused: 1, costSaved: cached.costUsd });
-      }
+      await recordReusedCandidate(db, { collectionId: id, taskRowId: it.task.id, sampleIndex: it.sampleIndex }, cached);
       return;
     }
     if (budgetReached(spent, col.budgetUsd)) {
@@ -83,7 +83,7 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
     const messages = renderRepairPrompt({ instruction: it.task.instruction, files: it.task.files, public_tests: it.task.publicTests });
     let reply: { text: string; usage: Usage; finishReason: string | null; latencyMs: number };
     try {
-      reply = provider.kind === "reference" ? referenceReply(it.task) : await callProvider(provider.baseUrl, apiKey, col, messages, it.sampleIndex, signal, opts, provider.extraParams);
+      reply = provider.kind === "reference" ? referenceReply(it.task) : await callProvider({ baseUrl: provider.baseUrl, apiKey, client }, col, messages, it.sampleIndex, signal, opts, provider.extraParams);
     } catch (err) {
       if (signal.aborted) return;
       failures++;
@@ -95,17 +95,19 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
     const cost = callCost(reply.usage, price);
     spent += cost;
     const parsed = parseAnswer(reply.text, mainPaths(it.task));
-    const { row, inserted } = await insertCandidate(db, {
-      cacheKey: key, fingerprint: it.task.fingerprint, promptHash: PROMPT_TEMPLATE_HASH, model: col.model, paramsHash: col.paramsHash, sampleIndex: it.sampleIndex,
-      providerKind: provider.kind, oracle: provider.kind === "reference", originTaskRowId: it.task.id, answer: reply.text,
-      files: parsed.ok ? parsed.files : null, parseError: parsed.ok ? null : parsed.reason, finishReason: reply.finishReason,
-      tokensIn: reply.usage.promptTokens, tokensOut: reply.usage.completionTokens, costUsd: cost, latencyMs: reply.latencyMs,
-      // A malformed answer is graded here, without an agent: fail_syntax with the parser's reason.
-      ...(parsed.ok ? {} : { verdict: "fail_syntax", verdictReasons: [parsed.reason], gradedAt: new Date() }),
+    await recordFreshCandidate(db, {
+      candidate: {
+        cacheKey: key, fingerprint: it.task.fingerprint, promptHash: PROMPT_TEMPLATE_HASH, model: col.model, paramsHash: col.paramsHash, sampleIndex: it.sampleIndex,
+        providerKind: provider.kind, oracle: provider.kind === "reference", originTaskRowId: it.task.id, answer: reply.text,
+        files: parsed.ok ? parsed.files : null, parseError: parsed.ok ? null : parsed.reason, finishReason: reply.finishReason,
+        tokensIn: reply.usage.promptTokens, tokensOut: reply.usage.completionTokens, costUsd: cost, latencyMs: reply.latencyMs,
+        // A malformed answer is graded here, without an agent: fail_syntax with the parser's reason.
+        ...(parsed.ok ? {} : { verdict: "fail_syntax", verdictReasons: [parsed.reason], gradedAt: new Date() }),
+      },
+      ledger: { providerId: provider.id, model: col.model, experimentId: col.experimentId, collectionId: id, tokensIn: reply.usage.promptTokens, tokensOut: reply.usage.completionTokens, costUsd: cost },
+      item: { collectionId: id, taskRowId: it.task.id, sampleIndex: it.sampleIndex },
+      delta: { done: 1, tokensIn: reply.usage.promptTokens, tokensOut: reply.usage.completionTokens, cost },
     });
-    await addLedgerEntry(db, { providerId: provider.id, model: col.model, experimentId: col.experimentId, collectionId: id, candidateId: row.id, tokensIn: reply.usage.promptTokens, tokensOut: reply.usage.completionTokens, costUsd: cost });
-    await linkCollectionItem(db, { collectionId: id, taskRowId: it.task.id, sampleIndex: it.sampleIndex, candidateId: row.id, reused: !inserted });
-    await bumpCollection(db, id, { done: 1, tokensIn: reply.usage.promptTokens, tokensOut: reply.usage.completionTokens, cost });
   };
 
   let next = 0;
@@ -135,10 +137,10 @@ function referenceReply(task: TaskRowForCollect) {
   return { text: formatAnswer(files), usage: { promptTokens: 0, completionTokens: 0 }, finishReason: "reference", latencyMs: 0 };
 }
 
-function callProvider(baseUrl: string | null, apiKey: string, col: CollectionRow, messages: ChatMessage[], sampleIndex: number, signal: AbortSignal, opts: RunnerOptions, extra: Record<string, unknown>) {
+function callProvider({ baseUrl, apiKey, client }: { baseUrl: string | null; apiKey: string; client?: OpenAI }, col: CollectionRow, messages: ChatMessage[], sampleIndex: number, signal: AbortSignal, opts: RunnerOptions, extra: Record<string, unknown>) {
   if (!baseUrl) throw new DomainError("PRECONDITION_FAILED", "the provider has no base URL");
   return chatCompletion(
-    { baseURL: baseUrl, apiKey, model: col.model, messages, params: { ...col.params, seed: sampleSeed(col.params.seed, sampleIndex) }, extraParams: extra, timeoutMs: col.timeoutMs, maxRetries: col.maxRetries, signal },
+    { baseURL: baseUrl, apiKey, client, model: col.model, messages, params: { ...col.params, seed: sampleSeed(col.params.seed, sampleIndex) }, extraParams: extra, timeoutMs: col.timeoutMs, maxRetries: col.maxRetries, signal },
     opts.retry ?? DEFAULT_RETRY,
   );
 }

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import { DomainError, type GradeResult, type GradeVerdict } from "@agentlab/core";
 import { queryRows, type Db } from "../client";
-import { jobs, splitAssignments, tasks, teacherCandidates, teacherCollectionItems, teacherCollections } from "../schema";
+import { jobs, splitAssignments, tasks, teacherCandidates, teacherCollectionItems, teacherCollections, teacherLedger } from "../schema";
 
 export type CollectionRow = typeof teacherCollections.$inferSelect;
 export type CandidateRow = typeof teacherCandidates.$inferSelect;
@@ -184,4 +184,29 @@ export async function cacheMigrationPlan(db: Db, fromPoolId: string, toPoolId: s
                (select coalesce(sum(cost_usd), 0) from cands where fingerprint in (select fingerprint from target))::float8 as "costUsd"`,
   );
   return row ?? { targetTasks: 0, matchedTasks: 0, candidates: 0, graded: 0, costUsd: 0 };
+}
+
+type ItemRef = { collectionId: string; taskRowId: string; sampleIndex: number };
+
+/**
+ * A new answer, its ledger line, the collection item and the counters in one transaction: one
+ * commit per sample instead of four (the collection row is a hot spot every worker updates).
+ */
+export async function recordFreshCandidate(db: Db, v: { candidate: NewCandidate; ledger: Omit<typeof teacherLedger.$inferInsert, "candidateId">; item: ItemRef; delta: CollectionDelta }) {
+  return db.transaction(async (tx) => {
+    const res = await insertCandidate(tx, v.candidate);
+    await tx.insert(teacherLedger).values({ ...v.ledger, candidateId: res.row.id });
+    await linkCollectionItem(tx, { ...v.item, candidateId: res.row.id, reused: !res.inserted });
+    await bumpCollection(tx, v.item.collectionId, v.delta);
+    return res;
+  });
+}
+
+/** Links a cached candidate to a collection and counts the reuse and the cost it saved, once. */
+export async function recordReusedCandidate(db: Db, item: ItemRef, cached: Pick<CandidateRow, "id" | "costUsd">): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const linked = await linkCollectionItem(tx, { ...item, candidateId: cached.id, reused: true });
+    if (linked) await bumpCollection(tx, item.collectionId, { done: 1, reused: 1, costSaved: cached.costUsd });
+    return linked;
+  });
 }
