@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,9 +9,19 @@ import { createTestDatabase, type TestDb } from "../../integration/helpers/db";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 
-/** Builds the dashboard once if no production build exists (CI starts from a clean clone). */
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds the dashboard when no build exists or its sources are newer (CI starts from a clean clone). */
 export function ensureNextBuild() {
-  if (existsSync(join(ROOT, "apps/web/.next/BUILD_ID"))) return;
+  const buildId = join(ROOT, "apps/web/.next/BUILD_ID");
+  if (existsSync(buildId) && statSync(buildId).mtimeMs >= newestMtime(join(ROOT, "apps/web/app"))) return;
   const res = spawnSync("npx", ["next", "build", "apps/web"], { cwd: ROOT, stdio: "inherit" });
   if (res.status !== 0) throw new Error("next build failed");
 }

@@ -5,7 +5,7 @@ import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 
 export const jobsRouter = router({
   list: viewerProcedure
-    .input(z.object({ state: JobState.optional(), type: z.string().max(32).optional(), experimentId: z.string().uuid().optional(), limit: z.number().int().min(1).max(500).default(100), before: z.date().optional() }))
+    .input(z.object({ state: JobState.optional(), type: z.string().max(32).optional(), experimentId: z.string().uuid().optional(), limit: z.number().int().min(1).max(500).default(100), before: z.coerce.date().optional() }))
     .query(({ ctx, input }) => listJobs(ctx.db, input)),
 
   counts: viewerProcedure.query(({ ctx }) => countJobsByState(ctx.db)),

@@ -92,7 +92,7 @@ export async function listAgents(db: Db) {
       connectedAt: agents.connectedAt,
       revokedAt: agents.revokedAt,
       createdAt: agents.createdAt,
-      currentJobId: sql<string | null>`(select j.id from ${jobs} j where j.agent_id = ${agents.id} and j.state in ('running','canceling') order by j.started_at desc limit 1)`,
+      currentJobId: sql<string | null>`(select j.id from ${jobs} j where j.agent_id = "agents"."id" and j.state in ('running','canceling') order by j.started_at desc limit 1)`,
     })
     .from(agents)
     .orderBy(asc(agents.createdAt));
