@@ -27,7 +27,7 @@ SETTINGS = {
     "lr_schedule": "cosine",
     "max_length": 512,
     "seed": 0,
-    "threads": 2,
+    "threads": 1,  # one intra-op thread: stable on a shared 2-core box (OpenMP spin-waits collapse under load)
     "lora": {"r": 16, "alpha": 32, "dropout": 0.05, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]},
     "samples": 64,
 }
