@@ -214,6 +214,7 @@ describe("teacher collection", () => {
     expect(d).toMatchObject({ sampleCount: n - 2, taskCount: n - 2, oracleSamples: 0 });
     const exp = keep(await admin.datasets.export({ id: d.id }));
     expect(createHash("sha256").update(exp.jsonl).digest("hex")).toBe(d.hash);
+    expect(readFileSync(s.app.services.artifacts.path(d.hash), "utf8")).toBe(exp.jsonl); // agents fetch these bytes
     const lines = exp.jsonl.trim().split("\n").map((l) => JSON.parse(l) as { messages: { role: string; content: string }[] });
     expect(lines).toHaveLength(n - 2);
     expect(lines[0]?.messages.map((m) => m.role)).toEqual(["system", "user", "assistant"]);

@@ -1,4 +1,3 @@
-import { Readable } from "node:stream";
 import { randomUUID } from "node:crypto";
 import {
   DomainError, GradeResult, PROMPT_TEMPLATE_HASH, datasetHash, mainPaths, orderSamples, parseAnswer, publicContext, sampleHash, sftLine, sftSample,
@@ -34,13 +33,10 @@ async function writeSnapshot(services: Services, meta: { name: string; splitId: 
 // The export is also a content-addressed artifact named by the dataset hash, so agents (the
 // tokenize and train jobs) download exactly the bytes the hash names.
 async function publishExport(services: Services, hash: string, lines: string[]): Promise<void> {
-  if (await services.artifacts.has(hash)) return;
   const body = Buffer.from(lines.map((l) => `${l}\n`).join(""), "utf8");
-  const partial = await services.artifacts.partialSize(hash);
-  if (partial > 0) return; // another writer is publishing the same bytes
-  await services.artifacts.append(hash, 0, Readable.from([body]), body.length);
-  const size = await services.artifacts.complete(hash);
-  await queryRows(services.db, sql`insert into artifacts (sha256, size_bytes) values (${hash}, ${size}) on conflict do nothing`);
+  const sha = await services.artifacts.put(body);
+  if (sha !== hash) throw new DomainError("INTERNAL", "exported bytes do not hash to the snapshot hash");
+  await queryRows(services.db, sql`insert into artifacts (sha256, size_bytes) values (${sha}, ${body.length}) on conflict do nothing`);
 }
 
 /** Passing candidates of the collections become samples; identical samples are kept once. */
