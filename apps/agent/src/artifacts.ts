@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import { createReadStream, createWriteStream } from "node:fs";
+import { mkdir, rename, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 
@@ -34,4 +35,28 @@ export async function uploadArtifact(serverUrl: string, credential: string, path
       await new Promise((r) => setTimeout(r, 500 * 2 ** i));
     }
   }
+}
+
+/**
+ * Fetches a content-addressed blob into `dir/<sha256>` unless it is already there, verifying the
+ * hash before the file appears (written to a temporary name, then renamed).
+ */
+export async function fetchArtifact(serverUrl: string, credential: string, sha256: string, dir: string): Promise<string> {
+  const dest = join(dir, sha256);
+  if (await stat(dest).then(() => true, () => false)) return dest;
+  await mkdir(dir, { recursive: true });
+  const res = await fetch(new URL(`/api/artifacts/${sha256}`, serverUrl), { headers: { authorization: `Bearer ${credential}` } });
+  if (!res.ok || !res.body) throw new Error(`artifact ${sha256} could not be fetched: ${res.status}`);
+  const tmp = `${dest}.${process.pid}.part`;
+  const hash = createHash("sha256");
+  const body = Readable.fromWeb(res.body as import("node:stream/web").ReadableStream);
+  body.on("data", (chunk: Buffer) => hash.update(chunk));
+  await pipeline(body, createWriteStream(tmp));
+  const got = hash.digest("hex");
+  if (got !== sha256) {
+    await rm(tmp, { force: true });
+    throw new Error(`artifact ${sha256} arrived with hash ${got}`);
+  }
+  await rename(tmp, dest);
+  return dest;
 }

@@ -50,13 +50,13 @@ export const testCapabilities = (labels: string[] = []): Capabilities => ({
 });
 
 /** An agent supervisor in this process, talking to the server over real socket.io on loopback. */
-export async function startInProcessAgent(server: TestServer, name: string, opts: { pollMs?: number; handlers?: Record<string, JobHandler> } = {}) {
+export async function startInProcessAgent(server: TestServer, name: string, opts: { pollMs?: number; handlers?: Record<string, JobHandler>; python?: string } = {}) {
   const { agentId, credential } = await enrollTestAgent(server.db, name);
   const stateDir = await mkdtemp(join(tmpdir(), `agentlab-agent-${name}-`));
   const supervisor = new Supervisor({
     serverUrl: server.url, credential, stateDir, capabilities: testCapabilities(),
     handlers: opts.handlers ?? jobHandlers({ graceMs: 500 }),
-    runtime: { python: null, sandboxBackend: "process", sandboxOk: true },
+    runtime: { python: opts.python ?? null, sandboxBackend: "process", sandboxOk: true },
     log: pino({ level: "silent" }),
     pollMs: opts.pollMs ?? 2000,
   });

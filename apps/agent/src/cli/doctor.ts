@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { configPath, loadConfig } from "../config";
 import type { AgentEnv } from "../env";
+import { findPython } from "../trainer/python";
 import { collectCapabilities } from "../capabilities";
 import { join } from "node:path";
 import { sandboxConfig, sandboxStatus } from "../sandbox-status";
@@ -10,7 +11,7 @@ export async function doctorCommand(argv: string[], env: AgentEnv): Promise<numb
   const { values } = parseArgs({ args: argv, options: { json: { type: "boolean", default: false } } });
   const config = await loadConfig(env.AGENTLAB_AGENT_HOME).catch((err: Error) => err);
   const sandbox = await sandboxStatus(sandboxConfig({ backend: env.AGENTLAB_SANDBOX, graderDir: env.AGENTLAB_GRADER_DIR, uid: env.AGENTLAB_SANDBOX_UID, stateDir: join(env.AGENTLAB_AGENT_HOME, "state") }));
-  const caps = await collectCapabilities({ python: env.AGENTLAB_PYTHON ?? null, sandbox, labels: [] });
+  const caps = await collectCapabilities({ python: findPython(env.AGENTLAB_PYTHON), sandbox, labels: [] });
   let server: string = "not enrolled";
   if (!(config instanceof Error)) {
     const res = await fetch(new URL("/api/health", config.server)).catch(() => null);

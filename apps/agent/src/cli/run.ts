@@ -3,6 +3,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { loadConfig } from "../config";
 import type { AgentEnv } from "../env";
+import { findPython } from "../trainer/python";
 import { collectCapabilities } from "../capabilities";
 import { jobHandlers } from "../jobs";
 import { Supervisor } from "../supervisor";
@@ -16,7 +17,7 @@ export async function runCommand(argv: string[], env: AgentEnv): Promise<number>
   const { values } = parseArgs({ args: argv, options: { drain: { type: "boolean", default: false }, server: { type: "string" } } });
   const log = pino({ level: env.LOG_LEVEL, base: { app: "agentlab-agent" }, redact: { paths: ["credential", "*.credential", "token"], censor: "[redacted]" } });
   const config = await loadConfig(env.AGENTLAB_AGENT_HOME);
-  const python = env.AGENTLAB_PYTHON ?? null;
+  const python = findPython(env.AGENTLAB_PYTHON);
   const stateDir = join(env.AGENTLAB_AGENT_HOME, "state");
   const sandboxCfg = sandboxConfig({ backend: env.AGENTLAB_SANDBOX, graderDir: env.AGENTLAB_GRADER_DIR, uid: env.AGENTLAB_SANDBOX_UID, stateDir });
   const sandbox = await sandboxStatus(sandboxCfg);

@@ -1,4 +1,4 @@
-import { GradeJobPayload, type GradeResult } from "@agentlab/core";
+import { GradeJobPayload, taskFingerprint, type GradeResult } from "@agentlab/core";
 import type { Grader } from "../grading/grader";
 import type { JobHandler } from "./types";
 
@@ -6,22 +6,27 @@ import type { JobHandler } from "./types";
 // the agent and is shared by every job; the agent refuses to grade when its self-test failed.
 
 export function makeGradeHandler(grader: Grader): JobHandler {
+  // The reference's test ids per task fingerprint: computed once per agent, not once per candidate.
+  const referenceIds = new Map<string, readonly string[]>();
   return async (ctx) => {
     if (!ctx.agent.sandboxOk) return { reason: "infra_error", error: "sandbox self-test failed on this agent; refusing to grade" };
     const parsed = GradeJobPayload.safeParse(ctx.payload);
     if (!parsed.success) return { reason: "user_error", error: `invalid grade payload: ${parsed.error.message}` };
     const { task, candidate, limits } = parsed.data;
-    let expected = parsed.data.expectedTestIds ?? null;
+    const fingerprint = taskFingerprint(task);
+    let expected = parsed.data.expectedTestIds ?? referenceIds.get(fingerprint) ?? null;
     if (!expected) {
       const ref = await grader.referenceIds(task, limits);
       if (ref.result.verdict !== "pass") {
         return { reason: "user_error", error: `the task's reference does not pass (${ref.result.verdict}); cannot grade against it`, result: { reference: ref.result } };
       }
       expected = ref.ids;
+      referenceIds.set(fingerprint, ref.ids);
     }
     const result: GradeResult = await grader.grade(task, candidate, { expectedIds: expected, limits });
     ctx.log.info({ taskId: task.id, verdict: result.verdict, unsandboxed: result.unsandboxed, wallMs: Math.round(result.wallTimeMs) }, "graded");
-    if (result.verdict === "infra_error") return { reason: "infra_error", error: result.reasons.join("; "), result: { grade: result } };
-    return { reason: "succeeded", result: { grade: result, expectedTestIds: expected } };
+    if (result.verdict === "infra_error") return { reason: "infra_error", error: result.reasons.join("; "), result };
+    // The result is the GradeResult itself (what the teacher and experiment runners parse).
+    return { reason: "succeeded", result: { ...result, expectedTestIds: expected } };
   };
 }

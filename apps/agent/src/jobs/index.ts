@@ -3,12 +3,18 @@ import type { SandboxConfig } from "../sandbox/types";
 import { makeAuditHandler } from "./audit";
 import { makeGradeHandler } from "./grade";
 import { shellJob } from "./shell";
+import { trainJob } from "./train";
+import { generateJob } from "./generate";
+import { tokenizeJob } from "./tokenize";
 import type { JobHandler } from "./types";
 
 // Job type → handler. A type missing here is refused by this agent as infra_error.
 export function jobHandlers(opts: { graceMs: number; grading?: { grader: Grader; sandbox: SandboxConfig } }): Record<string, JobHandler> {
   return {
     shell: shellJob(opts.graceMs),
+    train: trainJob(opts.graceMs),
+    generate: generateJob(opts.graceMs),
+    tokenize: tokenizeJob(opts.graceMs),
     ...(opts.grading ? { grade: makeGradeHandler(opts.grading.grader), audit: makeAuditHandler(opts.grading.grader, opts.grading.sandbox) } : {}),
   };
 }

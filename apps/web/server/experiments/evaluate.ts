@@ -10,7 +10,7 @@ import type { Services } from "../services";
 // job ids live in the stage output and every job has a stable dedupe key, so a restart picks up
 // the same jobs instead of starting new ones.
 
-export type EvalModel = { key: string; adapter: { path: string; sha256: string } | null };
+export type EvalModel = { key: string; adapter: { path: string; sha256: string; artifact: string | null } | null };
 export type EvalState = { generate: Record<string, string>; grade: Record<string, Record<string, string>>; done: Record<string, { n: number; passed: number }> };
 export type EvalStep = { state: "running" | "succeeded"; output: EvalState };
 
@@ -44,7 +44,6 @@ export async function advanceEvaluation(
         payload: {
           spec: {
             base_model: config.baseModel.ref,
-            adapter: m.adapter?.path,
             prompts: tasks.map((t) => ({ task_id: t.id, messages: renderRepairPrompt(publicContext(t)) })),
             max_new_tokens: ev.maxNewTokens,
             do_sample: ev.decoding.doSample,
@@ -54,6 +53,7 @@ export async function advanceEvaluation(
             local_files_only: config.baseModel.source === "path",
           },
           adapterSha256: m.adapter?.sha256 ?? null,
+          adapterArtifact: m.adapter?.artifact ?? null,
           promptTemplateHash: PROMPT_TEMPLATE_HASH,
         },
       });

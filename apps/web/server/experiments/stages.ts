@@ -18,7 +18,8 @@ import { datasetStage, datasetTaskKeys } from "./data";
 export type StageCtx = { services: Services; experimentId: string; config: ExperimentConfig; stage: StageDef; row: StageRow; rows: Map<string, StageRow> };
 export type StageResult = { state: "running" | "succeeded"; output: Record<string, unknown>; jobIds?: string[] };
 
-const Snapshot = z.object({ epoch: z.number().int().min(1), path: z.string(), sha256: z.string() });
+// `artifact`: the archive of the snapshot in the artifact store, which any agent can fetch.
+const Snapshot = z.object({ epoch: z.number().int().min(1), path: z.string(), sha256: z.string(), artifact: z.string().nullable().optional() });
 const TrainOutput = z.object({ jobId: z.string().optional(), snapshots: z.array(Snapshot).optional() });
 
 async function trainStage(c: StageCtx): Promise<StageResult> {
@@ -59,7 +60,7 @@ async function devStage(c: StageCtx): Promise<StageResult> {
   if (!t || t.model === "base") models = [{ key: "base", adapter: null }];
   else {
     const train = TrainOutput.parse(c.rows.get(`train:s${t.seed}`)?.output ?? {});
-    models = (train.snapshots ?? []).map((s) => ({ key: modelKey({ model: "adapter", seed: t.seed, seedIndex: t.seedIndex, epoch: s.epoch }), adapter: { path: s.path, sha256: s.sha256 } }));
+    models = (train.snapshots ?? []).map((s) => ({ key: modelKey({ model: "adapter", seed: t.seed, seedIndex: t.seedIndex, epoch: s.epoch }), adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null } }));
   }
   const tasks = await splitTasks(c.services.db, c.config.splitId, "dev");
   const step = await advanceEvaluation(c.services, { experimentId: c.experimentId, config: c.config, split: "dev", tasks, models }, { ...emptyEval(), ...(c.row.output as Partial<EvalState>) });
@@ -121,7 +122,7 @@ async function testStage(c: StageCtx): Promise<StageResult> {
     if (m.model === "base") return { key: "base", adapter: null };
     const s = snapshots(m.seed).find((x) => x.epoch === m.epoch);
     if (!s) throw new DomainError("PRECONDITION_FAILED", `no adapter snapshot for ${modelLabel(m)}`);
-    return { key: modelKey(m), adapter: { path: s.path, sha256: s.sha256 } };
+    return { key: modelKey(m), adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null } };
   });
   const tasks = await splitTasks(db, c.config.splitId, "test");
   const step = await advanceEvaluation(c.services, { experimentId: c.experimentId, config: c.config, split: "test", tasks, models }, { ...emptyEval(), ...output });

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { getJob, listJobArtifacts } from "@agentlab/db";
+import { findPython, runPython } from "../../apps/agent/src/trainer/python";
+import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
+
+// A train job, then generate jobs, on the tiny local model through the real queue: adapters are
+// uploaded per epoch, the run record is stored, and a generate job on the adapter fetches it by hash.
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const python = findPython(null, { root: join(ROOT, "apps/agent") });
+let server: TestServer;
+let agent: Awaited<ReturnType<typeof startInProcessAgent>>;
+let model: string;
+
+beforeAll(async () => {
+  server = await startTestServer({ AGENTLAB_LEASE_TTL_MS: "30000", AGENTLAB_HEARTBEAT_MS: "1000" });
+  model = join(await mkdtemp(join(tmpdir(), "agentlab-tiny-")), "model");
+  await runPython("tiny-model", { output_dir: model, corpus: [join(ROOT, "apps/agent/python/tests/fixtures/corpus.py.txt")], vocab_size: 512, hidden_size: 64, intermediate_size: 128 }, { python });
+  agent = await startInProcessAgent(server, "trainer", { python, pollMs: 500 });
+}, 300_000);
+afterAll(async () => {
+  await agent?.stop();
+  await server?.close();
+});
+
+const sample = (i: number) => ({
+  messages: [
+    { role: "system", content: "You fix Python programs." },
+    { role: "user", content: `Fix add_${i}:\ndef add_${i}(a, b):\n    return a - b` },
+    { role: "assistant", content: `\`\`\`python\ndef add_${i}(a, b):\n    return a + b\n\`\`\`` },
+  ],
+});
+
+const finished = (id: string) =>
+  waitFor(async () => {
+    const j = await getJob(server.db.db, id);
+    return j && ["succeeded", "failed", "canceled"].includes(j.state) ? j : null;
+  }, 240_000, 250);
+
+describe("trainer jobs on the agent", () => {
+  it("trains with a snapshot per epoch uploaded, then generates with the adapter fetched by hash", async () => {
+    const jsonl = Array.from({ length: 12 }, (_, i) => JSON.stringify(sample(i))).join("\n") + "\n";
+    const datasetHash = await server.app.services.artifacts.put(jsonl);
+    const train = await server.app.services.queue.enqueue({
+      type: "train",
+      payload: { datasetHash, spec: { base_model: model, epochs: 2, batch_size: 4, max_length: 128, seed: 1, learning_rate: 1e-3, local_files_only: true, torch_threads: 1, lora: { r: 4, alpha: 8, dropout: 0, target_modules: ["q_proj", "v_proj"] } } },
+    });
+    const done = await finished(train.id);
+    expect(done.error).toBeNull();
+    expect(done.state).toBe("succeeded");
+    const record = done.result as { method: string; dataset_sha256: string; snapshots: Array<{ epoch: number; artifact: string | null; sha256: string }>; supervised_tokens_per_s: number };
+    expect(record.method).toBe("lora-fp32");
+    expect(record.dataset_sha256).toBe(datasetHash);
+    expect(record.snapshots.map((s) => s.epoch)).toEqual([1, 2]);
+    const artifacts = await listJobArtifacts(server.db.db, train.id);
+    expect(artifacts.map((a) => a.name).sort()).toEqual(["adapter-epoch-1", "adapter-epoch-2"]);
+    const last = record.snapshots[1];
+    expect(last?.artifact).toBe(artifacts.find((a) => a.name === "adapter-epoch-2")?.sha256);
+    expect(await server.app.services.artifacts.has(last?.artifact ?? "")).toBe(true);
+
+    const prompts = [0, 1, 2].map((i) => ({ task_id: `t${i}`, messages: sample(i).messages.slice(0, 2) }));
+    const gen = await server.app.services.queue.enqueue({
+      type: "generate",
+      payload: { spec: { base_model: model, prompts, max_new_tokens: 16, local_files_only: true }, adapterSha256: last?.sha256, adapterArtifact: last?.artifact },
+    });
+    const genDone = await finished(gen.id);
+    expect(genDone.error).toBeNull();
+    const out = genDone.result as { outputs: Array<{ task_id: string; text: string }>; summary: { adapter_sha256: string | null; decoding: { do_sample: boolean } } };
+    expect(out.outputs.map((o) => o.task_id).sort()).toEqual(["t0", "t1", "t2"]);
+    expect(out.summary.decoding.do_sample).toBe(false);
+  });
+});
