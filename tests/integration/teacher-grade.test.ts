@@ -27,7 +27,8 @@ let srv: TestServer;
 let grader: Grader;
 let agent: Awaited<ReturnType<typeof startInProcessAgent>>;
 let fake: Server;
-let caller: ReturnType<ReturnType<typeof createCallerFactory<typeof appRouter>>>;
+const createCaller = createCallerFactory(appRouter);
+let caller: ReturnType<typeof createCaller>;
 let splitId = "";
 
 beforeAll(async () => {
@@ -37,7 +38,7 @@ beforeAll(async () => {
   const db = srv.app.services.db;
   const [u] = await db.insert(schema.users).values({ email: "g@lab.test", name: "g", passwordHash: "x", role: "admin" }).returning();
   if (!u) throw new Error("no user");
-  caller = createCallerFactory(appRouter)({ ...srv.app.services, viewer: { userId: u.id, email: u.email, name: u.name, role: "admin", via: "token", csrfToken: null }, csrfHeader: null, ip: "127.0.0.1", sessionToken: null, setCookie: () => {} });
+  caller = createCaller({ ...srv.app.services, viewer: { userId: u.id, email: u.email, name: u.name, role: "admin", via: "token", csrfToken: null }, csrfHeader: null, ip: "127.0.0.1", sessionToken: null, setCookie: () => {} });
   const imp = await importPool(db, { name: "grade", lines: [new TextEncoder().encode(TASKS.map((x) => JSON.stringify(x)).join("\n"))] });
   if (!imp.ok) throw new Error("import failed");
   splitId = (await createSplit(db, { poolId: imp.poolId, seed: 1, devRatio: 0, testRatio: 0.2 })).split.id;
