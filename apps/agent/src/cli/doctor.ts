@@ -29,7 +29,9 @@ export async function doctorCommand(argv: string[], env: AgentEnv): Promise<numb
     console.log(`server:   ${server}`);
     console.log(`system:   ${caps.os}, ${caps.cpuCores} cores, ${caps.ramMb} MiB RAM`);
     console.log(`gpus:     ${caps.gpus.length ? caps.gpus.map((g) => `${g.name} ${g.memoryMb} MiB (driver ${g.driver})`).join("; ") : "none (nvidia-smi not found or no GPU)"}`);
-    console.log(`python:   ${caps.python ?? "missing"}; torch ${caps.torch ?? "missing"}; CUDA ${caps.cuda ?? "none"}`);
+    const st = caps.pythonStack;
+    console.log(`python:   ${caps.python ?? "missing"}; torch ${caps.torch ?? "missing"}; CUDA ${caps.cuda ?? "none"}${st?.cudaAvailable ? " (available)" : ""}`);
+    console.log(`ml stack: transformers ${st?.transformers ?? "missing"}, peft ${st?.peft ?? "missing"}, trl ${st?.trl ?? "missing"}, bitsandbytes ${st?.bitsandbytes ?? "missing"}, vllm ${st?.vllm ?? "missing"}, agentlab_trainer ${st?.agentlabTrainer ?? "missing"}`);
     console.log(`sandbox:  ${sandbox.backend} — ${sandbox.selfTestPassed ? "self-test passed" : `NOT usable: ${sandbox.detail}`}`);
     console.log(problems.length ? `missing:\n${problems.map((p) => `  - ${p}`).join("\n")}` : "all good");
   }
