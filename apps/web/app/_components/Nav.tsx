@@ -10,6 +10,9 @@ const items = [
   { href: "/jobs", label: "Jobs" },
   { href: "/pools", label: "Pools" },
   { href: "/splits", label: "Splits" },
+  { href: "/providers", label: "Providers" },
+  { href: "/collections", label: "Collections" },
+  { href: "/datasets", label: "Datasets" },
   { href: "/experiments", label: "Experiments" },
   { href: "/settings", label: "Settings" },
 ];
