@@ -15,6 +15,8 @@ import { sendError } from "./http/respond";
 import { createQueue } from "./queue";
 import { createSecretBox } from "./auth/secret-box";
 import { startExperimentRunner } from "./experiments/runner";
+import { startAuditSync } from "./audits/sync";
+import { startTeacherLoops } from "./teacher/loops";
 import type { Services } from "./services";
 import { join } from "node:path";
 
@@ -73,6 +75,9 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const gateway = attachAgentGateway(server, services);
   services.agentHub.disconnect = gateway.disconnect;
   startExperimentRunner(services, server);
+  startAuditSync(services, server);
+  const stopTeacher = startTeacherLoops(services);
+  server.once("close", stopTeacher);
 
   return {
     server,

@@ -13,3 +13,4 @@ export * from "./queries/datasets";
 export * from "./queries/experiments";
 export * from "./queries/reports";
 export * from "./queries/share";
+export * from "./queries/audits";

@@ -13,6 +13,7 @@ import { splitsRouter } from "./splits";
 import { experimentsRouter } from "./experiments";
 import { reportsRouter } from "./reports";
 import { shareRouter } from "./share";
+import { auditsRouter } from "./audits";
 
 // One router per domain (apps/web/server/routers/<domain>.ts).
 export const appRouter = router({
@@ -30,6 +31,7 @@ export const appRouter = router({
   experiments: experimentsRouter,
   reports: reportsRouter,
   share: shareRouter,
+  audits: auditsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -5,6 +5,7 @@ import {
 } from "@agentlab/core";
 import { queryRows, type Db } from "../client";
 import { groupMergeProposals, taskPools, tasks } from "../schema";
+import { auditStateIs, latestAuditStatus, type TaskAuditState } from "./audits";
 
 export type TaskRow = typeof tasks.$inferSelect;
 export type Pool = typeof taskPools.$inferSelect;
@@ -151,15 +152,16 @@ async function withSummary(db: Db, pool: Pool): Promise<PoolSummary> {
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** Keyset page of a pool's tasks in bytewise id order; `q` is a prefix of the id or the source group. */
-export async function listTasks(db: Db, opts: { poolId: string; q?: string; after?: string; limit: number }) {
+export async function listTasks(db: Db, opts: { poolId: string; q?: string; audit?: TaskAuditState; after?: string; limit: number }) {
   const conds: SQL[] = [sql`${tasks.poolId} = ${opts.poolId}`];
   if (opts.after !== undefined) conds.push(sql`${tasks.taskId} collate "C" > ${opts.after}`);
   if (opts.q) {
     const pat = `${escapeLike(opts.q)}%`;
     conds.push(sql`(${tasks.taskId} collate "C" like ${pat} or ${tasks.groupKey} collate "C" like ${pat})`);
   }
+  if (opts.audit) conds.push(auditStateIs(opts.audit));
   const rows = await db
-    .select({ id: tasks.id, taskId: tasks.taskId, sourceGroup: tasks.sourceGroup, groupKey: tasks.groupKey, origin: tasks.origin, fingerprint: tasks.fingerprint, sizeBytes: tasks.sizeBytes, instruction: sql<string>`left(${tasks.instruction}, 160)` })
+    .select({ id: tasks.id, taskId: tasks.taskId, sourceGroup: tasks.sourceGroup, groupKey: tasks.groupKey, origin: tasks.origin, fingerprint: tasks.fingerprint, sizeBytes: tasks.sizeBytes, instruction: sql<string>`left(${tasks.instruction}, 160)`, audit: latestAuditStatus })
     .from(tasks)
     .where(and(...conds))
     .orderBy(sql`${tasks.taskId} collate "C"`)

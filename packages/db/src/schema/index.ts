@@ -4,3 +4,4 @@ export * from "./jobs";
 export * from "./tasks";
 export * from "./teacher";
 export * from "./experiments";
+export * from "./audits";

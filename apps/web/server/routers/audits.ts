@@ -1,0 +1,27 @@
+import { z } from "zod";
+import { DomainError } from "@agentlab/core";
+import { countPoolTasks, getPool, listTaskAudits, poolAuditSummary } from "@agentlab/db";
+import { enqueueAudits, StartAudits } from "../audits/enqueue";
+import { memberProcedure, router, viewerProcedure } from "../trpc/init";
+
+export const auditsRouter = router({
+  /** A task's admission audits, newest first (the first is its current status). */
+  list: viewerProcedure.input(z.object({ taskId: z.string().uuid() })).query(async ({ ctx, input }) => {
+    const rows = await listTaskAudits(ctx.db, input.taskId);
+    return rows.map((r) => ({ ...r.audit, jobState: r.jobState, jobProgress: r.jobProgress }));
+  }),
+
+  /** Counts of the pool's tasks by their newest audit's status (`none`: never audited). */
+  summary: viewerProcedure.input(z.object({ poolId: z.string().uuid() })).query(async ({ ctx, input }) => {
+    if (!(await getPool(ctx.db, { id: input.poolId }))) throw new DomainError("NOT_FOUND", "no such pool");
+    return poolAuditSummary(ctx.db, input.poolId);
+  }),
+
+  /** Audits a pool's tasks (or the listed ones); tasks already audited by this grader are skipped unless `rerun`. */
+  create: memberProcedure.input(StartAudits).mutation(async ({ ctx, input }) => {
+    if (!(await getPool(ctx.db, { id: input.poolId }))) throw new DomainError("NOT_FOUND", "no such pool");
+    const ids = input.taskIds ? [...new Set(input.taskIds)] : null;
+    if (ids && (await countPoolTasks(ctx.db, input.poolId, ids)) !== ids.length) throw new DomainError("NOT_FOUND", "a task is not in this pool");
+    return enqueueAudits(ctx, input, ctx.viewer.userId);
+  }),
+});

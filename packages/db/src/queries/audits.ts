@@ -1,0 +1,118 @@
+import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { AuditResult } from "@agentlab/core";
+import { queryRows, type Db } from "../client";
+import { jobs, taskAudits, tasks } from "../schema";
+import type { TaskRow } from "./tasks";
+
+export type TaskAuditRow = typeof taskAudits.$inferSelect;
+export type AuditRowStatus = TaskAuditRow["status"];
+/** A task's audit state as the pool view filters it: its newest audit's status, or `none`. */
+export type TaskAuditState = AuditRowStatus | "none";
+
+// The newest audit row of the task in the current `tasks` row; correlated so that a keyset page
+// of tasks costs one index probe per row (task_audits_task_idx), never a scan of all audits.
+export const latestAuditStatus = sql<TaskAuditState>`coalesce((select a.status::text from task_audits a where a.task_row_id = ${tasks.id} order by a.created_at desc limit 1), 'none')`;
+
+/** The SQL condition "the task's audit state is `state`", for task listings. */
+export const auditStateIs = (state: TaskAuditState): SQL => sql`${latestAuditStatus} = ${state}`;
+
+export type AuditCandidate = TaskRow & { round: number | null; latest: AuditRowStatus | null };
+
+/**
+ * One keyset page (by row id) of a pool's tasks to audit, each with its highest audit round under
+ * `graderVersion` and the status of that round, so the caller decides whether to (re-)audit.
+ */
+export async function auditCandidates(db: Db, opts: { poolId: string; taskRowIds?: string[]; graderVersion: string; after?: string; limit: number }): Promise<AuditCandidate[]> {
+  const conds: SQL[] = [eq(tasks.poolId, opts.poolId)];
+  if (opts.taskRowIds) conds.push(inArray(tasks.id, opts.taskRowIds.length > 0 ? opts.taskRowIds : ["00000000-0000-0000-0000-000000000000"]));
+  if (opts.after) conds.push(sql`${tasks.id} > ${opts.after}`);
+  const newest = sql`(select a.round, a.status::text as status from task_audits a where a.task_row_id = ${tasks.id} and a.grader_version = ${opts.graderVersion} order by a.round desc, a.created_at desc limit 1)`;
+  const rows = await db
+    .select({ task: tasks, round: sql<number | null>`(select n.round from ${newest} n)`, latest: sql<AuditRowStatus | null>`(select n.status from ${newest} n)` })
+    .from(tasks)
+    .where(and(...conds))
+    .orderBy(asc(tasks.id))
+    .limit(opts.limit);
+  return rows.map((r) => ({ ...r.task, round: r.round, latest: r.latest }));
+}
+
+export type NewAuditRow = { taskRowId: string; jobId: string; graderVersion: string; round: number; sandbox: string; requestedBy: string | null };
+
+export async function insertAuditRows(db: Db, rows: NewAuditRow[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const out = await db.insert(taskAudits).values(rows).returning({ id: taskAudits.id });
+  return out.length;
+}
+
+export type FinishedAuditJob = { id: string; jobId: string | null; state: string | null; result: Record<string, unknown> | null; error: string | null; reason: string | null; finishedAt: Date | null };
+
+/** Pending audit rows whose job has ended (or vanished): what the sync loop copies next. */
+export async function finishedAuditJobs(db: Db, limit = 500): Promise<FinishedAuditJob[]> {
+  return db
+    .select({ id: taskAudits.id, jobId: taskAudits.jobId, state: jobs.state, result: jobs.result, error: jobs.error, reason: jobs.terminalReason, finishedAt: jobs.finishedAt })
+    .from(taskAudits)
+    .leftJoin(jobs, eq(jobs.id, taskAudits.jobId))
+    .where(and(eq(taskAudits.status, "pending"), sql`(${jobs.id} is null or ${jobs.state} in ('succeeded', 'failed', 'canceled'))`))
+    .limit(limit);
+}
+
+export type AuditOutcome = { status: "passed" | "failed"; result: AuditResult } | { status: "error"; error: string };
+
+/** Records an audit's end; a row already finished is left alone (the loop may see it twice). */
+export async function finishAudit(db: Db, id: string, outcome: AuditOutcome, finishedAt?: Date | null): Promise<boolean> {
+  const values =
+    outcome.status === "error"
+      ? { status: "error" as const, error: outcome.error }
+      : { status: outcome.status, result: outcome.result, mutationScore: outcome.result.mutationScore, mutantsTotal: outcome.result.mutantsTotal, unsandboxed: outcome.result.unsandboxed };
+  const out = await db
+    .update(taskAudits)
+    .set({ ...values, finishedAt: finishedAt ?? sql`now()` })
+    .where(and(eq(taskAudits.id, id), eq(taskAudits.status, "pending")))
+    .returning({ id: taskAudits.id });
+  return out.length > 0;
+}
+
+/** A task's audits, newest first, with the live state of pending ones' jobs. */
+export async function listTaskAudits(db: Db, taskRowId: string, limit = 20) {
+  return db
+    .select({ audit: taskAudits, jobState: jobs.state, jobProgress: jobs.progress })
+    .from(taskAudits)
+    .leftJoin(jobs, eq(jobs.id, taskAudits.jobId))
+    .where(eq(taskAudits.taskRowId, taskRowId))
+    .orderBy(desc(taskAudits.createdAt))
+    .limit(limit);
+}
+
+export type PoolAuditSummary = { total: number; byState: Record<TaskAuditState, number>; running: number; unsandboxed: number };
+
+/** Counts of a pool's tasks by their newest audit's status; `running` counts pending audits an agent holds. */
+export async function poolAuditSummary(db: Db, poolId: string): Promise<PoolAuditSummary> {
+  const rows = await queryRows<{ state: TaskAuditState; n: number; running: number; unsandboxed: number }>(
+    db,
+    sql`select coalesce(l.status::text, 'none') as state, count(*)::int as n,
+          count(*) filter (where j.state in ('running', 'canceling'))::int as running,
+          count(*) filter (where l.unsandboxed)::int as unsandboxed
+        from tasks t
+        left join lateral (select a.status, a.job_id, a.unsandboxed from task_audits a where a.task_row_id = t.id order by a.created_at desc limit 1) l on true
+        left join jobs j on j.id = l.job_id and l.status = 'pending'
+        where t.pool_id = ${poolId}
+        group by 1`,
+  );
+  const byState: Record<TaskAuditState, number> = { none: 0, pending: 0, passed: 0, failed: 0, error: 0 };
+  let total = 0;
+  let running = 0;
+  let unsandboxed = 0;
+  for (const r of rows) {
+    byState[r.state] = r.n;
+    total += r.n;
+    running += r.running;
+    unsandboxed += r.unsandboxed;
+  }
+  return { total, byState, running, unsandboxed };
+}
+
+/** How many of `taskRowIds` are tasks of the pool (to refuse ids from elsewhere before enqueueing). */
+export async function countPoolTasks(db: Db, poolId: string, taskRowIds: string[]): Promise<number> {
+  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(tasks).where(and(eq(tasks.poolId, poolId), inArray(tasks.id, taskRowIds)));
+  return row?.n ?? 0;
+}

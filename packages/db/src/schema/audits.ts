@@ -1,0 +1,42 @@
+import { boolean, index, integer, jsonb, pgEnum, pgTable, real, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import type { AuditResult } from "@agentlab/core";
+import { jobs } from "./jobs";
+import { tasks } from "./tasks";
+import { users } from "./users";
+
+// Task admission audits (issue 4). One row per (task, audit request): the row is written pending
+// when the `audit` job is enqueued and filled in by the server's sync loop when the job ends.
+// A task's audit status is its newest row; older rows are the audit history.
+// `passed`/`failed` are AuditStatus from core (the agent's verdict); `error` means the job ended
+// without an AuditResult (canceled, infra failure), which is never an admission.
+export const auditRowStatusEnum = pgEnum("audit_row_status", ["pending", "passed", "failed", "error"]);
+
+export const taskAudits = pgTable(
+  "task_audits",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    taskRowId: uuid("task_row_id").notNull().references(() => tasks.id, { onDelete: "cascade" }),
+    // Tasks sharing content (fingerprint, reference, grader version, parameters) share one job.
+    jobId: uuid("job_id").references(() => jobs.id, { onDelete: "set null" }),
+    status: auditRowStatusEnum("status").notNull().default("pending"),
+    result: jsonb("result").$type<AuditResult>(),
+    mutationScore: real("mutation_score"),
+    mutantsTotal: integer("mutants_total"),
+    // The backend the job required; `unsandboxed` is what the agent reports it graded with.
+    sandbox: text("sandbox").notNull(),
+    unsandboxed: boolean("unsandboxed"),
+    error: text("error"),
+    graderVersion: text("grader_version").notNull(),
+    round: integer("round").notNull().default(0),
+    requestedBy: uuid("requested_by").references(() => users.id, { onDelete: "set null" }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    finishedAt: timestamp("finished_at", { withTimezone: true }),
+  },
+  (t) => [
+    // "Newest audit of a task" is an index probe for the pool filter and summary.
+    index("task_audits_task_idx").on(t.taskRowId, t.createdAt.desc()),
+    // The sync loop scans only pending rows.
+    index("task_audits_pending_idx").on(t.jobId).where(sql`${t.status} = 'pending'`),
+  ],
+);
