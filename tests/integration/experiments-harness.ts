@@ -67,10 +67,14 @@ export async function makeAgent(db: Db) {
   return { agentId, labels: [], gpuCount: 0, gpuMemoryMb: 0, sandbox: "bwrap", leaseTtlMs: 600_000 };
 }
 
-const modelOf = (adapter: unknown): string => {
-  const m = typeof adapter === "string" ? /s(\d+)\/epoch-(\d+)/.exec(adapter) : null;
-  return m ? `s${m[1]}e${m[2]}` : "base";
-};
+// The simulated trainer names each adapter by its hash; generate jobs carry only the hash (and the artifact).
+const adapters = new Map<string, string>();
+export function adapterSha(seed: number, epoch: number): string {
+  const sha = sha256Hex(`s${seed}e${epoch}`);
+  adapters.set(sha, `s${seed}e${epoch}`);
+  return sha;
+}
+const modelOf = (adapterSha256: unknown): string => (typeof adapterSha256 === "string" ? adapters.get(adapterSha256) ?? "unknown" : "base");
 
 /** Answers one claimed job; returns false when nothing was queued. */
 export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent>>, tasks: Map<string, TaskSpec>, behaviour: Behaviour, opts: { leaveTrainRunning?: boolean } = {}) {
@@ -81,9 +85,9 @@ export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent
   if (job.type === "train") {
     if (opts.leaveTrainRunning) return { claimed: job };
     const seed = Number(p.spec?.seed);
-    result = { snapshots: [1, 2].map((epoch) => ({ epoch, path: `/adapters/s${seed}/epoch-${epoch}`, sha256: sha256Hex(`s${seed}e${epoch}`) })) };
+    result = { snapshots: [1, 2].map((epoch) => ({ epoch, path: `/adapters/s${seed}/epoch-${epoch}`, sha256: adapterSha(seed, epoch) })) };
   } else if (job.type === "generate") {
-    const model = modelOf(p.spec?.adapter);
+    const model = modelOf(p.adapterSha256);
     const prompts = (p.spec?.prompts ?? []) as { task_id: string }[];
     const outputs = prompts.map(({ task_id }) => {
       const t = tasks.get(task_id);

@@ -5,7 +5,7 @@ import type { ExperimentReport, TaskSpec } from "@agentlab/core";
 import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
 import type { Services } from "../../apps/web/server/services";
 import { createTestDatabase, type TestDb } from "./helpers/db";
-import { agentStep, baseConfig, drive, makeAgent, makeServices, makeSplit, startExperiment, type Behaviour } from "./experiments-harness";
+import { adapterSha, agentStep, baseConfig, drive, makeAgent, makeServices, makeSplit, startExperiment, type Behaviour } from "./experiments-harness";
 
 let t: TestDb;
 let s: Services;
@@ -59,7 +59,7 @@ describe("experiment stage machine on Postgres", () => {
     if (!claimed) throw new Error("no train job claimed");
     const { finishAttempt } = await import("@agentlab/db");
     const seed = Number((claimed.payload as { spec: { seed: number } }).spec.seed);
-    await finishAttempt(t.db, { jobId: claimed.jobId, attemptId: claimed.attemptId, reason: "succeeded", exitCode: 0, signal: null, error: null, result: { snapshots: [1, 2].map((e) => ({ epoch: e, path: `/adapters/s${seed}/epoch-${e}`, sha256: "a".repeat(64) })) } });
+    await finishAttempt(t.db, { jobId: claimed.jobId, attemptId: claimed.attemptId, reason: "succeeded", exitCode: 0, signal: null, error: null, result: { snapshots: [1, 2].map((e) => ({ epoch: e, path: `/adapters/s${seed}/epoch-${e}`, sha256: adapterSha(seed, e) })) } });
     const end = await drive(t.db, second, expId, fit, tasks, learns);
     expect(end).toEqual({ state: "succeeded", error: null });
     // Every generate job ran once: base + 2 seeds × 2 epochs on dev, base + one per seed on test.
@@ -105,7 +105,7 @@ describe("experiment stage machine on Postgres", () => {
     expect(await reportByExperiment(t.db, id)).toBeUndefined();
   });
 
-  it("fails the collect stage plainly when no dataset is given and the teacher runner is not wired in", async () => {
+  it("fails the collect stage plainly when no dataset is given and the teacher provider does not exist", async () => {
     const { createExperiment } = await import("../../apps/web/server/experiments/service");
     const { datasetId: _omit, ...config } = baseConfig(splitId, { name: "no-data" });
     const exp = await createExperiment(t.db, config, null);
@@ -114,6 +114,6 @@ describe("experiment stage machine on Postgres", () => {
     await runner.advance(exp.id);
     const [row] = await t.db.select().from(schema.experiments).where(eq(schema.experiments.id, exp.id));
     expect(row?.state).toBe("failed");
-    expect(row?.error).toMatch(/collect: not available/);
+    expect(row?.error).toMatch(/collect: the experiment's teacher provider does not exist/);
   });
 });

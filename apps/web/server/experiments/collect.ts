@@ -1,0 +1,104 @@
+import {
+  collectableTasks, collectionVerdictCounts, getCollection, getDataset, getProvider, getReplay, insertCollection, listCollections, listDatasets, listReplays,
+  type CollectionRow,
+} from "@agentlab/db";
+import { DomainError, PROMPT_TEMPLATE_HASH, paramsHash } from "@agentlab/core";
+import { startCollection } from "../teacher/runner";
+import { enqueueCollectionGrading, syncGrades } from "../teacher/grading";
+import { createDataset, startReplay, syncReplay } from "../teacher/datasets";
+import type { StageCtx, StageResult } from "./stages";
+
+// The data stages when the experiment builds its own SFT data with the teacher module:
+// collect (a collection of the split's train+dev tasks) → verify (grading of its candidates, a
+// snapshot of the passing ones, and a replay of that snapshot) → dataset (the replay's survivors).
+// Each step first looks for what an earlier run of the same stage already made (by experiment id),
+// so a restarted runner continues instead of collecting or snapshotting twice.
+
+const PARTS = ["train", "dev"] as const;
+
+const summary = (col: CollectionRow) => ({
+  collectionId: col.id, collectionState: col.state, stopReason: col.stopReason, provider: col.providerKind, model: col.model, tasks: col.tasksTotal,
+  samplesTotal: col.samplesTotal, samplesDone: col.samplesDone, samplesFailed: col.samplesFailed, reusedCandidates: col.reused,
+  costUsd: col.costUsd, costSavedUsd: col.costSavedUsd, tokensIn: col.tokensIn, tokensOut: col.tokensOut,
+});
+
+async function experimentCollection(c: StageCtx): Promise<CollectionRow | undefined> {
+  const recorded = (c.rows.get("collect")?.output as { collectionId?: string } | undefined)?.collectionId;
+  if (recorded) return getCollection(c.services.db, recorded);
+  const [existing] = await listCollections(c.services.db, { experimentId: c.experimentId, limit: 1 });
+  return existing;
+}
+
+/** Same fields as the collections router's create (apps/web/server/routers/collections.ts), with the experiment's recipe. */
+async function createCollection(c: StageCtx): Promise<CollectionRow> {
+  const { db } = c.services;
+  const recipe = c.config.teacher;
+  const provider = await getProvider(db, recipe.providerId);
+  if (!provider) throw new DomainError("NOT_FOUND", "the experiment's teacher provider does not exist");
+  // Refuses test tasks itself (teacher code); only train and dev are asked for anyway.
+  const tasks = await collectableTasks(db, { splitId: c.config.splitId, parts: PARTS });
+  if (tasks.length === 0) throw new DomainError("PRECONDITION_FAILED", "the split has no train/dev tasks to collect");
+  return insertCollection(db, {
+    name: `${c.config.name}: ${provider.name} × train+dev n=${recipe.n}`, experimentId: c.experimentId, splitId: c.config.splitId,
+    providerId: provider.id, providerKind: provider.kind, model: provider.model, parts: [...PARTS], taskIds: null, nSamples: recipe.n,
+    params: recipe.sampling, paramsHash: paramsHash(recipe.sampling, { kind: provider.kind, extra: provider.extraParams }), promptHash: PROMPT_TEMPLATE_HASH,
+    concurrency: 4, budgetUsd: recipe.budgetUsd ?? null, maxRetries: 3, timeoutMs: 120_000, grade: true,
+    tasksTotal: tasks.length, samplesTotal: tasks.length * recipe.n, createdBy: null,
+  });
+}
+
+export async function collectStage(c: StageCtx): Promise<StageResult> {
+  const col = (await experimentCollection(c)) ?? (await createCollection(c));
+  if (col.state === "failed" || col.state === "canceled") throw new DomainError("PRECONDITION_FAILED", `the teacher collection ${col.state}: ${col.stopReason ?? "no reason given"}`);
+  if (col.state === "queued" || col.state === "running") {
+    // Joins the live run, or resumes one that a server restart interrupted (the runner skips finished items).
+    void startCollection(c.services, col.id);
+    return { state: "running", output: summary(col) };
+  }
+  return { state: "succeeded", output: summary(col) };
+}
+
+type VerifyOutput = { collectionId?: string; draftDatasetId?: string; replayId?: string };
+
+export async function verifyStage(c: StageCtx): Promise<StageResult> {
+  const { db } = c.services;
+  const col = await experimentCollection(c);
+  if (!col) throw new DomainError("PRECONDITION_FAILED", "no teacher collection recorded by the collect stage");
+  // The teacher's background loop is not necessarily running in this process; syncing here is idempotent.
+  await syncGrades(c.services);
+  const prev = (c.row.output ?? {}) as VerifyOutput;
+  const fresh = (await getCollection(db, col.id)) ?? col;
+  const verdicts = await collectionVerdictCounts(db, col.id);
+  const pending = fresh.state === "grading" ? 1 : fresh.state === "stopped_budget" ? await enqueueCollectionGrading(c.services, col.id) : 0;
+  if (pending > 0) return { state: "running", output: { ...summary(fresh), verdicts, grading: true } };
+
+  let draftId = prev.draftDatasetId ?? (await listDatasets(db, { experimentId: c.experimentId })).find((d) => d.parentId === null)?.id;
+  if (!draftId) {
+    const ds = await createDataset(c.services, { name: `${c.config.name}: verified teacher data`, splitId: c.config.splitId, collectionIds: [col.id], experimentId: c.experimentId });
+    draftId = ds.id;
+  }
+  let replayId = prev.replayId ?? (await listReplays(db, draftId))[0]?.id;
+  if (!replayId) replayId = (await startReplay(c.services, draftId)).id;
+  const replay = await syncReplay(c.services, replayId);
+  const base = { ...summary(fresh), verdicts, draftDatasetId: draftId, replayId };
+  if (!replay || replay.state === "grading") return { state: "running", output: base, jobIds: replay ? Object.values(replay.jobs) : [] };
+  if (replay.state === "failed" || !replay.resultDatasetId) throw new DomainError("PRECONDITION_FAILED", "the replay of the teacher data kept no sample");
+  return { state: "succeeded", output: { ...base, kept: replay.kept, dropped: replay.dropped ?? [], resultDatasetId: replay.resultDatasetId }, jobIds: Object.values(replay.jobs) };
+}
+
+/** The replay's surviving snapshot, with where its data came from and what it cost. */
+export async function teacherDataset(c: StageCtx) {
+  const verify = (c.rows.get("verify")?.output ?? {}) as VerifyOutput & { resultDatasetId?: string; kept?: number };
+  if (!verify.resultDatasetId) throw new DomainError("PRECONDITION_FAILED", "no verified SFT snapshot recorded by the verify stage");
+  const ds = await getDataset(c.services.db, verify.resultDatasetId);
+  if (!ds) throw new DomainError("NOT_FOUND", "the verified SFT snapshot is gone");
+  const col = verify.collectionId ? await getCollection(c.services.db, verify.collectionId) : undefined;
+  const replay = verify.replayId ? await getReplay(c.services.db, verify.replayId) : undefined;
+  return {
+    ds,
+    provenance: {
+      collectionId: col?.id ?? null, draftDatasetId: verify.draftDatasetId ?? null, replayId: replay?.id ?? null, replayDropped: replay?.dropped?.length ?? 0,
+      reusedCandidates: col?.reused ?? 0, costUsd: col?.costUsd ?? 0, costSavedUsd: col?.costSavedUsd ?? 0, oracleSamples: ds.oracleSamples,
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { createSplit, datasetSamplesPage, getCollection, getDataset, importPool, insertProvider, listStages, schema, setExperimentState } from "@agentlab/db";
+import { Grader } from "../../apps/agent/src/grading/grader";
+import { makeGradeHandler } from "../../apps/agent/src/jobs/grade";
+import { createExperiment } from "../../apps/web/server/experiments/service";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import pino from "pino";
+import { Supervisor } from "../../apps/agent/src/supervisor";
+import type { JobHandler } from "../../apps/agent/src/jobs/types";
+import { enrollTestAgent, startTestServer, testCapabilities, waitFor, type TestServer } from "./helpers/server";
+import { baseConfig } from "./experiments-harness";
+import { makePool, toJsonl } from "../fixtures/tasks/generate";
+
+// The data stages wired to the teacher module: the server's own experiment runner starts a
+// collection of train+dev tasks with the reference provider, a real in-process agent grades the
+// candidates in the sandbox, the passing ones become an SFT snapshot that is replayed, and the
+// dataset stage records the survivors. A second experiment reuses every candidate from the cache.
+
+let srv: TestServer;
+let grader: Grader;
+let agent: Supervisor;
+
+// dev_eval:base starts at once, beside the data stages; this test is about data, so the agent holds
+// generate jobs until the experiment is canceled (a real generate is tests/integration/agent-trainer's).
+const holdUntilCanceled: JobHandler = (ctx) => new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve({ reason: "canceled" })));
+let splitId = "";
+let providerId = "";
+let parts: Map<string, string>;
+
+beforeAll(async () => {
+  srv = await startTestServer({ AGENTLAB_LOCAL_AGENT: "0" });
+  grader = new Grader({ backend: "process", graderDir: join(process.cwd(), "apps/agent/grader"), uid: 65534, gid: 65534, scratchDir: "/tmp/agentlab-test-scratch-exp" }, { workers: 2, limits: { wallTimeoutS: 20, memoryMb: 256, pids: 48 } });
+  const { credential } = await enrollTestAgent(srv.db, "grader");
+  agent = new Supervisor({
+    serverUrl: srv.url, credential, stateDir: await mkdtemp(join(tmpdir(), "agentlab-exp-agent-")), capabilities: testCapabilities(), concurrency: 3,
+    handlers: { grade: makeGradeHandler(grader), generate: holdUntilCanceled }, runtime: { python: null, sandboxBackend: "process", sandboxOk: true },
+    log: pino({ level: "silent" }), pollMs: 200,
+  });
+  await agent.start();
+  const db = srv.app.services.db;
+  const imp = await importPool(db, { name: "exp-data", lines: [new TextEncoder().encode(toJsonl(makePool(12, 1)))] });
+  if (!imp.ok) throw new Error("pool import failed");
+  splitId = (await createSplit(db, { poolId: imp.poolId, seed: 3, devRatio: 0.25, testRatio: 0.25 })).split.id;
+  const rows = await db.select().from(schema.splitAssignments);
+  parts = new Map(rows.filter((r) => r.splitId === splitId).map((r) => [r.taskId, r.part]));
+  providerId = (await insertProvider(db, { name: "oracle", kind: "reference", baseUrl: null, model: "reference", apiKeySealed: null, extraParams: {} })).id;
+}, 120_000);
+
+afterAll(async () => {
+  await agent?.stop(0);
+  grader?.close();
+  await srv?.close();
+});
+
+async function runDataStages(name: string) {
+  const db = srv.app.services.db;
+  const { datasetId: _none, ...config } = baseConfig(splitId, { name, teacher: { providerId, n: 1 } });
+  const exp = await createExperiment(db, config, null);
+  const stages = await waitFor(async () => {
+    const rows = new Map((await listStages(db, exp.id)).map((r) => [r.key, r]));
+    const failed = [...rows.values()].find((r) => r.state === "failed" && ["collect", "verify", "dataset"].includes(r.kind));
+    if (failed) throw new Error(`${failed.key} failed: ${failed.error}`);
+    return rows.get("dataset")?.state === "succeeded" && rows;
+  }, 120_000, 200);
+  // Training is another test's business: stop the experiment here.
+  await setExperimentState(db, exp.id, "canceled", "data stages only");
+  for (const j of await db.select().from(schema.jobs)) if (j.experimentId === exp.id && (j.state === "queued" || j.state === "running")) await srv.app.services.queue.cancel(j.id);
+  return stages;
+}
+
+describe("experiment data stages through the teacher module", () => {
+  it("collects train+dev with the reference teacher, grades, snapshots, replays, and never touches a test task", async () => {
+    const db = srv.app.services.db;
+    const stages = await runDataStages("data-1");
+    const collect = stages.get("collect")?.output as { collectionId: string; tasks: number; samplesTotal: number; reusedCandidates: number; costUsd: number };
+    const trainDev = [...parts.values()].filter((p) => p !== "test").length;
+    expect(collect.tasks).toBe(trainDev);
+    expect(collect.reusedCandidates).toBe(0);
+    const col = await getCollection(db, collect.collectionId);
+    expect(col?.parts).toEqual(["train", "dev"]);
+    expect(col?.state).toBe("done");
+
+    const verify = stages.get("verify")?.output as { verdicts: Record<string, number>; kept: number; dropped: unknown[]; resultDatasetId: string; draftDatasetId: string };
+    expect(verify.verdicts).toEqual({ pass: trainDev });
+    expect(verify.kept).toBe(trainDev);
+    expect(verify.dropped).toEqual([]);
+    expect(verify.resultDatasetId).toBe(verify.draftDatasetId);
+
+    const out = stages.get("dataset")?.output as { datasetId: string; datasetHash: string; samples: number; oracleSamples: number; reusedCandidates: number; costUsd: number };
+    const ds = await getDataset(db, out.datasetId);
+    expect(ds?.hash).toBe(out.datasetHash);
+    expect(out.samples).toBe(trainDev);
+    expect(out.oracleSamples).toBe(trainDev);
+    expect(out.costUsd).toBe(0);
+    // The snapshot's bytes are in the artifact store under its hash, for the train job.
+    expect(await srv.app.services.artifacts.has(out.datasetHash)).toBe(true);
+    const samples = await datasetSamplesPage(db, out.datasetId, { limit: 1000 });
+    expect(samples.items.map((s) => parts.get(s.taskKey)).filter((p) => p === "test")).toEqual([]);
+    expect(new Set(samples.items.map((s) => parts.get(s.taskKey)))).toEqual(new Set(["train", "dev"]));
+  }, 150_000);
+
+  it("a second experiment reuses every cached candidate and records it", async () => {
+    const stages = await runDataStages("data-2");
+    const collect = stages.get("collect")?.output as { samplesTotal: number; reusedCandidates: number; costUsd: number };
+    expect(collect.reusedCandidates).toBe(collect.samplesTotal);
+    const out = stages.get("dataset")?.output as { reusedCandidates: number; samples: number };
+    expect(out.reusedCandidates).toBe(collect.samplesTotal);
+    expect(out.samples).toBe(collect.samplesTotal);
+  }, 150_000);
+});
