@@ -11,7 +11,10 @@ export type TaskAuditState = AuditRowStatus | "none";
 
 // The newest audit row of the task in the current `tasks` row; correlated so that a keyset page
 // of tasks costs one index probe per row (task_audits_task_idx), never a scan of all audits.
-export const latestAuditStatus = sql<TaskAuditState>`coalesce((select a.status::text from task_audits a where a.task_row_id = ${tasks.id} order by a.created_at desc limit 1), 'none')`;
+// Qualified by hand: in a select list drizzle renders ${tasks.id} as a bare "id", which inside
+// the subquery would bind to task_audits.id.
+const outerTaskId = sql.raw(`"tasks"."id"`);
+export const latestAuditStatus = sql<TaskAuditState>`coalesce((select a.status::text from task_audits a where a.task_row_id = ${outerTaskId} order by a.created_at desc limit 1), 'none')`;
 
 /** The SQL condition "the task's audit state is `state`", for task listings. */
 export const auditStateIs = (state: TaskAuditState): SQL => sql`${latestAuditStatus} = ${state}`;
@@ -26,7 +29,7 @@ export async function auditCandidates(db: Db, opts: { poolId: string; taskRowIds
   const conds: SQL[] = [eq(tasks.poolId, opts.poolId)];
   if (opts.taskRowIds) conds.push(inArray(tasks.id, opts.taskRowIds.length > 0 ? opts.taskRowIds : ["00000000-0000-0000-0000-000000000000"]));
   if (opts.after) conds.push(sql`${tasks.id} > ${opts.after}`);
-  const newest = sql`(select a.round, a.status::text as status from task_audits a where a.task_row_id = ${tasks.id} and a.grader_version = ${opts.graderVersion} order by a.round desc, a.created_at desc limit 1)`;
+  const newest = sql`(select a.round, a.status::text as status from task_audits a where a.task_row_id = ${outerTaskId} and a.grader_version = ${opts.graderVersion} order by a.round desc, a.created_at desc limit 1)`;
   const rows = await db
     .select({ task: tasks, round: sql<number | null>`(select n.round from ${newest} n)`, latest: sql<AuditRowStatus | null>`(select n.status from ${newest} n)` })
     .from(tasks)
