@@ -10,6 +10,7 @@ import { Table } from "../_components/Table";
 import { Ago } from "../_components/Time";
 import { useTRPC } from "../_lib/trpc";
 import { CreateSplit } from "../splits/CreateSplit";
+import { AuditPanel } from "./AuditPanel";
 import { MergeProposals } from "./MergeProposals";
 import { TaskBrowser } from "./TaskBrowser";
 import { UploadPanel } from "./UploadPanel";
@@ -43,6 +44,7 @@ export function PoolDetail({ id }: { id: string }) {
           ))}
         </ul>
       </Section>
+      <AuditPanel poolId={id} />
       <TaskBrowser poolId={id} />
       <MergeProposals poolId={id} />
       <Section title="Splits">

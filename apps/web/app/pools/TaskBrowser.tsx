@@ -8,6 +8,7 @@ import { Mono } from "../_components/Mono";
 import { Section } from "../_components/PageHeader";
 import { Table } from "../_components/Table";
 import { useTRPC } from "../_lib/trpc";
+import { AUDIT_STATES, AuditBadge, auditStateLabel, type AuditState } from "../tasks/audit-ui";
 
 const PAGE = 50;
 
@@ -16,6 +17,7 @@ export function TaskBrowser({ poolId }: { poolId: string }) {
   const trpc = useTRPC();
   const [input, setInput] = useState("");
   const [q, setQ] = useState("");
+  const [audit, setAudit] = useState<AuditState | "">("");
   // Cursors of the pages visited so far: "previous" pops, "next" pushes the server's cursor.
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const after = cursors[cursors.length - 1];
@@ -26,13 +28,21 @@ export function TaskBrowser({ poolId }: { poolId: string }) {
     }, 250);
     return () => clearTimeout(t);
   }, [input]);
-  const page = useQuery(trpc.tasks.list.queryOptions({ poolId, q: q || undefined, after, limit: PAGE }, { placeholderData: (prev) => prev }));
+  const page = useQuery(trpc.tasks.list.queryOptions({ poolId, q: q || undefined, audit: audit || undefined, after, limit: PAGE }, { placeholderData: (prev) => prev }));
   type Row = NonNullable<typeof page.data>["items"][number];
   const next = page.data?.nextCursor;
   return (
     <Section
       title="Tasks"
-      actions={<input aria-label="Search tasks" className="h-7 w-64 rounded-md border border-zinc-300 px-2 text-xs" placeholder="id or source group prefix" value={input} onChange={(e) => setInput(e.target.value)} />}
+      actions={
+        <div className="flex gap-2">
+          <select aria-label="Audit status" className="h-7 rounded-md border border-zinc-300 bg-white px-2 text-xs" value={audit} onChange={(e) => { setAudit(e.target.value as AuditState | ""); setCursors([undefined]); }}>
+            <option value="">any audit status</option>
+            {AUDIT_STATES.map((st) => <option key={st} value={st}>{auditStateLabel(st)}</option>)}
+          </select>
+          <input aria-label="Search tasks" className="h-7 w-64 rounded-md border border-zinc-300 px-2 text-xs" placeholder="id or source group prefix" value={input} onChange={(e) => setInput(e.target.value)} />
+        </div>
+      }
     >
       {page.error ? <ErrorBox error={page.error} /> : null}
       <Table<Row>
@@ -44,6 +54,7 @@ export function TaskBrowser({ poolId }: { poolId: string }) {
         columns={[
           { key: "id", header: "Task", cell: (t) => <span className="font-mono text-xs">{t.taskId}</span> },
           { key: "group", header: "Group", cell: (t) => <span className="font-mono text-xs">{t.groupKey}{t.groupKey !== t.sourceGroup ? <span className="text-zinc-400"> (was {t.sourceGroup})</span> : null}</span> },
+          { key: "audit", header: "Audit", cell: (t) => <AuditBadge state={t.audit} /> },
           { key: "origin", header: "Origin", cell: (t) => t.origin || "—" },
           { key: "instr", header: "Instruction", className: "max-w-md truncate text-zinc-600", cell: (t) => t.instruction },
           { key: "fp", header: "Fingerprint", cell: (t) => <Mono value={t.fingerprint} /> },

@@ -11,6 +11,7 @@ import { Mono } from "../_components/Mono";
 import { PageHeader, Section } from "../_components/PageHeader";
 import { Fields } from "../_components/Stat";
 import { useTRPC } from "../_lib/trpc";
+import { AuditSection } from "./AuditSection";
 
 export function TaskDetail({ id }: { id: string }) {
   const trpc = useTRPC();
@@ -51,6 +52,7 @@ export function TaskDetail({ id }: { id: string }) {
         />
         <p className="mt-3 whitespace-pre-wrap text-sm text-zinc-800">{t.instruction}</p>
       </Section>
+      <AuditSection taskId={t.id} poolId={t.poolId} />
       {files("Files", t.files)}
       {files("Public tests", t.publicTests)}
       {files("Hidden tests", t.hiddenTests)}
@@ -66,7 +68,7 @@ export function TaskDetail({ id }: { id: string }) {
           </ul>
         )}
       </Section>
-      <Section title="Grading history"><p className="text-sm text-zinc-500">Grading results appear here once the grader runs on this task.</p></Section>
+      <Section title="Grading history"><p className="text-sm text-zinc-500">Not listed per task yet: grade jobs are not indexed by task, so find them on the <Link className="underline" href="/jobs">Jobs</Link> page. Admission audits are above.</p></Section>
     </div>
   );
 }
