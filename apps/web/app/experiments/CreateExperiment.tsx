@@ -1,0 +1,118 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useRouter } from "next/navigation";
+import { useState, type FormEvent, type ReactNode } from "react";
+import { Button } from "../_components/Button";
+import { ErrorBox } from "../_components/ErrorBox";
+import { PageHeader, Section } from "../_components/PageHeader";
+import { useTRPC } from "../_lib/trpc";
+import { defaultForm, toConfig, type ExperimentForm } from "./form";
+
+const input = "h-8 w-full rounded-md border border-zinc-300 px-2 text-sm";
+
+function Field({ label, hint, children }: { label: string; hint?: string; children: ReactNode }) {
+  return (
+    <label className="block text-sm">
+      <span className="mb-1 block text-xs font-medium text-zinc-600">{label}</span>
+      {children}
+      {hint ? <span className="mt-0.5 block text-xs text-zinc-400">{hint}</span> : null}
+    </label>
+  );
+}
+
+export function CreateExperiment() {
+  const trpc = useTRPC();
+  const qc = useQueryClient();
+  const router = useRouter();
+  const [f, setF] = useState<ExperimentForm>(defaultForm);
+  const [formError, setFormError] = useState<Error | null>(null);
+  const splits = useQuery(trpc.splits.list.queryOptions({}));
+  const providers = useQuery(trpc.providers.list.queryOptions());
+  const datasets = useQuery(trpc.datasets.list.queryOptions({}));
+  const create = useMutation(trpc.experiments.create.mutationOptions({ onSuccess: (e) => (void qc.invalidateQueries({ queryKey: trpc.experiments.list.queryKey() }), router.push(`/experiments/${e.id}`)) }));
+  const set = <K extends keyof ExperimentForm>(k: K) => (e: { target: { value: string } }) => setF({ ...f, [k]: e.target.value as ExperimentForm[K] });
+  const frozen = (splits.data ?? []).filter((s) => s.frozen);
+  const splitDatasets = (datasets.data ?? []).filter((d) => d.splitId === f.splitId);
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setFormError(null);
+    try {
+      create.mutate(toConfig(f));
+    } catch (err) {
+      setFormError(err instanceof Error ? err : new Error(String(err)));
+    }
+  };
+
+  return (
+    <div className="space-y-5">
+      <PageHeader title="New experiment" description="Everything that influences a number in the report is fixed here; the frozen split and this recipe reproduce it." />
+      <ErrorBox error={formError ?? create.error ?? splits.error} />
+      <form onSubmit={submit} className="space-y-5" aria-label="new experiment">
+        <Section title="Split and data">
+          <div className="grid gap-3 sm:grid-cols-2">
+            <Field label="Name"><input className={input} name="name" value={f.name} onChange={set("name")} required maxLength={200} /></Field>
+            <Field label="Frozen split" hint="Test tasks never reach a teacher or training.">
+              <select className={input} name="splitId" value={f.splitId} onChange={set("splitId")} required>
+                <option value="">split…</option>
+                {frozen.map((s) => <option key={s.id} value={s.id}>{s.poolName} / {s.name}</option>)}
+              </select>
+            </Field>
+            <Field label="Training data">
+              <select className={input} name="data" value={f.data} onChange={set("data")}>
+                <option value="teacher">collect with a teacher (train+dev tasks)</option>
+                <option value="dataset">reuse a verified SFT dataset of this split</option>
+              </select>
+            </Field>
+            <Field label="Teacher provider">
+              <select className={input} name="providerId" value={f.providerId} onChange={set("providerId")} required>
+                <option value="">provider…</option>
+                {(providers.data ?? []).map((p) => <option key={p.id} value={p.id}>{p.name} ({p.kind === "reference" ? "reference oracle" : p.model})</option>)}
+              </select>
+            </Field>
+            {f.data === "dataset" ? (
+              <Field label="SFT dataset">
+                <select className={input} name="datasetId" value={f.datasetId} onChange={set("datasetId")} required>
+                  <option value="">dataset…</option>
+                  {splitDatasets.map((d) => <option key={d.id} value={d.id}>{d.name} ({d.sampleCount} samples)</option>)}
+                </select>
+              </Field>
+            ) : (
+              <div className="grid grid-cols-3 gap-2">
+                <Field label="Samples per task (n)"><input className={input} name="n" type="number" min={1} max={64} value={f.n} onChange={set("n")} /></Field>
+                <Field label="Temperature"><input className={input} name="temperature" type="number" step="0.1" min={0} max={2} value={f.temperature} onChange={set("temperature")} /></Field>
+                <Field label="Budget $"><input className={input} name="budget" type="number" step="any" min={0} placeholder="none" value={f.budget} onChange={set("budget")} /></Field>
+              </div>
+            )}
+          </div>
+        </Section>
+        <Section title="Base model and training">
+          <div className="grid gap-3 sm:grid-cols-4">
+            <div className="sm:col-span-4"><Field label="Base model" hint="A local folder on the agent (starts with / or .) or a hub id."><input className={input} name="baseModel" value={f.baseModel} onChange={set("baseModel")} required /></Field></div>
+            <Field label="Epochs"><input className={input} name="epochs" type="number" min={1} max={50} value={f.epochs} onChange={set("epochs")} /></Field>
+            <Field label="Learning rate"><input className={input} name="learningRate" value={f.learningRate} onChange={set("learningRate")} /></Field>
+            <Field label="Batch size"><input className={input} name="batchSize" type="number" min={1} value={f.batchSize} onChange={set("batchSize")} /></Field>
+            <Field label="Max length"><input className={input} name="maxLength" type="number" min={8} value={f.maxLength} onChange={set("maxLength")} /></Field>
+            <Field label="LoRA r"><input className={input} name="loraR" type="number" min={1} value={f.loraR} onChange={set("loraR")} /></Field>
+            <Field label="LoRA alpha"><input className={input} name="loraAlpha" value={f.loraAlpha} onChange={set("loraAlpha")} /></Field>
+            <Field label="LoRA targets"><input className={input} name="targets" value={f.targets} onChange={set("targets")} /></Field>
+            <Field label="Quantization">
+              <select className={input} name="quantization" value={f.quantization} onChange={set("quantization")}>
+                <option value="auto">auto</option><option value="nf4">nf4 (QLoRA)</option><option value="none">none</option>
+              </select>
+            </Field>
+          </div>
+        </Section>
+        <Section title="Evaluation protocol and seeds">
+          <div className="grid gap-3 sm:grid-cols-3">
+            <Field label="Max new tokens" hint="Greedy decoding, identical for base and adapter."><input className={input} name="maxNewTokens" type="number" min={1} value={f.maxNewTokens} onChange={set("maxNewTokens")} /></Field>
+            <Field label="Grader version"><input className={input} name="graderVersion" value={f.graderVersion} onChange={set("graderVersion")} required /></Field>
+            <Field label="Seeds" hint="Comma-separated; one training run per seed."><input className={input} name="seeds" value={f.seeds} onChange={set("seeds")} required /></Field>
+          </div>
+        </Section>
+        <Button variant="primary" type="submit" disabled={create.isPending}>Create and start</Button>
+      </form>
+    </div>
+  );
+}

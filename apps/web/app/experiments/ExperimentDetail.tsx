@@ -1,0 +1,115 @@
+"use client";
+
+import Link from "next/link";
+import { useMutation, useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { Button } from "../_components/Button";
+import { ErrorBox } from "../_components/ErrorBox";
+import { PageHeader, Section } from "../_components/PageHeader";
+import { ProgressBar } from "../_components/ProgressBar";
+import { Fields, Stat } from "../_components/Stat";
+import { Table } from "../_components/Table";
+import { useTRPC } from "../_lib/trpc";
+import { canAct, useViewer } from "../_lib/viewer";
+import { StateBadge, usd } from "../collections/parts";
+import { modelLabel, type ModelRef } from "@agentlab/core";
+
+export function ExperimentDetail({ id }: { id: string }) {
+  const trpc = useTRPC();
+  const canAlter = canAct(useViewer(), "member");
+  const exp = useQuery(trpc.experiments.byId.queryOptions({ id }, { refetchInterval: (q) => (q.state.data && q.state.data.state !== "running" ? false : 2_000) }));
+  const report = useQuery(trpc.reports.byExperiment.queryOptions({ experimentId: id }, { refetchInterval: (q) => (q.state.data ? false : 3_000) }));
+  // Teacher cost comes from the experiment's collection (tagged with its id by the collect stage).
+  const collections = useQuery(trpc.collections.list.queryOptions({ experimentId: id }, { refetchInterval: (q) => (q.state.data?.every((c) => ["done", "failed", "canceled", "stopped_budget"].includes(c.state)) && q.state.data.length ? false : 3_000) }));
+  const cancel = useMutation(trpc.experiments.cancel.mutationOptions({ onSuccess: () => void exp.refetch() }));
+  const [openStage, setOpenStage] = useState<string | null>(null);
+  const e = exp.data;
+  if (exp.error) return <ErrorBox error={exp.error} />;
+  if (!e) return <p className="text-sm text-zinc-500">Loading…</p>;
+  const col = collections.data?.[0];
+  const selected = (e.selection as { selected?: ModelRef; outcome?: string } | null)?.selected;
+  const running = e.stages.find((s) => s.state === "running");
+  const shown = e.stages.find((s) => s.key === (openStage ?? running?.key)) ?? null;
+
+  return (
+    <div className="space-y-5">
+      <PageHeader
+        title={e.name}
+        meta={<><StateBadge state={e.state} /><span className="font-mono text-xs">{e.config.baseModel.ref}</span></>}
+        actions={
+          <div className="flex gap-2">
+            {report.data ? <Link href={`/reports/${report.data.id}`} className="rounded-md bg-zinc-900 px-3 py-1.5 text-sm font-medium text-white" data-testid="report-link">Open report</Link> : null}
+            {canAlter && e.state === "running" ? <Button variant="danger" onClick={() => cancel.mutate({ id })}>Cancel</Button> : null}
+          </div>
+        }
+      />
+      <ErrorBox error={cancel.error} />
+      {e.error ? <p className="rounded-md bg-red-50 p-3 text-sm text-red-800" role="alert">{e.error}</p> : null}
+      <div className="grid gap-3 sm:grid-cols-4">
+        <Stat label="Progress" value={<ProgressBar value={e.progress} label={`${e.stages.filter((s) => s.state === "succeeded").length} of ${e.stages.length} stages`} />} />
+        <Stat label="Teacher cost" value={usd(col?.costUsd ?? 0)} hint={col ? `${col.reused} of ${col.samplesTotal} candidates reused (${usd(col.costSavedUsd)} saved)` : e.config.datasetId ? "existing dataset reused" : "not collected yet"} href={col ? `/collections/${col.id}` : undefined} />
+        <Stat label="Seeds × epochs" value={`${e.config.seeds.length} × ${e.config.training.epochs}`} hint={`seeds ${e.config.seeds.join(", ")}`} />
+        <Stat label="Selected on dev" value={selected ? modelLabel(selected) : "—"} hint={(e.selection as { outcome?: string } | null)?.outcome ?? "after dev evaluation"} />
+      </div>
+      <Section title="Stages">
+        <Table
+          bare
+          rows={e.stages}
+          rowKey={(s) => s.key}
+          onRowClick={(s) => setOpenStage(s.key)}
+          rowClassName={(s) => (s.key === shown?.key ? "bg-blue-50/40" : "")}
+          columns={[
+            { key: "stage", header: "Stage", cell: (s) => <span className="font-mono text-xs">{s.key}</span> },
+            { key: "state", header: "State", cell: (s) => <StateBadge state={s.state} /> },
+            { key: "progress", header: "Progress", className: "w-56", cell: (s) => <ProgressBar value={s.state === "running" && s.jobCount === 0 ? null : s.progress} label={s.jobCount ? `${s.jobsDone}/${s.jobCount} jobs` : undefined} /> },
+            { key: "error", header: "Error", cell: (s) => <span className="text-xs text-red-700">{s.error ?? ""}</span> },
+          ]}
+        />
+      </Section>
+      {shown ? <StageDetail stage={shown} /> : null}
+      <Section title="Recipe">
+        <Fields items={[
+          { label: "Split", value: <Link className="font-mono text-xs underline" href={`/splits/${e.config.splitId}`}>{e.config.splitId}</Link> },
+          { label: "Data", value: e.config.datasetId ? <Link className="underline" href={`/datasets/${e.config.datasetId}`}>existing SFT dataset</Link> : `teacher, n=${e.config.teacher.n}, temperature ${e.config.teacher.sampling.temperature}${e.config.teacher.budgetUsd !== undefined ? `, budget ${usd(e.config.teacher.budgetUsd)}` : ""}` },
+          { label: "Training", value: `LoRA r=${e.config.training.lora.r} α=${e.config.training.lora.alpha}, lr ${e.config.training.learningRate}, batch ${e.config.training.batchSize}, ${e.config.training.quantization}` },
+          { label: "Protocol", value: `greedy, max ${e.config.evaluation.maxNewTokens} new tokens, ${e.config.evaluation.graderVersion}` },
+        ]} />
+      </Section>
+    </div>
+  );
+}
+
+type Stage = { key: string; state: string; error: string | null; jobs: { id: string; state: string; error: string | null }[]; jobCount: number };
+
+/** The stage's jobs (each links to its page with attempts and the full log) and a live tail of one running job's log. */
+function StageDetail({ stage }: { stage: Stage }) {
+  const trpc = useTRPC();
+  const live = stage.jobs.find((j) => j.state === "running") ?? stage.jobs.at(-1);
+  const job = useQuery({ ...trpc.jobs.byId.queryOptions({ id: live?.id ?? "00000000-0000-0000-0000-000000000000" }, { refetchInterval: 3_000 }), enabled: Boolean(live) });
+  const attemptId = job.data?.attempts.at(-1)?.id;
+  const logs = useQuery({ ...trpc.jobs.logs.queryOptions({ attemptId: attemptId ?? "00000000-0000-0000-0000-000000000000", limit: 200 }, { refetchInterval: 3_000 }), enabled: Boolean(attemptId) });
+  return (
+    <Section title={`Stage ${stage.key}`}>
+      <div className="grid gap-4 lg:grid-cols-2">
+        <div>
+          <h3 className="mb-1 text-xs font-medium text-zinc-500">Jobs ({stage.jobCount})</h3>
+          <ul className="max-h-64 space-y-1 overflow-auto text-xs">
+            {stage.jobs.map((j) => (
+              <li key={j.id} className="flex items-center gap-2">
+                <Link className="font-mono underline" href={`/jobs/${j.id}`}>{j.id.slice(0, 8)}</Link>
+                <StateBadge state={j.state} />
+                <span className="truncate text-red-700">{j.error ?? ""}</span>
+              </li>
+            ))}
+            {stage.jobs.length === 0 ? <li className="text-zinc-400">no jobs</li> : null}
+          </ul>
+          {stage.error ? <p className="mt-3 text-xs text-red-700">{stage.error}</p> : null}
+        </div>
+        <div>
+          <h3 className="mb-1 text-xs font-medium text-zinc-500">Log {live ? <span className="font-mono">({live.id.slice(0, 8)})</span> : null}</h3>
+          <pre className="h-80 overflow-auto rounded bg-zinc-900 p-2 text-xs text-zinc-100" data-testid="stage-log">{(logs.data ?? []).map((l) => l.data).join("") || "no log lines"}</pre>
+        </div>
+      </div>
+    </Section>
+  );
+}
