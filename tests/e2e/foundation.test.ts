@@ -22,7 +22,7 @@ describe("a new lab in the browser", () => {
     await page.goto(app.setupUrl ?? "");
     await page.getByLabel("Email").fill("admin@example.com");
     await page.getByLabel("Name", { exact: true }).fill("Ada Admin");
-    await page.getByLabel("Password", { exact: true }).fill("correct horse battery");
+    await page.getByLabel(/^Password/).fill("correct horse battery");
     await page.getByLabel("Repeat password").fill("correct horse battery");
     await page.getByRole("button", { name: "Create account" }).click();
     await page.waitForURL(`${app.url}/`);

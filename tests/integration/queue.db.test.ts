@@ -34,6 +34,10 @@ describe("job queue on Postgres", () => {
     const again = await finishAttempt(t.db, { jobId: job.id, attemptId: claimed.attemptId, reason: "succeeded", exitCode: 0, signal: null, result: {}, error: null });
     expect(again.accepted).toBe(true);
     expect((await requestCancel(t.db, gpuJob.id))?.state).toBe("canceled");
+    // Untrusted code goes only to agents whose sandbox passed its self-test.
+    const grade = await enqueueJob(t.db, { type: "grade", payload: {} });
+    expect(await claimJob(t.db, { ...fit(), sandbox: "none" })).toBeNull();
+    expect((await claimJob(t.db, fit()))?.jobId).toBe(grade.id);
   });
 
   it("requeues an expired lease as agent_lost and refuses the dead attempt's result", async () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
-  decideVerdict, DEFAULT_GRADE_LIMITS, GradeLimits, type CandidateFile, type GradeResult, type TaskSpec, type TestOutcome,
+  decideVerdict, DEFAULT_GRADE_LIMITS, GRADER_VERSION, GradeLimits, type CandidateFile, type GradeResult, type TaskSpec, type TestOutcome,
 } from "@agentlab/core";
 import { Zygote, type RunnerRequest, type RunnerResponse, type RunnerTest } from "../sandbox/zygote";
 import type { SandboxConfig } from "../sandbox/types";
@@ -9,7 +9,6 @@ import type { SandboxConfig } from "../sandbox/types";
 // brief §5. The workspace is rebuilt for every candidate from the task's pristine files with
 // only the main files replaced; tests, the trusted ini and a random canary are ours.
 
-export const GRADER_VERSION = "agentlab-grader/1 pytest-8.3.4";
 
 export type GradeOptions = {
   /** Ids from the reference run; null computes nothing and skips the id-set check (reference runs). */

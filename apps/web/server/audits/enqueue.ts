@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { canonicalJson, isTerminal, sha256Hex, SandboxBackend, type AuditJobPayload, type EnqueueJob } from "@agentlab/core";
+import { canonicalJson, GRADER_VERSION, isTerminal, sha256Hex, SandboxBackend, type AuditJobPayload, type EnqueueJob } from "@agentlab/core";
 import { auditCandidates, insertAuditRows, toTaskSpec, type AuditCandidate, type NewAuditRow } from "@agentlab/db";
 import type { Services } from "../services";
 
@@ -8,10 +8,9 @@ import type { Services } from "../services";
 
 /**
  * The grader whose verdicts an audit stands for; part of every audit's dedupe key, so that a new
- * grader re-audits everything while the same grader never repeats an audit unasked. Kept equal to
- * apps/agent/src/grading/grader.ts GRADER_VERSION (web cannot import the agent).
+ * grader re-audits everything while the same grader never repeats an audit unasked.
  */
-export const AUDIT_GRADER_VERSION = "agentlab-grader/1 pytest-8.3.4";
+export const AUDIT_GRADER_VERSION = GRADER_VERSION;
 
 export const StartAudits = z.object({
   poolId: z.string().uuid(),

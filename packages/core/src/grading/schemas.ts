@@ -5,6 +5,9 @@ import { TaskSpec, TaskTestFile } from "../tasks/spec";
 // Grading vocabulary (architecture brief §5). These cross the agent ↔ server boundary as job
 // payloads/results and are stored with every graded candidate.
 
+/** Recorded with every grade; bump it when the protocol, runner or pinned pytest changes. */
+export const GRADER_VERSION = "agentlab-grader/1 pytest-8.3.4";
+
 export const GradeVerdict = z.enum([
   "pass",
   "fail_syntax",

@@ -4,6 +4,9 @@ import { z } from "zod";
 export const JobType = z.enum(["shell", "grade", "audit", "train", "generate", "tokenize"]);
 export type JobType = z.infer<typeof JobType>;
 
+/** Job types that run untrusted code: only agents whose sandbox passed its self-test claim them. */
+export const SANDBOXED_JOB_TYPES: readonly JobType[] = ["grade", "audit"];
+
 export const JobState = z.enum(["queued", "running", "canceling", "succeeded", "failed", "canceled"]);
 export type JobState = z.infer<typeof JobState>;
 

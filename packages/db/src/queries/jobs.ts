@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
-import { EnqueueJob, RETRYABLE_REASONS, type ClaimedJob, type LogChunk, type ResultMsg, type JobType } from "@agentlab/core";
+import { EnqueueJob, RETRYABLE_REASONS, SANDBOXED_JOB_TYPES, type ClaimedJob, type LogChunk, type ResultMsg, type JobType } from "@agentlab/core";
 import { queryRows, type Db } from "../client";
 import { artifacts, jobArtifacts, jobAttempts, jobLogs, jobProgress, jobs } from "../schema";
 
@@ -36,7 +36,8 @@ export async function enqueueJobs(db: Db, inputs: EnqueueJob[]): Promise<Job[]> 
   });
 }
 
-export type AgentFit = { agentId: string; labels: string[]; gpuCount: number; gpuMemoryMb: number; sandbox: string | null; leaseTtlMs: number };
+/** `sandbox`: the agent's backend when its self-test passed, else "none" (no untrusted code then). */
+export type AgentFit = { agentId: string; labels: string[]; gpuCount: number; gpuMemoryMb: number; sandbox: string; leaseTtlMs: number };
 
 /**
  * Claims the best queued job this agent can run, in one statement: FOR UPDATE SKIP LOCKED lets
@@ -53,6 +54,7 @@ export async function claimJob(db: Db, fit: AgentFit): Promise<ClaimedJob | null
             and min_gpus <= ${fit.gpuCount}
             and min_gpu_memory_mb <= ${fit.gpuMemoryMb}
             and (sandbox is null or sandbox = ${fit.sandbox})
+            and (${fit.sandbox} <> 'none' or type <> all(${`{${SANDBOXED_JOB_TYPES.join(",")}}`}::text[]))
           order by priority desc, created_at
           limit 1
           for update skip locked
