@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { and, asc, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
 import { EnqueueJob, RETRYABLE_REASONS, SANDBOXED_JOB_TYPES, type ClaimedJob, type LogChunk, type ResultMsg, type JobType } from "@agentlab/core";
 import { queryRows, type Db } from "../client";
@@ -5,9 +6,10 @@ import { artifacts, jobArtifacts, jobAttempts, jobLogs, jobProgress, jobs } from
 
 export type Job = typeof jobs.$inferSelect;
 
-export async function enqueueJob(db: Db, input: EnqueueJob): Promise<Job> {
+function jobValues(input: EnqueueJob) {
   const j = EnqueueJob.parse(input);
-  const values = {
+  return {
+    id: randomUUID(),
     type: j.type,
     payload: j.payload,
     requiredLabels: j.requirements.labels,
@@ -20,19 +22,36 @@ export async function enqueueJob(db: Db, input: EnqueueJob): Promise<Job> {
     experimentId: j.experimentId ?? null,
     dedupeKey: j.dedupeKey ?? null,
   };
-  const [row] = await db.insert(jobs).values(values).onConflictDoNothing({ target: jobs.dedupeKey }).returning();
-  if (row) return row;
-  // A job with this dedupe key exists already: enqueueing is idempotent.
-  const [existing] = await db.select().from(jobs).where(eq(jobs.dedupeKey, values.dedupeKey ?? "")).limit(1);
-  if (!existing) throw new Error("enqueue conflict without an existing job");
-  return existing;
 }
 
+export async function enqueueJob(db: Db, input: EnqueueJob): Promise<Job> {
+  const [job] = await enqueueJobs(db, [input]);
+  if (!job) throw new Error("enqueue returned no job");
+  return job;
+}
+
+/**
+ * Enqueues many jobs with one multi-row insert; returns them in input order. Idempotent per
+ * dedupe key: a key that exists already yields the existing job (ids are made here so that the
+ * rows can be matched back to their inputs).
+ */
 export async function enqueueJobs(db: Db, inputs: EnqueueJob[]): Promise<Job[]> {
+  if (inputs.length === 0) return [];
+  const values = inputs.map(jobValues);
   return db.transaction(async (tx) => {
-    const out: Job[] = [];
-    for (const input of inputs) out.push(await enqueueJob(tx, input));
-    return out;
+    const byId = new Map<string, Job>();
+    for (let i = 0; i < values.length; i += 1000) {
+      const rows = await tx.insert(jobs).values(values.slice(i, i + 1000)).onConflictDoNothing({ target: jobs.dedupeKey }).returning();
+      rows.forEach((r) => byId.set(r.id, r));
+    }
+    const missingKeys = values.filter((v) => !byId.has(v.id) && v.dedupeKey).map((v) => v.dedupeKey as string);
+    const existing = missingKeys.length ? await tx.select().from(jobs).where(inArray(jobs.dedupeKey, missingKeys)) : [];
+    const byKey = new Map(existing.map((r) => [r.dedupeKey, r]));
+    return values.map((v) => {
+      const row = byId.get(v.id) ?? byKey.get(v.dedupeKey);
+      if (!row) throw new Error("enqueue conflict without an existing job");
+      return row;
+    });
   });
 }
 
