@@ -28,7 +28,8 @@ describe("a new lab in the browser", () => {
     await page.waitForURL(`${app.url}/`);
     await page.goto(`${app.url}/agents`);
     await page.getByText("local", { exact: true }).first().waitFor({ timeout: 30_000 });
-    await page.getByText("online").first().waitFor({ timeout: 30_000 });
+    // The status badge (not the "0 online" counter): the agent connects after its sandbox self-test.
+    await page.getByText("online", { exact: true }).first().waitFor({ timeout: 90_000 });
     await page.screenshot({ path: "docs/screenshots/agents.png" });
     // The one-time link is spent.
     const again = await browser.newPage();
