@@ -99,11 +99,15 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
     });
 
     handle(AGENT_EVENTS.result, ResultMsg, async (msg): Promise<WriteAck> => {
-      const out = await finishAttempt(db, msg, agentId);
+      const fit = socket.data.fit;
+      // Finishing and claiming the next job share one transaction: one commit (one fsync) per job.
+      const { out, next } = await db.transaction(async (tx) => {
+        const out = await finishAttempt(tx, msg, agentId);
+        const next = msg.claimNext && out.accepted && fit && !socket.data.drain ? await claimJob(tx, fit) : null;
+        return { out, next };
+      });
       log.info({ jobId: msg.jobId, attemptId: msg.attemptId, reason: msg.reason, accepted: out.accepted, state: out.state }, "attempt finished");
       if (out.requeued) nudge();
-      const fit = socket.data.fit;
-      const next = msg.claimNext && out.accepted && fit && !socket.data.drain ? await claimJob(db, fit) : null;
       return { accepted: out.accepted, next };
     });
 
