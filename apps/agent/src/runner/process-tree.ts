@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { guardGroup, killGroup } from "./group";
 
 export type TreeResult = { exitCode: number | null; signal: string | null; outputTruncated: boolean; spawnError: string | null };
 
@@ -24,22 +25,8 @@ export function runProcessTree(opts: TreeOptions): Promise<TreeResult> {
     if (!cmd) return resolve({ exitCode: null, signal: null, outputTruncated: false, spawnError: "empty argv" });
     let outputBytes = 0;
     let truncated = false;
-    let killTimer: NodeJS.Timeout | undefined;
     const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    const killGroup = (sig: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, sig);
-      } catch {
-        /* the group is gone already */
-      }
-    };
-    const onAbort = () => {
-      killGroup("SIGTERM");
-      killTimer = setTimeout(() => killGroup("SIGKILL"), opts.graceMs);
-    };
-    if (opts.signal.aborted) onAbort();
-    else opts.signal.addEventListener("abort", onAbort, { once: true });
+    const guard = guardGroup(child, opts.signal, opts.graceMs);
 
     const take = (stream: "stdout" | "stderr") => (buf: Buffer) => {
       if (truncated) return;
@@ -54,14 +41,13 @@ export function runProcessTree(opts: TreeOptions): Promise<TreeResult> {
     child.stdout.on("data", take("stdout"));
     child.stderr.on("data", take("stderr"));
     child.once("error", (err) => {
-      opts.signal.removeEventListener("abort", onAbort);
+      guard.dispose();
       resolve({ exitCode: null, signal: null, outputTruncated: truncated, spawnError: err.message });
     });
     // 'exit' rather than 'close': a grandchild holding the pipes open must not keep the job alive.
     child.once("exit", (code, sig) => {
-      opts.signal.removeEventListener("abort", onAbort);
-      if (killTimer) clearTimeout(killTimer);
-      killGroup("SIGKILL");
+      guard.dispose();
+      killGroup(child, "SIGKILL");
       setImmediate(() => resolve({ exitCode: code, signal: sig, outputTruncated: truncated, spawnError: null }));
     });
   });

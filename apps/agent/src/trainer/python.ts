@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
+import { guardGroup, killGroup } from "../runner/group";
 import { fileURLToPath } from "node:url";
 import { TRAINER_EXIT, TrainerEvent, type TrainerCommand, type TrainerResultEvent, type TrainerSpecs } from "@agentlab/core/trainer/schemas";
 
@@ -70,24 +71,9 @@ export async function runPython<K extends TrainerCommand>(kind: K, spec: Trainer
       });
       let result: TrainerResultEvent | undefined;
       let schemaError: string | undefined;
-      let aborted = false;
-      let killTimer: ReturnType<typeof setTimeout> | undefined;
       const stderrTail: string[] = [];
 
-      const killGroup = (sig: NodeJS.Signals) => {
-        if (child.pid === undefined) return;
-        try {
-          process.kill(-child.pid, sig);
-        } catch {
-          // group already gone
-        }
-      };
-      const onAbort = () => {
-        aborted = true;
-        killGroup("SIGTERM");
-        killTimer = setTimeout(() => killGroup("SIGKILL"), opts.graceMs ?? 10_000);
-      };
-      opts.signal?.addEventListener("abort", onAbort, { once: true });
+      const guard = guardGroup(child, opts.signal, opts.graceMs ?? 10_000);
 
       const stdoutLines = createInterface({ input: child.stdout });
       stdoutLines.on("line", (line) => {
@@ -119,22 +105,21 @@ export async function runPython<K extends TrainerCommand>(kind: K, spec: Trainer
       const stdoutClosed = new Promise<void>((r) => stdoutLines.once("close", () => r()));
       const stderrClosed = new Promise<void>((r) => stderrLines.once("close", () => r()));
       child.once("error", (err) => {
-        opts.signal?.removeEventListener("abort", onAbort);
+        guard.dispose();
         reject(new TrainerRunError(`cannot start ${opts.python}: ${err.message}`, { reason: "internal_error", exitCode: null, signal: null, stderrTail: "" }));
       });
       child.once("exit", (code, sig) => {
         void Promise.all([stdoutClosed, stderrClosed]).then(() => {
-          if (killTimer) clearTimeout(killTimer);
-          opts.signal?.removeEventListener("abort", onAbort);
+          guard.dispose();
           // make sure nothing of the group outlives the command
-          if (aborted) killGroup("SIGKILL");
+          if (guard.aborted()) killGroup(child, "SIGKILL");
           const tail = stderrTail.join("\n");
           if (code === TRAINER_EXIT.ok && result?.status === "succeeded") {
             resolvePromise(result);
             return;
           }
           const reason: TrainerFailureReason =
-            aborted || code === TRAINER_EXIT.canceled || result?.status === "canceled"
+            guard.aborted() || code === TRAINER_EXIT.canceled || result?.status === "canceled"
               ? "canceled"
               : code === TRAINER_EXIT.userError || result?.error?.kind === "user_error"
                 ? "user_error"
