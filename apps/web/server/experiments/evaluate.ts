@@ -20,6 +20,14 @@ const GenerateJobResult = z.object({
   summary: z.object({ decoding: z.object({ do_sample: z.boolean(), temperature: z.number(), top_p: z.number(), max_new_tokens: z.number().int() }) }).partial().optional(),
 });
 
+// Greedy decoding ignores temperature and top_p; the trainer reports them as 0 then, which the
+// protocol schema (and a fair comparison) reads as "not used": greedy is recorded canonically.
+function usedDecoding(d: { do_sample?: boolean; temperature?: number; top_p?: number } | undefined, cfg: EvalProtocol["decoding"]): EvalProtocol["decoding"] {
+  const doSample = d?.do_sample ?? cfg.doSample;
+  if (!doSample) return { doSample: false, temperature: 1, topP: 1 };
+  return { doSample, temperature: d?.temperature ?? cfg.temperature, topP: d?.top_p ?? cfg.topP };
+}
+
 export const emptyEval = (): EvalState => ({ generate: {}, grade: {}, done: {} });
 
 export async function advanceEvaluation(
@@ -97,7 +105,7 @@ export async function advanceEvaluation(
       const verdict = meta.parsed === false ? "no_answer" : grade.success ? grade.data.verdict : "infra_error";
       const protocol: EvalProtocol = {
         promptTemplateHash: PROMPT_TEMPLATE_HASH,
-        decoding: { doSample: decoding?.do_sample ?? ev.decoding.doSample, temperature: decoding?.temperature ?? ev.decoding.temperature, topP: decoding?.top_p ?? ev.decoding.topP },
+        decoding: usedDecoding(decoding, ev.decoding),
         maxNewTokens: decoding?.max_new_tokens ?? ev.maxNewTokens,
         graderVersion: grade.success ? grade.data.graderVersion : "ungraded",
       };

@@ -144,7 +144,9 @@ async function reportStage(c: StageCtx): Promise<StageResult> {
   // The protocols actually used by the compared test evaluations (base, selected, per-seed).
   const protocols: Record<string, EvalProtocol> = {};
   for (const r of test) {
-    const p = EvalProtocol.parse(r.protocol);
+    const parsed = EvalProtocol.safeParse(r.protocol);
+    if (!parsed.success) throw new DomainError("PRECONDITION_FAILED", `the ${r.split} evaluation of ${r.modelKey} on ${r.taskId} has an unreadable protocol record`);
+    const p = parsed.data;
     const label = r.modelKey;
     const seen = protocols[label];
     if (!seen) protocols[label] = p;

@@ -1,11 +1,12 @@
 "use client";
 
 import { use, useState } from "react";
-import { useMutation, useQuery } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import { modelKey } from "@agentlab/core";
 import { useTRPC, useTRPCClient } from "../../_lib/trpc";
 import { ErrorBox } from "../../_components/ErrorBox";
 import { ReportView } from "../ReportView";
+import { ShareLinks } from "../ShareLinks";
 
 export default function ReportPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = use(params);
@@ -14,7 +15,6 @@ export default function ReportPage({ params }: { params: Promise<{ id: string }>
   const q = useQuery(trpc.reports.byId.queryOptions({ id }));
   const [task, setTask] = useState<{ split: "dev" | "test"; taskId: string } | null>(null);
   const detail = useQuery({ ...trpc.reports.taskDetail.queryOptions({ reportId: id, split: task?.split ?? "test", taskId: task?.taskId ?? "x" }), enabled: task !== null });
-  const share = useMutation(trpc.share.create.mutationOptions());
   const download = async (format: "json" | "csv" | "markdown") => {
     const r = await client.reports.export.query({ id, format });
     const url = URL.createObjectURL(new Blob([r.content], { type: "text/plain" }));
@@ -31,9 +31,8 @@ export default function ReportPage({ params }: { params: Promise<{ id: string }>
       <h1 className="text-2xl font-semibold">{q.data.report.name}</h1>
       <div className="flex gap-2">
         {(["json", "csv", "markdown"] as const).map((f) => <button key={f} className="rounded border px-2 py-1 text-sm" onClick={() => void download(f)}>Export {f}</button>)}
-        <button className="rounded border px-2 py-1 text-sm" onClick={() => share.mutate({ reportId: id })}>Create share link</button>
-        {share.data && <span className="font-mono text-sm" data-testid="share-url">{share.data.path}</span>}
       </div>
+      <ShareLinks reportId={id} />
       <ReportView report={q.data.report} onTask={(split, taskId) => setTask({ split, taskId })} />
       {task && detail.data && (
         <div className="grid grid-cols-3 gap-2 text-xs">
