@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { createSplit, datasetSamplesPage, getCollection, getDataset, importPool, insertProvider, listStages, schema, setExperimentState } from "@agentlab/db";
+import { listCollections, listDatasets, createSplit, datasetSamplesPage, getCollection, getDataset, importPool, insertProvider, listStages, schema, setExperimentState } from "@agentlab/db";
 import { Grader } from "../../apps/agent/src/grading/grader";
 import { makeGradeHandler } from "../../apps/agent/src/jobs/grade";
 import { createExperiment } from "../../apps/web/server/experiments/service";
@@ -64,6 +64,9 @@ async function runDataStages(name: string) {
     if (failed) throw new Error(`${failed.key} failed: ${failed.error}`);
     return rows.get("dataset")?.state === "succeeded" && rows;
   }, 120_000, 200);
+  // The runner ticked many times meanwhile: still one collection and one snapshot for this experiment.
+  expect((await listCollections(db, { experimentId: exp.id })).length).toBe(1);
+  expect((await listDatasets(db, { experimentId: exp.id })).length).toBe(1);
   // Training is another test's business: stop the experiment here.
   await setExperimentState(db, exp.id, "canceled", "data stages only");
   for (const j of await db.select().from(schema.jobs)) if (j.experimentId === exp.id && (j.state === "queued" || j.state === "running")) await srv.app.services.queue.cancel(j.id);
