@@ -1,8 +1,9 @@
 import {
-  collectableTasks, collectionVerdictCounts, getCollection, getDataset, getProvider, getReplay, insertCollection, listCollections, listDatasets, listReplays,
+  collectionVerdictCounts, getCollection, getDataset, getReplay, listCollections, listDatasets, listReplays,
   type CollectionRow,
 } from "@agentlab/db";
-import { DomainError, PROMPT_TEMPLATE_HASH, paramsHash } from "@agentlab/core";
+import { CollectionInput, DomainError } from "@agentlab/core";
+import { createCollection } from "../teacher/collections";
 import { startCollection } from "../teacher/runner";
 import { enqueueCollectionGrading, syncGrades } from "../teacher/grading";
 import { createDataset, startReplay, syncReplay } from "../teacher/datasets";
@@ -29,26 +30,21 @@ async function experimentCollection(c: StageCtx): Promise<CollectionRow | undefi
   return existing;
 }
 
-/** Same fields as the collections router's create (apps/web/server/routers/collections.ts), with the experiment's recipe. */
-async function createCollection(c: StageCtx): Promise<CollectionRow> {
-  const { db } = c.services;
+/** The experiment's teacher recipe as a collection of the split's train+dev tasks (test tasks are refused by the teacher code). */
+function createExperimentCollection(c: StageCtx): Promise<CollectionRow> {
   const recipe = c.config.teacher;
-  const provider = await getProvider(db, recipe.providerId);
-  if (!provider) throw new DomainError("NOT_FOUND", "the experiment's teacher provider does not exist");
-  // Refuses test tasks itself (teacher code); only train and dev are asked for anyway.
-  const tasks = await collectableTasks(db, { splitId: c.config.splitId, parts: PARTS });
-  if (tasks.length === 0) throw new DomainError("PRECONDITION_FAILED", "the split has no train/dev tasks to collect");
-  return insertCollection(db, {
-    name: `${c.config.name}: ${provider.name} × train+dev n=${recipe.n}`, experimentId: c.experimentId, splitId: c.config.splitId,
-    providerId: provider.id, providerKind: provider.kind, model: provider.model, parts: [...PARTS], taskIds: null, nSamples: recipe.n,
-    params: recipe.sampling, paramsHash: paramsHash(recipe.sampling, { kind: provider.kind, extra: provider.extraParams }), promptHash: PROMPT_TEMPLATE_HASH,
-    concurrency: 4, budgetUsd: recipe.budgetUsd ?? null, maxRetries: 3, timeoutMs: 120_000, grade: true,
-    tasksTotal: tasks.length, samplesTotal: tasks.length * recipe.n, createdBy: null,
-  });
+  return createCollection(
+    c.services,
+    CollectionInput.parse({
+      name: `${c.config.name}: train+dev n=${recipe.n}`, experimentId: c.experimentId, splitId: c.config.splitId, providerId: recipe.providerId,
+      parts: [...PARTS], nSamples: recipe.n, params: recipe.sampling, concurrency: 4, budgetUsd: recipe.budgetUsd ?? undefined, maxRetries: 3, timeoutMs: 120_000, grade: true,
+    }),
+    null,
+  );
 }
 
 export async function collectStage(c: StageCtx): Promise<StageResult> {
-  const col = (await experimentCollection(c)) ?? (await createCollection(c));
+  const col = (await experimentCollection(c)) ?? (await createExperimentCollection(c));
   if (col.state === "failed" || col.state === "canceled") throw new DomainError("PRECONDITION_FAILED", `the teacher collection ${col.state}: ${col.stopReason ?? "no reason given"}`);
   if (col.state === "queued" || col.state === "running") {
     // Joins the live run, or resumes one that a server restart interrupted (the runner skips finished items).

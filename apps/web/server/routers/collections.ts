@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { CollectionInput, DomainError, PROMPT_TEMPLATE_HASH, paramsHash } from "@agentlab/core";
+import { CollectionInput, DomainError } from "@agentlab/core";
 import {
-  cacheMigrationPlan, collectableTasks, collectionCandidates, collectionTaskSummary, collectionVerdictCounts, getCandidate, getCollection, getProvider,
-  insertCollection, ledgerTotals, listCollections,
+  cacheMigrationPlan, collectionCandidates, collectionTaskSummary, collectionVerdictCounts, getCandidate, getCollection, ledgerTotals, listCollections,
 } from "@agentlab/db";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 import { cancelCollection, startCollection } from "../teacher/runner";
 import { enqueueCollectionGrading } from "../teacher/grading";
+import { createCollection } from "../teacher/collections";
 import { syncTeacher } from "../teacher/loops";
 
 const Id = z.object({ id: z.string().uuid() });
@@ -27,18 +27,8 @@ export const collectionsRouter = router({
 
   /** Creates the collection and starts it on the server; test-split tasks are refused before anything is stored. */
   create: memberProcedure.input(CollectionInput).mutation(async ({ ctx, input }) => {
-    const provider = await getProvider(ctx.db, input.providerId);
-    if (!provider) throw new DomainError("NOT_FOUND", "no such provider");
-    const tasks = await collectableTasks(ctx.db, { splitId: input.splitId, parts: input.parts, taskIds: input.taskIds });
-    if (tasks.length === 0) throw new DomainError("PRECONDITION_FAILED", "no train/dev tasks to collect");
-    const col = await insertCollection(ctx.db, {
-      name: input.name ?? `${provider.name} × ${input.parts.join("+")} n=${input.nSamples}`, experimentId: input.experimentId ?? null, splitId: input.splitId,
-      providerId: provider.id, providerKind: provider.kind, model: provider.model, parts: input.parts, taskIds: input.taskIds ?? null, nSamples: input.nSamples,
-      params: input.params, paramsHash: paramsHash(input.params, { kind: provider.kind, extra: provider.extraParams }), promptHash: PROMPT_TEMPLATE_HASH,
-      concurrency: input.concurrency, budgetUsd: input.budgetUsd ?? null, maxRetries: input.maxRetries, timeoutMs: input.timeoutMs, grade: input.grade,
-      tasksTotal: tasks.length, samplesTotal: tasks.length * input.nSamples, createdBy: ctx.viewer.userId,
-    });
-    ctx.log.info({ collectionId: col.id, providerId: provider.id, tasks: tasks.length, n: input.nSamples }, "collection created");
+    const col = await createCollection(ctx, input, ctx.viewer.userId);
+    ctx.log.info({ collectionId: col.id, providerId: col.providerId, tasks: col.tasksTotal, n: input.nSamples }, "collection created");
     void startCollection(ctx, col.id);
     return col;
   }),
