@@ -7,7 +7,7 @@ import type { Browser } from "playwright-core";
 import { createSplit, importPool, insertProvider } from "@agentlab/db";
 import { findPython, runPython } from "../../apps/agent/src/trainer/python";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
-import { launchBrowser, startProduct, type RunningApp } from "./helpers/app";
+import { createFirstAdmin, launchBrowser, startProduct, type RunningApp } from "./helpers/app";
 
 // One experiment from the browser to a shared report, on the real product (Next, tRPC, the runner,
 // the local agent with its sandboxed grader and the Python trainer) over a fresh Postgres database:
@@ -39,12 +39,7 @@ afterAll(async () => {
 describe("an experiment in the browser", () => {
   it("creates an experiment, runs it to the report, shares it without a login, and revokes the link", async () => {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await page.goto(app.setupUrl ?? "");
-    await page.getByLabel("Email").fill("admin@example.com");
-    await page.getByLabel("Name", { exact: true }).fill("Ada Admin");
-    await page.getByLabel(/^Password/).fill("correct horse battery");
-    await page.getByLabel("Repeat password").fill("correct horse battery");
-    await page.getByRole("button", { name: "Create account" }).click();
+    await createFirstAdmin(page, app.setupUrl ?? "");
     await page.waitForURL(`${app.url}/`);
 
     await page.goto(`${app.url}/experiments/new`);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { launchBrowser, startProduct, type RunningApp } from "./helpers/app";
+import { createFirstAdmin, launchBrowser, startProduct, type RunningApp } from "./helpers/app";
 
 let app: RunningApp;
 let browser: Browser;
@@ -19,12 +19,7 @@ describe("a new lab in the browser", () => {
     const health = await (await fetch(`${app.url}/api/health`)).json();
     expect(health).toMatchObject({ status: "ok", database: "ok" });
     const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    await page.goto(app.setupUrl ?? "");
-    await page.getByLabel("Email").fill("admin@example.com");
-    await page.getByLabel("Name", { exact: true }).fill("Ada Admin");
-    await page.getByLabel(/^Password/).fill("correct horse battery");
-    await page.getByLabel("Repeat password").fill("correct horse battery");
-    await page.getByRole("button", { name: "Create account" }).click();
+    await createFirstAdmin(page, app.setupUrl ?? "");
     await page.waitForURL(`${app.url}/`);
     await page.goto(`${app.url}/agents`);
     await page.getByText("local", { exact: true }).first().waitFor({ timeout: 30_000 });

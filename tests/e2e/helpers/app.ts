@@ -4,7 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 import { createTestDatabase, type TestDb } from "../../integration/helpers/db";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
@@ -70,4 +70,14 @@ export function launchBrowser(): Promise<Browser> {
     executablePath: "/usr/bin/chromium",
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"],
   });
+}
+
+/** Creates the first admin through the one-time setup link, as a new user would. */
+export async function createFirstAdmin(page: Page, setupUrl: string, who = { email: "admin@example.com", name: "Ada Admin", password: "correct horse battery" }) {
+  await page.goto(setupUrl);
+  await page.getByLabel("Email").fill(who.email);
+  await page.getByLabel("Name", { exact: true }).fill(who.name);
+  await page.getByLabel(/^Password/).fill(who.password);
+  await page.getByLabel("Repeat password").fill(who.password);
+  await page.getByRole("button", { name: "Create account" }).click();
 }
