@@ -38,7 +38,7 @@ def tiny_model(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tokenizer(tiny_model):
-    from agentlab_trainer.train import load_tokenizer
+    from agentlab_trainer.modeling import load_tokenizer
 
     return load_tokenizer(str(tiny_model))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 
 from agentlab_trainer import data as D
-from agentlab_trainer.train import load_model
+from agentlab_trainer.modeling import load_model
 from helpers import make_samples
 
 

@@ -15,7 +15,8 @@ import torch
 
 from agentlab_trainer import data as D
 from agentlab_trainer.common import sha256_tree
-from agentlab_trainer.train import evaluate, load_model
+from agentlab_trainer.modeling import load_model
+from agentlab_trainer.train import evaluate
 from conftest import ALL_LINEAR, run_cli
 from helpers import make_samples
 

@@ -149,7 +149,7 @@ def generate_vllm(cfg: dict[str, Any], tokenizer, encoded: list[tuple[str, list[
 
 
 def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
-    from .train import load_tokenizer
+    from .modeling import load_tokenizer
 
     t0 = time.time()
     cfg = normalize_spec(spec)

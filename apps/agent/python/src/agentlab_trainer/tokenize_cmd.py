@@ -8,7 +8,7 @@ from .common import UserError, emit, sha256_file, sha256_text
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
-    from .train import load_tokenizer
+    from .modeling import load_tokenizer
 
     model = spec.get("model") or spec.get("base_model")
     if not isinstance(model, str) or not isinstance(spec.get("dataset"), str):

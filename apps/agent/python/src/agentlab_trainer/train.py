@@ -32,6 +32,8 @@ from .common import (
     weights_hash,
 )
 
+from .modeling import attach_lora, load_model, load_tokenizer
+
 DEFAULT_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 TRAIN_DEFAULTS: dict[str, Any] = {
@@ -83,74 +85,6 @@ def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- model loading
-
-
-def bnb_available() -> bool:
-    try:
-        import bitsandbytes  # noqa: F401
-    except Exception:  # noqa: BLE001 - any import failure means "not usable"
-        return False
-    return True
-
-
-def load_tokenizer(path: str, local_files_only: bool = False):
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(path, local_files_only=local_files_only)
-    if tok.pad_token_id is None:
-        tok.pad_token = tok.eos_token
-    return tok
-
-
-def load_model(path: str, *, device: str, quantization: str, local_files_only: bool = False):
-    """Returns (model, method). NF4 QLoRA (double quant, bf16 compute) when CUDA + bitsandbytes,
-    bf16 LoRA on CUDA otherwise, fp32 LoRA on CPU."""
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    want_nf4 = quantization == "nf4" or (quantization == "auto" and device == "cuda" and bnb_available())
-    if want_nf4:
-        if device != "cuda":
-            raise UserError("quantization nf4 needs CUDA")
-        if not bnb_available():
-            raise UserError("quantization nf4 needs bitsandbytes")
-        from peft import prepare_model_for_kbit_training
-        from transformers import BitsAndBytesConfig
-
-        qc = BitsAndBytesConfig(
-            load_in_4bit=True,
-            bnb_4bit_quant_type="nf4",
-            bnb_4bit_use_double_quant=True,
-            bnb_4bit_compute_dtype=torch.bfloat16,
-        )
-        model = AutoModelForCausalLM.from_pretrained(
-            path, quantization_config=qc, dtype=torch.bfloat16, device_map={"": 0}, local_files_only=local_files_only
-        )
-        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
-        return model, "qlora-nf4"
-    dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, local_files_only=local_files_only)
-    model.to(device)
-    return model, ("lora-bf16" if dtype == torch.bfloat16 else "lora-fp32")
-
-
-def attach_lora(model, lora: dict[str, Any], seed: int):
-    import torch
-    from peft import LoraConfig, get_peft_model
-
-    torch.manual_seed(seed)
-    cfg = LoraConfig(
-        r=int(lora["r"]),
-        lora_alpha=float(lora["alpha"]),
-        lora_dropout=float(lora["dropout"]),
-        target_modules=list(lora["target_modules"]),
-        bias="none",
-        task_type="CAUSAL_LM",
-    )
-    try:
-        return get_peft_model(model, cfg)
-    except ValueError as e:
-        raise UserError(f"LoRA config does not fit the model: {e}") from e
 
 
 # ---------------------------------------------------------------- loss and steps
