@@ -6,7 +6,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { io } from "socket.io-client";
 import { AGENT_EVENTS, PROTOCOL_VERSION } from "@agentlab/core";
-import { finishAttempt, getJob, listAttempts, revokeAgent } from "@agentlab/db";
+import pino from "pino";
+import { claimJob, finishAttempt, getJob, listAttempts, revokeAgent } from "@agentlab/db";
+import { Supervisor } from "../../apps/agent/src/supervisor";
 import { enrollTestAgent, startInProcessAgent, startTestServer, testCapabilities, waitFor, type TestServer } from "./helpers/server";
 
 const AGENT_BIN = fileURLToPath(new URL("../../apps/agent/bin/agentlab-agent.mjs", import.meta.url));
@@ -62,5 +64,30 @@ describe("faults", () => {
     const err = await new Promise<Error>((resolve) => again.once("connect_error", resolve));
     expect(err.message).toBe("unauthorized");
     again.close();
+  });
+});
+
+describe("the outbox spool", () => {
+  it("delivers a result spooled by an agent process that died before sending it", async () => {
+    const { agentId, credential } = await enrollTestAgent(server.db, "phoenix");
+    // Top priority, so that this claim takes this job whatever else is queued.
+    const job = await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["true"] }, priority: 1000 });
+    const claimed = await claimJob(server.db.db, { agentId, labels: [], gpuCount: 0, gpuMemoryMb: 0, sandbox: "process", leaseTtlMs: 60_000 });
+    expect(claimed?.jobId).toBe(job.id);
+    // What the previous run of the agent left on disk: the result, never acknowledged.
+    const stateDir = await mkdtemp(join(tmpdir(), "agentlab-spool-"));
+    const result = { version: PROTOCOL_VERSION, jobId: job.id, attemptId: claimed?.attemptId, reason: "succeeded", exitCode: 0, signal: null, result: { from: "spool" }, error: null, lastLogSeq: -1 };
+    await writeFile(join(stateDir, "outbox.jsonl"), JSON.stringify({ event: AGENT_EVENTS.result, attemptId: claimed?.attemptId, payload: result }) + "\n");
+    const supervisor = new Supervisor({
+      serverUrl: server.url, credential, stateDir, capabilities: testCapabilities(), handlers: {},
+      runtime: { python: null, sandboxBackend: "process", sandboxOk: true }, log: pino({ level: "silent" }), pollMs: 500,
+    });
+    await supervisor.start();
+    const done = await waitFor(async () => {
+      const j = await getJob(server.db.db, job.id);
+      return j?.state === "succeeded" ? j : null;
+    });
+    expect(done.result).toEqual({ from: "spool" });
+    await supervisor.stop(0);
   });
 });

@@ -1,7 +1,7 @@
 import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { AGENT_EVENTS, WriteAck } from "@agentlab/core";
+import { WriteAck } from "@agentlab/core";
 import type { ServerLink } from "./link";
 import { RequestRefused } from "./link";
 
@@ -19,6 +19,8 @@ export class Outbox {
   private idleWaiters: Array<() => void> = [];
   private deliveredHooks = new Map<OutboxItem, Delivered>();
   private readonly spoolPath: string;
+  // Spool writes run one after another, so a truncation never overtakes an append queued before it.
+  private spoolWrites: Promise<void> = Promise.resolve();
 
   constructor(private readonly link: ServerLink, stateDir: string, private readonly log: Logger, private readonly onStale: (attemptId: string) => void) {
     this.spoolPath = join(stateDir, "outbox.jsonl");
@@ -36,9 +38,13 @@ export class Outbox {
   push(item: OutboxItem): Promise<WriteAck | null> {
     const delivered = new Promise<WriteAck | null>((resolve) => this.deliveredHooks.set(item, resolve));
     this.queue.push(item);
-    appendFile(this.spoolPath, JSON.stringify(item) + "\n").catch((err) => this.log.error({ err }, "spool write failed"));
+    this.spool(() => appendFile(this.spoolPath, JSON.stringify(item) + "\n"));
     this.kick();
     return delivered;
+  }
+
+  private spool(write: () => Promise<void>) {
+    this.spoolWrites = this.spoolWrites.then(write).catch((err: unknown) => this.log.error({ err }, "spool write failed"));
   }
 
   /** Resolves once everything queued so far is delivered (or dropped as stale). */
@@ -78,9 +84,8 @@ export class Outbox {
         this.onStale(item.attemptId);
       }
     }
-    await writeFile(this.spoolPath, "");
+    // Everything queued is delivered: the spool holds nothing worth replaying any more.
+    if (this.queue.length === 0) this.spool(() => writeFile(this.spoolPath, ""));
     this.idleWaiters.splice(0).forEach((fn) => fn());
   }
 }
-
-export const isResult = (item: OutboxItem) => item.event === AGENT_EVENTS.result;
