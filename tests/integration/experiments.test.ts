@@ -114,6 +114,6 @@ describe("experiment stage machine on Postgres", () => {
     await runner.advance(exp.id);
     const [row] = await t.db.select().from(schema.experiments).where(eq(schema.experiments.id, exp.id));
     expect(row?.state).toBe("failed");
-    expect(row?.error).toMatch(/collect: the experiment's teacher provider does not exist/);
+    expect(row?.error).toMatch(/collect: no such teacher provider/);
   });
 });

@@ -45,7 +45,18 @@ describe("login limiter", () => {
   it("a successful sign-in clears the account's bucket", () => {
     const l = createLoginLimiter({ capacity: 100, refillPerS: 0.001 }, { capacity: 1, refillPerS: 0.001 });
     l.check("1.1.1.1", "a@x.io");
-    l.succeeded("a@x.io");
+    l.succeeded("a@x.io", "1.1.1.1");
     expect(err(() => l.check("1.1.1.1", "a@x.io"))).toBeNull();
+  });
+
+  it("an IP pays only for failed attempts: successes refund its token", () => {
+    const l = createLoginLimiter({ capacity: 2, refillPerS: 0.001 }, { capacity: 100, refillPerS: 0.001 });
+    for (let i = 0; i < 5; i++) {
+      expect(err(() => l.check("7.7.7.7", `user${i}@x.io`))).toBeNull();
+      l.succeeded(`user${i}@x.io`, "7.7.7.7");
+    }
+    l.check("7.7.7.7", "x@x.io");
+    l.check("7.7.7.7", "y@x.io");
+    expect(err(() => l.check("7.7.7.7", "z@x.io"))).toBe("TOO_MANY_REQUESTS");
   });
 });

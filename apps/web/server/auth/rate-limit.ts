@@ -11,6 +11,8 @@ export type RateLimiter = {
   take(key: string, now?: number): number;
   /** Refunds the bucket, e.g. after a successful login. */
   reset(key: string): void;
+  /** Gives one token back (up to the capacity): the attempt it paid for turned out legitimate. */
+  refund(key: string): void;
   size(): number;
 };
 
@@ -43,6 +45,10 @@ export function createRateLimiter(cfg: BucketConfig, maxKeys = 100_000): RateLim
       return Math.ceil((1 - b.tokens) / cfg.refillPerS);
     },
     reset: (key) => void buckets.delete(key),
+    refund(key) {
+      const b = buckets.get(key);
+      if (b) b.tokens = Math.min(cfg.capacity, b.tokens + 1);
+    },
     size: () => buckets.size,
   };
 }
@@ -57,7 +63,10 @@ export type LoginLimiter = {
   check(ip: string, account: string): void;
   /** For unauthenticated endpoints with no account (one-time links): the IP's bucket only. */
   checkIp(ip: string): void;
-  succeeded(account: string): void;
+  /** A correct password: clears the account's bucket and refunds the IP's attempt. */
+  succeeded(account: string, ip: string): void;
+  /** A one-time link redeemed or recognised: refunds the IP's attempt. */
+  redeemed(ip: string): void;
 };
 
 export function createLoginLimiter(perIp: BucketConfig = LOGIN_PER_IP, perAccount: BucketConfig = LOGIN_PER_ACCOUNT): LoginLimiter {
@@ -69,8 +78,13 @@ export function createLoginLimiter(perIp: BucketConfig = LOGIN_PER_IP, perAccoun
   return {
     check: (ip, account) => refuse(Math.max(ips.take(ip), accounts.take(account.trim().toLowerCase()))),
     checkIp: (ip) => refuse(ips.take(ip)),
-    // A correct password clears the account's bucket (not the IP's), so a user who mistyped a few
-    // times is not locked out after signing in.
-    succeeded: (email) => accounts.reset(email.trim().toLowerCase()),
+    // A correct password clears the account's bucket, so a user who mistyped a few times is not
+    // locked out after signing in; the IP pays only for failures, so a team behind one NAT that
+    // signs in successfully never exhausts it, while guessing still does.
+    succeeded: (email, ip) => {
+      accounts.reset(email.trim().toLowerCase());
+      ips.refund(ip);
+    },
+    redeemed: (ip) => ips.refund(ip),
   };
 }

@@ -52,7 +52,7 @@ export async function login(ctx: Context, input: { email: string; password: stri
     ctx.log.info({ ip: ctx.ip, known: Boolean(user) }, "sign-in refused");
     throw new DomainError("UNAUTHORIZED", BAD_LOGIN);
   }
-  limiter.succeeded(input.email);
+  limiter.succeeded(input.email, ctx.ip);
   if (needsRehash(user.passwordHash)) await setPasswordHash(ctx.db, user.id, await hashPassword(input.password));
   const session = await startSession(ctx, user.id);
   ctx.log.info({ userId: user.id, ip: ctx.ip }, "signed in");
