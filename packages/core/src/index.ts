@@ -8,3 +8,4 @@ export * from "./grading";
 export * from "./teacher";
 export * from "./stats";
 export * from "./experiments";
+export * from "./trainer";

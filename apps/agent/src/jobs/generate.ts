@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { GenerateSpec } from "@agentlab/core/trainer/schemas";
+import { GenerateSpec } from "@agentlab/core";
 import { runPython } from "../trainer/python";
 import { adapterDir, requirePython, trainerFailure } from "./trainer-common";
 import type { JobHandler } from "./types";

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { z } from "zod";
-import { TrainSpec } from "@agentlab/core/trainer/schemas";
+import { TrainSpec } from "@agentlab/core";
 import { runPython } from "../trainer/python";
 import { fetchBlob, requirePython, tarDirectory, trainerFailure } from "./trainer-common";
 import type { JobHandler } from "./types";

@@ -3,7 +3,7 @@ import { mkdtemp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TrainerEvent } from "@agentlab/core/trainer/schemas";
+import type { TrainerEvent } from "@agentlab/core";
 import { findPython, pythonDoctor, runPython, TrainerRunError } from "./python";
 
 // A real (small) python module named agentlab_trainer, put first on the child's path via cwd: it

@@ -10,7 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { guardGroup, killGroup } from "../runner/group";
 import { fileURLToPath } from "node:url";
-import { TRAINER_EXIT, TrainerEvent, type TrainerCommand, type TrainerResultEvent, type TrainerSpecs } from "@agentlab/core/trainer/schemas";
+import { TRAINER_EXIT, TrainerEvent, type TrainerCommand, type TrainerResultEvent, type TrainerSpecs } from "@agentlab/core";
 
 export type TrainerLog = (stream: "stdout" | "stderr", line: string) => void;
 

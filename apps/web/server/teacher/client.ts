@@ -1,6 +1,5 @@
 import OpenAI from "openai";
-import type { SamplingParams, Usage } from "@agentlab/core";
-import type { ChatMessage } from "@agentlab/core/trainer/schemas";
+import type { ChatMessage, SamplingParams, Usage } from "@agentlab/core";
 
 // One chat-completions call with our own retries: the SDK's are off (maxRetries: 0) so that the
 // policy (which statuses, how many, full-jitter backoff) is ours, visible and tested.

@@ -1,14 +1,12 @@
 import { randomUUID } from "node:crypto";
 import {
-  DomainError, GradeResult, PROMPT_TEMPLATE_HASH, datasetHash, mainPaths, orderSamples, parseAnswer, publicContext, sampleHash, sftLine, sftSample,
-
+  DomainError, GradeResult, PROMPT_TEMPLATE_HASH, datasetHash, mainPaths, orderSamples, parseAnswer, publicContext, sampleHash, sftLine, sftSample, type SftSample,
 } from "@agentlab/core";
 import {
   allDatasetSamples, finishReplay, getDataset, getReplay, insertDataset, insertReplay, jobsByIds, passingCandidates, queryRows,
   type DatasetRow, type NewSample,
 } from "@agentlab/db";
 import { sql } from "drizzle-orm";
-import type { SftSample } from "@agentlab/core/trainer/schemas";
 import type { Services } from "../services";
 import { gradePayload } from "./grading";
 

@@ -1,12 +1,11 @@
 import {
   DomainError, PROMPT_TEMPLATE_HASH, budgetReached, callCost, candidateCacheKey, formatAnswer, mainPaths, parseAnswer, renderRepairPrompt, sampleSeed,
-  type Usage,
+  type Usage, type ChatMessage,
 } from "@agentlab/core";
 import {
   bumpCollection, collectableTasks, collectionItemKeys, findCandidate, getCollection, getPrice, getProvider, providerSealedKey, recordFreshCandidate,
   recordReusedCandidate, updateCollection, type CollectionRow, type TaskRowForCollect,
 } from "@agentlab/db";
-import type { ChatMessage } from "@agentlab/core/trainer/schemas";
 import type { Services } from "../services";
 import type OpenAI from "openai";
 import { chatCompletion, DEFAULT_RETRY, ProviderCallError, providerClient, type RetryPolicy } from "./client";

@@ -1,6 +1,5 @@
 import { sql } from "drizzle-orm";
-import { DomainError } from "@agentlab/core";
-import { TokenizeSummary } from "@agentlab/core/trainer/schemas";
+import { DomainError, TokenizeSummary } from "@agentlab/core";
 import { getDataset, queryRows, setDatasetTokenCounts } from "@agentlab/db";
 import type { Services } from "../services";
 

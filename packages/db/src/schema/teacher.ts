@@ -1,6 +1,5 @@
 import { boolean, doublePrecision, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import type { CandidateFile, GradeResult, SamplingParams } from "@agentlab/core";
-import type { ChatMessage } from "@agentlab/core/trainer/schemas";
+import type { CandidateFile, ChatMessage, GradeResult, SamplingParams } from "@agentlab/core";
 import { users } from "./users";
 import { splits, tasks } from "./tasks";
 import { jobs } from "./jobs";
