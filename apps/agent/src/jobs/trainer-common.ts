@@ -3,8 +3,9 @@ import { mkdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { fetchArtifact } from "../artifacts";
-import { TrainerRunError } from "../trainer/python";
-import type { JobContext, JobOutcome } from "./types";
+import type { z } from "zod";
+import { TrainerRunError, type RunPythonOptions } from "../trainer/python";
+import type { JobContext, JobHandler, JobOutcome } from "./types";
 
 const exec = promisify(execFile);
 
@@ -30,7 +31,7 @@ export async function adapterDir(ctx: JobContext, artifactSha: string): Promise<
 }
 
 /** Maps a trainer failure to the job's terminal reason, honouring why the agent stopped it. */
-export function trainerFailure(ctx: JobContext, err: unknown): JobOutcome {
+function trainerFailure(ctx: JobContext, err: unknown): JobOutcome {
   const aborted = ctx.abortReason();
   if (aborted === "canceled") return { reason: "canceled", error: "canceled" };
   if (aborted === "timeout") return { reason: "timeout", error: "max_duration reached" };
@@ -42,5 +43,24 @@ export function trainerFailure(ctx: JobContext, err: unknown): JobOutcome {
   return { reason: "infra_error", error: err instanceof Error ? err.message : String(err) };
 }
 
-export const requirePython = (ctx: JobContext): string | JobOutcome =>
-  ctx.agent.python ?? { reason: "infra_error", error: "this agent has no Python trainer environment (run scripts/setup-python.sh or set AGENTLAB_PYTHON)" };
+/** What a trainer-backed job's body gets: its parsed payload and the options every runPython call shares. */
+export type TrainerRun<P> = { payload: P; python: RunPythonOptions };
+
+/**
+ * A job backed by the Python trainer: checks that the box has the trainer's Python, parses the
+ * payload, runs the body, and maps any failure to the job's terminal reason.
+ */
+export function trainerJob<S extends z.ZodType>(kind: string, schema: S, graceMs: number, body: (ctx: JobContext, run: TrainerRun<z.output<S>>) => Promise<JobOutcome>): JobHandler {
+  return async (ctx) => {
+    const python = ctx.agent.python;
+    if (!python) return { reason: "infra_error", error: "this agent has no Python trainer environment (run scripts/setup-python.sh or set AGENTLAB_PYTHON)" };
+    const parsed = schema.safeParse(ctx.payload);
+    if (!parsed.success) return { reason: "user_error", error: `invalid ${kind} payload: ${parsed.error.message}` };
+    const options: RunPythonOptions = { python, signal: ctx.signal, graceMs, tmpDir: ctx.workDir, log: (stream, line) => ctx.emitLog(stream, `${line}\n`) };
+    try {
+      return await body(ctx, { payload: parsed.data, python: options });
+    } catch (err) {
+      return trainerFailure(ctx, err);
+    }
+  };
+}
