@@ -7,7 +7,7 @@ import { ErrorBox } from "../_components/ErrorBox";
 import { Section } from "../_components/PageHeader";
 import { ProgressBar } from "../_components/ProgressBar";
 import { useTRPC } from "../_lib/trpc";
-import { AUDIT_STATES, AuditBadge } from "../tasks/audit-ui";
+import { AUDIT_STATES, AuditBadge, ProcessBackendToggle } from "../tasks/audit-ui";
 
 /** Pool-wide admission audit: counts by status, progress while audits run, and "Audit all". */
 export function AuditPanel({ poolId }: { poolId: string }) {
@@ -24,9 +24,7 @@ export function AuditPanel({ poolId }: { poolId: string }) {
       title="Admission audit"
       actions={
         <div className="flex items-center gap-2">
-          <label className="flex items-center gap-1 text-xs text-zinc-600" title="the process backend is not a sandbox; its audits are marked unsandboxed">
-            <input type="checkbox" checked={unsandboxed} onChange={(e) => setUnsandboxed(e.target.checked)} /> process backend
-          </label>
+          <ProcessBackendToggle checked={unsandboxed} onChange={setUnsandboxed} />
           <Button size="sm" variant="primary" disabled={start.isPending} onClick={() => start.mutate({ poolId, sandbox: unsandboxed ? "process" : "bwrap" })}>Audit all</Button>
         </div>
       }

@@ -11,7 +11,7 @@ import { Fields } from "../_components/Stat";
 import { Table } from "../_components/Table";
 import { Ago } from "../_components/Time";
 import { useTRPC } from "../_lib/trpc";
-import { AuditBadge, formatScore, UnsandboxedBadge } from "./audit-ui";
+import { AuditBadge, formatScore, ProcessBackendToggle, UnsandboxedBadge } from "./audit-ui";
 
 const verdictTone = (v: string) => (v === "pass" ? "green" : v.startsWith("fail_") ? "red" : "amber");
 
@@ -31,9 +31,7 @@ export function AuditSection({ taskId, poolId }: { taskId: string; poolId: strin
       title="Admission audit"
       actions={
         <div className="flex items-center gap-2">
-          <label className="flex items-center gap-1 text-xs text-zinc-600" title="the process backend is not a sandbox; its audits are marked unsandboxed">
-            <input type="checkbox" checked={unsandboxed} onChange={(e) => setUnsandboxed(e.target.checked)} /> process backend
-          </label>
+          <ProcessBackendToggle checked={unsandboxed} onChange={setUnsandboxed} />
           <Button size="sm" variant="primary" disabled={start.isPending || latest?.status === "pending"} onClick={() => audit(latest !== undefined)}>
             {latest ? "Re-audit" : "Start audit"}
           </Button>

@@ -20,3 +20,12 @@ export function UnsandboxedBadge() {
 export const auditStateLabel = (s: AuditState) => label[s];
 
 export const formatScore = (score: number | null | undefined) => (score === null || score === undefined ? "—" : `${(score * 100).toFixed(0)}%`);
+
+/** Opt-in to the unsandboxed `process` backend for an audit run; its results are marked as such. */
+export function ProcessBackendToggle({ checked, onChange }: { checked: boolean; onChange: (checked: boolean) => void }) {
+  return (
+    <label className="flex items-center gap-1 text-xs text-zinc-600" title="the process backend is not a sandbox; its audits are marked unsandboxed">
+      <input type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} /> process backend
+    </label>
+  );
+}
