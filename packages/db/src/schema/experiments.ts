@@ -1,4 +1,4 @@
-import { index, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { boolean, index, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { splits } from "./tasks";
 import { users } from "./users";
 
@@ -100,4 +100,32 @@ export const shareLinks = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index("share_links_report_idx").on(t.reportId)],
+);
+
+export const gradeStateEnum = pgEnum("generation_grade_state", ["pending", "graded", "no_verdict"]);
+
+// Every generated answer, stored when its generate job succeeds (not only inside the job's
+// result), so re-grading never needs a second generation. A test-split row can only be written
+// once the experiment's test run is claimed (trigger in migration `experiment_protocol`).
+export const generations = pgTable(
+  "experiment_generations",
+  {
+    experimentId: uuid("experiment_id").notNull().references(() => experiments.id, { onDelete: "cascade" }),
+    split: evalSplitEnum("split").notNull(),
+    modelKey: text("model_key").notNull(),
+    taskId: text("task_id").notNull(),
+    sourceGroup: text("source_group").notNull(),
+    text: text("text").notNull(),
+    parsed: boolean("parsed").notNull(),
+    /** The generation protocol actually used (core RecordedProtocol less the grader version). */
+    protocol: jsonb("protocol").$type<Record<string, unknown>>().notNull(),
+    generateJobId: uuid("generate_job_id").notNull(),
+    /** Grade jobs tried for this answer, oldest first; bounded by the runner's retry limit. */
+    gradeJobIds: uuid("grade_job_ids").array().notNull().default([]),
+    gradeState: gradeStateEnum("grade_state").notNull().default("pending"),
+    /** Why no verdict was obtained (the last grade job's error), when grade_state is no_verdict. */
+    gradeError: text("grade_error"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.experimentId, t.split, t.modelKey, t.taskId] }), index("experiment_generations_state_idx").on(t.experimentId, t.split, t.gradeState)],
 );
