@@ -15,6 +15,8 @@ export function SetupForm() {
   const token = useSearchParams()?.get("token") ?? "";
   const info = useQuery(trpc.auth.linkInfo.queryOptions({ token }, { enabled: token.length > 0, retry: false }));
   const [form, setForm] = useState({ email: "", name: "", password: "", confirm: "" });
+  // A full page load on purpose: the new session cookie is picked up by every provider from scratch.
+  // eslint-disable-next-line @next/next/no-location-assign-relative-destination
   const done = { onSuccess: () => (queryClient.clear(), window.location.assign("/")) };
   const setup = useMutation(trpc.auth.setupFirstAdmin.mutationOptions(done));
   const accept = useMutation(trpc.auth.acceptInvite.mutationOptions(done));

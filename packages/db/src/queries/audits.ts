@@ -2,7 +2,6 @@ import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { AuditResult } from "@agentlab/core";
 import { queryRows, type Db } from "../client";
 import { jobs, taskAudits, tasks } from "../schema";
-import type { TaskRow } from "./tasks";
 
 export type TaskAuditRow = typeof taskAudits.$inferSelect;
 export type AuditRowStatus = TaskAuditRow["status"];
@@ -19,7 +18,8 @@ export const latestAuditStatus = sql<TaskAuditState>`coalesce((select a.status::
 /** The SQL condition "the task's audit state is `state`", for task listings. */
 export const auditStateIs = (state: TaskAuditState): SQL => sql`${latestAuditStatus} = ${state}`;
 
-export type AuditCandidate = TaskRow & { round: number | null; latest: AuditRowStatus | null };
+// The row type is spelled from the schema, not imported from ./tasks, which imports this file.
+export type AuditCandidate = typeof tasks.$inferSelect & { round: number | null; latest: AuditRowStatus | null };
 
 /**
  * One keyset page (by row id) of a pool's tasks to audit, each with its highest audit round under
