@@ -72,7 +72,7 @@ describe("the outbox spool", () => {
     const { agentId, credential } = await enrollTestAgent(server.db, "phoenix");
     // Top priority, so that this claim takes this job whatever else is queued.
     const job = await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["true"] }, priority: 1000 });
-    const claimed = await claimJob(server.db.db, { agentId, labels: [], gpuCount: 0, gpuMemoryMb: 0, sandbox: "process", leaseTtlMs: 60_000 });
+    const claimed = await claimJob(server.db.db, { agentId, labels: [], gpuCount: 0, gpuMemoryMb: 0, sandbox: "process", leaseTtlMs: 60_000, shellJobs: true });
     expect(claimed?.jobId).toBe(job.id);
     // What the previous run of the agent left on disk: the result, never acknowledged.
     const stateDir = await mkdtemp(join(tmpdir(), "agentlab-spool-"));

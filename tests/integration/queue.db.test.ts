@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.drop());
 
-const fit = () => ({ agentId, labels: ["cpu"], gpuCount: 0, gpuMemoryMb: 0, sandbox: "bwrap", leaseTtlMs: 30_000 });
+const fit = () => ({ agentId, labels: ["cpu"], gpuCount: 0, gpuMemoryMb: 0, sandbox: "bwrap", leaseTtlMs: 30_000, shellJobs: true });
 
 describe("job queue on Postgres", () => {
   it("claims by requirements and fences stale attempts", async () => {

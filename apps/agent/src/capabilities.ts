@@ -21,7 +21,7 @@ export async function detectGpus(): Promise<GpuInfo[]> {
     });
 }
 
-export async function collectCapabilities(opts: { python: string | null; sandbox: { backend: SandboxBackend; selfTestPassed: boolean; detail: string }; labels: string[] }): Promise<Capabilities & { pythonStack: PythonDoctor | null }> {
+export async function collectCapabilities(opts: { python: string | null; sandbox: { backend: SandboxBackend; selfTestPassed: boolean; detail: string }; labels: string[]; shellJobs?: boolean }): Promise<Capabilities & { pythonStack: PythonDoctor | null }> {
   const [gpus, stack] = await Promise.all([detectGpus(), opts.python ? pythonDoctor(opts.python) : Promise.resolve(null)]);
   return {
     agentVersion: AGENT_VERSION,
@@ -34,6 +34,7 @@ export async function collectCapabilities(opts: { python: string | null; sandbox
     cuda: stack?.cuda ?? null,
     sandbox: opts.sandbox,
     labels: opts.labels,
+    shellJobs: opts.shellJobs === true,
     pythonStack: stack,
   };
 }

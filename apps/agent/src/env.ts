@@ -15,6 +15,8 @@ const Env = z.object({
   AGENTLAB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   AGENTLAB_CANCEL_GRACE_MS: z.coerce.number().int().min(0).default(5000),
   AGENTLAB_LABELS: z.string().default(""),
+  // Half of the opt-in to `shell` jobs (unsandboxed commands); `run --allow-shell-jobs` is the other.
+  AGENTLAB_ALLOW_SHELL_JOBS: z.enum(["0", "1"]).default("0"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 export type AgentEnv = z.infer<typeof Env>;

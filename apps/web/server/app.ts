@@ -7,11 +7,13 @@ import { createContext } from "./trpc/context";
 import { appRouter } from "./routers";
 import { attachAgentGateway, type AgentGateway } from "./agents/gateway";
 import { createArtifactStore } from "./artifacts/store";
+import { startUploadSweep } from "./artifacts/sweep";
 import { handleArtifacts } from "./http/artifacts";
 import { handleTaskImport } from "./http/import";
 import { health } from "./http/health";
 import { handleEnroll } from "./http/enroll";
 import { sendError } from "./http/respond";
+import { setSecurityHeaders } from "./http/headers";
 import { createQueue } from "./queue";
 import { createSecretBox } from "./auth/secret-box";
 import { startExperimentRunner } from "./experiments/runner";
@@ -57,6 +59,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
 
   const server = createServer((req, res) => {
     const url = req.url ?? "/";
+    setSecurityHeaders(req, res, { dev: env.NODE_ENV === "development" });
     const route = async () => {
       if (url.startsWith("/api/trpc/")) return trpc(req, res);
       if (url === "/api/health" || url.startsWith("/api/health?")) return health(services, res);
@@ -78,6 +81,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   startAuditSync(services, server);
   const stopTeacher = startTeacherLoops(services);
   server.once("close", stopTeacher);
+  server.once("close", startUploadSweep(services));
 
   return {
     server,

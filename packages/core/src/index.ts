@@ -9,3 +9,4 @@ export * from "./teacher";
 export * from "./stats";
 export * from "./experiments";
 export * from "./trainer";
+export * from "./security";

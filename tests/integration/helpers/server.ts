@@ -44,18 +44,19 @@ export async function enrollTestAgent(db: TestDb, name = "agent"): Promise<{ age
   return enrollAgent(db.db, token, name);
 }
 
-export const testCapabilities = (labels: string[] = []): Capabilities => ({
+// Test agents opt in to shell jobs (the queue tests use them) unless told otherwise.
+export const testCapabilities = (labels: string[] = [], shellJobs = true): Capabilities => ({
   agentVersion: "test", os: "linux", cpuCores: 2, ramMb: 1024, gpus: [], python: null, torch: null, cuda: null,
-  sandbox: { backend: "process", selfTestPassed: true, detail: "test" }, labels,
+  sandbox: { backend: "process", selfTestPassed: true, detail: "test" }, labels, shellJobs,
 });
 
 /** An agent supervisor in this process, talking to the server over real socket.io on loopback. */
-export async function startInProcessAgent(server: TestServer, name: string, opts: { pollMs?: number; handlers?: Record<string, JobHandler>; python?: string } = {}) {
+export async function startInProcessAgent(server: TestServer, name: string, opts: { pollMs?: number; handlers?: Record<string, JobHandler>; python?: string; shellJobs?: boolean } = {}) {
   const { agentId, credential } = await enrollTestAgent(server.db, name);
   const stateDir = await mkdtemp(join(tmpdir(), `agentlab-agent-${name}-`));
   const supervisor = new Supervisor({
-    serverUrl: server.url, credential, stateDir, capabilities: testCapabilities(),
-    handlers: opts.handlers ?? jobHandlers({ graceMs: 500 }),
+    serverUrl: server.url, credential, stateDir, capabilities: testCapabilities([], opts.shellJobs ?? true),
+    handlers: opts.handlers ?? jobHandlers({ graceMs: 500, allowShellJobs: opts.shellJobs ?? true }),
     runtime: { python: opts.python ?? null, sandboxBackend: "process", sandboxOk: true },
     log: pino({ level: "silent" }),
     pollMs: opts.pollMs ?? 2000,

@@ -2,16 +2,17 @@ import type { Grader } from "../grading/grader";
 import type { SandboxConfig } from "../sandbox/types";
 import { makeAuditHandler } from "./audit";
 import { makeGradeHandler } from "./grade";
-import { shellJob } from "./shell";
+import { refuseShellJob, shellJob } from "./shell";
 import { trainJob } from "./train";
 import { generateJob } from "./generate";
 import { tokenizeJob } from "./tokenize";
 import type { JobHandler } from "./types";
 
 // Job type → handler. A type missing here is refused by this agent as infra_error.
-export function jobHandlers(opts: { graceMs: number; grading?: { grader: Grader; sandbox: SandboxConfig } }): Record<string, JobHandler> {
+// `allowShellJobs`: the agent's explicit opt-in; without it a shell job that arrives is refused.
+export function jobHandlers(opts: { graceMs: number; allowShellJobs?: boolean; grading?: { grader: Grader; sandbox: SandboxConfig } }): Record<string, JobHandler> {
   return {
-    shell: shellJob(opts.graceMs),
+    shell: opts.allowShellJobs === true ? shellJob(opts.graceMs) : refuseShellJob,
     train: trainJob(opts.graceMs),
     generate: generateJob(opts.graceMs),
     tokenize: tokenizeJob(opts.graceMs),

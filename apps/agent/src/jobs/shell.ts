@@ -2,7 +2,24 @@ import { ShellJobPayload } from "@agentlab/core";
 import { runProcessTree } from "../runner/process-tree";
 import type { JobHandler } from "./types";
 
-// Runs an argv with env and limits; the building block later job types reuse.
+/**
+ * Shell jobs run any command as the agent's user, outside the sandbox: both `--allow-shell-jobs`
+ * and AGENTLAB_ALLOW_SHELL_JOBS=1 must say so, so neither a stray env var nor a copied command line
+ * turns them on alone.
+ */
+export const shellJobsAllowed = (flag: boolean | undefined, envValue: string | undefined): boolean => flag === true && envValue === "1";
+
+/** SHELL_REFUSED explains the opt-in; a user_error, so the queue does not hand the job around again. */
+export const SHELL_REFUSED = "shell jobs are disabled on this agent (start it with --allow-shell-jobs and AGENTLAB_ALLOW_SHELL_JOBS=1 to run them)";
+
+// What an agent without the opt-in does with a shell job that reaches it anyway (the claim never
+// routes one there): refuse it without running anything.
+export const refuseShellJob: JobHandler = async (ctx) => {
+  ctx.log.warn({ jobId: ctx.jobId }, "refused a shell job: this agent did not opt in");
+  return { reason: "user_error", error: SHELL_REFUSED };
+};
+
+// Runs an argv with env and limits outside the sandbox: only on agents that opted in.
 export const shellJob =
   (graceMs: number): JobHandler =>
   async (ctx) => {

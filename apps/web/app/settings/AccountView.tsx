@@ -43,11 +43,15 @@ export function AccountView() {
         <Section title="Change password">
           <form onSubmit={submit}>
             <Field label="Current password" type="password" autoComplete="current-password" required value={pw.currentPassword} onChange={(e) => setPw({ ...pw, currentPassword: e.target.value })} />
-            <Field label="New password" type="password" autoComplete="new-password" required minLength={10} hint="At least 10 characters. Your other sessions will be signed out." value={pw.newPassword} onChange={(e) => setPw({ ...pw, newPassword: e.target.value })} />
+            <Field label="New password" type="password" autoComplete="new-password" required minLength={10} hint="At least 10 characters. Your other sessions will be signed out and your API tokens revoked." value={pw.newPassword} onChange={(e) => setPw({ ...pw, newPassword: e.target.value })} />
             <Field label="Repeat new password" type="password" autoComplete="new-password" required value={pw.confirm} onChange={(e) => setPw({ ...pw, confirm: e.target.value })} />
             {mismatch ? <p className="mb-2 text-xs text-red-700">The passwords differ.</p> : null}
             {change.error ? <ErrorBox title="Password not changed" error={change.error} /> : null}
-            {change.isSuccess ? <p className="mb-2 text-sm text-emerald-700">Password changed; other sessions were signed out.</p> : null}
+            {change.data ? (
+              <p className="mb-2 text-sm text-emerald-700">
+                Password changed; {change.data.otherSessionsEnded} other session(s) signed out and {change.data.tokensRevoked} API token(s) revoked (create new ones for the CLI).
+              </p>
+            ) : null}
             <Button type="submit" variant="primary" disabled={change.isPending || mismatch}>
               Change password
             </Button>

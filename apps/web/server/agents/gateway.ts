@@ -72,6 +72,8 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
         // An agent whose sandbox failed its self-test may still run jobs that need no sandbox.
         sandbox: caps.sandbox.selfTestPassed ? caps.sandbox.backend : "none",
         leaseTtlMs: env.AGENTLAB_LEASE_TTL_MS,
+        // Shell jobs run commands outside the sandbox: only agents started with the opt-in get them.
+        shellJobs: caps.shellJobs,
       };
       log.info({ caps: { os: caps.os, gpus: caps.gpus.length, sandbox: caps.sandbox } }, "agent connected");
       return { agentId, heartbeatIntervalMs: env.AGENTLAB_HEARTBEAT_MS, leaseTtlMs: env.AGENTLAB_LEASE_TTL_MS };

@@ -28,7 +28,8 @@ export async function startLocalAgent(services: Services, serverUrl: string, ext
   }
   const log = services.log.child({ component: "local-agent" });
   const child = spawn(process.execPath, [AGENT_BIN, "run"], {
-    env: { ...extraEnv, NODE_ENV: "production", AGENTLAB_AGENT_HOME: home, LOG_LEVEL: services.env.LOG_LEVEL },
+    // Never opted in to shell jobs: this agent runs on the control-plane host, next to its secrets.
+    env: { ...extraEnv, NODE_ENV: "production", AGENTLAB_AGENT_HOME: home, LOG_LEVEL: services.env.LOG_LEVEL, AGENTLAB_ALLOW_SHELL_JOBS: "0" },
     stdio: ["ignore", "inherit", "inherit"],
   });
   child.on("exit", (code, signal) => log.warn({ code, signal }, "local agent exited"));

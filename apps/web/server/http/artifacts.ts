@@ -26,7 +26,7 @@ export async function handleArtifacts(services: Services, req: IncomingMessage, 
   if (!agent) throw new DomainError("UNAUTHORIZED", "only agents upload artifacts");
   if (req.method === "HEAD") {
     const complete = await artifacts.has(sha);
-    res.writeHead(complete ? 200 : 404, { "upload-offset": String(complete ? 0 : await artifacts.partialSize(sha)), "upload-complete": String(complete) });
+    res.writeHead(complete ? 200 : 404, { "upload-offset": String(complete ? 0 : await artifacts.partialSize(agent.id, sha)), "upload-complete": String(complete) });
     res.end();
     return;
   }
@@ -34,11 +34,14 @@ export async function handleArtifacts(services: Services, req: IncomingMessage, 
     if (await artifacts.has(sha)) return sendJson(res, 200, { complete: true });
     const offset = Number(req.headers["upload-offset"] ?? "0");
     if (!Number.isInteger(offset) || offset < 0) throw new DomainError("BAD_REQUEST", "Upload-Offset must be a non-negative integer");
-    const written = await artifacts.append(sha, offset, req, services.env.AGENTLAB_MAX_UPLOAD_BYTES);
+    const { env } = services;
+    const limits = { maxBytes: env.AGENTLAB_MAX_UPLOAD_BYTES, quotaBytes: env.AGENTLAB_UPLOAD_QUOTA_BYTES, maxOpen: env.AGENTLAB_MAX_OPEN_UPLOADS };
+    const written = await artifacts.append(agent.id, sha, offset, req, limits);
     return sendJson(res, 200, { offset: written });
   }
   if (req.method === "POST" && m[2]) {
-    const size = (await artifacts.has(sha)) ? await artifacts.size(sha) : await artifacts.complete(sha);
+    // Only the agent that uploaded the bytes can publish them (its own partial file).
+    const size = (await artifacts.has(sha)) ? await artifacts.size(sha) : await artifacts.complete(agent.id, sha);
     await recordArtifactBlob(services.db, sha, size);
     return sendJson(res, 200, { sha256: sha, sizeBytes: size });
   }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DomainError, EnqueueJob, JobState } from "@agentlab/core";
-import { countJobsByState, getJob, listAttempts, listJobArtifacts, listJobs, readLogs, readProgress } from "@agentlab/db";
+import { attemptJobType, countJobsByState, getJob, listAttempts, listJobArtifacts, listJobs, readLogs, readProgress } from "@agentlab/db";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 
 export const jobsRouter = router({
@@ -17,14 +17,21 @@ export const jobsRouter = router({
     return { job, attempts, artifacts };
   }),
 
-  /** Log lines of one attempt after `afterSeq`, for a live tail. */
+  /** Log lines of one attempt after `afterSeq`, for a live tail. A shell job's output is admin-only. */
   logs: viewerProcedure
     .input(z.object({ attemptId: z.string().uuid(), afterSeq: z.number().int().min(-1).default(-1), limit: z.number().int().min(1).max(2000).default(500) }))
-    .query(({ ctx, input }) => readLogs(ctx.db, input.attemptId, input.afterSeq, input.limit)),
+    .query(async ({ ctx, input }) => {
+      if ((await attemptJobType(ctx.db, input.attemptId)) === "shell" && ctx.viewer.role !== "admin") throw new DomainError("FORBIDDEN", "only admins read the output of shell jobs");
+      return readLogs(ctx.db, input.attemptId, input.afterSeq, input.limit);
+    }),
 
   progress: viewerProcedure.input(z.object({ attemptId: z.string().uuid() })).query(({ ctx, input }) => readProgress(ctx.db, input.attemptId)),
 
-  create: memberProcedure.input(EnqueueJob).mutation(({ ctx, input }) => ctx.queue.enqueue(input)),
+  // A shell job runs any command outside the sandbox on an opted-in agent: an admin's decision.
+  create: memberProcedure.input(EnqueueJob).mutation(({ ctx, input }) => {
+    if (input.type === "shell" && ctx.viewer.role !== "admin") throw new DomainError("FORBIDDEN", "only admins create shell jobs");
+    return ctx.queue.enqueue(input);
+  }),
 
   cancel: memberProcedure.input(z.object({ id: z.string().uuid() })).mutation(async ({ ctx, input }) => {
     const res = await ctx.queue.cancel(input.id);

@@ -20,5 +20,7 @@ export const Capabilities = z.object({
   cuda: z.string().nullable().default(null),
   sandbox: z.object({ backend: SandboxBackend, selfTestPassed: z.boolean(), detail: z.string().default("") }),
   labels: z.array(z.string()).default([]),
+  /** Whether this agent runs `shell` jobs (unsandboxed commands): only with an explicit opt-in. */
+  shellJobs: z.boolean().default(false),
 });
 export type Capabilities = z.infer<typeof Capabilities>;

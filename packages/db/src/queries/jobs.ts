@@ -55,8 +55,11 @@ export async function enqueueJobs(db: Db, inputs: EnqueueJob[]): Promise<Job[]> 
   });
 }
 
-/** `sandbox`: the agent's backend when its self-test passed, else "none" (no untrusted code then). */
-export type AgentFit = { agentId: string; labels: string[]; gpuCount: number; gpuMemoryMb: number; sandbox: string; leaseTtlMs: number };
+/**
+ * `sandbox`: the agent's backend when its self-test passed, else "none" (no untrusted code then).
+ * `shellJobs`: the agent opted in to `shell` jobs (unsandboxed commands); absent means no.
+ */
+export type AgentFit = { agentId: string; labels: string[]; gpuCount: number; gpuMemoryMb: number; sandbox: string; leaseTtlMs: number; shellJobs?: boolean };
 
 /**
  * Claims the best queued job this agent can run, in one statement: FOR UPDATE SKIP LOCKED lets
@@ -74,6 +77,7 @@ export async function claimJob(db: Db, fit: AgentFit): Promise<ClaimedJob | null
             and min_gpu_memory_mb <= ${fit.gpuMemoryMb}
             and (sandbox is null or sandbox = ${fit.sandbox})
             and (${fit.sandbox} <> 'none' or type <> all(${`{${SANDBOXED_JOB_TYPES.join(",")}}`}::text[]))
+            and (${fit.shellJobs === true}::boolean or type <> 'shell')
           order by priority desc, created_at
           limit 1
           for update skip locked
@@ -260,6 +264,12 @@ export async function listJobs(db: Db, opts: { state?: Job["state"]; type?: stri
 
 export async function listAttempts(db: Db, jobId: string) {
   return db.select().from(jobAttempts).where(eq(jobAttempts.jobId, jobId)).orderBy(asc(jobAttempts.number));
+}
+
+/** The type of the job an attempt belongs to (log reads of shell jobs are admin-only). */
+export async function attemptJobType(db: Db, attemptId: string): Promise<string | undefined> {
+  const [row] = await db.select({ type: jobs.type }).from(jobAttempts).innerJoin(jobs, eq(jobs.id, jobAttempts.jobId)).where(eq(jobAttempts.id, attemptId));
+  return row?.type;
 }
 
 export async function readLogs(db: Db, attemptId: string, afterSeq = -1, limit = 500) {

@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
 import { DomainError } from "@agentlab/core";
 import type { Db } from "../client";
-import { sessions, setupTokens, users } from "../schema";
+import { apiTokens, sessions, setupTokens, users } from "../schema";
 import { hashToken, newToken } from "../tokens";
 
 type UserRole = (typeof users.$inferSelect)["role"];
@@ -30,12 +30,22 @@ export async function userPasswordHash(db: Db, userId: string): Promise<string |
   return row?.passwordHash;
 }
 
-/** Replaces the password and ends every session of the user; the caller opens a new one. */
-export async function setPasswordHash(db: Db, userId: string, passwordHash: string): Promise<void> {
-  await db.transaction(async (tx) => {
+/**
+ * Replaces the password, ends every session of the user and revokes their API tokens, in one
+ * transaction (whoever knew the old password may have made either); the caller opens a new session.
+ */
+export async function setPasswordHash(db: Db, userId: string, passwordHash: string): Promise<{ sessionsEnded: number; tokensRevoked: number }> {
+  return db.transaction(async (tx) => {
     await tx.update(users).set({ passwordHash, passwordChangedAt: sql`now()` }).where(eq(users.id, userId));
-    await tx.delete(sessions).where(eq(sessions.userId, userId));
+    const ended = await tx.delete(sessions).where(eq(sessions.userId, userId)).returning({ tokenHash: sessions.tokenHash });
+    const revoked = await tx.update(apiTokens).set({ revokedAt: new Date() }).where(and(eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt))).returning({ id: apiTokens.id });
+    return { sessionsEnded: ended.length, tokensRevoked: revoked.length };
   });
+}
+
+/** Upgrades the stored hash of the same password (new scrypt parameters): sessions and tokens stay. */
+export async function rehashPassword(db: Db, userId: string, passwordHash: string): Promise<void> {
+  await db.update(users).set({ passwordHash }).where(eq(users.id, userId));
 }
 
 export async function listUsers(db: Db): Promise<PublicUser[]> {

@@ -1,0 +1,2 @@
+export * from "./scrub";
+export * from "./retry";
