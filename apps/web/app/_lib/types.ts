@@ -1,9 +1,8 @@
-import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
+import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "../../server/routers";
 
 // What procedures return as the browser sees it (no transformer: dates arrive as ISO strings).
 export type RouterOutputs = inferRouterOutputs<AppRouter>;
-export type RouterInputs = inferRouterInputs<AppRouter>;
 
 export type AgentRow = RouterOutputs["agents"]["list"][number];
 export type JobRow = RouterOutputs["jobs"]["list"][number];

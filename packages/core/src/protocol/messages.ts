@@ -69,6 +69,7 @@ export type ArtifactMsg = z.infer<typeof ArtifactMsg>;
 export const WriteAck = z.object({ accepted: z.boolean(), next: ClaimedJob.nullable().optional() });
 export type WriteAck = z.infer<typeof WriteAck>;
 
+/** The server's cancel push names the attempt and nothing else. @alias */
 export const CancelPush = AttemptRef;
 export type CancelPush = z.infer<typeof CancelPush>;
 
