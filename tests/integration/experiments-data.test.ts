@@ -14,7 +14,7 @@ import { baseConfig } from "./experiments-harness";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
 
 // The data stages wired to the teacher module: the server's own experiment runner starts a
-// collection of train+dev tasks with the reference provider, a real in-process agent grades the
+// collection of the split's train tasks (SFT data is train-only; dev serves selection only) with the reference provider, a real in-process agent grades the
 // candidates in the sandbox, the passing ones become an SFT snapshot that is replayed, and the
 // dataset stage records the survivors. A second experiment reuses every candidate from the cache.
 
@@ -74,34 +74,33 @@ async function runDataStages(name: string) {
 }
 
 describe("experiment data stages through the teacher module", () => {
-  it("collects train+dev with the reference teacher, grades, snapshots, replays, and never touches a test task", async () => {
+  it("collects train tasks only with the reference teacher, grades, snapshots, replays, and never touches a dev or test task", async () => {
     const db = srv.app.services.db;
     const stages = await runDataStages("data-1");
     const collect = stages.get("collect")?.output as { collectionId: string; tasks: number; samplesTotal: number; reusedCandidates: number; costUsd: number };
-    const trainDev = [...parts.values()].filter((p) => p !== "test").length;
-    expect(collect.tasks).toBe(trainDev);
+    const trainOnly = [...parts.values()].filter((p) => p === "train").length;
+    expect(collect.tasks).toBe(trainOnly);
     expect(collect.reusedCandidates).toBe(0);
     const col = await getCollection(db, collect.collectionId);
-    expect(col?.parts).toEqual(["train", "dev"]);
+    expect(col?.parts).toEqual(["train"]);
     expect(col?.state).toBe("done");
 
     const verify = stages.get("verify")?.output as { verdicts: Record<string, number>; kept: number; dropped: unknown[]; resultDatasetId: string; draftDatasetId: string };
-    expect(verify.verdicts).toEqual({ pass: trainDev });
-    expect(verify.kept).toBe(trainDev);
+    expect(verify.verdicts).toEqual({ pass: trainOnly });
+    expect(verify.kept).toBe(trainOnly);
     expect(verify.dropped).toEqual([]);
     expect(verify.resultDatasetId).toBe(verify.draftDatasetId);
 
     const out = stages.get("dataset")?.output as { datasetId: string; datasetHash: string; samples: number; oracleSamples: number; reusedCandidates: number; costUsd: number };
     const ds = await getDataset(db, out.datasetId);
     expect(ds?.hash).toBe(out.datasetHash);
-    expect(out.samples).toBe(trainDev);
-    expect(out.oracleSamples).toBe(trainDev);
+    expect(out.samples).toBe(trainOnly);
+    expect(out.oracleSamples).toBe(trainOnly);
     expect(out.costUsd).toBe(0);
     // The snapshot's bytes are in the artifact store under its hash, for the train job.
     expect(await srv.app.services.artifacts.has(out.datasetHash)).toBe(true);
     const samples = await datasetSamplesPage(db, out.datasetId, { limit: 1000 });
-    expect(samples.items.map((s) => parts.get(s.taskKey)).filter((p) => p === "test")).toEqual([]);
-    expect(new Set(samples.items.map((s) => parts.get(s.taskKey)))).toEqual(new Set(["train", "dev"]));
+    expect(new Set(samples.items.map((s) => parts.get(s.taskKey)))).toEqual(new Set(["train"]));
   }, 150_000);
 
   it("a second experiment reuses every cached candidate and records it", async () => {

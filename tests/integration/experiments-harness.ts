@@ -1,4 +1,5 @@
 import { mkdtemp } from "node:fs/promises";
+import { eq } from "drizzle-orm";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { claimJob, createEnrollmentToken, createSplit, enrollAgent, finishAttempt, importPool, schema, updateStage, type Db } from "@agentlab/db";
@@ -17,7 +18,17 @@ import { makePool, toJsonl } from "../fixtures/tasks/generate";
 // answers them. Its "model" is a table saying which model fixes which task; its grader passes a
 // candidate exactly when it equals the task's reference. Everything on the server side is real.
 
-export type Behaviour = { fixes(model: string, task: TaskSpec): boolean; maxNewTokens?(model: string): number | undefined };
+export type Behaviour = {
+  fixes(model: string, task: TaskSpec): boolean;
+  maxNewTokens?(model: string): number | undefined;
+  /** The adapter hash the simulated trainer reports having loaded (default: the one it was sent). */
+  loadedAdapter?(model: string, sent: string | null): string | null;
+  /** When true, this grade job fails as an infrastructure error (the grader never ran). */
+  gradeInfraError?(model: string, taskId: string): boolean;
+};
+
+/** Every spec the simulated agent received, by job type: what the server actually sent. */
+export const received: { train: Record<string, unknown>[]; generate: Record<string, unknown>[] } = { train: [], generate: [] };
 
 export async function makeServices(db: Db): Promise<Services> {
   const dir = await mkdtemp(join(tmpdir(), "agentlab-exp-"));
@@ -84,9 +95,11 @@ export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent
   let result: Record<string, unknown>;
   if (job.type === "train") {
     if (opts.leaveTrainRunning) return { claimed: job };
+    received.train.push(p.spec ?? {});
     const seed = Number(p.spec?.seed);
-    result = { snapshots: [1, 2].map((epoch) => ({ epoch, path: `/adapters/s${seed}/epoch-${epoch}`, sha256: adapterSha(seed, epoch) })) };
+    result = { method: "lora-fp32", snapshots: [1, 2].map((epoch) => ({ epoch, path: `/adapters/s${seed}/epoch-${epoch}`, sha256: adapterSha(seed, epoch) })) };
   } else if (job.type === "generate") {
+    received.generate.push(p.spec ?? {});
     const model = modelOf(p.adapterSha256);
     const prompts = (p.spec?.prompts ?? []) as { task_id: string }[];
     const outputs = prompts.map(({ task_id }) => {
@@ -97,9 +110,24 @@ export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent
       return { task_id, text: `Here is the fix.\n\n${formatAnswer(files)}` };
     });
     const maxNew = behaviour.maxNewTokens?.(model) ?? Number(p.spec?.max_new_tokens);
-    result = { outputs, summary: { decoding: { do_sample: false, temperature: 1, top_p: 1, max_new_tokens: maxNew } } };
+    const sent = typeof p.adapterSha256 === "string" ? p.adapterSha256 : null;
+    result = {
+      outputs,
+      summary: {
+        backend: "transformers", backend_version: "4.57.1", dtype: "float32", device: "cpu", stop: ["<|im_end|>"], generation_config: "recipe",
+        chat_template_sha256: sha256Hex("chatml"), model: { ref: String(p.spec?.base_model), revision: null, weights_sha256: sha256Hex("tiny weights") },
+        adapter_sha256: behaviour.loadedAdapter ? behaviour.loadedAdapter(model, sent) : sent,
+        decoding: { do_sample: false, temperature: 0, top_p: 1, seed: 0, max_new_tokens: maxNew },
+      },
+    };
   } else if (job.type === "grade") {
     const task = p.task as TaskSpec;
+    const key = String((await db.select({ k: schema.jobs.dedupeKey }).from(schema.jobs).where(eq(schema.jobs.id, job.jobId)))[0]?.k ?? "");
+    const model = /:grade:([^:]+):/.exec(key)?.[1] ?? "?";
+    if (behaviour.gradeInfraError?.(model, task.id)) {
+      await finishAttempt(db, { jobId: job.jobId, attemptId: job.attemptId, reason: "user_error", exitCode: 1, signal: null, result: null, error: "sandbox vanished" });
+      return { claimed: job };
+    }
     const cand = p.candidate as { path: string; content: string }[];
     const pass = task.reference.every((r) => cand.find((c) => c.path === r.path)?.content === r.content);
     result = {
@@ -122,5 +150,4 @@ export async function drive(db: Db, runner: ExperimentRunner, experimentId: stri
   throw new Error("experiment did not finish in 40 rounds");
 }
 
-import { eq } from "drizzle-orm";
 const eqId = (id: string) => eq(schema.experiments.id, id);

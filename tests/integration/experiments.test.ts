@@ -59,7 +59,7 @@ describe("experiment stage machine on Postgres", () => {
     if (!claimed) throw new Error("no train job claimed");
     const { finishAttempt } = await import("@agentlab/db");
     const seed = Number((claimed.payload as { spec: { seed: number } }).spec.seed);
-    await finishAttempt(t.db, { jobId: claimed.jobId, attemptId: claimed.attemptId, reason: "succeeded", exitCode: 0, signal: null, error: null, result: { snapshots: [1, 2].map((e) => ({ epoch: e, path: `/adapters/s${seed}/epoch-${e}`, sha256: adapterSha(seed, e) })) } });
+    await finishAttempt(t.db, { jobId: claimed.jobId, attemptId: claimed.attemptId, reason: "succeeded", exitCode: 0, signal: null, error: null, result: { method: "lora-fp32", snapshots: [1, 2].map((e) => ({ epoch: e, path: `/adapters/s${seed}/epoch-${e}`, sha256: adapterSha(seed, e) })) } });
     const end = await drive(t.db, second, expId, fit, tasks, learns);
     expect(end).toEqual({ state: "succeeded", error: null });
     // Every generate job ran once: base + 2 seeds × 2 epochs on dev, base + one per seed on test.
@@ -101,7 +101,8 @@ describe("experiment stage machine on Postgres", () => {
     const runner = createExperimentRunner(s, { autoStart: false });
     const end = await drive(t.db, runner, id, fit, tasks, { fixes: (m) => m !== "base", maxNewTokens: (m) => (m === "base" ? 256 : undefined) });
     expect(end.state).toBe("failed");
-    expect(end.error).toMatch(/report: refusing to compare evaluations run under different protocols: maxNewTokens/);
+    // Checked when the answers arrive, on dev already (issue 12): no dev evaluation escapes the protocol.
+    expect(end.error).toMatch(/dev_eval:base: protocol mismatch on dev for base: maxNewTokens 256 ≠ 512/);
     expect(await reportByExperiment(t.db, id)).toBeUndefined();
   });
 

@@ -11,6 +11,7 @@ export * from "./queries/teacher";
 export * from "./queries/teacher-candidates";
 export * from "./queries/datasets";
 export * from "./queries/experiments";
+export * from "./queries/generations";
 export * from "./queries/reports";
 export * from "./queries/share";
 export * from "./queries/audits";

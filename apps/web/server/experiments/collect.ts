@@ -10,12 +10,13 @@ import { createDataset, startReplay, syncReplay } from "../teacher/datasets";
 import type { StageCtx, StageResult } from "./stages";
 
 // The data stages when the experiment builds its own SFT data with the teacher module:
-// collect (a collection of the split's train+dev tasks) → verify (grading of its candidates, a
+// collect (a collection of the split's train tasks: SFT data is train-only, dev serves selection
+// only and needs no teacher data) → verify (grading of its candidates, a
 // snapshot of the passing ones, and a replay of that snapshot) → dataset (the replay's survivors).
 // Each step first looks for what an earlier run of the same stage already made (by experiment id),
 // so a restarted runner continues instead of collecting or snapshotting twice.
 
-const PARTS = ["train", "dev"] as const;
+const PARTS = ["train"] as const;
 
 const summary = (col: CollectionRow) => ({
   collectionId: col.id, collectionState: col.state, stopReason: col.stopReason, provider: col.providerKind, model: col.model, tasks: col.tasksTotal,
@@ -30,13 +31,13 @@ async function experimentCollection(c: StageCtx): Promise<CollectionRow | undefi
   return existing;
 }
 
-/** The experiment's teacher recipe as a collection of the split's train+dev tasks (test tasks are refused by the teacher code). */
+/** The experiment's teacher recipe as a collection of the split's train tasks (the dataset layer and the database refuse others). */
 function createExperimentCollection(c: StageCtx): Promise<CollectionRow> {
   const recipe = c.config.teacher;
   return createCollection(
     c.services,
     CollectionInput.parse({
-      name: `${c.config.name}: train+dev n=${recipe.n}`, experimentId: c.experimentId, splitId: c.config.splitId, providerId: recipe.providerId,
+      name: `${c.config.name}: train n=${recipe.n}`, experimentId: c.experimentId, splitId: c.config.splitId, providerId: recipe.providerId,
       parts: [...PARTS], nSamples: recipe.n, params: recipe.sampling, concurrency: 4, budgetUsd: recipe.budgetUsd ?? undefined, maxRetries: 3, timeoutMs: 120_000, grade: true,
     }),
     null,

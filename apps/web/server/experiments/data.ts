@@ -14,23 +14,24 @@ export async function datasetStage(c: StageCtx): Promise<StageResult> {
     if (c.stage.kind === "collect") return collectStage(c);
     if (c.stage.kind === "verify") return verifyStage(c);
     const { ds, provenance } = await teacherDataset(c);
-    await refuseTestTasks(c, ds.id);
+    await refuseNonTrainTasks(c, ds.id);
     return { state: "succeeded", output: { datasetId: ds.id, datasetHash: ds.hash, samples: ds.sampleCount, tasks: ds.taskCount, ...provenance } };
   }
   if (c.stage.kind !== "dataset") return { state: "succeeded", output: { reusedDatasetId: datasetId } };
   const ds = await getDataset(c.services.db, datasetId);
   if (!ds) throw new DomainError("NOT_FOUND", `no SFT dataset ${datasetId}`);
   if (ds.splitId !== c.config.splitId) throw new DomainError("PRECONDITION_FAILED", "the SFT dataset was built from another split");
-  await refuseTestTasks(c, ds.id);
+  await refuseNonTrainTasks(c, ds.id);
   return { state: "succeeded", output: { datasetId: ds.id, datasetHash: ds.hash, samples: ds.sampleCount, tasks: ds.taskCount, reusedDataset: true } };
 }
 
-// Test tasks must never reach training data (brief §2); the teacher and dataset code refuse them, this re-checks.
-async function refuseTestTasks(c: StageCtx, datasetId: string): Promise<void> {
-  const test = new Set((await splitTasks(c.services.db, c.config.splitId, "test")).map((t) => t.id));
+// SFT data comes from train tasks only (issue 12); the dataset layer and the sft_samples trigger
+// refuse others, this re-checks a reused snapshot against the experiment's own split.
+async function refuseNonTrainTasks(c: StageCtx, datasetId: string): Promise<void> {
+  const train = new Set((await splitTasks(c.services.db, c.config.splitId, "train")).map((t) => t.id));
   const keys = await sampleTaskKeys(c, datasetId);
-  const leaked = [...keys].filter((k) => test.has(k));
-  if (leaked.length) throw new DomainError("PRECONDITION_FAILED", `the SFT dataset contains test tasks: ${leaked.slice(0, 5).join(", ")}`);
+  const leaked = [...keys].filter((k) => !train.has(k));
+  if (leaked.length) throw new DomainError("PRECONDITION_FAILED", `the SFT dataset contains tasks outside the train part: ${leaked.slice(0, 5).join(", ")}`);
 }
 
 async function sampleTaskKeys(c: StageCtx, datasetId: string): Promise<Set<string>> {
@@ -42,10 +43,4 @@ async function sampleTaskKeys(c: StageCtx, datasetId: string): Promise<Set<strin
     if (page.nextCursor === null) return keys;
     after = page.nextCursor;
   }
-}
-
-/** Task ids behind the experiment's SFT data, for the contamination check. */
-export async function datasetTaskKeys(c: StageCtx): Promise<Set<string>> {
-  const out = c.rows.get("dataset")?.output as { datasetId?: string } | undefined;
-  return out?.datasetId ? sampleTaskKeys(c, out.datasetId) : new Set();
 }

@@ -1,122 +1,170 @@
-import { z } from "zod";
-import { insertEvaluations, stageJobs, type NewEvaluation } from "@agentlab/db";
 import {
-  DomainError, GradeResult, PROMPT_TEMPLATE_HASH, mainPaths, parseAnswer, publicContext, renderRepairPrompt,
-  type EvalProtocol, type ExperimentConfig, type TaskSpec,
+  addGradeJob, insertEvaluations, insertGenerations, listGenerations, setGradeState, stageJobs,
+  type GenerationRow, type NewEvaluation,
+} from "@agentlab/db";
+import {
+  DomainError, GenerateJobResult, GenerationProtocol, GradeResult, PROMPT_TEMPLATE_HASH, generationProtocol, mainPaths, parseAnswer, publicContext, recipeMismatches,
+  renderRepairPrompt, type ExperimentConfig, type TaskSpec, type TrainMethod,
 } from "@agentlab/core";
 import type { Services } from "../services";
 
-// Generation + grading of one split for a set of models, advanced one step per runner tick. The
-// job ids live in the stage output and every job has a stable dedupe key, so a restart picks up
-// the same jobs instead of starting new ones.
+// Generation + grading of one split for a set of models, advanced one step per runner tick.
+// Answers are stored (experiment_generations) as soon as their generate job succeeds; grading
+// reads them from there. A grade job that ends without a verdict (failed, canceled, an
+// unreadable result or the grader's own infra_error) is retried from the stored answer, up to
+// MAX_GRADE_ATTEMPTS jobs; an answer still without a verdict is marked no_verdict and excluded
+// from every comparison, never counted as a model failure. Every job has a stable dedupe key,
+// so a restart picks up the same jobs instead of starting new ones.
 
-export type EvalModel = { key: string; adapter: { path: string; sha256: string; artifact: string | null } | null };
-export type EvalState = { generate: Record<string, string>; grade: Record<string, Record<string, string>>; done: Record<string, { n: number; passed: number }> };
+export const MAX_GRADE_ATTEMPTS = 3;
+
+export type EvalModel = { key: string; adapter: { path: string; sha256: string; artifact: string | null } | null; trainingMethod: TrainMethod | null };
+export type EvalState = { generate: Record<string, string>; done: Record<string, { graded: number; noVerdict: number }> };
 export type EvalStep = { state: "running" | "succeeded"; output: EvalState };
+type Ctx = { experimentId: string; config: ExperimentConfig; split: "dev" | "test"; tasks: TaskSpec[]; models: EvalModel[] };
 
-// What a `generate` job returns (the trainer's generate command, wrapped by the agent's handler).
-const GenerateJobResult = z.object({
-  outputs: z.array(z.object({ task_id: z.string(), text: z.string() })),
-  summary: z.object({ decoding: z.object({ do_sample: z.boolean(), temperature: z.number(), top_p: z.number(), max_new_tokens: z.number().int() }) }).partial().optional(),
-});
+export const emptyEval = (): EvalState => ({ generate: {}, done: {} });
 
-// Greedy decoding ignores temperature and top_p; the trainer reports them as 0 then, which the
-// protocol schema (and a fair comparison) reads as "not used": greedy is recorded canonically.
-function usedDecoding(d: { do_sample?: boolean; temperature?: number; top_p?: number } | undefined, cfg: EvalProtocol["decoding"]): EvalProtocol["decoding"] {
-  const doSample = d?.do_sample ?? cfg.doSample;
-  if (!doSample) return { doSample: false, temperature: 1, topP: 1 };
-  return { doSample, temperature: d?.temperature ?? cfg.temperature, topP: d?.top_p ?? cfg.topP };
+const ended = (state: string) => state === "succeeded" || state === "failed" || state === "canceled";
+
+/** The generate job: everything that decides the answers comes from the recipe, never from the claiming agent. */
+function generatePayload(ctx: Ctx, m: EvalModel) {
+  const { config, tasks } = ctx;
+  const ev = config.evaluation;
+  return {
+    spec: {
+      base_model: config.baseModel.ref,
+      revision: config.baseModel.revision ?? null,
+      prompts: tasks.map((t) => ({ task_id: t.id, messages: renderRepairPrompt(publicContext(t)) })),
+      max_new_tokens: ev.maxNewTokens,
+      do_sample: ev.decoding.doSample,
+      temperature: ev.decoding.temperature,
+      top_p: ev.decoding.topP,
+      seed: 0,
+      backend: ev.backend,
+      device: ev.device,
+      dtype: ev.dtype,
+      use_checkpoint_generation_config: ev.checkpointGenerationConfig,
+      // The trainer refuses to generate when the unpacked adapter does not hash to this.
+      expected_adapter_sha256: m.adapter?.sha256 ?? null,
+      local_files_only: config.baseModel.source === "path",
+    },
+    adapterSha256: m.adapter?.sha256 ?? null,
+    adapterArtifact: m.adapter?.artifact ?? null,
+    promptTemplateHash: PROMPT_TEMPLATE_HASH,
+  };
 }
 
-export const emptyEval = (): EvalState => ({ generate: {}, grade: {}, done: {} });
+/** Reads a finished generate job, checks its protocol against the recipe and stores its answers. */
+async function storeGenerations(services: Services, ctx: Ctx, m: EvalModel, genId: string): Promise<boolean> {
+  const [gen] = await stageJobs(services.db, [genId]);
+  if (!gen || !ended(gen.state)) return false;
+  const what = `generation for ${m.key} on ${ctx.split}`;
+  if (gen.state !== "succeeded") throw new DomainError("PRECONDITION_FAILED", `${what} ${gen.state}: ${gen.error ?? "no error given"}`);
+  const parsed = GenerateJobResult.safeParse(gen.result);
+  if (!parsed.success) throw new DomainError("PRECONDITION_FAILED", `${what} returned an unreadable result: ${parsed.error.issues[0]?.message ?? ""}`);
+  const protocol = generationProtocol(parsed.data.summary, { promptTemplateHash: PROMPT_TEMPLATE_HASH, trainingMethod: m.trainingMethod });
+  const mismatches = recipeMismatches(protocol, ctx.config.evaluation, { promptTemplateHash: PROMPT_TEMPLATE_HASH, adapterSha256: m.adapter?.sha256 ?? null });
+  if (mismatches.length) throw new DomainError("PRECONDITION_FAILED", `protocol mismatch on ${ctx.split} for ${m.key}: ${mismatches.join("; ")}`);
+  const texts = new Map(parsed.data.outputs.map((o) => [o.task_id, o.text]));
+  const missing = ctx.tasks.filter((t) => !texts.has(t.id));
+  if (missing.length) throw new DomainError("PRECONDITION_FAILED", `${what} returned no answer for ${missing.length} task(s), e.g. ${missing[0]?.id}`);
+  await insertGenerations(
+    services.db,
+    ctx.tasks.map((t) => {
+      const text = texts.get(t.id) ?? "";
+      return { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key, taskId: t.id, sourceGroup: t.source_group, text, parsed: parseAnswer(text, mainPaths(t)).ok, protocol, generateJobId: genId };
+    }),
+  );
+  return true;
+}
 
-export async function advanceEvaluation(
-  services: Services,
-  ctx: { experimentId: string; config: ExperimentConfig; split: "dev" | "test"; tasks: TaskSpec[]; models: EvalModel[] },
-  state: EvalState,
-): Promise<EvalStep> {
+function gradeJob(ctx: Ctx, m: EvalModel, t: TaskSpec, g: GenerationRow) {
+  const answer = parseAnswer(g.text, mainPaths(t));
+  // An unparseable answer is graded too (with the buggy file unchanged) so that its row carries the grader's version.
+  const candidate = answer.ok ? answer.files : t.files.filter((f) => f.role === "main").map((f) => ({ path: f.path, content: f.content }));
+  const attempt = g.gradeJobIds.length + 1;
+  const key = `exp:${ctx.experimentId}:${ctx.split}:grade:${m.key}:${t.id}${attempt > 1 ? `:a${attempt}` : ""}`;
+  return { type: "grade" as const, experimentId: ctx.experimentId, dedupeKey: key, maxDurationS: 900, payload: { task: t, candidate, meta: { parsed: answer.ok } } };
+}
+
+/** One grading step for one model: new/retried grade jobs, verdicts stored. Returns the answers still pending. */
+async function gradeStep(services: Services, ctx: Ctx, m: EvalModel, rows: GenerationRow[]): Promise<number> {
   const { db, queue } = services;
-  const { experimentId, config, split, tasks } = ctx;
-  const ev = config.evaluation;
-  const next: EvalState = { generate: { ...state.generate }, grade: { ...state.grade }, done: { ...state.done } };
-  const prefix = `exp:${experimentId}:${split}`;
+  const tasks = new Map(ctx.tasks.map((t) => [t.id, t]));
+  const pending = rows.filter((g) => g.gradeState === "pending");
+  const jobs = new Map((await stageJobs(db, pending.flatMap((g) => g.gradeJobIds.slice(-1)))).map((j) => [j.id, j]));
+  const toEnqueue: { g: GenerationRow; input: ReturnType<typeof gradeJob> }[] = [];
+  const verdicts: NewEvaluation[] = [];
+  let waiting = 0;
+  for (const g of pending) {
+    const t = tasks.get(g.taskId);
+    if (!t) throw new DomainError("INTERNAL", `stored answer for unknown task ${g.taskId}`);
+    const key = { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key, taskId: g.taskId };
+    const lastId = g.gradeJobIds[g.gradeJobIds.length - 1];
+    const job = lastId ? jobs.get(lastId) : undefined;
+    if (lastId && (!job || !ended(job.state))) {
+      waiting += 1;
+      continue;
+    }
+    const grade = job?.state === "succeeded" ? GradeResult.safeParse(job.result) : null;
+    if (grade?.success && grade.data.verdict !== "infra_error") {
+      if (grade.data.graderVersion !== ctx.config.evaluation.graderVersion) {
+        throw new DomainError("PRECONDITION_FAILED", `protocol mismatch on ${ctx.split}: graded by ${grade.data.graderVersion}, the recipe says ${ctx.config.evaluation.graderVersion}`);
+      }
+      const protocol = { ...GenerationProtocol.parse(g.protocol), graderVersion: grade.data.graderVersion };
+      verdicts.push({
+        experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key, taskId: g.taskId, sourceGroup: g.sourceGroup, verdict: g.parsed ? grade.data.verdict : "no_answer",
+        answer: g.text, grade: { ...grade.data, answerParsed: g.parsed, attempts: g.gradeJobIds.length }, protocol, generateJobId: g.generateJobId, gradeJobId: job?.id ?? null,
+      });
+      continue;
+    }
+    if (g.gradeJobIds.length < MAX_GRADE_ATTEMPTS) {
+      toEnqueue.push({ g, input: gradeJob(ctx, m, t, g) });
+      waiting += 1;
+      continue;
+    }
+    const why = grade?.success ? `grader infra_error: ${grade.data.reasons.join("; ")}` : (job?.error ?? `grade job ${job?.state ?? "missing"}`);
+    await setGradeState(db, key, "no_verdict", `${g.gradeJobIds.length} grade attempts without a verdict; last: ${why}`);
+  }
+  // Verdicts first, then the state flip: a crash in between re-reads the same job and inserts nothing new.
+  await insertEvaluations(db, verdicts);
+  for (const v of verdicts) await setGradeState(db, { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key, taskId: v.taskId }, "graded");
+  if (toEnqueue.length) {
+    const created = await queue.enqueueMany(toEnqueue.map((e) => e.input));
+    for (const [i, e] of toEnqueue.entries()) {
+      const j = created[i];
+      if (j) await addGradeJob(db, { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key, taskId: e.g.taskId }, j.id);
+    }
+  }
+  return waiting;
+}
 
+export async function advanceEvaluation(services: Services, ctx: Ctx, state: EvalState): Promise<EvalStep> {
+  const { db, queue } = services;
+  const next: EvalState = { generate: { ...state.generate }, done: { ...state.done } };
   for (const m of ctx.models) {
     if (next.done[m.key]) continue;
-    if (!next.generate[m.key]) {
+    const genId = next.generate[m.key];
+    if (!genId) {
       const job = await queue.enqueue({
-        type: "generate",
-        experimentId,
-        dedupeKey: `${prefix}:gen:${m.key}`,
-        maxDurationS: 6 * 3600,
-        payload: {
-          spec: {
-            base_model: config.baseModel.ref,
-            prompts: tasks.map((t) => ({ task_id: t.id, messages: renderRepairPrompt(publicContext(t)) })),
-            max_new_tokens: ev.maxNewTokens,
-            do_sample: ev.decoding.doSample,
-            temperature: ev.decoding.temperature,
-            top_p: ev.decoding.topP,
-            seed: 0,
-            local_files_only: config.baseModel.source === "path",
-          },
-          adapterSha256: m.adapter?.sha256 ?? null,
-          adapterArtifact: m.adapter?.artifact ?? null,
-          promptTemplateHash: PROMPT_TEMPLATE_HASH,
-        },
+        type: "generate", experimentId: ctx.experimentId, dedupeKey: `exp:${ctx.experimentId}:${ctx.split}:gen:${m.key}`, maxDurationS: 6 * 3600,
+        requirements: { labels: [], gpus: ctx.config.evaluation.device === "cuda" ? 1 : 0, gpuMemoryMb: 0 },
+        payload: generatePayload(ctx, m),
       });
       next.generate[m.key] = job.id;
       continue;
     }
-    const genId = next.generate[m.key] as string;
-    const gradeIds = next.grade[m.key];
-    if (!gradeIds) {
-      const [gen] = await stageJobs(db, [genId]);
-      if (!gen || gen.state === "queued" || gen.state === "running" || gen.state === "canceling") continue;
-      if (gen.state !== "succeeded") throw new DomainError("PRECONDITION_FAILED", `generation for ${m.key} on ${split} ${gen.state}: ${gen.error ?? "no error given"}`);
-      const parsed = GenerateJobResult.safeParse(gen.result);
-      if (!parsed.success) throw new DomainError("PRECONDITION_FAILED", `generation for ${m.key} returned an unreadable result`);
-      const texts = new Map(parsed.data.outputs.map((o) => [o.task_id, o.text]));
-      const ids: Record<string, string> = {};
-      const inputs = tasks.map((t) => {
-        const answer = parseAnswer(texts.get(t.id) ?? "", mainPaths(t));
-        // An unparseable answer is graded too (with the buggy file unchanged) so that every row carries the grader's verdict and version.
-        const candidate = answer.ok ? answer.files : t.files.filter((f) => f.role === "main").map((f) => ({ path: f.path, content: f.content }));
-        return { t, input: { type: "grade" as const, experimentId, dedupeKey: `${prefix}:grade:${m.key}:${t.id}`, payload: { task: t, candidate, meta: { answer: texts.get(t.id) ?? "", parsed: answer.ok } } } };
-      });
-      const jobs = await queue.enqueueMany(inputs.map((i) => i.input));
-      inputs.forEach((i, idx) => {
-        const j = jobs[idx];
-        if (j) ids[i.t.id] = j.id;
-      });
-      next.grade[m.key] = ids;
-      continue;
+    let rows = await listGenerations(db, { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key });
+    if (rows.length === 0) {
+      if (!(await storeGenerations(services, ctx, m, genId))) continue;
+      rows = await listGenerations(db, { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key });
     }
-    const jobs = await stageJobs(db, Object.values(gradeIds));
-    if (jobs.length < Object.keys(gradeIds).length || jobs.some((j) => !["succeeded", "failed", "canceled"].includes(j.state))) continue;
-    const [gen] = await stageJobs(db, [genId]);
-    const decoding = GenerateJobResult.safeParse(gen?.result).data?.summary?.decoding;
-    const rows: NewEvaluation[] = [];
-    const byId = new Map(jobs.map((j) => [j.id, j]));
-    for (const t of tasks) {
-      const job = byId.get(gradeIds[t.id] ?? "");
-      const grade = GradeResult.safeParse(job?.result);
-      const meta = (job?.payload.meta ?? {}) as { answer?: string; parsed?: boolean };
-      const verdict = meta.parsed === false ? "no_answer" : grade.success ? grade.data.verdict : "infra_error";
-      const protocol: EvalProtocol = {
-        promptTemplateHash: PROMPT_TEMPLATE_HASH,
-        decoding: usedDecoding(decoding, ev.decoding),
-        maxNewTokens: decoding?.max_new_tokens ?? ev.maxNewTokens,
-        graderVersion: grade.success ? grade.data.graderVersion : "ungraded",
-      };
-      rows.push({
-        experimentId, split, modelKey: m.key, taskId: t.id, sourceGroup: t.source_group, verdict, answer: meta.answer ?? "",
-        grade: grade.success ? { ...grade.data, answerParsed: meta.parsed ?? false } : { error: job?.error ?? "grade job did not succeed" },
-        protocol, generateJobId: genId, gradeJobId: job?.id ?? null,
-      });
-    }
-    await insertEvaluations(db, rows);
-    next.done[m.key] = { n: rows.length, passed: rows.filter((r) => r.verdict === "pass").length };
+    if ((await gradeStep(services, ctx, m, rows)) > 0) continue;
+    const final = await listGenerations(db, { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key });
+    if (final.some((g) => g.gradeState === "pending")) continue;
+    const graded = final.filter((g) => g.gradeState === "graded").length;
+    next.done[m.key] = { graded, noVerdict: final.length - graded };
   }
   const finished = ctx.models.every((m) => next.done[m.key]);
   return { state: finished ? "succeeded" : "running", output: next };

@@ -1,11 +1,47 @@
-import { getSplit, insertExperiment, type Db, type ExperimentRow } from "@agentlab/db";
-import { DomainError, ExperimentConfig, stagePlan, type ExperimentConfigInput } from "@agentlab/core";
+import { getExperiment, getSplit, insertExperiment, listStages, queryRows, setExperimentState, updateStage, type Db, type ExperimentRow } from "@agentlab/db";
+import { DomainError, ExperimentConfig, stagePlan, type ExperimentConfigInput, type TrainMethod } from "@agentlab/core";
+import { sql } from "drizzle-orm";
+
+/**
+ * Resolves everything that would otherwise depend on the agent that claims a job: the device and
+ * dtype of every generation and the training method of every seed. "auto" reads the enrolled
+ * agents once, now: CUDA when one of them has a GPU, CPU otherwise. NF4 QLoRA is used only when
+ * the recipe asks for nf4 (bitsandbytes availability is a property of one agent, not of the recipe).
+ */
+export async function resolveProtocol(db: Db, config: ExperimentConfig): Promise<ExperimentConfig> {
+  const [row] = await queryRows<{ gpus: number }>(db, sql`select count(*)::int as gpus from agents where revoked_at is null and gpu_count > 0`);
+  const cuda = (row?.gpus ?? 0) > 0;
+  const ev = config.evaluation;
+  const device = ev.device === "auto" ? (cuda ? "cuda" : "cpu") : ev.device;
+  const dtype = ev.dtype === "auto" ? (device === "cuda" ? "bfloat16" : "float32") : ev.dtype;
+  if (device === "cpu" && dtype === "bfloat16") throw new DomainError("BAD_REQUEST", "bfloat16 generation needs the cuda device");
+  const q = config.training.quantization;
+  const trainCuda = q === "nf4" || (device === "cuda" && cuda);
+  const method: TrainMethod = config.training.method ?? (q === "nf4" ? "qlora-nf4" : trainCuda ? "lora-bf16" : "lora-fp32");
+  if (method === "qlora-nf4" && q === "none") throw new DomainError("BAD_REQUEST", "training method qlora-nf4 contradicts quantization none");
+  return { ...config, evaluation: { ...ev, device, dtype }, training: { ...config.training, method } };
+}
 
 /** Validates the recipe against its frozen split and writes the experiment with its pending stages; the runner picks it up. */
 export async function createExperiment(db: Db, input: ExperimentConfigInput, createdBy: string | null): Promise<ExperimentRow> {
-  const config = ExperimentConfig.parse(input);
+  const config = await resolveProtocol(db, ExperimentConfig.parse(input));
   const split = await getSplit(db, config.splitId);
   if (!split) throw new DomainError("NOT_FOUND", "no such split");
+  if (!split.frozen) throw new DomainError("PRECONDITION_FAILED", "experiments need a frozen split");
   const stages = stagePlan(config).map((s) => ({ key: s.key, kind: s.kind }));
   return insertExperiment(db, { name: config.name, splitId: config.splitId, config: config as unknown as Record<string, unknown>, createdBy, stages });
+}
+
+/**
+ * A failed experiment continues from where it stopped: its failed stages go back to running and
+ * keep their outputs (stored answers, claimed test run, job ids), so a failure before the report —
+ * a lost grade job, an unreadable record, a transient refusal — never wastes the once-only test
+ * generation. Canceled and succeeded experiments are not resumed.
+ */
+export async function resumeExperiment(db: Db, id: string): Promise<void> {
+  const exp = await getExperiment(db, id);
+  if (!exp) throw new DomainError("NOT_FOUND", "no such experiment");
+  if (exp.state !== "failed") throw new DomainError("PRECONDITION_FAILED", `only a failed experiment can be resumed (this one is ${exp.state})`);
+  for (const s of await listStages(db, id)) if (s.state === "failed") await updateStage(db, id, s.key, { state: "running", error: null });
+  await setExperimentState(db, id, "running");
 }

@@ -1,16 +1,17 @@
 import { z } from "zod";
 import {
-  claimTestRun, getSelection, getTestRun, stageJobs, listEvaluations, saveReport, saveSelection, updateStage,
+  claimTestRun, getTestRun, stageJobs, listEvaluations, noVerdictGenerations, saveSelection, updateStage,
   type Db, type StageRow,
 } from "@agentlab/db";
 import {
-  DomainError, EvalProtocol, ModelRef, bestEpochPerSeed, buildReport, contaminationCheck, modelKey, modelLabel, selectByDev,
-  type DevCandidate, type ExperimentConfig, type SelectionDecision, type StageDef,
+  DomainError, ModelRef, TrainMethod, assertSameProtocol, bestEpochPerSeed, modelKey, modelLabel, protocolsByModel, selectByDev,
+  type DevCandidate, type ExperimentConfig, type StageDef,
 } from "@agentlab/core";
 import type { Services } from "../services";
 import { advanceEvaluation, emptyEval, type EvalModel, type EvalState } from "./evaluate";
 import { splitTasks } from "./tasks";
-import { datasetStage, datasetTaskKeys } from "./data";
+import { datasetStage } from "./data";
+import { reportStage } from "./report-stage";
 
 // One handler per stage kind. Each is re-entrant: it reads what the stage already recorded and
 // does the next step, so a crash at any point resumes without duplicate jobs or results.
@@ -20,7 +21,7 @@ export type StageResult = { state: "running" | "succeeded"; output: Record<strin
 
 // `artifact`: the archive of the snapshot in the artifact store, which any agent can fetch.
 const Snapshot = z.object({ epoch: z.number().int().min(1), path: z.string(), sha256: z.string(), artifact: z.string().nullable().optional() });
-const TrainOutput = z.object({ jobId: z.string().optional(), snapshots: z.array(Snapshot).optional() });
+const TrainOutput = z.object({ jobId: z.string().optional(), snapshots: z.array(Snapshot).optional(), method: TrainMethod.optional() });
 
 async function trainStage(c: StageCtx): Promise<StageResult> {
   const t = c.stage.target;
@@ -43,35 +44,49 @@ async function trainStage(c: StageCtx): Promise<StageResult> {
         lora: { r: tc.lora.r, alpha: tc.lora.alpha, dropout: tc.lora.dropout, target_modules: tc.lora.targets },
         epochs: tc.epochs, learning_rate: tc.learningRate, lr_schedule: tc.schedule, batch_size: tc.batchSize, grad_accum: tc.gradAccum,
         max_length: tc.maxLength, seed: t.seed, quantization: tc.quantization, local_files_only: c.config.baseModel.source === "path",
+        revision: c.config.baseModel.revision ?? null,
+        // Resolved at creation; the trainer refuses a job it cannot run with exactly this method.
+        method: tc.method ?? null,
       },
     },
+    requirements: { labels: [], gpus: tc.method && tc.method !== "lora-fp32" ? 1 : 0, gpuMemoryMb: 0 },
   });
   const [j] = await stageJobs(c.services.db, [job.id]);
   if (!j || j.state === "queued" || j.state === "running" || j.state === "canceling") return { state: "running", output: { jobId: job.id }, jobIds: [job.id] };
   if (j.state !== "succeeded") throw new DomainError("PRECONDITION_FAILED", `training seed ${t.seed} ${j.state}: ${j.error ?? j.terminalReason ?? "no error given"}`);
-  const snaps = z.object({ snapshots: z.array(Snapshot).min(1) }).safeParse(j.result);
-  if (!snaps.success) throw new DomainError("PRECONDITION_FAILED", `training seed ${t.seed} returned no adapter snapshots`);
-  return { state: "succeeded", output: { jobId: job.id, snapshots: snaps.data.snapshots }, jobIds: [job.id] };
+  const snaps = z.object({ snapshots: z.array(Snapshot).min(1), method: TrainMethod }).safeParse(j.result);
+  if (!snaps.success) throw new DomainError("PRECONDITION_FAILED", `training seed ${t.seed} returned no adapter snapshots or no training method`);
+  // Every seed trains with the method resolved at creation, so seeds differ by their seed only.
+  if (tc.method && snaps.data.method !== tc.method) throw new DomainError("PRECONDITION_FAILED", `training seed ${t.seed} ran ${snaps.data.method}, the experiment resolved ${tc.method}`);
+  return { state: "succeeded", output: { jobId: job.id, snapshots: snaps.data.snapshots, method: snaps.data.method }, jobIds: [job.id] };
 }
 
 async function devStage(c: StageCtx): Promise<StageResult> {
   const t = c.stage.target;
   let models: EvalModel[];
-  if (!t || t.model === "base") models = [{ key: "base", adapter: null }];
+  if (!t || t.model === "base") models = [{ key: "base", adapter: null, trainingMethod: null }];
   else {
     const train = TrainOutput.parse(c.rows.get(`train:s${t.seed}`)?.output ?? {});
-    models = (train.snapshots ?? []).map((s) => ({ key: modelKey({ model: "adapter", seed: t.seed, seedIndex: t.seedIndex, epoch: s.epoch }), adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null } }));
+    models = (train.snapshots ?? []).map((s) => ({
+      key: modelKey({ model: "adapter", seed: t.seed, seedIndex: t.seedIndex, epoch: s.epoch }), adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null }, trainingMethod: train.method ?? null,
+    }));
   }
   const tasks = await splitTasks(c.services.db, c.config.splitId, "dev");
   const step = await advanceEvaluation(c.services, { experimentId: c.experimentId, config: c.config, split: "dev", tasks, models }, { ...emptyEval(), ...(c.row.output as Partial<EvalState>) });
   return { ...step, output: step.output, jobIds: evalJobIds(step.output) };
 }
 
-const evalJobIds = (s: EvalState) => [...Object.values(s.generate), ...Object.values(s.grade).flatMap((g) => Object.values(g))].slice(0, 10_000);
+const evalJobIds = (s: EvalState) => Object.values(s.generate);
 
-/** Dev pass counts of every candidate, from the stored evaluations. */
+/**
+ * Dev pass counts of every candidate, from the stored evaluations, over the dev tasks that hold a
+ * verdict for every candidate: a task whose grading failed for one model is excluded for all of
+ * them (and counted), so no infra error reads as a model failure.
+ */
 async function devCandidates(db: Db, experimentId: string, config: ExperimentConfig): Promise<DevCandidate[]> {
-  const rows = await listEvaluations(db, { experimentId, split: "dev" });
+  const all = await listEvaluations(db, { experimentId, split: "dev" });
+  const excluded = new Set((await noVerdictGenerations(db, experimentId)).filter((g) => g.split === "dev").map((g) => g.taskId));
+  const rows = all.filter((r) => !excluded.has(r.taskId));
   const counts = new Map<string, { n: number; passed: number }>();
   for (const r of rows) {
     const c = counts.get(r.modelKey) ?? { n: 0, passed: 0 };
@@ -92,6 +107,8 @@ async function devCandidates(db: Db, experimentId: string, config: ExperimentCon
 }
 
 async function selectStage(c: StageCtx): Promise<StageResult> {
+  // One protocol for every dev evaluation: selection never compares runs made under different ones.
+  assertSameProtocol(protocolsByModel(await listEvaluations(c.services.db, { experimentId: c.experimentId, split: "dev" })));
   const decision = selectByDev(await devCandidates(c.services.db, c.experimentId, c.config));
   const stored = await saveSelection(c.services.db, c.experimentId, decision as unknown as Record<string, unknown>);
   return { state: "succeeded", output: { selected: stored.selected, outcome: stored.outcome } };
@@ -119,55 +136,15 @@ async function testStage(c: StageCtx): Promise<StageResult> {
   }
   const snapshots = (seed: number) => TrainOutput.parse(c.rows.get(`train:s${seed}`)?.output ?? {}).snapshots ?? [];
   const models: EvalModel[] = (output.models ?? []).map((m) => {
-    if (m.model === "base") return { key: "base", adapter: null };
+    if (m.model === "base") return { key: "base", adapter: null, trainingMethod: null };
     const s = snapshots(m.seed).find((x) => x.epoch === m.epoch);
     if (!s) throw new DomainError("PRECONDITION_FAILED", `no adapter snapshot for ${modelLabel(m)}`);
-    return { key: modelKey(m), adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null } };
+    const method = TrainOutput.parse(c.rows.get(`train:s${m.seed}`)?.output ?? {}).method ?? null;
+    return { key: modelKey(m), adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null }, trainingMethod: method };
   });
   const tasks = await splitTasks(db, c.config.splitId, "test");
   const step = await advanceEvaluation(c.services, { experimentId: c.experimentId, config: c.config, split: "test", tasks, models }, { ...emptyEval(), ...output });
   return { state: step.state, output: { ...step.output, models: output.models }, jobIds: evalJobIds(step.output) };
-}
-
-async function reportStage(c: StageCtx): Promise<StageResult> {
-  const { db } = c.services;
-  const selection = (await getSelection(db, c.experimentId)) as unknown as SelectionDecision | undefined;
-  if (!selection) throw new DomainError("PRECONDITION_FAILED", "no selection decision stored");
-  const testOut = c.rows.get("test_eval")?.output as { models?: ModelRef[] } | undefined;
-  const testAdapters = (testOut?.models ?? []).filter((m) => m.model === "adapter");
-  const [dev, test] = await Promise.all([listEvaluations(db, { experimentId: c.experimentId, split: "dev" }), listEvaluations(db, { experimentId: c.experimentId, split: "test" })]);
-  const group = (rows: typeof dev) => {
-    const out: Record<string, { taskId: string; group: string; verdict: string }[]> = {};
-    for (const r of rows) (out[r.modelKey] ??= []).push({ taskId: r.taskId, group: r.sourceGroup, verdict: r.verdict });
-    return out;
-  };
-  // The protocols actually used by the compared test evaluations (base, selected, per-seed).
-  const protocols: Record<string, EvalProtocol> = {};
-  for (const r of test) {
-    const parsed = EvalProtocol.safeParse(r.protocol);
-    if (!parsed.success) throw new DomainError("PRECONDITION_FAILED", `the ${r.split} evaluation of ${r.modelKey} on ${r.taskId} has an unreadable protocol record`);
-    const p = parsed.data;
-    const label = r.modelKey;
-    const seen = protocols[label];
-    if (!seen) protocols[label] = p;
-    else if (JSON.stringify(seen) !== JSON.stringify(p)) protocols[`${label} (task ${r.taskId})`] = p;
-  }
-  const [devTasks, testTasks, sftKeys] = await Promise.all([splitTasks(db, c.config.splitId, "dev"), splitTasks(db, c.config.splitId, "test"), datasetTaskKeys(c)]);
-  const trainTasks = sftKeys.size ? (await splitTasks(db, c.config.splitId, "train")).filter((t) => sftKeys.has(t.id)) : [];
-  const report = buildReport({
-    experimentId: c.experimentId,
-    name: c.config.name,
-    generatedAt: new Date().toISOString(),
-    config: c.config,
-    selection,
-    protocols,
-    dev: group(dev),
-    test: group(test),
-    testAdapters,
-    contamination: contaminationCheck({ test: testTasks, sft: trainTasks, dev: devTasks }),
-  });
-  const row = await saveReport(db, c.experimentId, report as unknown as Record<string, unknown>);
-  return { state: "succeeded", output: { reportId: row.id } };
 }
 
 export async function runStage(c: StageCtx): Promise<StageResult> {

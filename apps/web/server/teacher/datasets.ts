@@ -40,6 +40,12 @@ async function publishExport(services: Services, hash: string, lines: string[]):
 /** Passing candidates of the collections become samples; identical samples are kept once. */
 export async function createDataset(services: Services, input: { name: string; splitId: string; collectionIds: string[]; experimentId?: string | null; createdBy?: string | null }): Promise<DatasetRow> {
   const rows = await passingCandidates(services.db, { splitId: input.splitId, collectionIds: input.collectionIds });
+  // SFT data comes from train tasks only: dev serves selection, test the one final evaluation.
+  const outside = rows.filter((r) => r.part !== "train");
+  if (outside.length) {
+    const ids = [...new Set(outside.map((r) => `${r.task.taskId} (${r.part})`))];
+    throw new DomainError("PRECONDITION_FAILED", `SFT data comes from train tasks only; these collections hold passing answers for ${ids.length} dev/test task(s): ${ids.slice(0, 5).join(", ")}`);
+  }
   const seen = new Set<string>();
   const built: Built[] = [];
   for (const { task, candidate } of rows) {

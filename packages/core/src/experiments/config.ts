@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { SamplingParams } from "../teacher/schemas";
 import { PROMPT_TEMPLATE_HASH } from "../teacher/prompt";
+import { TrainMethod } from "../trainer/schemas";
 
 // An experiment's full recipe (brief §2). Everything that influences a number in the report is
 // here, so the stored config plus the frozen split reproduce the experiment.
@@ -40,6 +41,12 @@ export const TrainingConfig = z.object({
   gradAccum: z.number().int().min(1).max(1024).default(1),
   maxLength: z.number().int().min(8).max(131072).default(2048),
   quantization: z.enum(["auto", "nf4", "none"]).default("auto"),
+  /**
+   * The training method every seed uses. Resolved when the experiment is created (createExperiment)
+   * so that it never depends on which agent claims a train job; the trainer refuses a job it
+   * cannot run with exactly this method.
+   */
+  method: TrainMethod.optional(),
 });
 export type TrainingConfig = z.infer<typeof TrainingConfig>;
 
@@ -51,6 +58,13 @@ export const EvalProtocol = z.object({
     .default({ doSample: false, temperature: 1, topP: 1 }),
   maxNewTokens: z.number().int().min(1).max(32768).default(512),
   graderVersion: z.string().min(1).max(200),
+  /** Generation backend; every evaluation of the experiment uses it. */
+  backend: z.enum(["transformers", "vllm"]).default("transformers"),
+  /** "auto" is resolved once, when the experiment is created (never per claiming agent). */
+  device: z.enum(["auto", "cpu", "cuda"]).default("auto"),
+  dtype: z.enum(["auto", "float32", "bfloat16"]).default("auto"),
+  /** false: decoding is built from this recipe only; the checkpoint's generation_config is ignored. */
+  checkpointGenerationConfig: z.boolean().default(false),
 });
 export type EvalProtocol = z.infer<typeof EvalProtocol>;
 

@@ -2,10 +2,10 @@ import { describe, expect, it } from "vitest";
 import { ExperimentConfig } from "./config";
 import { nextStages, stagePlan, type StageRecord } from "./stages";
 import { bestEpochPerSeed, selectByDev, type DevCandidate } from "./selection";
-import { assertSameProtocol, checkProtocol } from "./protocol";
+import { assertSameProtocol, checkProtocol, recipeMismatches, type RecordedProtocol } from "./protocol";
 import { buildReport, type ReportInput, type TaskOutcome } from "./report";
 import { reportToCsv, reportToJson, reportToMarkdown } from "./export";
-import { contaminationCheck } from "./contamination";
+import { contaminationCheck, devContaminationCheck } from "./contamination";
 import type { TaskSpec } from "../tasks/spec";
 
 const config = ExperimentConfig.parse({
@@ -62,19 +62,37 @@ describe("dev selection", () => {
   });
 });
 
+// What one evaluation recorded (core RecordedProtocol): a greedy CPU run of a local model folder.
+const recorded: RecordedProtocol = {
+  promptTemplateHash: config.evaluation.promptTemplateHash, chatTemplateSha256: "c".repeat(64), decoding: { doSample: false, temperature: 1, topP: 1 }, maxNewTokens: config.evaluation.maxNewTokens,
+  stop: ["<|im_end|>"], generationConfig: "recipe", backend: "transformers", backendVersion: "4.57.1", dtype: "float32", device: "cpu",
+  model: { ref: "/models/tiny", revision: null, weightsSha256: "a".repeat(64) }, adapterSha256: null, trainingMethod: null, graderVersion: config.evaluation.graderVersion,
+};
+
 describe("protocol check", () => {
-  const p = config.evaluation;
+  const p = recorded;
   it("accepts identical protocols and names every mismatch", () => {
     expect(checkProtocol({ base: p, sft: { ...p } }).ok).toBe(true);
     const bad = checkProtocol({ base: p, sft: { ...p, maxNewTokens: 256, graderVersion: "g2" } });
     expect(bad.ok).toBe(false);
     expect(bad.mismatches.map((m) => m.field)).toEqual(["maxNewTokens", "graderVersion"]);
     expect(() => assertSameProtocol({ base: p, sft: { ...p, decoding: { ...p.decoding, temperature: 0.7 } } })).toThrow(/different protocols: decoding/);
+    // Environment fields count too; the adapter hash and training method differ by design.
+    expect(checkProtocol({ base: p, sft: { ...p, dtype: "bfloat16", backendVersion: "4.58.0", adapterSha256: "b".repeat(64), trainingMethod: "lora-fp32" } }).mismatches.map((m) => m.field)).toEqual(["backend", "dtype"]);
+  });
+  it("checks a generation against the recipe and the trained adapter", () => {
+    const ev = { ...config.evaluation, device: "cpu" as const, dtype: "float32" as const };
+    const { graderVersion: _g, ...gen } = recorded;
+    const expected = { promptTemplateHash: recorded.promptTemplateHash, adapterSha256: null };
+    expect(recipeMismatches(gen, ev, expected)).toEqual([]);
+    expect(recipeMismatches({ ...gen, generationConfig: "checkpoint", dtype: "bfloat16" }, ev, expected)).toEqual(["dtype bfloat16 ≠ float32", "generationConfig checkpoint ≠ recipe"]);
+    expect(recipeMismatches({ ...gen, adapterSha256: "d".repeat(64) }, ev, { ...expected, adapterSha256: "e".repeat(64) })[0]).toMatch(/^adapter hash mismatch/);
+    expect(recipeMismatches({ ...gen, model: { ref: "x", revision: null, weightsSha256: null } }, ev, expected)).toEqual(["the base model is identified by neither a resolved revision nor a weights hash"]);
   });
 });
 
 const outcomes = (passes: readonly number[]): TaskOutcome[] => passes.map((v, i) => ({ taskId: `t${i}`, group: `g${Math.floor(i / 2)}`, verdict: v ? "pass" : "fail_hidden" }));
-const leak = contaminationCheck({ test: [], sft: [], dev: [] });
+const leak = contaminationCheck({ test: [], train: [], sft: [], dev: [] });
 
 function input(selection: ReturnType<typeof selectByDev>, test: Record<string, TaskOutcome[]>, testAdapters: ReportInput["testAdapters"]): ReportInput {
   return {
@@ -83,7 +101,7 @@ function input(selection: ReturnType<typeof selectByDev>, test: Record<string, T
     generatedAt: "2026-01-01T00:00:00.000Z",
     config,
     selection,
-    protocols: { base: config.evaluation, sft: config.evaluation },
+    protocols: { base: recorded, sft: recorded },
     dev: { base: outcomes([1, 0, 0, 0]), s11e1: outcomes([1, 1, 0, 0]), s22e1: outcomes([1, 0, 0, 0]) },
     test,
     testAdapters,
@@ -122,7 +140,7 @@ describe("report", () => {
   });
   it("refuses to compare evaluations under different protocols", () => {
     const sel = selectByDev([cand({ model: "base" }, 1, 4), cand(adapter(0, 1), 2, 4)]);
-    const bad = { ...input(sel, { base: outcomes([1]), s11e1: outcomes([1]) }, [adapter(0, 1)]), protocols: { base: config.evaluation, sft: { ...config.evaluation, promptTemplateHash: "0".repeat(64) } } };
+    const bad = { ...input(sel, { base: outcomes([1]), s11e1: outcomes([1]) }, [adapter(0, 1)]), protocols: { base: recorded, sft: { ...recorded, promptTemplateHash: "0".repeat(64) } } };
     expect(() => buildReport(bad)).toThrow(/different protocols: promptTemplateHash/);
   });
   it("CSV defuses formula-like cells", () => {
@@ -134,10 +152,20 @@ describe("report", () => {
 
 describe("contamination", () => {
   const task = (id: string, code: string): Pick<TaskSpec, "id" | "instruction" | "files"> => ({ id, instruction: "Fix it.", files: [{ path: "solution.py", role: "main", content: code }] });
-  it("flags exact and normalized copies of test tasks in SFT data and dev", () => {
+  const doc = (t: Pick<TaskSpec, "id" | "instruction" | "files">, ordinal = 0) => ({ taskId: t.id, ordinal, text: `${t.instruction}\n${t.files.map((f) => f.content).join("\n")}`, task: t });
+  it("flags exact and normalized copies of test tasks in train, dev and the SFT data", () => {
     const code = "def add(a, b):\n    return a - b\n";
-    const r = contaminationCheck({ test: [task("t", code)], sft: [task("s", code)], dev: [task("d", "# note\ndef add(a,  b):\n    return a - b")] });
+    const r = contaminationCheck({ test: [task("t", code)], train: [task("tr", code)], sft: [doc(task("s", code))], dev: [task("d", "# note\ndef add(a,  b):\n    return a - b")] });
     expect(r.testTasksWithLeak).toBe(1);
-    expect(r.pairs.map((p) => [p.otherTaskId, p.otherPart, p.exact, p.normalized])).toEqual([["s", "train", true, true], ["d", "dev", false, true]]);
+    expect(r.pairs.filter((p) => p.exact || p.normalized).map((p) => [p.otherTaskId, p.otherPart, p.exact, p.normalized])).toEqual([["sft:s", "train", true, true], ["tr", "train", true, true], ["d", "dev", false, true]]);
+  });
+  it("flags a dev task that is in the SFT data, and not a dev task that is not (control)", () => {
+    const long = Array.from({ length: 30 }, (_, i) => `x${i} = compute(${i}, y${i})`).join("\n");
+    const devTask = task("d1", `def f(y0):\n${long}\n`);
+    const clean = task("d2", "def g(q):\n    return q * 2\n");
+    const r = devContaminationCheck({ dev: [devTask, clean], sft: [doc(devTask), doc(task("s1", "def h():\n    return 1\n"))] });
+    expect(r.testTasksWithLeak).toBe(1);
+    expect(r.pairs.map((p) => [p.testTaskId, p.otherTaskId, p.exact])).toEqual([["d1", "sft:d1", true], ["d1", "sft:d1#0", false]]);
+    expect(r.pairs[1]?.sharedNgrams).toBeGreaterThan(0); // the sample's text alone is caught by 13-grams
   });
 });

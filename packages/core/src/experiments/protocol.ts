@@ -1,21 +1,116 @@
+import { z } from "zod";
 import { DomainError } from "../errors";
+import { GenerateSummary, TrainMethod } from "../trainer/schemas";
 import type { EvalProtocol } from "./config";
 
-// Base and adapter are compared only when they were evaluated under one protocol: the same prompt
-// template hash, decoding parameters, token budget and grader version (brief §2).
+// One protocol for every evaluation, dev included (issue 12): what the generation actually ran
+// under is recorded with each answer, checked against the recipe when the answers arrive, and
+// checked for equality across every compared evaluation before selection and before the report.
 
-export type ProtocolMismatch = { field: string; values: Record<string, string> };
-export type ProtocolCheck = { ok: boolean; protocol: EvalProtocol | null; mismatches: ProtocolMismatch[] };
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 hex digest");
 
-const fields: Array<[string, (p: EvalProtocol) => string]> = [
+/** The part of the trainer's generate summary (core trainer GenerateSummary) that makes up the protocol. */
+export const ProtocolSummary = GenerateSummary.pick({
+  backend: true, backend_version: true, dtype: true, device: true, decoding: true, stop: true, generation_config: true, chat_template_sha256: true, model: true, adapter_sha256: true,
+});
+export type ProtocolSummary = z.infer<typeof ProtocolSummary>;
+
+/** A `generate` job's result (apps/agent/src/jobs/generate.ts): one text per prompt and the trainer's summary. */
+export const GenerateJobResult = z.object({
+  outputs: z.array(z.object({ task_id: z.string(), text: z.string() })),
+  summary: ProtocolSummary,
+});
+export type GenerateJobResult = z.infer<typeof GenerateJobResult>;
+
+/** The protocol recorded with every stored answer (the grader version joins it once graded). */
+export const GenerationProtocol = z.object({
+  promptTemplateHash: Sha256,
+  chatTemplateSha256: Sha256.nullable(),
+  decoding: z.object({ doSample: z.boolean(), temperature: z.number().positive(), topP: z.number().gt(0).max(1) }),
+  maxNewTokens: z.number().int().min(1),
+  stop: z.array(z.string()),
+  generationConfig: z.enum(["recipe", "checkpoint"]),
+  backend: z.string().min(1),
+  backendVersion: z.string().min(1),
+  dtype: z.string().min(1),
+  device: z.string().min(1),
+  /** revision: the resolved hub commit; weightsSha256: the hash of a local folder's weight files. */
+  model: z.object({ ref: z.string(), revision: z.string().nullable(), weightsSha256: Sha256.nullable() }),
+  /** Differs between models by design (null for the base); verified equal to the trained snapshot. */
+  adapterSha256: Sha256.nullable(),
+  trainingMethod: TrainMethod.nullable(),
+});
+export type GenerationProtocol = z.infer<typeof GenerationProtocol>;
+
+export const RecordedProtocol = GenerationProtocol.extend({ graderVersion: z.string().min(1) });
+export type RecordedProtocol = z.infer<typeof RecordedProtocol>;
+
+// Greedy decoding ignores temperature and top_p; the trainer reports them as 0 then, which is
+// recorded canonically as "not used" so that greedy runs compare equal.
+const canonicalDecoding = (d: ProtocolSummary["decoding"]): GenerationProtocol["decoding"] =>
+  d.do_sample ? { doSample: true, temperature: d.temperature, topP: d.top_p } : { doSample: false, temperature: 1, topP: 1 };
+
+export function generationProtocol(s: ProtocolSummary, fixed: { promptTemplateHash: string; trainingMethod: TrainMethod | null }): GenerationProtocol {
+  return {
+    promptTemplateHash: fixed.promptTemplateHash,
+    chatTemplateSha256: s.chat_template_sha256,
+    decoding: canonicalDecoding(s.decoding),
+    maxNewTokens: s.decoding.max_new_tokens,
+    stop: [...s.stop].sort(),
+    generationConfig: s.generation_config,
+    backend: s.backend,
+    backendVersion: s.backend_version,
+    dtype: s.dtype,
+    device: s.device,
+    model: { ref: s.model.ref, revision: s.model.revision, weightsSha256: s.model.weights_sha256 },
+    adapterSha256: s.adapter_sha256,
+    trainingMethod: fixed.trainingMethod,
+  };
+}
+
+/**
+ * Differences between what a generation ran under and what the recipe (resolved at creation)
+ * asks for, plus the adapter it had to load. Empty when the run is admissible.
+ */
+export function recipeMismatches(p: GenerationProtocol, recipe: EvalProtocol, expected: { promptTemplateHash: string; adapterSha256: string | null }): string[] {
+  const out: string[] = [];
+  const want = recipe.decoding.doSample ? recipe.decoding : { doSample: false, temperature: 1, topP: 1 };
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  if (p.promptTemplateHash !== expected.promptTemplateHash) out.push(`promptTemplateHash ${p.promptTemplateHash} ≠ ${expected.promptTemplateHash}`);
+  if (!same(p.decoding, want)) out.push(`decoding ${JSON.stringify(p.decoding)} ≠ ${JSON.stringify(want)}`);
+  if (p.maxNewTokens !== recipe.maxNewTokens) out.push(`maxNewTokens ${p.maxNewTokens} ≠ ${recipe.maxNewTokens}`);
+  if (p.backend !== recipe.backend) out.push(`backend ${p.backend} ≠ ${recipe.backend}`);
+  if (recipe.device !== "auto" && p.device !== recipe.device) out.push(`device ${p.device} ≠ ${recipe.device}`);
+  if (recipe.dtype !== "auto" && p.dtype !== recipe.dtype) out.push(`dtype ${p.dtype} ≠ ${recipe.dtype}`);
+  const wantConfig = recipe.checkpointGenerationConfig ? "checkpoint" : "recipe";
+  if (p.generationConfig !== wantConfig) out.push(`generationConfig ${p.generationConfig} ≠ ${wantConfig}`);
+  if (p.adapterSha256 !== expected.adapterSha256) out.push(`adapter hash mismatch: generated with ${p.adapterSha256 ?? "no adapter"}, trained snapshot is ${expected.adapterSha256 ?? "none"}`);
+  if (!p.model.revision && !p.model.weightsSha256) out.push("the base model is identified by neither a resolved revision nor a weights hash");
+  return out;
+}
+
+// Fields that must be identical for base and adapters to be compared. The adapter hash and the
+// training method differ between base and adapters by design; they are checked elsewhere
+// (adapter hash against the snapshot before generating, method across seeds at training).
+const fields: Array<[string, (p: RecordedProtocol) => string]> = [
   ["promptTemplateHash", (p) => p.promptTemplateHash],
+  ["chatTemplateSha256", (p) => String(p.chatTemplateSha256)],
   ["decoding", (p) => JSON.stringify([p.decoding.doSample, p.decoding.temperature, p.decoding.topP])],
   ["maxNewTokens", (p) => String(p.maxNewTokens)],
+  ["stop", (p) => JSON.stringify(p.stop)],
+  ["generationConfig", (p) => p.generationConfig],
+  ["backend", (p) => `${p.backend} ${p.backendVersion}`],
+  ["dtype", (p) => p.dtype],
+  ["device", (p) => p.device],
+  ["model", (p) => JSON.stringify(p.model)],
   ["graderVersion", (p) => p.graderVersion],
 ];
 
+export type ProtocolMismatch = { field: string; values: Record<string, string> };
+export type ProtocolCheck = { ok: boolean; protocol: RecordedProtocol | null; mismatches: ProtocolMismatch[] };
+
 /** `runs` maps a label (e.g. "base", "seed 1 · epoch 2") to the protocol its evaluation actually used. */
-export function checkProtocol(runs: Readonly<Record<string, EvalProtocol>>): ProtocolCheck {
+export function checkProtocol(runs: Readonly<Record<string, RecordedProtocol>>): ProtocolCheck {
   const entries = Object.entries(runs);
   const mismatches: ProtocolMismatch[] = [];
   for (const [field, get] of fields) {
@@ -26,11 +121,25 @@ export function checkProtocol(runs: Readonly<Record<string, EvalProtocol>>): Pro
   return { ok: mismatches.length === 0 && entries.length > 0, protocol: mismatches.length === 0 ? first : null, mismatches };
 }
 
-export function assertSameProtocol(runs: Readonly<Record<string, EvalProtocol>>): EvalProtocol {
+export function assertSameProtocol(runs: Readonly<Record<string, RecordedProtocol>>): RecordedProtocol {
   const check = checkProtocol(runs);
   if (!check.ok || !check.protocol) {
     const what = check.mismatches.map((m) => `${m.field} (${Object.entries(m.values).map(([k, v]) => `${k}=${v}`).join(", ")})`).join("; ");
     throw new DomainError("PRECONDITION_FAILED", `refusing to compare evaluations run under different protocols: ${what || "no evaluations"}`, check);
   }
   return check.protocol;
+}
+
+/** The protocols of stored evaluations by model key (one entry per distinct protocol), refusing unreadable records. */
+export function protocolsByModel(rows: readonly { split: string; modelKey: string; taskId: string; protocol: unknown }[]): Record<string, RecordedProtocol> {
+  const out: Record<string, RecordedProtocol> = {};
+  for (const r of rows) {
+    const parsed = RecordedProtocol.safeParse(r.protocol);
+    if (!parsed.success) throw new DomainError("PRECONDITION_FAILED", `the ${r.split} evaluation of ${r.modelKey} on ${r.taskId} has an unreadable protocol record`);
+    const label = `${r.split}:${r.modelKey}`;
+    const seen = out[label];
+    if (!seen) out[label] = parsed.data;
+    else if (JSON.stringify(seen) !== JSON.stringify(parsed.data)) out[`${label} (task ${r.taskId})`] = parsed.data;
+  }
+  return out;
 }

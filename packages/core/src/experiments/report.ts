@@ -3,7 +3,7 @@ import { pairedBootstrap, type BootstrapResult } from "../stats/bootstrap";
 import { mcnemarExact } from "../stats/mcnemar";
 import { poolSeeds, type PooledResult } from "../stats/pooling";
 import type { ExperimentConfig } from "./config";
-import { assertSameProtocol, checkProtocol, type ProtocolCheck } from "./protocol";
+import { assertSameProtocol, checkProtocol, type ProtocolCheck, type RecordedProtocol } from "./protocol";
 import { modelKey, modelLabel, type ModelRef, type SelectionDecision } from "./selection";
 
 // The paired report (brief §2, §7) as plain data; pages, share links and exports render it.
@@ -46,6 +46,10 @@ export type ExperimentReport = {
   devCurve: { base: number; points: DevCurvePoint[] };
   seeds: PooledResult | null;
   contamination: LeakageReport;
+  /** Dev tasks against the SFT data (a dev task trained on makes selection measure memorisation). */
+  devContamination: LeakageReport | null;
+  /** Pairs left out of every comparison because one side never got a grader verdict (infra errors, retried first). */
+  excluded: ExcludedPairs[];
   tasks: PairedRow[];
   alpha: number;
 };
@@ -57,7 +61,9 @@ export type ReportInput = {
   config: ExperimentConfig;
   selection: SelectionDecision;
   /** The protocol each compared evaluation actually ran under, by model label. */
-  protocols: Record<string, ExperimentConfig["evaluation"]>;
+  protocols: Record<string, RecordedProtocol>;
+  /** Tasks whose answer never got a verdict after the bounded grade retries, by split and modelKey. */
+  noVerdict?: { dev: Record<string, string[]>; test: Record<string, string[]> };
   /** Dev outcomes by modelKey (base and every epoch). */
   dev: Record<string, TaskOutcome[]>;
   /** Test outcomes by modelKey: the base and each seed's best epoch on dev. */
@@ -65,7 +71,16 @@ export type ReportInput = {
   /** The adapter compared on test: the selected one, or each seed's best when the base is kept. */
   testAdapters: ModelRef[];
   contamination: LeakageReport;
+  devContamination?: LeakageReport;
 };
+
+/** One comparison's pairs without a verdict: excluded, never counted as failures. */
+export type ExcludedPairs = { split: "dev" | "test"; comparison: string; count: number; taskIds: string[]; note: string };
+
+function excludedPairs(split: "dev" | "test", comparison: string, keys: string[], missing: Record<string, string[]> | undefined): ExcludedPairs {
+  const taskIds = [...new Set(keys.flatMap((k) => missing?.[k] ?? []))].sort();
+  return { split, comparison, count: taskIds.length, taskIds, note: `${taskIds.length} pair${taskIds.length === 1 ? "" : "s"} excluded: no verdict` };
+}
 
 export const ALPHA = 0.05;
 const passed = (v: string) => (v === "pass" ? 1 : 0);
@@ -75,12 +90,13 @@ function category(b: number, s: number): PairCategory {
   return s > b ? "improved" : "regressed";
 }
 
+// Only tasks with a verdict on both sides are paired: a missing verdict is an excluded pair (counted
+// in `excluded`), never a failure.
 function pairUp(split: "dev" | "test", base: readonly TaskOutcome[], sft: readonly TaskOutcome[]): PairedRow[] {
   const byId = new Map(sft.map((o) => [o.taskId, o]));
-  return base.map((b) => {
+  return base.flatMap((b) => {
     const s = byId.get(b.taskId);
-    const v = s?.verdict ?? "missing";
-    return { split, taskId: b.taskId, group: b.group, base: b.verdict, sft: v, category: category(passed(b.verdict), passed(v)) };
+    return s ? [{ split, taskId: b.taskId, group: b.group, base: b.verdict, sft: s.verdict, category: category(passed(b.verdict), passed(s.verdict)) }] : [];
   });
 }
 
@@ -139,12 +155,12 @@ export function buildReport(input: ReportInput): ExperimentReport {
   const seeds =
     seedRefs.length > 0
       ? poolSeeds(
-          baseTest.map((b) => ({
-            taskId: b.taskId,
-            group: b.group,
-            base: passed(b.verdict),
-            bySeed: seedRefs.map((r) => passed((input.test[modelKey(r)] ?? []).find((o) => o.taskId === b.taskId)?.verdict ?? "missing")),
-          })),
+          // Tasks with a verdict for the base and every seed only; the rest are counted in `excluded`.
+          baseTest.flatMap((b) => {
+            const verdicts = seedRefs.map((r) => (input.test[modelKey(r)] ?? []).find((o) => o.taskId === b.taskId)?.verdict);
+            if (verdicts.some((v) => v === undefined)) return [];
+            return [{ taskId: b.taskId, group: b.group, base: passed(b.verdict), bySeed: verdicts.map((v) => passed(v ?? "")) }];
+          }),
           seedRefs.map((r) => r.seed),
           boot,
         )
@@ -175,6 +191,12 @@ export function buildReport(input: ReportInput): ExperimentReport {
     },
     seeds,
     contamination: input.contamination,
+    devContamination: input.devContamination ?? null,
+    excluded: [
+      ...(devRival ? [excludedPairs("dev", `base vs ${modelLabel(devRival)}`, ["base", modelKey(devRival)], input.noVerdict?.dev)] : []),
+      ...(kept ? [] : [excludedPairs("test", `base vs ${modelLabel(selection.selected)}`, ["base", modelKey(selection.selected)], input.noVerdict?.test)]),
+      ...(seedRefs.length ? [excludedPairs("test", "per-seed pooled", ["base", ...seedRefs.map(modelKey)], input.noVerdict?.test)] : []),
+    ],
     tasks: [...testRows, ...devRows],
     alpha: ALPHA,
   };

@@ -47,6 +47,9 @@ export const LoraConfig = z.object({
 });
 export type LoraConfig = z.infer<typeof LoraConfig>;
 
+export const TrainMethod = z.enum(["qlora-nf4", "lora-bf16", "lora-fp32"]);
+export type TrainMethod = z.infer<typeof TrainMethod>;
+
 export const LrSchedule = z.enum(["linear", "cosine", "constant"]);
 export type LrSchedule = z.infer<typeof LrSchedule>;
 
@@ -73,6 +76,10 @@ export const TrainSpec = z.object({
   max_grad_norm: z.number().min(0).default(1),
   /** auto: NF4 QLoRA when CUDA and bitsandbytes exist, plain LoRA otherwise. */
   quantization: z.enum(["auto", "nf4", "none"]).default("auto"),
+  /** When set, exactly this method is used or the run is refused (experiments resolve it at creation). */
+  method: TrainMethod.nullable().optional(),
+  /** Hub revision (branch, tag or commit) of base_model; ignored for a local folder. */
+  revision: z.string().min(1).nullable().optional(),
   device: z.enum(["auto", "cpu", "cuda"]).default("auto"),
   /** End-of-turn token; found from the chat template when absent. */
   eot_token: z.string().min(1).optional(),
@@ -100,6 +107,13 @@ export const GenerateSpec = z.object({
   batch_size: z.number().int().min(1).default(8),
   backend: z.enum(["auto", "transformers", "vllm"]).default("auto"),
   device: z.enum(["auto", "cpu", "cuda"]).default("auto"),
+  /** auto: bfloat16 on CUDA, float32 on CPU. */
+  dtype: z.enum(["auto", "float32", "bfloat16"]).default("auto"),
+  /** false: decoding comes from this spec only; the checkpoint's generation_config is not applied. */
+  use_checkpoint_generation_config: z.boolean().default(false),
+  /** The adapter folder must hash (sha256_tree) to this, or generation is refused before loading. */
+  expected_adapter_sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable().optional(),
+  revision: z.string().min(1).nullable().optional(),
   eot_token: z.string().min(1).optional(),
   local_files_only: z.boolean().default(false),
 });
@@ -144,8 +158,6 @@ export const TrainerEnvironment = z.object({
 });
 export type TrainerEnvironment = z.infer<typeof TrainerEnvironment>;
 
-export const TrainMethod = z.enum(["qlora-nf4", "lora-bf16", "lora-fp32"]);
-export type TrainMethod = z.infer<typeof TrainMethod>;
 
 export const AdapterSnapshot = z.object({
   epoch: z.number().int().min(1),
@@ -196,6 +208,16 @@ export type RunRecord = z.infer<typeof RunRecord>;
 
 export const GenerateSummary = z.object({
   backend: z.enum(["transformers", "vllm"]),
+  /** The backend library's version (transformers or vllm). */
+  backend_version: z.string().min(1),
+  dtype: z.enum(["float32", "bfloat16"]),
+  device: z.enum(["cpu", "cuda"]),
+  /** Tokens that end a completion, as text. */
+  stop: z.array(z.string()),
+  /** "recipe": decoding built only from the spec; "checkpoint": the model's generation_config applied. */
+  generation_config: z.enum(["recipe", "checkpoint"]),
+  /** revision: resolved hub commit (null for a local folder); weights_sha256: the folder's weight files. */
+  model: z.object({ ref: z.string(), revision: z.string().nullable(), weights_sha256: Sha256.nullable() }),
   count: z.number().int(),
   base_model: z.string(),
   adapter: z.string().nullable(),

@@ -9,7 +9,8 @@ export type ReplayRow = typeof sftReplays.$inferSelect;
 
 /**
  * Passing candidates of the given collections, one row per (task, candidate), with the task they
- * answer. The join to the split assignment re-checks the part: a test task never becomes a sample.
+ * answer and its part in the split. Callers refuse non-train parts (SFT data is train-only; the
+ * sft_samples trigger refuses them too).
  */
 export async function passingCandidates(db: Db, opts: { splitId: string; collectionIds: string[] }) {
   const cols = await db.select({ id: teacherCollections.id, splitId: teacherCollections.splitId }).from(teacherCollections).where(inArray(teacherCollections.id, opts.collectionIds));
@@ -21,7 +22,7 @@ export async function passingCandidates(db: Db, opts: { splitId: string; collect
     .innerJoin(teacherCandidates, eq(teacherCandidates.id, teacherCollectionItems.candidateId))
     .innerJoin(tasks, eq(tasks.id, teacherCollectionItems.taskRowId))
     .innerJoin(splitAssignments, and(eq(splitAssignments.taskRowId, tasks.id), eq(splitAssignments.splitId, opts.splitId)))
-    .where(and(inArray(teacherCollectionItems.collectionId, opts.collectionIds), eq(teacherCandidates.verdict, "pass"), sql`${splitAssignments.part} <> 'test'`));
+    .where(and(inArray(teacherCollectionItems.collectionId, opts.collectionIds), eq(teacherCandidates.verdict, "pass")));
 }
 
 export type NewDataset = Omit<typeof sftDatasets.$inferInsert, "id" | "createdAt" | "tokenCounts">;
