@@ -42,5 +42,7 @@ CONSTRAINT="$(mktemp)"
 trap 'rm -f "$CONSTRAINT"' EXIT
 echo "$TORCH_SPEC" > "$CONSTRAINT"
 "$VENV/bin/python" -m pip install --quiet -c "$CONSTRAINT" -e "$PKG[dev]"
+# Lint and type-check tools for `npm run lint:py` (scripts/lint-py.mjs), pinned; training needs neither.
+"$VENV/bin/python" -m pip install --quiet ruff==0.17.6 mypy==2.4.1
 "$VENV/bin/python" -c "import torch, transformers, peft, agentlab_trainer; print('setup-python: torch', torch.__version__, 'transformers', transformers.__version__, 'peft', peft.__version__)" >&2
 echo "$WANT" > "$STAMP"

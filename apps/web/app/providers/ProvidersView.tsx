@@ -46,7 +46,7 @@ export function ProvidersView() {
   };
 
   const rotateKey = (id: string) => {
-    const key = window.prompt("New API key (stored encrypted; it will not be shown again). Leave empty to remove the key.");
+    const key = window.prompt("New API key (stored encrypted; it will not be shown again). Leave empty to make the provider keyless (no Authorization header).");
     if (key === null) return;
     update.mutate(key ? { id, apiKey: key, clearApiKey: false } : { id, clearApiKey: true });
   };
@@ -65,7 +65,7 @@ export function ProvidersView() {
             { key: "kind", header: "Kind", cell: (p) => (p.kind === "reference" ? <Badge tone="amber" title="Answers with the task's reference solution: an oracle, not a model">reference oracle</Badge> : <Badge tone="blue">openai</Badge>) },
             { key: "model", header: "Model", cell: (p) => <span className="font-mono text-xs">{p.model}</span> },
             { key: "url", header: "Base URL", cell: (p) => <span className="font-mono text-xs">{p.baseUrl ?? "—"}</span> },
-            { key: "key", header: "API key", cell: (p) => (p.kind === "reference" ? "—" : p.hasApiKey ? <Badge tone="green">stored (write-only)</Badge> : <Badge>none</Badge>) },
+            { key: "key", header: "API key", cell: (p) => (p.kind === "reference" ? "—" : p.hasApiKey ? <Badge tone="green">stored (write-only)</Badge> : <Badge title="No Authorization header is sent (local servers)">keyless</Badge>) },
             { key: "extra", header: "Extra params", cell: (p) => <span className="font-mono text-xs">{JSON.stringify(p.extraParams)}</span> },
             { key: "act", header: "", cell: (p) => (isAdmin && p.kind === "openai" ? <Button size="sm" onClick={() => rotateKey(p.id)}>Set key…</Button> : null) },
           ]}
@@ -83,7 +83,7 @@ export function ProvidersView() {
               <>
                 <input className={`${input} w-72`} placeholder="https://api.example.com/v1" value={form.baseUrl} onChange={(e) => setForm({ ...form, baseUrl: e.target.value })} required />
                 <input className={input} placeholder="model" value={form.model} onChange={(e) => setForm({ ...form, model: e.target.value })} required />
-                <input className={input} type="password" autoComplete="off" placeholder="API key (write-only)" value={form.apiKey} onChange={(e) => setForm({ ...form, apiKey: e.target.value })} />
+                <input className={input} type="password" autoComplete="off" placeholder="API key (optional, write-only)" title="Leave empty for a keyless server (e.g. a local vLLM or llama.cpp): no Authorization header is sent" value={form.apiKey} onChange={(e) => setForm({ ...form, apiKey: e.target.value })} />
                 <input className={`${input} w-56 font-mono`} placeholder='{"reasoning_effort":"low"}' value={form.extra} onChange={(e) => setForm({ ...form, extra: e.target.value })} />
               </>
             ) : null}

@@ -1,11 +1,13 @@
 import OpenAI from "openai";
-import type { ChatMessage, SamplingParams, Usage } from "@agentlab/core";
+import { DEFAULT_RETRY_POLICY, RetryGaveUp, parseRetryAfter, scrubSecrets, withRetry, type ChatMessage, type RetryDecision, type RetryPolicy, type SamplingParams, type Usage } from "@agentlab/core";
 
 // One chat-completions call with our own retries: the SDK's are off (maxRetries: 0) so that the
-// policy (which statuses, how many, full-jitter backoff) is ours, visible and tested.
+// policy (which statuses, how many, full-jitter backoff, Retry-After) is core's `withRetry`,
+// visible and tested.
 
 export type ChatRequest = {
   baseURL: string;
+  /** Empty for a keyless provider (local servers): no Authorization header is sent then. */
   apiKey: string;
   /** Reused across calls of one collection when given (keeps connections alive); made per call otherwise. */
   client?: OpenAI;
@@ -14,41 +16,46 @@ export type ChatRequest = {
   params: SamplingParams;
   extraParams: Record<string, unknown>;
   timeoutMs: number;
+  /** Retries of failures other than rate limits (429s have the policy's own, larger budget). */
   maxRetries: number;
   signal?: AbortSignal;
 };
 
-export type ChatReply = { text: string; usage: Usage; finishReason: string | null; attempts: number; latencyMs: number };
+/** `rateLimited`: how many 429s this call waited out before its answer. */
+export type ChatReply = { text: string; usage: Usage; finishReason: string | null; attempts: number; rateLimited: number; latencyMs: number };
 
-export type RetryPolicy = { baseMs: number; capMs: number; random?: () => number; sleep?: (ms: number, signal?: AbortSignal) => Promise<void> };
-export const DEFAULT_RETRY: RetryPolicy = { baseMs: 500, capMs: 30_000 };
+export type { RetryPolicy };
+export const DEFAULT_RETRY: RetryPolicy = DEFAULT_RETRY_POLICY;
 
+/** `message` is scrubbed of the key and of anything that looks like a credential: it is stored and shown. */
 export class ProviderCallError extends Error {
-  constructor(message: string, readonly status: number | null, readonly attempts: number) {
+  constructor(message: string, readonly status: number | null, readonly attempts: number, readonly rateLimited = 0) {
     super(message);
     this.name = "ProviderCallError";
   }
 }
 
-export const providerClient = (baseURL: string, apiKey: string, timeoutMs: number): OpenAI => new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: timeoutMs });
+// The SDK refuses to start without a key, so a keyless provider gets a placeholder that never
+// leaves the process: `Authorization: null` removes the header from every request.
+const KEYLESS_PLACEHOLDER = "agentlab-keyless-provider";
+export const providerClient = (baseURL: string, apiKey: string, timeoutMs: number): OpenAI =>
+  apiKey
+    ? new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: timeoutMs })
+    : new OpenAI({ baseURL, apiKey: KEYLESS_PLACEHOLDER, defaultHeaders: { Authorization: null }, maxRetries: 0, timeout: timeoutMs });
 
-/** Full jitter (AWS architecture blog): uniform in [0, min(cap, base·2^attempt)]. */
-export const fullJitter = (attempt: number, p: RetryPolicy): number => Math.floor((p.random ?? Math.random)() * Math.min(p.capMs, p.baseMs * 2 ** attempt));
-
-const sleepFor = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(new Error("aborted"));
-    const onAbort = () => (clearTimeout(t), reject(new Error("aborted")));
-    const t = setTimeout(() => (signal?.removeEventListener("abort", onAbort), resolve()), ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-
-/** 429, 5xx, timeouts and dropped connections are worth another try; other 4xx are our fault. */
-export function isRetryable(err: unknown): boolean {
-  if (err instanceof OpenAI.APIConnectionError) return true; // includes APIConnectionTimeoutError
-  if (err instanceof OpenAI.APIError) return err.status === 429 || err.status === 408 || (err.status !== undefined && err.status >= 500);
-  return false;
+/** 429, 5xx, 408, timeouts and dropped connections are worth another try; other 4xx are our fault. */
+export function classifyProviderError(err: unknown, nowMs = Date.now()): RetryDecision {
+  if (err instanceof OpenAI.APIConnectionError) return { retry: true, rateLimited: false, retryAfterMs: null }; // includes timeouts
+  if (!(err instanceof OpenAI.APIError)) return { retry: false };
+  const s = err.status;
+  if (s !== 429 && s !== 408 && (s === undefined || s < 500)) return { retry: false };
+  // OpenAI's own `retry-after-ms` first (finer), then the standard header (seconds or HTTP-date).
+  const ms = Number(err.headers?.get("retry-after-ms") ?? NaN);
+  const retryAfterMs = Number.isFinite(ms) && ms >= 0 ? ms : parseRetryAfter(err.headers?.get("retry-after"), nowMs);
+  return { retry: true, rateLimited: s === 429, retryAfterMs };
 }
+
+export const isRetryable = (err: unknown): boolean => classifyProviderError(err).retry;
 
 export async function chatCompletion(req: ChatRequest, policy: RetryPolicy = DEFAULT_RETRY): Promise<ChatReply> {
   const client = req.client ?? providerClient(req.baseURL, req.apiKey, req.timeoutMs);
@@ -62,8 +69,7 @@ export async function chatCompletion(req: ChatRequest, policy: RetryPolicy = DEF
     ...(req.params.seed !== undefined ? { seed: req.params.seed } : {}),
     stream: false as const,
   };
-  const sleep = policy.sleep ?? sleepFor;
-  for (let attempt = 0; ; attempt++) {
+  const once = async () => {
     const started = Date.now();
     // A per-call controller: the collection's signal is shared by every call, and the SDK adds a
     // listener per request that would otherwise pile up on it.
@@ -72,24 +78,27 @@ export async function chatCompletion(req: ChatRequest, policy: RetryPolicy = DEF
     req.signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const res = await client.chat.completions.create(body, { signal: call.signal });
-      const choice = res.choices[0];
-      return {
-        text: choice?.message.content ?? "",
-        usage: { promptTokens: res.usage?.prompt_tokens ?? 0, completionTokens: res.usage?.completion_tokens ?? 0 },
-        finishReason: choice?.finish_reason ?? null,
-        attempts: attempt + 1,
-        latencyMs: Date.now() - started,
-      };
-    } catch (err) {
-      if (req.signal?.aborted) throw new ProviderCallError("canceled", null, attempt + 1);
-      const status = err instanceof OpenAI.APIError ? (err.status ?? null) : null;
-      if (!isRetryable(err) || attempt >= req.maxRetries) {
-        const what = err instanceof Error ? err.message : String(err);
-        throw new ProviderCallError(`${what} (after ${attempt + 1} attempt${attempt ? "s" : ""})`, status, attempt + 1);
-      }
-      await sleep(fullJitter(attempt, policy), req.signal);
+      return { res, latencyMs: Date.now() - started };
     } finally {
       req.signal?.removeEventListener("abort", onAbort);
     }
+  };
+  try {
+    const out = await withRetry(once, { policy: { ...policy, maxAttempts: req.maxRetries + 1 }, classify: classifyProviderError, signal: req.signal });
+    const choice = out.value.res.choices[0];
+    return {
+      text: choice?.message.content ?? "",
+      usage: { promptTokens: out.value.res.usage?.prompt_tokens ?? 0, completionTokens: out.value.res.usage?.completion_tokens ?? 0 },
+      finishReason: choice?.finish_reason ?? null,
+      attempts: out.attempts,
+      rateLimited: out.rateLimited,
+      latencyMs: out.value.latencyMs,
+    };
+  } catch (err) {
+    if (req.signal?.aborted) throw new ProviderCallError("canceled", null, 0);
+    const last = err instanceof RetryGaveUp ? err.last : err;
+    const status = last instanceof OpenAI.APIError ? (last.status ?? null) : null;
+    const message = scrubSecrets(err instanceof Error ? err.message : String(err), [req.apiKey]);
+    throw new ProviderCallError(message, status, err instanceof RetryGaveUp ? err.attempts : 1, err instanceof RetryGaveUp ? err.rateLimited : 0);
   }
 }

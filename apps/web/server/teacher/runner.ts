@@ -1,6 +1,6 @@
 import {
   DomainError, PROMPT_TEMPLATE_HASH, budgetReached, callCost, candidateCacheKey, formatAnswer, mainPaths, parseAnswer, renderRepairPrompt, sampleSeed,
-  type Usage, type ChatMessage,
+  scrubSecrets, scrubbedMessage, type Usage, type ChatMessage,
 } from "@agentlab/core";
 import {
   bumpCollection, collectableTasks, collectionItemKeys, findCandidate, getCollection, getPrice, getProvider, providerSealedKey, recordFreshCandidate,
@@ -26,7 +26,8 @@ export function startCollection(services: Services, id: string, opts: RunnerOpti
   const log = services.log.child({ collectionId: id });
   const done = runCollection(services, id, abort.signal, opts)
     .catch(async (err: unknown) => {
-      log.error({ err }, "collection failed");
+      // Scrubbed like every provider error: an unexpected one may still carry request details.
+      log.error({ error: scrubbedMessage(err), stack: err instanceof Error ? scrubSecrets(err.stack ?? "") : undefined }, "collection failed");
       const reason = err instanceof DomainError ? err.message : "internal error (see the server log)";
       await updateCollection(services.db, id, { state: "failed", stopReason: reason, finishedAt: new Date() });
     })
@@ -67,6 +68,7 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
   let spent = col.costUsd;
   let stop: string | null = null;
   let failures = 0;
+  let rateLimited = 0;
   let lastError = "";
   const ask = async (it: Item): Promise<void> => {
     const key = candidateCacheKey({ fingerprint: it.task.fingerprint, promptHash: PROMPT_TEMPLATE_HASH, model: col.model, paramsHash: col.paramsHash, sampleIndex: it.sampleIndex });
@@ -80,17 +82,21 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
       return;
     }
     const messages = renderRepairPrompt({ instruction: it.task.instruction, files: it.task.files, public_tests: it.task.publicTests });
-    let reply: { text: string; usage: Usage; finishReason: string | null; latencyMs: number };
+    let reply: { text: string; usage: Usage; finishReason: string | null; latencyMs: number; rateLimited?: number };
     try {
       reply = provider.kind === "reference" ? referenceReply(it.task) : await callProvider({ baseUrl: provider.baseUrl, apiKey, client }, col, messages, it.sampleIndex, signal, opts, provider.extraParams);
     } catch (err) {
       if (signal.aborted) return;
       failures++;
+      // ProviderCallError messages are scrubbed already; anything else is scrubbed here, and the
+      // raw error object (SDK errors carry headers and bodies) is never logged.
       lastError = err instanceof ProviderCallError ? err.message : "unexpected error";
-      log.warn({ err, taskId: it.task.taskId, sampleIndex: it.sampleIndex }, "provider call failed");
+      if (err instanceof ProviderCallError) rateLimited += err.rateLimited;
+      log.warn({ error: err instanceof ProviderCallError ? err.message : scrubbedMessage(err, [apiKey]), status: err instanceof ProviderCallError ? err.status : null, taskId: it.task.taskId, sampleIndex: it.sampleIndex }, "provider call failed");
       await bumpCollection(db, id, { failed: 1 });
       return;
     }
+    rateLimited += reply.rateLimited ?? 0;
     const cost = callCost(reply.usage, price);
     spent += cost;
     const parsed = parseAnswer(reply.text, mainPaths(it.task));
@@ -119,14 +125,36 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
   await Promise.all(Array.from({ length: Math.min(col.concurrency, Math.max(1, items.length)) }, worker));
 
   const failNote = failures > 0 ? `${failures} request(s) failed after retries; last: ${lastError}` : null;
+  // Rate limits are waited out, never dropped; the count says how hard the provider pushed back.
+  const rateNote = rateLimited > 0 ? `${rateLimited} rate-limited answer(s) (429) waited out per Retry-After` : null;
   if (signal.aborted) {
     await updateCollection(db, id, { state: "canceled", stopReason: "canceled by a user", finishedAt: new Date() });
     return;
   }
+  const verdict = failureVerdict(failures, items.length, (await getCollection(db, id))?.samplesDone ?? 0);
+  if (verdict) {
+    await updateCollection(db, id, { state: "failed", stopReason: [verdict, stop, failNote, rateNote].filter(Boolean).join("; "), finishedAt: new Date() });
+    log.warn({ failures, asked: items.length, rateLimited }, "collection failed: too many samples failed");
+    return;
+  }
   const graded = col.grade ? await enqueueCollectionGrading(services, id) : 0;
   const state = stop ? "stopped_budget" : graded > 0 ? "grading" : "done";
-  await updateCollection(db, id, { state, stopReason: [stop, failNote].filter(Boolean).join("; ") || null, finishedAt: state === "grading" ? null : new Date() });
-  log.info({ state, failures, spentUsd: spent, gradeJobs: graded }, "collection finished");
+  await updateCollection(db, id, { state, stopReason: [stop, failNote, rateNote].filter(Boolean).join("; ") || null, finishedAt: state === "grading" ? null : new Date() });
+  log.info({ state, failures, rateLimited, spentUsd: spent, gradeJobs: graded }, "collection finished");
+}
+
+/** Above this share of failed requests a run is `failed`, not `done` with a note (docs/teacher.md). */
+export const MAX_FAILED_SHARE = 0.5;
+
+/**
+ * Why a finished run counts as failed, or null: no usable sample at all, or more than
+ * MAX_FAILED_SHARE of this run's requests failed after their retries.
+ */
+export function failureVerdict(failures: number, asked: number, usable: number): string | null {
+  if (failures === 0) return null;
+  if (usable === 0) return `no usable sample: all ${failures} request(s) failed`;
+  if (failures > MAX_FAILED_SHARE * asked) return `${failures} of ${asked} request(s) failed (more than ${MAX_FAILED_SHARE * 100}%)`;
+  return null;
 }
 
 /** The oracle: the task's own reference, in the answer format. Free, and labelled oracle everywhere. */

@@ -30,7 +30,7 @@ export type RetryOutcome<T> = { value: T; attempts: number; rateLimited: number 
 /** Thrown when the retries end; `last` is the last error. */
 export class RetryGaveUp extends Error {
   constructor(readonly last: unknown, readonly attempts: number, readonly rateLimited: number, readonly why: string) {
-    super(`${last instanceof Error ? last.message : String(last)} (${why}; ${attempts} attempt${attempts === 1 ? "" : "s"})`);
+    super(`${last instanceof Error ? last.message : String(last)} (after ${attempts} attempt${attempts === 1 ? "" : "s"}; ${why})`);
     this.name = "RetryGaveUp";
   }
 }
