@@ -9,7 +9,7 @@ import { createGunzip } from "node:zlib";
 import { createInterface } from "node:readline";
 import { type Db, createShareLink, createSplit, getPool, importPool, insertProvider, migrateDatabase, openDatabase, reportByExperiment, schema } from "@agentlab/db";
 import { reportToJson, type ExperimentReport, type TaskSpec } from "@agentlab/core";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { loadEnv } from "../apps/web/server/env";
 import { createLogger } from "../apps/web/server/logger";
 import { createApp } from "../apps/web/server/app";
@@ -84,7 +84,9 @@ async function main() {
 
   const python = findPython(null, { root: join(ROOT, "apps/agent") });
   const model = join(dataDir, "tiny-model");
-  await runPython("tiny-model", { output_dir: model, corpus: [BUILTIN_POOL_FILE], vocab_size: 4096, hidden_size: 64, intermediate_size: 128, max_position_embeddings: 4096 }, { python });
+  // The tokenizer learns from the split's train tasks only (never dev/test text, issue 12).
+  const trainIds = (await db.select({ id: schema.splitAssignments.taskId }).from(schema.splitAssignments).where(and(eq(schema.splitAssignments.splitId, split.id), eq(schema.splitAssignments.part, "train")))).map((r) => r.id);
+  await runPython("tiny-model", { output_dir: model, corpus: [BUILTIN_POOL_FILE], train_task_ids: trainIds, vocab_size: 4096, hidden_size: 64, intermediate_size: 128, max_position_embeddings: 4096 }, { python });
   say(`tiny model built at ${model}`);
 
   const agent = await startLocalAgent(app.services, url, { PATH: env.PATH ?? "", HOME: env.HOME ?? "", AGENTLAB_PYTHON: python, AGENTLAB_CONCURRENCY: "2" });

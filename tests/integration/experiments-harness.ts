@@ -125,7 +125,7 @@ export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent
     const key = String((await db.select({ k: schema.jobs.dedupeKey }).from(schema.jobs).where(eq(schema.jobs.id, job.jobId)))[0]?.k ?? "");
     const model = /:grade:([^:]+):/.exec(key)?.[1] ?? "?";
     if (behaviour.gradeInfraError?.(model, task.id)) {
-      await finishAttempt(db, { jobId: job.jobId, attemptId: job.attemptId, reason: "user_error", exitCode: 1, signal: null, result: null, error: "sandbox vanished" });
+      await finishAttempt(db, { jobId: job.jobId, attemptId: job.attemptId, reason: "user_error", exitCode: 1, signal: null, result: {}, error: "sandbox vanished" });
       return { claimed: job };
     }
     const cand = p.candidate as { path: string; content: string }[];

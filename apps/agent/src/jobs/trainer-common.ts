@@ -18,10 +18,14 @@ export async function tarDirectory(dir: string, out: string): Promise<string> {
   return out;
 }
 
-/** An adapter archive unpacked once per hash, reused by every later generate job on this box. */
+/**
+ * An adapter archive unpacked once per hash, reused by every later generate job on this box. The
+ * completion marker lives beside the folder, never inside it: the folder must hash exactly like
+ * the trained snapshot (the trainer verifies that before generating).
+ */
 export async function adapterDir(ctx: JobContext, artifactSha: string): Promise<string> {
   const dir = join(ctx.agent.stateDir, "cache", "adapters", artifactSha);
-  const done = join(dir, ".complete");
+  const done = `${dir}.complete`;
   if (await stat(done).then(() => true, () => false)) return dir;
   const archive = await fetchBlob(ctx, artifactSha);
   await mkdir(dir, { recursive: true });

@@ -25,6 +25,8 @@ export const TinyModelSpec = z.object({
   output_dir: z.string().min(1),
   /** Text files, or task pools (.jsonl / .jsonl.gz, Task spec v1) whose code and tests are used. */
   corpus: z.array(z.string().min(1)).min(1),
+  /** Only these tasks of a pool corpus feed the tokenizer (experiments: the split's train part). */
+  train_task_ids: z.array(z.string().min(1)).optional(),
   arch: z.enum(["llama", "qwen2"]).default("llama"),
   seed: z.number().int().min(0).default(0),
   vocab_size: z.number().int().min(300).max(65536).default(2048),

@@ -1,6 +1,12 @@
 """`generate`: greedy (default) or sampled decoding for a base model or base+adapter over a list of
 prompts, batched with left padding and a fixed max_new_tokens. vLLM when importable (and not
-disabled), transformers otherwise. One `generation` event per task."""
+disabled), transformers otherwise. One `generation` event per task.
+
+Decoding comes from the spec only: the checkpoint's generation_config (repetition_penalty, top_k,
+...) is NOT applied unless `use_checkpoint_generation_config` says so. The adapter folder is hashed
+and compared with `expected_adapter_sha256` before anything is loaded. The summary records what
+the run actually used (backend and version, dtype, device, stop tokens, model revision or weights
+hash, adapter hash), which the control plane checks against the recipe."""
 from __future__ import annotations
 
 import json
@@ -9,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import data as D
-from .common import CancelFlag, UserError, emit, environment_info, log, peak_memory_mb, pick_device, sha256_text, sha256_tree
+from .common import CancelFlag, UserError, emit, environment_info, log, peak_memory_mb, pick_device, sha256_text, sha256_tree, weights_hash
 
 GEN_DEFAULTS: dict[str, Any] = {
     "adapter": None,
@@ -23,6 +29,10 @@ GEN_DEFAULTS: dict[str, Any] = {
     "device": "auto",
     "eot_token": None,
     "local_files_only": False,
+    "dtype": "auto",
+    "revision": None,
+    "use_checkpoint_generation_config": False,
+    "expected_adapter_sha256": None,
 }
 
 
@@ -48,7 +58,39 @@ def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
         raise UserError("backend must be auto, transformers or vllm")
     if cfg["adapter"] and not Path(cfg["adapter"]).is_dir():
         raise UserError(f"adapter folder not found: {cfg['adapter']}")
+    if cfg["dtype"] not in ("auto", "float32", "bfloat16"):
+        raise UserError("dtype must be auto, float32 or bfloat16")
     return cfg
+
+
+def verify_adapter(cfg: dict[str, Any]) -> str | None:
+    """The adapter's tree hash, refused unless it equals the expected (trained snapshot's) hash."""
+    if not cfg["adapter"]:
+        if cfg["expected_adapter_sha256"]:
+            raise UserError("an adapter hash was expected but no adapter folder was given")
+        return None
+    digest = sha256_tree(cfg["adapter"])
+    want = cfg["expected_adapter_sha256"]
+    if want and digest != want:
+        raise UserError(f"adapter hash mismatch: the folder hashes to {digest}, the trained snapshot is {want}")
+    return digest
+
+
+def resolve_dtype(cfg: dict[str, Any], device: str) -> str:
+    dtype = cfg["dtype"] if cfg["dtype"] != "auto" else ("bfloat16" if device == "cuda" else "float32")
+    if dtype == "bfloat16" and device != "cuda":
+        raise UserError("bfloat16 generation needs CUDA")
+    return dtype
+
+
+def recipe_generation_config(cfg: dict[str, Any], stop_ids: set[int], pad_id: int):
+    """A GenerationConfig built only from the spec: nothing from the checkpoint's generation_config."""
+    from transformers import GenerationConfig
+
+    kw: dict[str, Any] = {"max_new_tokens": cfg["max_new_tokens"], "do_sample": bool(cfg["do_sample"]), "eos_token_id": sorted(stop_ids), "pad_token_id": pad_id}
+    if cfg["do_sample"]:
+        kw.update(temperature=float(cfg["temperature"]), top_p=float(cfg["top_p"]), top_k=0)
+    return GenerationConfig(**kw)
 
 
 def vllm_available() -> bool:
@@ -76,25 +118,21 @@ def generate_transformers(cfg: dict[str, Any], tokenizer, encoded: list[tuple[st
     from transformers import AutoModelForCausalLM
 
     device = pick_device(cfg["device"])
-    dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(cfg["base_model"], dtype=dtype, local_files_only=cfg["local_files_only"]).to(device)
+    dtype = torch.bfloat16 if resolve_dtype(cfg, device) == "bfloat16" else torch.float32
+    model = AutoModelForCausalLM.from_pretrained(cfg["base_model"], dtype=dtype, local_files_only=cfg["local_files_only"], revision=cfg["revision"]).to(device)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else next(iter(stop_ids))
+    recipe = recipe_generation_config(cfg, stop_ids, pad_id)
+    if not cfg["use_checkpoint_generation_config"]:
+        # transformers fills every unset field of a passed config from model.generation_config (the
+        # checkpoint's), so that one is replaced too: the checkpoint's values are never consulted.
+        model.generation_config = recipe
     if cfg["adapter"]:
         from peft import PeftModel
 
         model = PeftModel.from_pretrained(model, cfg["adapter"])
     model.eval()
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else next(iter(stop_ids))
     torch.manual_seed(int(cfg["seed"]))
-    gen_kwargs: dict[str, Any] = {
-        "max_new_tokens": cfg["max_new_tokens"],
-        "do_sample": bool(cfg["do_sample"]),
-        "eos_token_id": sorted(stop_ids),
-        "pad_token_id": pad_id,
-    }
-    if cfg["do_sample"]:
-        gen_kwargs.update(temperature=float(cfg["temperature"]), top_p=float(cfg["top_p"]))
-    else:
-        gen_kwargs.update(temperature=None, top_p=None, top_k=None)
+    gen_kwargs: dict[str, Any] = {"generation_config": recipe}
     # longest first: similar lengths share a batch, less padding
     order = sorted(range(len(encoded)), key=lambda i: (-len(encoded[i][1]), i))
     bs = cfg["batch_size"]
@@ -121,7 +159,9 @@ def generate_transformers(cfg: dict[str, Any], tokenizer, encoded: list[tuple[st
 def generate_vllm(cfg: dict[str, Any], tokenizer, encoded: list[tuple[str, list[int]]], stop_ids: set[int], cancel: CancelFlag):
     from vllm import LLM, SamplingParams
 
-    kwargs: dict[str, Any] = {"model": cfg["base_model"], "seed": int(cfg["seed"]), "tokenizer": cfg["base_model"]}
+    kwargs: dict[str, Any] = {"model": cfg["base_model"], "seed": int(cfg["seed"]), "tokenizer": cfg["base_model"], "revision": cfg["revision"], "dtype": resolve_dtype(cfg, "cuda")}
+    if not cfg["use_checkpoint_generation_config"]:
+        kwargs["generation_config"] = "vllm"  # vLLM's neutral defaults, not the checkpoint's generation_config
     lora_request = None
     if cfg["adapter"]:
         from vllm.lora.request import LoRARequest
@@ -153,6 +193,7 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
 
     t0 = time.time()
     cfg = normalize_spec(spec)
+    adapter_sha = verify_adapter(cfg)  # before any loading: the evaluated adapter is the trained one
     tokenizer = load_tokenizer(cfg["base_model"], cfg["local_files_only"])
     eot, eot_id = D.resolve_eot(tokenizer, cfg["eot_token"])
     stop_ids = {eot_id}
@@ -181,12 +222,19 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     gen_time = time.time() - t_gen
     device = pick_device(cfg["device"])
     template = tokenizer.chat_template if isinstance(tokenizer.chat_template, str) else str(tokenizer.chat_template)
+    env = environment_info()
     return {
         "backend": backend,
+        "backend_version": env.get(backend) or "unknown",
+        "dtype": resolve_dtype(cfg, device),
+        "device": device,
+        "stop": sorted(tokenizer.convert_ids_to_tokens(sorted(stop_ids))),
+        "generation_config": "checkpoint" if cfg["use_checkpoint_generation_config"] else "recipe",
+        "model": model_identity(cfg),
         "count": len(encoded),
         "base_model": cfg["base_model"],
         "adapter": cfg["adapter"],
-        "adapter_sha256": sha256_tree(cfg["adapter"]) if cfg["adapter"] else None,
+        "adapter_sha256": adapter_sha,
         "decoding": {
             "do_sample": bool(cfg["do_sample"]),
             "temperature": float(cfg["temperature"]) if cfg["do_sample"] else 0.0,
@@ -199,8 +247,19 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         "tokens_per_s": round(n_new / gen_time, 3) if gen_time > 0 else 0.0,
         "wall_time_s": round(time.time() - t0, 4),
         "peak_memory_mb": round(peak_memory_mb(device), 1),
-        "environment": environment_info(),
+        "environment": env,
     }
+
+
+def model_identity(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A local folder is named by the hash of its weight files; a hub id by its resolved commit."""
+    ref = cfg["base_model"]
+    if Path(ref).is_dir():
+        return {"ref": ref, "revision": None, "weights_sha256": weights_hash(ref)}
+    from transformers import AutoConfig
+
+    commit = getattr(AutoConfig.from_pretrained(ref, revision=cfg["revision"], local_files_only=cfg["local_files_only"]), "_commit_hash", None)
+    return {"ref": ref, "revision": commit, "weights_sha256": None}
 
 
 def main(spec: dict[str, Any], cancel: CancelFlag) -> None:

@@ -15,21 +15,32 @@ def bnb_available() -> bool:
     return True
 
 
-def load_tokenizer(path: str, local_files_only: bool = False):
+def load_tokenizer(path: str, local_files_only: bool = False, revision: str | None = None):
     from transformers import AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(path, local_files_only=local_files_only)
+    tok = AutoTokenizer.from_pretrained(path, local_files_only=local_files_only, revision=revision)
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     return tok
 
 
-def load_model(path: str, *, device: str, quantization: str, local_files_only: bool = False):
+def load_model(path: str, *, device: str, quantization: str, local_files_only: bool = False, method: str | None = None, revision: str | None = None):
     """Returns (model, method). NF4 QLoRA (double quant, bf16 compute) when CUDA + bitsandbytes,
-    bf16 LoRA on CUDA otherwise, fp32 LoRA on CPU."""
+    bf16 LoRA on CUDA otherwise, fp32 LoRA on CPU. With `method` set (experiments resolve it when
+    they are created), exactly that method is used or the run is refused: seeds never differ by
+    which agent happened to claim them."""
     import torch
     from transformers import AutoModelForCausalLM
 
+    if method is not None:
+        need = {"qlora-nf4": "cuda", "lora-bf16": "cuda", "lora-fp32": None}
+        if method not in need:
+            raise UserError(f"unknown training method {method!r}")
+        if need[method] == "cuda" and device != "cuda":
+            raise UserError(f"training method {method} needs CUDA; this box trains on {device}")
+        if method == "lora-fp32" and device != "cpu":
+            raise UserError("training method lora-fp32 runs on the CPU device")
+        quantization = "nf4" if method == "qlora-nf4" else "none"
     want_nf4 = quantization == "nf4" or (quantization == "auto" and device == "cuda" and bnb_available())
     if want_nf4:
         if device != "cuda":
@@ -46,12 +57,12 @@ def load_model(path: str, *, device: str, quantization: str, local_files_only: b
             bnb_4bit_compute_dtype=torch.bfloat16,
         )
         model = AutoModelForCausalLM.from_pretrained(
-            path, quantization_config=qc, dtype=torch.bfloat16, device_map={"": 0}, local_files_only=local_files_only
+            path, quantization_config=qc, dtype=torch.bfloat16, device_map={"": 0}, local_files_only=local_files_only, revision=revision
         )
         model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
         return model, "qlora-nf4"
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, local_files_only=local_files_only)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, local_files_only=local_files_only, revision=revision)
     model.to(device)
     return model, ("lora-bf16" if dtype == torch.bfloat16 else "lora-fp32")
 

@@ -5,6 +5,7 @@ number of supervised tokens in the whole accumulation window (a short last windo
 optimizer step equals one step on the union of the window's samples with a per-token mean."""
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import shutil
@@ -57,6 +58,8 @@ TRAIN_DEFAULTS: dict[str, Any] = {
     "eval_batch_size": None,
     "torch_threads": None,
     "local_files_only": False,
+    "method": None,
+    "revision": None,
 }
 LORA_DEFAULTS: dict[str, Any] = {"r": 16, "alpha": 32, "dropout": 0.05, "target_modules": DEFAULT_TARGETS}
 
@@ -155,6 +158,12 @@ def lr_lambda(schedule: str, warmup: int, total: int):
     return f
 
 
+def order_seed(seed: int, epoch: int) -> int:
+    """The data-order RNG seed of (seed, epoch): a hash, so that no two pairs share an order
+    (`seed + epoch` gave seed 0 / epoch 2 the order of seed 1 / epoch 1)."""
+    return int.from_bytes(hashlib.sha256(f"agentlab-data-order:{seed}:{epoch}".encode()).digest()[:8], "big")
+
+
 def plan_windows(samples: Sequence[D.Encoded], batch_size: int, grad_accum: int, seed: int) -> list[list[list[int]]]:
     batches = D.length_grouped_batches([len(s) for s in samples], batch_size, seed)
     return [batches[i : i + grad_accum] for i in range(0, len(batches), grad_accum)]
@@ -198,7 +207,8 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     cfg = normalize_spec(spec)
     if cfg["torch_threads"]:
         torch.set_num_threads(int(cfg["torch_threads"]))
-    device = pick_device(cfg["device"])
+    # An explicit method fixes the device too: lora-fp32 is a CPU method on every box.
+    device = "cpu" if cfg["method"] == "lora-fp32" else pick_device(cfg["device"])
     seed = int(cfg["seed"])
     torch.manual_seed(seed)
     out_dir = Path(cfg["output_dir"])
@@ -213,7 +223,9 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     pad_id = int(tokenizer.pad_token_id)
     log(f"{len(train_samples)} training samples, {sum(s.n_supervised for s in train_samples)} supervised tokens per epoch", also_event=True)
 
-    model, method = load_model(cfg["base_model"], device=device, quantization=cfg["quantization"], local_files_only=cfg["local_files_only"])
+    model, method = load_model(
+        cfg["base_model"], device=device, quantization=cfg["quantization"], local_files_only=cfg["local_files_only"], method=cfg["method"], revision=cfg["revision"]
+    )
     model = attach_lora(model, cfg["lora"], seed)
     model.train()
     trainable = [p for p in model.parameters() if p.requires_grad]
@@ -257,7 +269,7 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     last_loss = float("nan")
     try:
         for epoch in range(1, cfg["epochs"] + 1):
-            windows = plan_windows(train_samples, cfg["batch_size"], cfg["grad_accum"], seed + epoch)
+            windows = plan_windows(train_samples, cfg["batch_size"], cfg["grad_accum"], order_seed(seed, epoch))
             epoch_loss_sum, epoch_tokens = 0.0, 0
             for w_idx, window in enumerate(windows):
                 cancel.raise_if_set()
