@@ -8,6 +8,7 @@ import { createSplit, importPool, insertProvider } from "@agentlab/db";
 import { findPython, runPython } from "../../apps/agent/src/trainer/python";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
 import { createFirstAdmin, launchBrowser, startProduct, type RunningApp } from "./helpers/app";
+import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 
 // One experiment from the browser to a shared report, on the real product (Next, tRPC, the runner,
 // the local agent with its sandboxed grader and the Python trainer) over a fresh Postgres database:
@@ -63,11 +64,11 @@ describe("an experiment in the browser", () => {
     const reportLink = page.getByTestId("report-link");
     const failed = page.locator("p[role=alert]"); // the experiment's error (Next has its own role=alert route announcer)
     await reportLink.or(failed).first().waitFor({ timeout: 240_000 }).catch(async (err: unknown) => {
-      await page.screenshot({ path: "docs/screenshots/experiment-timeout.png", fullPage: true });
+      await page.screenshot({ path: debugScreenshot("experiment-timeout.png"), fullPage: true });
       throw new Error(`no report: ${String(err)}\n${app.output().slice(-4000)}`);
     });
     if (await failed.isVisible()) throw new Error(`experiment failed: ${await failed.textContent()}\n${app.output().slice(-4000)}`);
-    await page.screenshot({ path: "docs/screenshots/experiment.png", fullPage: true });
+    await page.screenshot({ path: docScreenshot("experiment.png"), fullPage: true });
     await reportLink.click();
     await page.waitForURL(/\/reports\/[0-9a-f-]{36}$/);
 
@@ -78,7 +79,7 @@ describe("an experiment in the browser", () => {
     const chart = page.getByRole("img", { name: "dev pass@1 by epoch" });
     await chart.waitFor();
     expect(await chart.locator("path").count()).toBeGreaterThan(0);
-    await page.screenshot({ path: "docs/screenshots/report.png", fullPage: true });
+    await page.screenshot({ path: docScreenshot("report.png"), fullPage: true });
 
     await page.getByRole("button", { name: "Create share link" }).click();
     const shareUrl = (await page.getByTestId("share-url").textContent()) ?? "";
@@ -90,7 +91,7 @@ describe("an experiment in the browser", () => {
     await shared.goto(shareUrl);
     await shared.getByTestId("summary-table").waitFor();
     await shared.getByRole("heading", { name: "e2e: tiny model" }).waitFor();
-    await shared.screenshot({ path: "docs/screenshots/share.png", fullPage: true });
+    await shared.screenshot({ path: docScreenshot("share.png"), fullPage: true });
     const other = await stranger.request.get(`${app.url}/api/trpc/experiments.list`);
     expect(other.status()).toBe(401);
 

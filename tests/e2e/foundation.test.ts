@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { createFirstAdmin, launchBrowser, startProduct, type RunningApp } from "./helpers/app";
+import { docScreenshot } from "./helpers/screenshots";
 
 let app: RunningApp;
 let browser: Browser;
@@ -25,7 +26,7 @@ describe("a new lab in the browser", () => {
     await page.getByText("local", { exact: true }).first().waitFor({ timeout: 30_000 });
     // The status badge (not the "0 online" counter): the agent connects after its sandbox self-test.
     await page.getByText("online", { exact: true }).first().waitFor({ timeout: 90_000 });
-    await page.screenshot({ path: "docs/screenshots/agents.png" });
+    await page.screenshot({ path: docScreenshot("agents.png") });
     // The one-time link is spent.
     const again = await browser.newPage();
     await again.goto(app.setupUrl ?? "");
