@@ -21,7 +21,10 @@ from conftest import ALL_LINEAR, run_cli
 from helpers import make_samples
 
 EPOCHS = 20
-OVERFIT_BOUND = 0.6  # mean token loss on the 20 training samples after 20 epochs (starts near 9)
+# Mean token loss on the 20 training samples after 20 epochs (starts near 9-12): "it memorises".
+# The exact end point depends on the data order (0.60 with the per-(seed, epoch) hash order of
+# issue 12, lower with the old seed+epoch order), so the bound leaves that margin.
+OVERFIT_BOUND = 0.75
 
 EVENT_KEYS = {
     "progress": {"step", "total_steps", "epoch", "epoch_progress", "loss", "lr", "tokens_per_s", "eta_s", "memory_mb"},

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { DomainError, ExperimentConfig, planProgress, stagePlan } from "@agentlab/core";
 import { getExperiment, getSelection, listExperiments, listStages, setExperimentState, stageJobs } from "@agentlab/db";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
-import { createExperiment } from "../experiments/service";
+import { createExperiment, resumeExperiment } from "../experiments/service";
 
 const Id = z.object({ id: z.string().uuid() });
 
@@ -48,5 +48,12 @@ export const experimentsRouter = router({
     const ids = (await listStages(ctx.db, exp.id)).flatMap((s) => s.jobIds);
     for (const j of await stageJobs(ctx.db, ids)) if (j.state === "queued" || j.state === "running") await ctx.queue.cancel(j.id);
     return { id: exp.id, state: "canceled" as const };
+  }),
+
+  /** A failed experiment continues where it stopped (its stored answers and claimed test run kept). */
+  resume: memberProcedure.input(Id).mutation(async ({ ctx, input }) => {
+    await resumeExperiment(ctx.db, input.id);
+    ctx.log.info({ experimentId: input.id }, "experiment resumed");
+    return { id: input.id, state: "running" as const };
   }),
 });
