@@ -64,12 +64,14 @@ describe("trainer jobs on the agent", () => {
     const prompts = [0, 1, 2].map((i) => ({ task_id: `t${i}`, messages: sample(i).messages.slice(0, 2) }));
     const gen = await server.app.services.queue.enqueue({
       type: "generate",
-      payload: { spec: { base_model: model, prompts, max_new_tokens: 16, local_files_only: true }, adapterSha256: last?.sha256, adapterArtifact: last?.artifact },
+      payload: { spec: { base_model: model, prompts, max_new_tokens: 16, local_files_only: true, expected_adapter_sha256: last?.sha256 }, adapterSha256: last?.sha256, adapterArtifact: last?.artifact },
     });
     const genDone = await finished(gen.id);
     expect(genDone.error).toBeNull();
     const out = genDone.result as { outputs: Array<{ task_id: string; text: string }>; summary: { adapter_sha256: string | null; decoding: { do_sample: boolean } } };
     expect(out.outputs.map((o) => o.task_id).sort()).toEqual(["t0", "t1", "t2"]);
     expect(out.summary.decoding.do_sample).toBe(false);
+    // The unpacked adapter hashes exactly like the trained snapshot (the trainer refused otherwise).
+    expect(out.summary.adapter_sha256).toBe(last?.sha256);
   });
 });
