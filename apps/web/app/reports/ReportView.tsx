@@ -4,9 +4,7 @@ import { useState } from "react";
 import type { ExperimentReport, PairCategory } from "@agentlab/core";
 import { LineChart, type Series } from "../_components/LineChart";
 import { Section } from "../_components/PageHeader";
-
-const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-const ci = (i: { value: number; lo: number; hi: number } | null) => (i ? `${pct(i.value)} [${pct(i.lo)}, ${pct(i.hi)}]` : "—");
+import { SeedsTable, SummaryTable } from "./StatsTables";
 
 /** The report as tables and a chart; used by the report page and the public share page. */
 export function ReportView({ report, onTask }: { report: ExperimentReport; onTask?: (split: "dev" | "test", taskId: string) => void }) {
@@ -18,39 +16,23 @@ export function ReportView({ report, onTask }: { report: ExperimentReport; onTas
       points: [{ x: 0, y: report.devCurve.base }, ...report.devCurve.points.filter((p) => p.seed === seed).map((p) => ({ x: p.epoch, y: p.pass1 }))],
     })),
   ];
+  // Reports stored before version 2 hold McNemar-only figures this view no longer reads.
+  if ((report as { version: number }).version !== 2) return <p className="rounded border border-amber-400 bg-amber-50 p-3">This report was built by an earlier version; its statistics are not shown. Re-run the experiment's report stage to rebuild it.</p>;
   const rows = report.tasks.filter((t) => t.split === "test" && (filter === "all" || t.category === filter));
   return (
     <div className="space-y-6">
       {report.disclaimer && <p className="rounded border border-amber-400 bg-amber-50 p-3 font-semibold text-amber-900">{report.disclaimer}</p>}
       <p className="font-medium">{report.outcome.headline}</p>
       <p className="text-sm text-gray-600">{report.outcome.reason}</p>
-      <Section title="Summary (pass@1, 95% cluster-bootstrap intervals)">
-        <table className="w-full text-sm" data-testid="summary-table">
-          <thead><tr><th className="text-left">split</th><th>Base</th><th>SFT</th><th>Δ</th><th>improved / regressed</th><th>McNemar p</th><th></th></tr></thead>
-          <tbody>
-            {report.summary.map((s) => (
-              <tr key={s.split}>
-                <td>{s.split}</td><td>{ci(s.base)}</td><td>{ci(s.sft)}</td>
-                <td>{s.delta ? `${(100 * s.delta.value).toFixed(1)} pp [${(100 * s.delta.lo).toFixed(1)}, ${(100 * s.delta.hi).toFixed(1)}]` : "—"}</td>
-                <td>{s.sft ? `${s.improved} / ${s.regressed}` : "—"}</td><td>{s.mcnemarP?.toPrecision(3) ?? "—"}</td><td>{s.label}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+      <Section title="Summary (pass@1; test: 95% intervals clustered by source group)">
+        <SummaryTable report={report} />
       </Section>
       <Section title="Dev pass@1 by epoch">
         <LineChart series={series} xLabel="epoch" yLabel="dev pass@1" yDomain={[0, 1]} />
       </Section>
       {report.seeds && (
         <Section title="Seeds (test, each seed's best dev epoch)">
-          <table className="w-full text-sm">
-            <tbody>
-              {report.seeds.perSeed.map((s) => (
-                <tr key={s.seed}><td>seed {s.seed}</td><td>{pct(s.treatedPass)}</td><td>{ci({ value: s.delta, lo: s.interval.lo, hi: s.interval.hi })}</td><td>{s.improved} / {s.regressed}</td><td>p={s.mcnemarP.toPrecision(3)}</td></tr>
-              ))}
-              <tr><td>pooled</td><td>{pct(report.seeds.pooled.treatedPass)}</td><td>{ci({ value: report.seeds.pooled.mean, lo: report.seeds.pooled.lo, hi: report.seeds.pooled.hi })}</td><td /><td /></tr>
-            </tbody>
-          </table>
+          <SeedsTable seeds={report.seeds} />
         </Section>
       )}
       <Section title="Checks">

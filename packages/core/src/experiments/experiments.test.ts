@@ -116,17 +116,24 @@ describe("report", () => {
     const test = r.summary[1];
     expect(test?.base.value).toBeCloseTo(2 / 6, 12);
     expect(test?.sft?.value).toBeCloseTo(4 / 6, 12);
-    expect([test?.improved, test?.regressed, test?.mcnemarP]).toEqual([2, 0, 0.5]);
+    // 3 source groups of 2 tasks: group sums 1, 1, 0, so p = P(|T| ≥ 2) over 4 sign flips = 0.5.
+    expect([test.improved, test.regressed, test.stats?.p, test.stats?.test, test.stats?.groups, test.stats?.reliable]).toEqual([2, 0, 0.5, "cluster sign-flip (exact)", 3, false]);
+    expect(r.outcome.headline).toMatch(/only 3 source groups: the interval is unreliable/i);
+    // Dev chose the adapter: descriptive numbers only, no p-value or significance in the row's type or data.
+    const dev = r.summary[0];
+    expect(dev).toMatchObject({ split: "dev", base: 0.25, sft: 0.5, delta: 0.25, note: "selection split: optimistic by construction" });
+    expect(Object.keys(dev).filter((k) => /^(p|stats|significant|label)$/.test(k))).toEqual([]);
     expect(test?.significant).toBe(false);
     expect(test?.label).toMatch(/not significant/);
     expect(r.outcome.kind).toBe("adapter_selected");
-    expect(r.seeds?.perSeed.map((s) => [s.seed, s.improved, s.regressed])).toEqual([[11, 2, 0], [22, 1, 1]]);
-    expect(r.seeds?.pooled.mean).toBeCloseTo((2 / 6 + 0) / 2, 12);
+    expect(r.seeds?.perSeed.map((s) => [s.seed, s.stats.improved, s.stats.regressed, s.stats.test])).toEqual([[11, 2, 0, "cluster sign-flip (exact)"], [22, 1, 1, "cluster sign-flip (exact)"]]);
+    expect(r.seeds?.pooled.delta).toBeCloseTo((2 / 6 + 0) / 2, 12);
     expect(r.devCurve.points).toEqual([{ seed: 11, epoch: 1, pass1: 0.5 }, { seed: 22, epoch: 1, pass1: 0.25 }]);
     expect(r.tasks.filter((t) => t.split === "test").map((t) => t.category)).toEqual(["both_pass", "improved", "improved", "both_fail", "both_pass", "both_fail"]);
     const md = reportToMarkdown(r);
     expect(md).toContain("| split | Base | SFT | Δ | improved / regressed |");
     expect(md).toContain("| test | 33.3% [");
+    expect(md).toContain("| dev | 25.0% | 50.0% | +25.0 pp | 1 / 0 | — | — | — | selection split: optimistic by construction |");
     expect(reportToCsv(r).split("\n")[0]).toBe("split,task_id,source_group,base_verdict,sft_verdict,category");
     expect(JSON.parse(reportToJson(r)).outcome.kind).toBe("adapter_selected");
   });
@@ -135,7 +142,7 @@ describe("report", () => {
     const r = buildReport(input(sel, { base: outcomes([1, 0, 1, 0]), s11e1: outcomes([1, 1, 1, 1]) }, [adapter(0, 1)]));
     expect(r.outcome.kind).toBe("base_kept");
     expect(r.outcome.headline).toMatch(/no gain is claimed/);
-    expect(r.summary[1]).toMatchObject({ sft: null, delta: null, base: { value: 0.5 } });
+    expect(r.summary[1]).toMatchObject({ sft: null, stats: null, base: { value: 0.5 } });
     expect(reportToMarkdown(r)).toContain("| test | 50.0% [");
   });
   it("refuses to compare evaluations under different protocols", () => {

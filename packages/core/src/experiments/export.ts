@@ -1,5 +1,6 @@
 import { canonicalJson } from "../hash";
-import type { ExperimentReport, Interval, SummaryRow } from "./report";
+import type { ExperimentReport } from "./report";
+import { comparisonNote, devMarkdownRow, formatPct as pct, mdCell as md, seedsMarkdown, SUMMARY_HEADER, testMarkdownRow } from "./export-stats";
 
 // Exports of a stored report. Pure, so the page, the share view and the CLI give identical files.
 
@@ -19,34 +20,18 @@ export function reportToCsv(r: ExperimentReport): string {
   return [header.join(","), ...rows].join("\n") + "\n";
 }
 
-const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-const withCi = (i: Interval | null) => (i ? `${pct(i.value)} [${pct(i.lo)}, ${pct(i.hi)}]` : "—");
-const pp = (i: Interval | null) => (i ? `${i.value >= 0 ? "+" : ""}${(100 * i.value).toFixed(1)} pp [${(100 * i.lo).toFixed(1)}, ${(100 * i.hi).toFixed(1)}]` : "—");
-const md = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
-
-export function summaryMarkdownRow(s: SummaryRow): string {
-  const ir = s.sft ? `${s.improved} / ${s.regressed}` : "—";
-  return `| ${s.split} | ${withCi(s.base)} | ${withCi(s.sft)} | ${pp(s.delta)} | ${ir} |`;
-}
-
 export function reportToMarkdown(r: ExperimentReport): string {
   const out: string[] = [`# ${md(r.name)}`, ""];
   if (r.disclaimer) out.push(`> **${md(r.disclaimer)}**`, "");
   out.push(`**Outcome:** ${md(r.outcome.headline)}`, "", md(r.outcome.reason), "");
-  out.push("## Summary (pass@1, 95% cluster-bootstrap intervals)", "", "| split | Base | SFT | Δ | improved / regressed |", "|---|---|---|---|---|");
-  for (const s of r.summary) out.push(summaryMarkdownRow(s));
-  out.push("");
-  for (const s of r.summary) if (s.sft) out.push(`- ${s.split}: ${md(s.sftLabel ?? "")}; exact McNemar p = ${s.mcnemarP?.toPrecision(3)}; ${md(s.label)}`);
+  const [dev, test] = r.summary;
+  out.push("## Summary (pass@1; test: 95% intervals clustered by source group)", "", ...SUMMARY_HEADER, devMarkdownRow(dev), testMarkdownRow(test), "");
+  if (dev.sftLabel) out.push(`- dev: ${md(dev.sftLabel)}; no p-value and no significance on dev: the adapter was chosen there.`);
+  if (test.stats) out.push(`- test: ${md(test.sftLabel ?? "")}; ${md(comparisonNote(test.stats))}`);
+  out.push(`- ${md(r.methods.test)} ${md(r.methods.significance)}`, `- ${md(r.methods.mde)}`);
   out.push("", "## Dev selection", "", md(r.selection.rule), "", "| model | dev pass@1 | passed / n | selected |", "|---|---|---|---|");
   for (const row of r.selection.table) out.push(`| ${md(row.label)} | ${pct(row.pass1)} | ${row.passed} / ${row.n} | ${row.selected ? "✔" : ""} |`);
-  if (r.seeds) {
-    out.push("", "## Seeds (test, each seed's best dev epoch)", "", "| seed | SFT | Δ | improved / regressed | McNemar p |", "|---|---|---|---|---|");
-    for (const s of r.seeds.perSeed) {
-      out.push(`| ${s.seed} | ${pct(s.treatedPass)} | ${pp({ value: s.delta, lo: s.interval.lo, hi: s.interval.hi })} | ${s.improved} / ${s.regressed} | ${s.mcnemarP.toPrecision(3)} |`);
-    }
-    const p = r.seeds.pooled;
-    out.push(`| pooled | ${pct(p.treatedPass)} | ${pp({ value: p.mean, lo: p.lo, hi: p.hi })} | | |`, "", md(r.seeds.method));
-  }
+  if (r.seeds) out.push("", "## Seeds (test, each seed's best dev epoch)", "", ...seedsMarkdown(r.seeds));
   const c = r.contamination;
   out.push("", "## Checks", "");
   out.push(`- Protocol: ${r.protocol.ok ? "identical for every compared evaluation" : `MISMATCH (${r.protocol.mismatches.map((m) => m.field).join(", ")})`}`);

@@ -4,4 +4,6 @@ export * from "./selection";
 export * from "./protocol";
 export * from "./contamination";
 export * from "./report";
+export * from "./report-stats";
 export * from "./export";
+export * from "./export-stats";

@@ -1,7 +1,6 @@
 import type { LeakageReport } from "../tasks/leakage";
-import { pairedBootstrap, type BootstrapResult } from "../stats/bootstrap";
-import { mcnemarExact } from "../stats/mcnemar";
 import { poolSeeds, type PooledResult } from "../stats/pooling";
+import { devSummary, STATS_METHODS, testSummary, type DevSummaryRow, type TestSummaryRow } from "./report-stats";
 import type { ExperimentConfig } from "./config";
 import { assertSameProtocol, checkProtocol, type ProtocolCheck, type RecordedProtocol } from "./protocol";
 import { modelKey, modelLabel, type ModelRef, type SelectionDecision } from "./selection";
@@ -11,29 +10,12 @@ import { modelKey, modelLabel, type ModelRef, type SelectionDecision } from "./s
 export type TaskOutcome = { taskId: string; group: string; verdict: string };
 export type PairCategory = "improved" | "regressed" | "both_pass" | "both_fail";
 export type PairedRow = { split: "dev" | "test"; taskId: string; group: string; base: string; sft: string; category: PairCategory };
-export type Interval = { value: number; lo: number; hi: number };
-
-export type SummaryRow = {
-  split: "dev" | "test";
-  n: number;
-  base: Interval;
-  /** null when no adapter result is claimed on this split (base kept, on test). */
-  sft: Interval | null;
-  sftLabel: string | null;
-  delta: Interval | null;
-  improved: number;
-  regressed: number;
-  bothPass: number;
-  bothFail: number;
-  mcnemarP: number | null;
-  significant: boolean;
-  label: string;
-};
 
 export type DevCurvePoint = { seed: number; epoch: number; pass1: number };
 
 export type ExperimentReport = {
-  version: 1;
+  /** 2: clustered tests, studentized cluster-bootstrap intervals, a dev row without inference. */
+  version: 2;
   experimentId: string;
   name: string;
   generatedAt: string;
@@ -42,7 +24,9 @@ export type ExperimentReport = {
   outcome: { kind: SelectionDecision["outcome"]; selected: ModelRef; selectedLabel: string; headline: string; reason: string };
   selection: Pick<SelectionDecision, "rule" | "table">;
   protocol: ProtocolCheck;
-  summary: SummaryRow[];
+  /** Dev is descriptive only; test is the one inference. */
+  summary: [DevSummaryRow, TestSummaryRow];
+  methods: typeof STATS_METHODS;
   devCurve: { base: number; points: DevCurvePoint[] };
   seeds: PooledResult | null;
   contamination: LeakageReport;
@@ -100,37 +84,8 @@ function pairUp(split: "dev" | "test", base: readonly TaskOutcome[], sft: readon
   });
 }
 
-const rate = (outcomes: readonly TaskOutcome[], boot: { iterations: number; seed: number }): Interval => {
-  const r: BootstrapResult = pairedBootstrap(outcomes.map((o) => ({ group: o.group, base: 0, treated: passed(o.verdict) })), { ...boot, clusterBy: (p) => p.group });
-  return { value: r.mean, lo: r.lo, hi: r.hi };
-};
-
-function summaryRow(split: "dev" | "test", rows: PairedRow[], base: readonly TaskOutcome[], sft: readonly TaskOutcome[] | null, sftLabel: string | null, boot: { iterations: number; seed: number }): SummaryRow {
-  const count = (c: PairCategory) => rows.filter((r) => r.category === c).length;
-  const improved = count("improved");
-  const regressed = count("regressed");
-  if (!sft) {
-    return { split, n: base.length, base: rate(base, boot), sft: null, sftLabel, delta: null, improved: 0, regressed: 0, bothPass: 0, bothFail: 0, mcnemarP: null, significant: false, label: "no adapter compared" };
-  }
-  const d = pairedBootstrap(rows.map((r) => ({ group: r.group, base: passed(r.base), treated: passed(r.sft) })), { ...boot, clusterBy: (p) => p.group });
-  const p = mcnemarExact(improved, regressed);
-  const significant = p < ALPHA && (d.lo > 0 || d.hi < 0);
-  return {
-    split,
-    n: rows.length,
-    base: rate(base, boot),
-    sft: rate(sft, boot),
-    sftLabel,
-    delta: { value: d.mean, lo: d.lo, hi: d.hi },
-    improved,
-    regressed,
-    bothPass: count("both_pass"),
-    bothFail: count("both_fail"),
-    mcnemarP: p,
-    significant,
-    label: significant ? `significant at α=${ALPHA}` : `not significant at α=${ALPHA} (McNemar p=${p.toPrecision(3)}; 95% interval of Δ includes 0 or p ≥ ${ALPHA})`,
-  };
-}
+const asPairs = (rows: readonly PairedRow[]) => rows.map((r) => ({ group: r.group, base: passed(r.base), treated: passed(r.sft) }));
+const asOutcomes = (xs: readonly TaskOutcome[]) => xs.map((o) => ({ group: o.group, pass: passed(o.verdict) }));
 
 /** Throws PRECONDITION_FAILED when the compared evaluations ran under different protocols. */
 export function buildReport(input: ReportInput): ExperimentReport {
@@ -146,9 +101,11 @@ export function buildReport(input: ReportInput): ExperimentReport {
   const devRows = devSft ? pairUp("dev", baseDev, devSft) : [];
   const testSft = kept ? null : input.test[modelKey(selection.selected)] ?? [];
   const testRows = testSft ? pairUp("test", baseTest, testSft) : [];
-  const summary = [
-    summaryRow("dev", devRows, baseDev, devSft, devRival ? `${modelLabel(devRival)}${kept ? " (best adapter, not selected)" : ""}` : null, boot),
-    summaryRow("test", testRows, baseTest, testSft, kept ? null : modelLabel(selection.selected), boot),
+  const stats = { ...boot, alpha: ALPHA };
+  const testRow = testSummary(testSft ? asPairs(testRows) : null, asOutcomes(baseTest), testSft ? asOutcomes(testSft) : null, kept ? null : modelLabel(selection.selected), stats);
+  const summary: [DevSummaryRow, TestSummaryRow] = [
+    devSummary(devSft ? asPairs(devRows) : null, asOutcomes(baseDev), devSft ? asOutcomes(devSft) : null, devRival ? `${modelLabel(devRival)}${kept ? " (best adapter, not selected)" : ""}` : null),
+    testRow,
   ];
 
   const seedRefs = input.testAdapters.filter((r): r is Extract<ModelRef, { model: "adapter" }> => r.model === "adapter").sort((a, b) => a.seedIndex - b.seedIndex);
@@ -162,20 +119,14 @@ export function buildReport(input: ReportInput): ExperimentReport {
             return [{ taskId: b.taskId, group: b.group, base: passed(b.verdict), bySeed: verdicts.map((v) => passed(v ?? "")) }];
           }),
           seedRefs.map((r) => r.seed),
-          boot,
+          stats,
         )
       : null;
 
-  const testSummary = summary[1] as SummaryRow;
-  const pp = (x: number) => `${(100 * x).toFixed(1)}`;
-  const headline = kept
-    ? `Base kept: no adapter beat the base on dev, so no gain is claimed. Base test pass@1 ${pp(testSummary.base.value)}%.`
-    : testSummary.delta && testSummary.sft
-      ? `${modelLabel(selection.selected)} vs base on test: ${pp(testSummary.sft.value)}% vs ${pp(testSummary.base.value)}% pass@1, Δ ${testSummary.delta.value >= 0 ? "+" : ""}${pp(testSummary.delta.value)} pp — ${testSummary.label}.`
-      : "No test comparison available.";
+  const headline = testHeadline(testRow, kept ? null : modelLabel(selection.selected));
 
   return {
-    version: 1,
+    version: 2,
     experimentId: input.experimentId,
     name: input.name,
     generatedAt: input.generatedAt,
@@ -185,6 +136,7 @@ export function buildReport(input: ReportInput): ExperimentReport {
     selection: { rule: selection.rule, table: selection.table },
     protocol: checkProtocol(input.protocols),
     summary,
+    methods: STATS_METHODS,
     devCurve: {
       base: selection.table.find((r) => r.ref.model === "base")?.pass1 ?? 0,
       points: selection.table.flatMap((r) => (r.ref.model === "adapter" ? [{ seed: r.ref.seed, epoch: r.ref.epoch, pass1: r.pass1 }] : [])),
@@ -200,4 +152,15 @@ export function buildReport(input: ReportInput): ExperimentReport {
     tasks: [...testRows, ...devRows],
     alpha: ALPHA,
   };
+}
+
+const pp = (x: number) => `${(100 * x).toFixed(1)}`;
+
+function testHeadline(t: TestSummaryRow, selected: string | null): string {
+  if (selected === null) return `Base kept: no adapter beat the base on dev, so no gain is claimed. Base test pass@1 ${pp(t.base.value)}%.`;
+  if (!t.stats || !t.sft) return "No test comparison available.";
+  const d = t.stats;
+  const sign = (x: number) => `${x >= 0 ? "+" : ""}${pp(x)}`;
+  const unreliable = d.reliable ? "" : ` Only ${d.groups} source groups: the interval is unreliable.`;
+  return `${selected} vs base on test: ${pp(t.sft.value)}% vs ${pp(t.base.value)}% pass@1, Δ ${sign(d.delta)} pp [${sign(d.ci[0])}, ${sign(d.ci[1])}] — ${t.label}.${unreliable}`;
 }

@@ -1,70 +1,109 @@
 import { DomainError } from "../errors";
-import { pairedBootstrap, type BootstrapResult } from "./bootstrap";
-import { mcnemarExact } from "./mcnemar";
+import { bootstrapSettings, MIN_RELIABLE_GROUPS, resampleGroups, studentize, studentizedInterval, studentizedMethod } from "./bootstrap";
+import { clusterPairs, clusterSe } from "./clusters";
+import { clusteredTest, compareClusters, minimumDetectableEffect, type CompareOptions, type PairedComparison } from "./compare";
+import { deriveSeed, mulberry32, quantileSorted } from "./random";
 
 /** One task under the base model and under each seed's adapter (same order as `seeds`). */
 export type SeedTaskOutcome = { taskId: string; group: string; base: number; bySeed: readonly number[] };
 
-export type SeedRow = {
-  seed: number;
-  n: number;
-  basePass: number;
-  treatedPass: number;
-  delta: number;
-  improved: number;
-  regressed: number;
-  mcnemarP: number;
-  interval: BootstrapResult;
-};
+export type SeedRow = { seed: number; stats: PairedComparison };
+
+/** The pooled row: Δ averaged over seeds; its interval and SE include seed-to-seed variance. */
+export type PooledComparison = Omit<PairedComparison, "improved" | "regressed"> & { seeds: number };
 
 export type PooledResult = {
   perSeed: SeedRow[];
-  /** Mean over seeds of each seed's Δ (equal to the Δ of the seed-averaged outcome per task). */
-  pooled: BootstrapResult & { basePass: number; treatedPass: number };
-  /** Sample standard deviation of the per-seed Δ; 0 with one seed. */
-  seedSd: number;
+  pooled: PooledComparison;
+  /** Spread of the per-seed Δ: sample standard deviation (0 with one seed), min and max. */
+  spread: { sd: number; min: number; max: number };
   method: string;
 };
 
-const POOLING_METHOD =
-  "Pooled Δ = mean over seeds of Δ_seed. Its interval is a cluster bootstrap over source groups with seeds nested: " +
-  "a drawn task brings every seed's outcome, so the interval reflects task sampling given these seeds; seed-to-seed spread is the per-seed table and seedSd.";
+export const POOLING_METHOD =
+  "Pooled Δ = mean over seeds of Δ_seed. Interval: hierarchical studentized bootstrap (draw the seeds with replacement, then the source groups with replacement; " +
+  "t* = (Δ* − Δ) / SE*_groups), so seed-to-seed variance widens the distribution of t* and the interval. Test: the clustered test on the seed-averaged outcomes. " +
+  "SE for the MDE: √(SE_groups² + sd_seed² / seeds).";
 
-/** Per-seed paired statistics and the pooled estimate across seeds (brief §7). */
-export function poolSeeds(tasks: readonly SeedTaskOutcome[], seeds: readonly number[], opts: { iterations?: number; seed?: number } = {}): PooledResult {
+/** Per-seed clustered comparisons and the pooled estimate across seeds. */
+export function poolSeeds(tasks: readonly SeedTaskOutcome[], seeds: readonly number[], opts: CompareOptions = {}): PooledResult {
+  const k = seeds.length;
+  if (k === 0) throw new DomainError("BAD_REQUEST", "poolSeeds needs at least one seed");
   for (const t of tasks) {
-    if (t.bySeed.length !== seeds.length) throw new DomainError("BAD_REQUEST", `task ${t.taskId} has ${t.bySeed.length} seed outcomes, expected ${seeds.length}`);
+    if (t.bySeed.length !== k) throw new DomainError("BAD_REQUEST", `task ${t.taskId} has ${t.bySeed.length} seed outcomes, expected ${k}`);
   }
-  const boot = { iterations: opts.iterations ?? 10_000, seed: opts.seed ?? 0 };
-  const byGroup = (p: { group: string }) => p.group;
-  const n = tasks.length;
-  const basePass = n ? tasks.reduce((s, t) => s + t.base, 0) / n : 0;
-  const perSeed = seeds.map((seed, i): SeedRow => {
-    const pairs = tasks.map((t) => ({ group: t.group, base: t.base, treated: t.bySeed[i] ?? 0 }));
-    const improved = pairs.filter((p) => p.treated > p.base).length;
-    const regressed = pairs.filter((p) => p.treated < p.base).length;
-    const interval = pairedBootstrap(pairs, { ...boot, clusterBy: byGroup });
-    return {
-      seed,
-      n,
-      basePass,
-      treatedPass: n ? pairs.reduce((s, p) => s + p.treated, 0) / n : 0,
-      delta: interval.mean,
-      improved,
-      regressed,
-      mcnemarP: mcnemarExact(improved, regressed),
-      interval,
-    };
-  });
-  const avg = tasks.map((t) => ({ group: t.group, base: t.base, treated: seeds.length ? t.bySeed.reduce((a, b) => a + b, 0) / seeds.length : t.base }));
-  const pooled = pairedBootstrap(avg, { ...boot, clusterBy: byGroup });
-  const deltas = perSeed.map((r) => r.delta);
-  const m = deltas.length ? deltas.reduce((a, b) => a + b, 0) / deltas.length : 0;
-  const seedSd = deltas.length > 1 ? Math.sqrt(deltas.reduce((s, d) => s + (d - m) ** 2, 0) / (deltas.length - 1)) : 0;
-  return {
-    perSeed,
-    pooled: { ...pooled, basePass, treatedPass: n ? avg.reduce((s, p) => s + p.treated, 0) / n : 0 },
-    seedSd,
-    method: POOLING_METHOD,
+  const perSeed = seeds.map((seed, i): SeedRow => ({ seed, stats: compareClusters(clusterPairs(tasks.map((t) => ({ group: t.group, base: t.base, treated: t.bySeed[i] ?? 0 }))), opts) }));
+  const deltas = perSeed.map((r) => r.stats.delta);
+  const mean = deltas.reduce((a, b) => a + b, 0) / k;
+  const sd = k > 1 ? Math.sqrt(deltas.reduce((s, d) => s + (d - mean) ** 2, 0) / (k - 1)) : 0;
+
+  const avg = clusterPairs(tasks.map((t) => ({ group: t.group, base: t.base, treated: t.bySeed.reduce((a, b) => a + b, 0) / k })));
+  // Per (group, seed) sums of differences, group-major, in clusterPairs' group order.
+  const g = avg.groups;
+  const order = new Map<string, number>();
+  for (const t of tasks) if (!order.has(t.group)) order.set(t.group, order.size);
+  const bySeed = new Float64Array(g * k);
+  for (const t of tasks) {
+    const gi = order.get(t.group) ?? 0;
+    for (let j = 0; j < k; j++) bySeed[gi * k + j] = (bySeed[gi * k + j] ?? 0) + (t.bySeed[j] ?? 0) - t.base;
+  }
+  const { iterations, seed } = bootstrapSettings(opts);
+  const alpha = opts.alpha ?? 0.05;
+  const level = 1 - alpha;
+  const seGroups = clusterSe(avg.sums, avg.counts);
+  let ci: [number, number] = [-1, 1];
+  if (g >= 2) {
+    const rand = mulberry32(deriveSeed(seed, 3));
+    const tStars = new Float64Array(iterations);
+    const thetas = new Float64Array(iterations);
+    const weights = new Float64Array(k);
+    const groupSums = new Float64Array(g);
+    const drawn = new Int32Array(g);
+    const seStar = new Float64Array(1);
+    for (let it = 0; it < iterations; it++) {
+      weights.fill(0);
+      for (let j = 0; j < k; j++) {
+        const u = Math.floor(rand() * k);
+        weights[u] = (weights[u] ?? 0) + 1 / k;
+      }
+      for (let i = 0; i < g; i++) {
+        let s = 0;
+        for (let j = 0; j < k; j++) s += (weights[j] ?? 0) * (bySeed[i * k + j] ?? 0);
+        groupSums[i] = s;
+      }
+      const t = resampleGroups(groupSums, avg.counts, rand, drawn, seStar);
+      thetas[it] = t;
+      tStars[it] = studentize(t, seStar[0] ?? 0, mean);
+    }
+    if (seGroups > 0) ci = studentizedInterval(mean, seGroups, tStars, level, g, [-1, 1]);
+    else {
+      // No spread between groups: only the seeds move Δ, so their replicates give the interval.
+      thetas.sort();
+      ci = [quantileSorted(thetas, alpha / 2), quantileSorted(thetas, 1 - alpha / 2)];
+    }
+  }
+  const { p, test } = clusteredTest(avg, opts.permutations ?? 20_000, seed);
+  const se = Math.sqrt(seGroups ** 2 + (sd * sd) / k);
+  const power = opts.power ?? 0.8;
+  const pooled: PooledComparison = {
+    seeds: k,
+    n: avg.n,
+    groups: g,
+    basePass: avg.n ? avg.baseSum / avg.n : 0,
+    treatedPass: avg.n ? avg.treatedSum / avg.n : 0,
+    delta: mean,
+    ci,
+    ciMethod: g >= 2 ? studentizedMethod(g, iterations, "hierarchical bootstrap (seeds, then groups)") : `no interval: ${g} source group${g === 1 ? "" : "s"}`,
+    reliable: g >= MIN_RELIABLE_GROUPS,
+    p,
+    test,
+    alpha,
+    significant: p < alpha && (ci[0] > 0 || ci[1] < 0),
+    se,
+    mde: minimumDetectableEffect(se, g, alpha, power),
+    power,
+    iterations,
+    seed,
   };
+  return { perSeed, pooled, spread: { sd, min: Math.min(...deltas), max: Math.max(...deltas) }, method: POOLING_METHOD };
 }

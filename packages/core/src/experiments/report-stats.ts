@@ -1,0 +1,93 @@
+import { clusterBootstrap } from "../stats/bootstrap";
+import { clusterPairs, type PairedInput } from "../stats/clusters";
+import { comparePaired, MDE_FORMULA, significanceLabel, type CompareOptions, type PairedComparison } from "../stats/compare";
+import { POOLING_METHOD } from "../stats/pooling";
+
+// The report's summary rows. Dev is the selection split: the shown adapter won there, so its dev
+// numbers are optimistic by construction and the row type has no p-value, interval or label.
+// The test row is the report's only inference.
+
+export type Interval = { value: number; lo: number; hi: number };
+
+export const DEV_NOTE = "selection split: optimistic by construction";
+
+type Counts = { n: number; improved: number; regressed: number; bothPass: number; bothFail: number };
+
+export type DevSummaryRow = Counts & {
+  split: "dev";
+  /** Observed pass@1, no interval: dev chose the adapter. */
+  base: number;
+  sft: number | null;
+  sftLabel: string | null;
+  delta: number | null;
+  note: typeof DEV_NOTE;
+};
+
+export type TestSummaryRow = Counts & {
+  split: "test";
+  base: Interval;
+  /** null when no adapter result is claimed (base kept). */
+  sft: Interval | null;
+  sftLabel: string | null;
+  /** The clustered comparison: Δ, its interval, the test and p, MDE; null when no adapter is compared. */
+  stats: PairedComparison | null;
+  significant: boolean;
+  label: string;
+};
+
+export type SummaryRow = DevSummaryRow | TestSummaryRow;
+
+/** What the numbers are, stored with the report so every rendering can say it. */
+export const STATS_METHODS = {
+  test: "Clustered by source group: exact McNemar when every group holds one task, else a sign-flip permutation test of per-group sums of differences (exact, Monte Carlo above ~2^20 assignments).",
+  interval: "Studentized cluster bootstrap over source groups (symmetric, never narrower than the small-sample-expanded t interval); marked unreliable below 10 groups.",
+  significance: "Significant only when p < α AND the interval excludes 0.",
+  mde: MDE_FORMULA,
+  pooling: POOLING_METHOD,
+} as const;
+
+/** A task's pass (1) or fail (0) with its source group. */
+export type GroupOutcome = { group: string; pass: number };
+
+function counts(pairs: readonly PairedInput[]): Counts {
+  const c = { n: pairs.length, improved: 0, regressed: 0, bothPass: 0, bothFail: 0 };
+  for (const p of pairs) {
+    if (p.treated > p.base) c.improved++;
+    else if (p.treated < p.base) c.regressed++;
+    else if (p.base === 1) c.bothPass++;
+    else if (p.base === 0) c.bothFail++;
+  }
+  return c;
+}
+
+const mean = (xs: readonly GroupOutcome[]) => (xs.length ? xs.reduce((s, x) => s + x.pass, 0) / xs.length : 0);
+
+/** One model's pass@1 with a studentized cluster-bootstrap interval. */
+export function passRate(outcomes: readonly GroupOutcome[], opts: { iterations: number; seed: number; level?: number }): Interval {
+  const c = clusterPairs(outcomes.map((o) => ({ group: o.group, base: 0, treated: o.pass })));
+  const r = clusterBootstrap(c.sums, c.counts, opts, [0, 1]);
+  return { value: mean(outcomes), lo: r.lo, hi: r.hi };
+}
+
+export function devSummary(pairs: readonly PairedInput[] | null, base: readonly GroupOutcome[], sft: readonly GroupOutcome[] | null, sftLabel: string | null): DevSummaryRow {
+  const c = pairs ? counts(pairs) : { n: base.length, improved: 0, regressed: 0, bothPass: 0, bothFail: 0 };
+  const sftPass = sft ? mean(sft) : null;
+  const delta = pairs && pairs.length ? pairs.reduce((s, p) => s + p.treated - p.base, 0) / pairs.length : null;
+  return { split: "dev", ...c, base: mean(base), sft: sftPass, sftLabel, delta, note: DEV_NOTE };
+}
+
+export function testSummary(
+  pairs: readonly PairedInput[] | null,
+  base: readonly GroupOutcome[],
+  sft: readonly GroupOutcome[] | null,
+  sftLabel: string | null,
+  opts: CompareOptions & { iterations: number; seed: number },
+): TestSummaryRow {
+  const level = 1 - (opts.alpha ?? 0.05);
+  const baseRate = passRate(base, { ...opts, level });
+  if (!pairs || !sft) {
+    return { split: "test", n: base.length, improved: 0, regressed: 0, bothPass: 0, bothFail: 0, base: baseRate, sft: null, sftLabel, stats: null, significant: false, label: "no adapter compared" };
+  }
+  const stats = comparePaired(pairs, opts);
+  return { split: "test", ...counts(pairs), base: baseRate, sft: passRate(sft, { ...opts, level }), sftLabel, stats, significant: stats.significant, label: significanceLabel(stats) };
+}
