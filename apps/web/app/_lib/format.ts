@@ -63,3 +63,6 @@ export const megabytes = (mb: number | null | undefined): string => (mb === null
 
 /** First 8 characters of a uuid or hash: enough to tell rows apart on screen. */
 export const shortId = (id: string | null | undefined): string => (id ? id.slice(0, 8) : "—");
+
+/** "$0.0123" below a dollar, "$12.34" above. */
+export const usd = (n: number): string => `$${n < 1 ? n.toFixed(4) : n.toFixed(2)}`;

@@ -10,7 +10,9 @@ import { Fields, Stat } from "../_components/Stat";
 import { Table } from "../_components/Table";
 import { useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
-import { CollectionBars, OracleBadge, StateBadge, VerdictBadge, usd } from "./parts";
+import { OracleBadge, StateBadge, VerdictBadge } from "../_components/StatusBadges";
+import { usd } from "../_lib/format";
+import { CollectionBars } from "./CollectionBars";
 
 export function CollectionDetail({ id }: { id: string }) {
   const trpc = useTRPC();

@@ -11,7 +11,8 @@ import { Fields, Stat } from "../_components/Stat";
 import { Table } from "../_components/Table";
 import { useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
-import { StateBadge, usd } from "../collections/parts";
+import { StateBadge } from "../_components/StatusBadges";
+import { usd } from "../_lib/format";
 import { modelLabel, type ModelRef } from "@agentlab/core";
 
 export function ExperimentDetail({ id }: { id: string }) {

@@ -9,7 +9,7 @@ import { Table } from "../_components/Table";
 import { Ago } from "../_components/Time";
 import { useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
-import { StateBadge } from "../collections/parts";
+import { StateBadge } from "../_components/StatusBadges";
 
 export function ExperimentsView() {
   const trpc = useTRPC();

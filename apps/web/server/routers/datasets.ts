@@ -3,7 +3,7 @@ import { DomainError } from "@agentlab/core";
 import { datasetSamplesPage, getDataset, listDatasets, listReplays } from "@agentlab/db";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 import { createDataset, exportDataset, startReplay, syncReplay } from "../teacher/datasets";
-import { enqueueTokenize } from "../teacher/tokens";
+import { enqueueTokenize } from "../teacher/token-counts";
 import { syncTeacher } from "../teacher/loops";
 
 const Id = z.object({ id: z.string().uuid() });

@@ -2,7 +2,7 @@ import { router } from "../trpc/init";
 import { agentsRouter } from "./agents";
 import { authRouter } from "./auth";
 import { usersRouter } from "./users";
-import { tokensRouter } from "./tokens";
+import { tokensRouter } from "./api-tokens";
 import { jobsRouter } from "./jobs";
 import { providersRouter } from "./providers";
 import { collectionsRouter } from "./collections";

@@ -1,7 +1,7 @@
 import type { Services } from "../services";
 import { syncGrades } from "./grading";
 import { syncReplays } from "./datasets";
-import { syncTokenizeJobs } from "./tokens";
+import { syncTokenizeJobs } from "./token-counts";
 
 /** One pass of every teacher bookkeeping step; also run on demand by the routers' reads. */
 export async function syncTeacher(services: Services): Promise<void> {
