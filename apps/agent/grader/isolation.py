@@ -1,10 +1,11 @@
-"""Per-candidate isolation inside the bwrap sandbox (Linux only, stdlib ctypes).
+"""Per-process isolation inside the bwrap sandbox (Linux only, stdlib ctypes).
 
-The zygote keeps CAP_SYS_ADMIN in the sandbox's own user namespace (never on the host) so that
-every candidate gets a fresh mount, PID and IPC namespace with its own tmpfs: nothing a
-candidate leaves behind (files, daemons, SysV objects) is visible to the next one, and it can
-neither see nor signal the zygote. The candidate process then drops every capability and sets
-no_new_privs before any untrusted code runs.
+The grading sandbox keeps CAP_SYS_ADMIN and CAP_SETPCAP in its own user namespace (never on the
+host) so that every judge and every candidate gets fresh mount, PID, IPC and network namespaces
+with private tmpfs mounts over a read-only root: nothing one process leaves behind (files,
+daemons, SysV objects, abstract sockets) is visible to another, and none can see or signal a
+process outside its own PID namespace. Before any task or candidate code runs, the process
+empties every capability set (bounding set included, verified) and sets no_new_privs.
 """
 import ctypes
 import os
@@ -13,6 +14,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
 MS_RDONLY = 0x1
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
@@ -25,6 +27,7 @@ PR_CAPBSET_DROP = 24
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 PR_SET_DUMPABLE = 4
+PR_SET_PDEATHSIG = 1
 _CAP_VERSION_3 = 0x20080522
 
 
@@ -35,9 +38,23 @@ def _check(ret: int, what: str) -> None:
 
 
 def enter_private_namespaces() -> None:
-    """New mount + PID + IPC namespaces; mounts made from now on never propagate back."""
-    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC), "unshare")
+    """New mount + PID + IPC + network namespaces (children are born in the new PID namespace);
+    mounts made from now on never propagate back. /dev is re-mounted read-only (device nodes
+    stay usable: a read-only mount does not stop writes to /dev/null)."""
+    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET), "unshare")
     _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
+    make_readonly("/dev")
+
+
+def private_scratch(box: str, box_mb: int) -> None:
+    """Fresh tmpfs mounts for the process's workspace, /tmp and /dev/shm."""
+    mount_tmpfs(box, box_mb)
+    mount_tmpfs("/tmp", 1)
+    mount_tmpfs("/dev/shm", 1)
+
+
+def die_with_parent() -> None:
+    _check(_libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0), "pdeathsig")
 
 
 def mount_tmpfs(target: str, size_mb: int) -> None:
@@ -73,6 +90,19 @@ def drop_all_privileges() -> None:
     data = (_CapData * 2)()
     _check(_libc.capset(ctypes.byref(header), ctypes.byref(data)), "capset")
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    left = {k: v for k, v in cap_sets().items() if v != 0}
+    if left:
+        raise OSError(f"capabilities left after dropping them: {left}")
+
+
+def cap_sets() -> dict:
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(("CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:")):
+                key, value = line.split()
+                out[key.rstrip(":")] = int(value, 16)
+    return out
 
 
 def set_dumpable(on: bool) -> None:

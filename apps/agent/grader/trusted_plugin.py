@@ -7,6 +7,7 @@ JUnit's (classname, name) so that both channels (and the reference run) use one 
 """
 import json
 import os
+import stat
 import xml.etree.ElementTree as ET
 
 from _pytest.junitxml import mangle_test_address
@@ -38,6 +39,10 @@ class TrustedPlugin:
         self.modules = modules
         self.seen = {}
 
+    def id_of(self, nodeid: str) -> str:
+        names = mangle_test_address(nodeid)
+        return test_id(".".join(names[:-1]), names[-1], self.modules)[0]
+
     def _emit(self, nodeid: str, outcome: str) -> None:
         names = mangle_test_address(nodeid)
         tid, layer = test_id(".".join(names[:-1]), names[-1], self.modules)
@@ -66,28 +71,46 @@ class TrustedPlugin:
             self._emit(report.nodeid, "error")
 
 
-def read_plugin_stream(path: str) -> list:
-    out = {}
+def read_regular(path: str, limit: int):
+    """A file's bytes only if it is a regular file (a FIFO or device never blocks us); None otherwise."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_JUNIT_BYTES)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(limit + 1)
+    finally:
+        os.close(fd)
+
+
+def read_plugin_stream(path: str) -> tuple:
+    """(per-test outcomes, judge events such as a candidate timeout); (None, []) if unreadable."""
+    out, events = {}, []
+    data = read_regular(path, MAX_JUNIT_BYTES)
+    if data is None or len(data) > MAX_JUNIT_BYTES:
+        return None, []
     for line in data.decode("utf-8", "replace").splitlines():
         try:
             rec = json.loads(line)
+            if "event" in rec:
+                events.append({"kind": str(rec["event"]), "test": str(rec.get("test", "")), "detail": str(rec.get("detail", ""))[:300]})
+                continue
             out[rec["id"]] = {"id": str(rec["id"]), "layer": str(rec["layer"]), "outcome": str(rec["outcome"]), "message": ""}
         except (ValueError, KeyError, TypeError):
-            return None  # anything unparsable is the candidate writing to our channel
-    return list(out.values())
+            return None, events  # anything unparsable means someone else wrote to our stream
+    return list(out.values()), events
 
 
 def read_junit(path: str, modules: dict) -> list:
+    data = read_regular(path, MAX_JUNIT_BYTES)
+    if data is None or len(data) > MAX_JUNIT_BYTES:
+        return None
     try:
-        if os.path.getsize(path) > MAX_JUNIT_BYTES:
-            return None
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError):
+        root = ET.fromstring(data)
+    except ET.ParseError:
         return None
     tests = []
     for case in root.iter("testcase"):

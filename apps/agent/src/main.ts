@@ -9,8 +9,10 @@ const USAGE = `agentlab-agent — runs agentlab jobs on this box
   enroll --server URL --token T [--name N]   exchange a one-time token for a stored credential
   run [--drain]                              connect and run jobs (SIGUSR2: drain)
   doctor [--json]                            what this box has and what is missing
-  grade --task TASK.json --candidate FILE [--json] [--backend bwrap|process]
-                                             grade one candidate offline and print the verdict`;
+  grade --task TASK.json --candidate FILE [--json] [--backend bwrap|process] [--isolation judge|in_process]
+                                             grade one candidate offline and print the verdict
+  grade --batch FILE.jsonl [--json] [...]    grade {"task": PATH, "candidate": PATH} lines in order,
+                                             one warm sandbox, one result line per input line`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

@@ -1,19 +1,25 @@
 import { randomBytes } from "node:crypto";
 import {
-  decideVerdict, DEFAULT_GRADE_LIMITS, GRADER_VERSION, GradeLimits, type CandidateFile, type GradeResult, type TaskSpec, type TestOutcome,
+  decideVerdict, DEFAULT_GRADE_LIMITS, GRADER_VERSION, GradeLimits, type CandidateFile, type GradeResult, type GradingIsolation, type TaskSpec,
+  type TestOutcome,
 } from "@agentlab/core";
-import { Zygote, type RunnerRequest, type RunnerResponse, type RunnerTest } from "../sandbox/zygote";
+import { emptyResponse, Zygote, type RunnerRequest, type RunnerResponse, type RunnerTest } from "../sandbox/zygote";
 import type { SandboxConfig } from "../sandbox/types";
 
-// Three-layer grading (syntax → public tests → hidden tests) under the fake-pass protocol of
-// brief §5. The workspace is rebuilt for every candidate from the task's pristine files with
-// only the main files replaced; tests, the trusted ini and a random canary are ours.
+// Three-layer grading (syntax → public tests → hidden tests) by a judge the candidate cannot
+// reach (brief §5, docs/grading.md): the tests run in a judge process, the candidate's module in
+// a separate sandboxed process that never sees the tests or the reference. The candidate side is
+// rebuilt for every candidate from the task's pristine files with only the main files replaced.
 
 
 export type GradeOptions = {
   /** Ids from the reference run; null computes nothing and skips the id-set check (reference runs). */
   expectedIds: readonly string[] | null;
   limits?: Partial<GradeLimits>;
+  /** The task's mode from its audit; default the isolated judge. */
+  isolation?: GradingIsolation;
+  /** The job's signal: an abort (shutdown, cancel) kills the sandbox and yields infra_error. */
+  signal?: AbortSignal;
 };
 
 /** The candidate's files restricted to the task's main files; everything else is reported and ignored. */
@@ -78,12 +84,12 @@ export class Grader {
     else this.idle.push(z);
   }
 
-  async runRaw(req: RunnerRequest): Promise<RunnerResponse> {
+  async runRaw(req: RunnerRequest, signal?: AbortSignal): Promise<RunnerResponse> {
     const z = await this.acquire();
     try {
-      return await z.request(req);
+      return await z.request(req, signal);
     } catch (e) {
-      return { ...emptyResponse(), infra_error: e instanceof Error ? e.message : String(e) };
+      return emptyResponse({ infra_error: e instanceof Error ? e.message : String(e) });
     } finally {
       this.release(z);
     }
@@ -98,8 +104,13 @@ export class Grader {
       ...task.hidden_tests.map((t) => ({ ...t, layer: "hidden" as const })),
       { path: canary.path, content: canary.content, layer: "canary" as const },
     ];
-    const res = await this.runRaw({ candidate: ws.main, files: ws.files, tests, limits });
+    const isolation = opts.isolation ?? "judge";
+    const support = task.files.filter((f) => f.role !== "main").map(({ path, content }) => ({ path, content }));
+    const original = task.files.filter((f) => f.role === "main").map(({ path, content }) => ({ path, content }));
+    const res = await this.runRaw({ candidate: ws.main, original, support, tests, limits, isolation }, opts.signal);
     const decision = decideVerdict({
+      interrupted: res.interrupted,
+      events: res.events,
       infraError: res.infra_error,
       syntaxErrors: res.syntax_errors ?? [],
       limit: res.limit,
@@ -115,6 +126,7 @@ export class Grader {
     return {
       verdict: decision.verdict,
       backend: this.cfg.backend,
+      isolation,
       unsandboxed,
       graderVersion: GRADER_VERSION,
       reasons: decision.reasons,
@@ -124,6 +136,7 @@ export class Grader {
       signal: res.signal,
       stdoutTail: (res.stdout ?? "").slice(-4000),
       stderrTail: (res.stderr ?? "").slice(-2000),
+      candidateOutputTail: (res.candidate_output ?? "").slice(-4000),
       wallTimeMs: res.wall_ms ?? 0,
       cpuTimeMs: res.cpu_ms,
       peakMemoryKb: res.cgroup_peak_kb ?? res.maxrss_kb,
@@ -131,8 +144,12 @@ export class Grader {
   }
 
   /** Ids the reference solution produces (canary excluded), with its own grade result. */
-  async referenceIds(task: TaskSpec, limits?: Partial<GradeLimits>): Promise<{ ids: string[]; result: GradeResult }> {
-    const result = await this.grade(task, task.reference, { expectedIds: null, limits });
+  async referenceIds(
+    task: TaskSpec,
+    limits?: Partial<GradeLimits>,
+    opts: { isolation?: GradingIsolation; signal?: AbortSignal } = {},
+  ): Promise<{ ids: string[]; result: GradeResult }> {
+    const result = await this.grade(task, task.reference, { expectedIds: null, limits, ...opts });
     return { ids: result.tests.map((t) => t.id).sort(), result };
   }
 
@@ -141,9 +158,3 @@ export class Grader {
   }
 }
 
-function emptyResponse(): RunnerResponse {
-  return {
-    syntax_errors: [], limit: null, limit_detail: "", infra_error: null, runner_lost: false, exit_code: null, signal: null,
-    junit: null, plugin: null, stdout: "", stderr: "", output_truncated: false, wall_ms: 0, cpu_ms: null, maxrss_kb: null, cgroup_peak_kb: null,
-  };
-}

@@ -19,8 +19,11 @@ export function makeAuditHandler(grader: Grader, cfg: SandboxConfig): JobHandler
       maxMutants: p.maxMutants,
       limits: p.limits,
       mutate: (source, max) => mutantsSandboxed(cfg, source, max),
+      signal: ctx.signal,
     });
-    ctx.log.info({ taskId: p.task.id, status: result.status, score: result.mutationScore }, "audited");
+    // An audit the agent interrupted is incomplete, not a finding about the task: requeue it.
+    if (ctx.signal.aborted) return { reason: "infra_error", error: `audit interrupted: ${String(ctx.abortReason() ?? "aborted")}` };
+    ctx.log.info({ taskId: p.task.id, status: result.status, score: result.mutationScore, isolation: result.isolation }, "audited");
     return { reason: "succeeded", result: { audit: result } };
   };
 }

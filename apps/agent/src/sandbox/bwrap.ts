@@ -26,6 +26,8 @@ export type BwrapOptions = {
   chdir: string;
   /** Capabilities kept inside the sandbox's own user namespace (the zygote's CAP_SYS_ADMIN). */
   capAdd?: string[];
+  /** Make the sandbox's root read-only once its mounts exist (the grading zygote). */
+  readOnlyRoot?: boolean;
 };
 
 export function bwrapArgv(o: BwrapOptions, argv: string[]): string[] {
@@ -40,7 +42,9 @@ export function bwrapArgv(o: BwrapOptions, argv: string[]): string[] {
   a.push("--size", String(o.limits.tmpfsMb << 20), "--tmpfs", "/tmp");
   a.push("--ro-bind", o.cfg.graderDir, GRADER_MOUNT);
   for (const [k, v] of Object.entries(SANDBOX_ENV)) a.push("--setenv", k, v);
-  a.push(...o.extra, "--chdir", o.chdir, "--", ...argv);
+  a.push(...o.extra);
+  if (o.readOnlyRoot) a.push("--remount-ro", "/");
+  a.push("--chdir", o.chdir, "--", ...argv);
   return a;
 }
 

@@ -16,6 +16,8 @@ export type Cgroup = {
   dirs: string[];
   counters(): { oomKills: number; pidsMaxHits: number; peakMemoryKb: number | null; cpuMs: number | null };
   resetPeak(): void;
+  /** The memory charged to the sandbox now (page cache of its tmpfs mounts included). */
+  memoryKb(): number;
   procs(): number[];
   destroy(): void;
 };
@@ -78,6 +80,7 @@ function createV2(dir: string, l: CgroupLimits): Cgroup {
       cpuMs: field(read(join(dir, "cpu.stat")), "usage_usec") / 1000,
     }),
     resetPeak: () => undefined,
+    memoryKb: () => Math.round(Number(read(join(dir, "memory.current")) || 0) / 1024),
     procs: () => procsOf([dir]),
     destroy: () => destroyDirs([dir], true),
   };
@@ -121,6 +124,7 @@ function createV1(name: string, l: CgroupLimits): Cgroup {
         // best effort: the peak then spans the sandbox's lifetime
       }
     },
+    memoryKb: () => Math.round(Number(read(join(mem, "memory.usage_in_bytes")) || 0) / 1024),
     procs: () => procsOf(dirs),
     destroy: () => destroyDirs(dirs, false),
   };

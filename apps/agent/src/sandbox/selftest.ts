@@ -1,12 +1,18 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { TaskSpec } from "@agentlab/core";
+import { Grader } from "../grading/grader";
 import { run } from "./run";
 import { DEFAULT_SANDBOX_LIMITS, type SandboxConfig } from "./types";
 
 // The agent runs this at start and refuses to grade when it fails (brief §5). Each probe is a
 // known escape; the sandboxed script reports which ones worked. Not being able to run the probe
-// at all is a failure too.
+// at all is a failure too. Then the limits: a candidate, graded like any other, tries to fork
+// more processes and allocate more memory than its limits allow; a limit that does not hold
+// (no writable cgroup and no working fallback) fails the self-test, so the agent never grades
+// unbounded code. A baseline test (a few processes, a little memory) must pass, or the probe
+// itself is broken and proves nothing.
 
 const PROBE = String.raw`
 import json, os, socket, ctypes
@@ -32,7 +38,65 @@ r["env_leak"] = any(k.startswith("AGENTLAB") or "SECRET" in k or "TOKEN" in k fo
 print(json.dumps(r))
 `;
 
-export type SelfTestResult = { ok: boolean; sandboxed: boolean; detail: string; escapes: string[] };
+export type LimitReport = { processes: boolean; memory: boolean; detail: string };
+export type SelfTestResult = { ok: boolean; sandboxed: boolean; detail: string; escapes: string[]; limits?: LimitReport };
+
+const PROBE_LIMITS = { pids: 32, memoryMb: 128, wallTimeoutS: 20, testTimeoutS: 15 };
+const OVER = { procs: 96, memoryMb: 1024 };
+const LIMIT_PROBE = `import os, time
+def procs(n):
+    made = 0
+    for _ in range(n):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        made += 1
+    return made
+def memory(mb):
+    blocks = []
+    try:
+        for _ in range(mb // 16):
+            b = bytearray(16 << 20)
+            b[::4096] = b"\\x01" * len(range(0, len(b), 4096))
+            blocks.append(b)
+    except MemoryError:
+        pass
+    return 16 * len(blocks)
+`;
+const limitTask = (): TaskSpec => ({
+  id: "agentlab-selftest-limits", source_group: "agentlab-selftest", language: "python", instruction: "", metadata: {},
+  files: [{ path: "probe.py", role: "main", content: LIMIT_PROBE }],
+  public_tests: [{ path: "test_baseline.py", content: "from probe import procs, memory\n\ndef test_baseline():\n    assert procs(4) == 4\n    assert memory(32) == 32\n" }],
+  hidden_tests: [
+    { path: "test_procs.py", content: `from probe import procs\n\ndef test_procs():\n    assert procs(${OVER.procs}) == ${OVER.procs}\n` },
+    { path: "test_memory.py", content: `from probe import memory\n\ndef test_memory():\n    assert memory(${OVER.memoryMb}) == ${OVER.memoryMb}\n` },
+  ],
+  reference: [{ path: "probe.py", content: LIMIT_PROBE }],
+});
+
+/** Do the process and memory limits hold for a graded candidate? (Each probe runs in its own grade.) */
+export async function probeLimits(cfg: SandboxConfig, limits: Partial<typeof PROBE_LIMITS> = {}): Promise<LimitReport> {
+  const grader = new Grader(cfg, { workers: 1, limits: { ...PROBE_LIMITS, ...limits } });
+  try {
+    const task = limitTask();
+    const r = await grader.grade(task, task.reference, { expectedIds: null });
+    const outcome = (id: string) => r.tests.find((t) => t.id === id)?.outcome ?? "missing";
+    if (outcome("test_baseline::test_baseline") !== "passed") {
+      return { processes: false, memory: false, detail: `limit probe broken (${r.verdict}: ${r.reasons.slice(0, 2).join("; ")})` };
+    }
+    const processes = outcome("test_procs::test_procs") !== "passed";
+    const memory = outcome("test_memory::test_memory") !== "passed";
+    const held = [processes ? "processes" : null, memory ? "memory" : null].filter(Boolean).join(", ") || "none";
+    const missing = [processes ? null : `processes (forked ${OVER.procs} under a limit of ${PROBE_LIMITS.pids})`, memory ? null : `memory (allocated ${OVER.memoryMb} MB under ${PROBE_LIMITS.memoryMb} MB)`].filter(Boolean);
+    return { processes, memory, detail: missing.length ? `limits NOT enforced: ${missing.join("; ")}` : `limits enforced: ${held}` };
+  } finally {
+    grader.close();
+  }
+}
 
 export async function selfTest(cfg: SandboxConfig): Promise<SelfTestResult> {
   if (cfg.backend === "process") {
@@ -45,7 +109,11 @@ export async function selfTest(cfg: SandboxConfig): Promise<SelfTestResult> {
     if (r.exitCode !== 0) return { ok: false, sandboxed: true, detail: `probe did not run (exit ${String(r.exitCode ?? r.signal)}): ${r.stderr.slice(-300)}`, escapes: [] };
     const results = JSON.parse(r.stdout.trim().split("\n").pop() ?? "{}") as Record<string, boolean>;
     const escapes = Object.entries(results).filter(([, v]) => v).map(([k]) => k);
-    return { ok: escapes.length === 0 && Object.keys(results).length >= 9, sandboxed: true, detail: escapes.length ? `escapes: ${escapes.join(", ")}` : "all escape probes contained", escapes };
+    const contained = escapes.length === 0 && Object.keys(results).length >= 9;
+    if (!contained) return { ok: false, sandboxed: true, detail: escapes.length ? `escapes: ${escapes.join(", ")}` : "escape probe incomplete", escapes };
+    const limits = await probeLimits(cfg);
+    const ok = limits.processes && limits.memory;
+    return { ok, sandboxed: true, detail: `all escape probes contained; ${limits.detail}`, escapes, limits };
   } catch (e) {
     return { ok: false, sandboxed: true, detail: `self-test error: ${e instanceof Error ? e.message : String(e)}`, escapes: [] };
   } finally {

@@ -50,4 +50,6 @@ export type SandboxConfig = {
   gid: number;
   /** Parent for per-run scratch directories of the process backend. */
   scratchDir: string;
+  /** false: never create cgroups (what an agent without root sees); rlimits must then hold. */
+  cgroups?: boolean;
 };

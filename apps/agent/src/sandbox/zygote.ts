@@ -5,19 +5,31 @@ import { createInterface } from "node:readline";
 import { randomBytes } from "node:crypto";
 import { bwrapArgv, confinedArgv, GRADER_MOUNT, SANDBOX_ENV } from "./bwrap";
 import { createCgroup, type Cgroup } from "./cgroup";
+import type { GradingIsolation } from "@agentlab/core";
 import type { SandboxConfig, SandboxLimits } from "./types";
 
-// A long-lived grading sandbox: one bwrap instance whose python has pytest imported, answering
-// one request at a time (runner.py). Every candidate still gets fresh mount/PID/IPC namespaces, a
-// fresh tmpfs and no capabilities; the sandbox itself is replaced whenever anything about it
-// looks wrong (a missed deadline, an unparsable answer, a process that outlived its request).
+// A long-lived grading sandbox: one bwrap instance (read-only root) whose python has pytest
+// imported, answering one request at a time (runner.py). Per request, a judge process runs the
+// tests and a separate candidate process holds the candidate's code (judge.py), each in fresh
+// mount/PID/IPC/network namespaces with its own tmpfs and no capabilities. The sandbox itself is
+// replaced whenever anything about it looks wrong: a missed deadline, an unparsable answer, a
+// process that outlived its request, or a memory charge that did not return to its baseline.
 
+type File = { path: string; content: string };
 export type RunnerRequest = {
-  candidate: { path: string; content: string }[];
-  files: { path: string; content: string }[];
-  tests: { path: string; content: string; layer: "public" | "hidden" | "canary" }[];
-  limits: SandboxLimits;
+  /** The candidate's main files: the only code that runs in the candidate process. */
+  candidate: File[];
+  /** The task's own main files: their top-level names decide what a star import brings in. */
+  original: File[];
+  /** The task's other files (public context), present on both sides. */
+  support: File[];
+  tests: (File & { layer: "public" | "hidden" | "canary" })[];
+  limits: SandboxLimits & { testTimeoutS: number };
+  /** `judge`: tests and candidate in separate processes; `in_process`: the labelled weaker mode. */
+  isolation: GradingIsolation;
 };
+
+export type RunnerEvent = { kind: string; test: string; detail: string };
 
 export type RunnerTest = { id: string; layer: string; outcome: string; message: string };
 export type RunnerResponse = {
@@ -30,7 +42,12 @@ export type RunnerResponse = {
   signal: string | null;
   junit: RunnerTest[] | null;
   plugin: RunnerTest[] | null;
+  events: RunnerEvent[];
   stdout: string;
+  candidate_output: string;
+  candidate_restarts: number;
+  /** Set when the agent itself stopped the grade (shutdown, cancel): never a verdict. */
+  interrupted: string | null;
   stderr: string;
   output_truncated: boolean;
   wall_ms: number;
@@ -39,10 +56,15 @@ export type RunnerResponse = {
   cgroup_peak_kb: number | null;
 };
 
-const lost = (why: string): RunnerResponse => ({
-  syntax_errors: [], limit: null, limit_detail: "", infra_error: null, runner_lost: true, exit_code: null, signal: null,
-  junit: null, plugin: null, stdout: "", stderr: why, output_truncated: false, wall_ms: 0, cpu_ms: null, maxrss_kb: null, cgroup_peak_kb: null,
+export const emptyResponse = (over: Partial<RunnerResponse> = {}): RunnerResponse => ({
+  syntax_errors: [], limit: null, limit_detail: "", infra_error: null, runner_lost: false, exit_code: null, signal: null,
+  junit: null, plugin: null, events: [], stdout: "", candidate_output: "", candidate_restarts: 0, interrupted: null, stderr: "",
+  output_truncated: false, wall_ms: 0, cpu_ms: null, maxrss_kb: null, cgroup_peak_kb: null, ...over,
 });
+const lost = (why: string): RunnerResponse => emptyResponse({ runner_lost: true, stderr: why });
+
+/** Memory a warm sandbox may keep above its post-start charge before it is replaced. */
+const MEMORY_SLACK_KB = 48 << 10;
 
 export class Zygote {
   private child: ChildProcess | null = null;
@@ -51,6 +73,7 @@ export class Zygote {
   private stderr = "";
   private scratch: string;
   private baselineProcs = 0;
+  private baselineMemoryKb = 0;
 
   constructor(private readonly cfg: SandboxConfig, private readonly limits: SandboxLimits) {
     this.scratch = join(cfg.scratchDir, `zygote-${process.pid}-${randomBytes(4).toString("hex")}`);
@@ -66,9 +89,15 @@ export class Zygote {
     let env: Record<string, string>;
     if (this.sandboxed) {
       // The zygote's python needs the pids/memory room of one candidate plus its own.
-      this.cg = createCgroup({ pids: this.limits.pids + 8, memoryMb: this.limits.memoryMb + 128, cpus: 1 });
+      // Room for one judge and one candidate next to the two zygotes.
+      this.cg = this.cfg.cgroups === false ? null : createCgroup({ pids: this.limits.pids + 12, memoryMb: this.limits.memoryMb + 192, cpus: 1 });
       const argv = [py, "-s", "-P", `${GRADER_MOUNT}/runner.py`, "--mode", "sandbox", "--ini", `${GRADER_MOUNT}/pytest.ini`];
-      const inner = bwrapArgv({ cfg: this.cfg, limits: this.limits, extra: ["--dir", "/box"], chdir: "/tmp", capAdd: ["CAP_SYS_ADMIN"] }, argv);
+      // CAP_SYS_ADMIN and CAP_SETPCAP exist only in the sandbox's own user namespace: the first
+      // makes fresh namespaces per judge and candidate, the second empties their bounding sets.
+      const inner = bwrapArgv(
+        { cfg: this.cfg, limits: this.limits, extra: ["--dir", "/box"], chdir: "/tmp", capAdd: ["CAP_SYS_ADMIN", "CAP_SETPCAP"], readOnlyRoot: true },
+        argv,
+      );
       ({ argv: cmd, env } = confinedArgv(this.cfg, this.limits, this.cg?.dirs ?? [], inner, { cpuLimit: false, dropUid: true }));
     } else {
       mkdirSync(this.scratch, { recursive: true });
@@ -92,6 +121,7 @@ export class Zygote {
       throw new Error(`grading sandbox failed to start: ${why.trim() || "no answer"}`);
     }
     this.baselineProcs = this.cg?.procs().length ?? 0;
+    this.baselineMemoryKb = this.cg?.memoryKb() ?? 0;
   }
 
   private async nextLine(timeoutMs: number): Promise<string | null> {
@@ -109,24 +139,35 @@ export class Zygote {
     }
   }
 
-  /** Grades one request. Never throws for candidate behaviour; a broken sandbox is restarted. */
-  async request(req: RunnerRequest): Promise<RunnerResponse> {
+  /**
+   * Grades one request. Never throws for candidate behaviour; a broken sandbox is restarted.
+   * An abort (the agent's shutdown, a cancel) kills the sandbox and answers `interrupted`.
+   */
+  async request(req: RunnerRequest, signal?: AbortSignal): Promise<RunnerResponse> {
+    if (signal?.aborted) return emptyResponse({ interrupted: String(signal.reason ?? "aborted") });
     if (!this.child) await this.start();
     const child = this.child;
     if (!child) return lost("sandbox not running");
     this.cg?.resetPeak();
     const before = this.cg?.counters();
     const id = randomBytes(6).toString("hex");
-    child.stdin?.write(JSON.stringify({ id, ...req, addressSpaceLimit: !this.cg }) + "\n");
+    const body = Buffer.from(JSON.stringify({ id, ...req, addressSpaceLimit: !this.cg }));
+    child.stdin?.write(Buffer.concat([Buffer.from(`${body.length}\n`), body]));
+    const onAbort = () => this.stop();
+    signal?.addEventListener("abort", onAbort, { once: true });
     const line = await this.nextLine((req.limits.wallTimeoutS + 15) * 1000);
+    signal?.removeEventListener("abort", onAbort);
+    if (signal?.aborted) {
+      this.stop();
+      return emptyResponse({ interrupted: String(signal.reason ?? "aborted") });
+    }
     let res: RunnerResponse;
     try {
-      res = line ? (JSON.parse(line) as RunnerResponse) : lost(`no answer from the runner: ${this.stderr.slice(-500)}`);
+      res = line ? { ...emptyResponse(), ...(JSON.parse(line) as Partial<RunnerResponse>) } : lost(`no answer from the runner: ${this.stderr.slice(-500)}`);
     } catch {
       res = lost("unparsable answer from the runner");
     }
     res.runner_lost = Boolean(res.runner_lost) || !line;
-    res.stderr = res.stderr ?? "";
     const after = this.cg?.counters();
     res.cgroup_peak_kb = after?.peakMemoryKb ?? null;
     if (before && after && !res.limit && (after.oomKills > before.oomKills || after.pidsMaxHits > before.pidsMaxHits)) {
@@ -135,7 +176,8 @@ export class Zygote {
     }
     // Anything unusual: never reuse this sandbox for another candidate.
     const extra = (this.cg?.procs().length ?? 0) > this.baselineProcs;
-    if (res.runner_lost || extra || (line && (JSON.parse(line) as { id?: string }).id !== id)) this.stop();
+    const grown = this.cg ? this.cg.memoryKb() > this.baselineMemoryKb + MEMORY_SLACK_KB : false;
+    if (res.runner_lost || extra || grown || (line && (JSON.parse(line) as { id?: string }).id !== id)) this.stop();
     return res;
   }
 

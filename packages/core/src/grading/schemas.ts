@@ -6,7 +6,17 @@ import { TaskSpec, TaskTestFile } from "../tasks/spec";
 // payloads/results and are stored with every graded candidate.
 
 /** Recorded with every grade; bump it when the protocol, runner or pinned pytest changes. */
-export const GRADER_VERSION = "agentlab-grader/1 pytest-8.3.4";
+export const GRADER_VERSION = "agentlab-grader/2 judge pytest-8.3.4";
+
+/**
+ * How a task is graded. `judge`: the tests and pytest run in a judge process and the candidate's
+ * module in a separate sandboxed process, reached over a by-value channel (docs/grading.md).
+ * `in_process`: the candidate's module is imported into the pytest process; the weaker mode,
+ * only for tasks whose tests need the candidate's objects themselves (found at audit time), and
+ * labelled on every verdict and report.
+ */
+export const GradingIsolation = z.enum(["judge", "in_process"]);
+export type GradingIsolation = z.infer<typeof GradingIsolation>;
 
 export const GradeVerdict = z.enum([
   "pass",
@@ -36,6 +46,8 @@ export type TestOutcome = z.infer<typeof TestOutcome>;
 
 export const GradeLimits = z.object({
   wallTimeoutS: z.number().positive().max(600).default(10),
+  /** Time one test (or one module import) may wait on the candidate before it fails as a timeout. */
+  testTimeoutS: z.number().positive().max(600).default(3),
   cpuSeconds: z.number().int().positive().max(600).default(10),
   memoryMb: z.number().int().min(32).max(16384).default(512),
   maxOutputBytes: z.number().int().min(1024).max(16 << 20).default(64 << 10),
@@ -53,6 +65,7 @@ export type CandidateFile = z.infer<typeof CandidateFile>;
 export const GradeResult = z.object({
   verdict: GradeVerdict,
   backend: SandboxBackend,
+  isolation: GradingIsolation.default("judge"),
   /** True when the `process` backend graded it: no namespaces, no cgroup, no uid drop. */
   unsandboxed: z.boolean(),
   graderVersion: z.string(),
@@ -64,6 +77,8 @@ export const GradeResult = z.object({
   signal: z.string().nullable(),
   stdoutTail: z.string(),
   stderrTail: z.string(),
+  /** What the candidate process printed outside of calls (fd 1/2 directly); the judge's is stdoutTail. */
+  candidateOutputTail: z.string().default(""),
   wallTimeMs: z.number().nonnegative(),
   cpuTimeMs: z.number().nonnegative().nullable(),
   peakMemoryKb: z.number().nonnegative().nullable(),
@@ -76,6 +91,8 @@ export const GradeJobPayload = z.object({
   /** Test ids the reference produced; computed by a reference run on the agent when absent. */
   expectedTestIds: z.array(z.string()).optional(),
   limits: GradeLimits.partial().default({}),
+  /** From the task's admission audit; absent = the isolated judge. */
+  isolation: GradingIsolation.default("judge"),
 });
 export type GradeJobPayload = z.input<typeof GradeJobPayload>;
 
@@ -110,5 +127,9 @@ export const AuditResult = z.object({
   mutationScore: z.number().min(0).max(1).nullable(),
   surviving: z.array(SurvivingMutant),
   unsandboxed: z.boolean(),
+  /** The mode the task needs; `in_process` only when the reference passes there and not in the judge. */
+  isolation: GradingIsolation.default("judge"),
+  /** Why the task needs in-process grading (the judge's failures of the reference), else empty. */
+  isolationReason: z.string().default(""),
 });
 export type AuditResult = z.infer<typeof AuditResult>;

@@ -30,7 +30,18 @@ describe("decideVerdict", () => {
     expect(decideVerdict(ev({ exitCode: 0 })).verdict).toBe("tampered");
     expect(decideVerdict(ev({ junit: null })).verdict).toBe("tampered");
     expect(decideVerdict(ev({ plugin: tests("passed", "failed") })).verdict).toBe("tampered");
-    expect(decideVerdict(ev({ runnerLost: true })).verdict).toBe("tampered");
+  });
+  it("never turns the agent's own interruption or a lost runner into a verdict about the candidate", () => {
+    expect(decideVerdict(ev({ runnerLost: true })).verdict).toBe("infra_error");
+    expect(decideVerdict(ev({ interrupted: "shutdown", exitCode: null, junit: null })).verdict).toBe("infra_error");
+  });
+  it("names the tests whose candidate calls timed out, and flags a broken channel as tampered", () => {
+    const failing = tests("passed", "failed");
+    const slow = decideVerdict(ev({ junit: failing, plugin: failing, events: [{ kind: "timeout", test: "test_hidden::test_b", detail: "no answer" }] }));
+    expect(slow.verdict).toBe("timeout");
+    expect(slow.reasons[0]).toContain("test_hidden::test_b");
+    expect(decideVerdict(ev({ events: [{ kind: "protocol", test: "test_public::test_a", detail: "unparsable frame" }] })).verdict).toBe("tampered");
+    expect(decideVerdict(ev({ events: [{ kind: "exited", test: "test_public::test_a", detail: "eof" }] })).verdict).toBe("pass");
   });
   it("requires the reference's test ids, except for modules that failed to import", () => {
     expect(decideVerdict(ev({ expectedIds: ["test_public::test_a", "test_hidden::test_b", "test_hidden::test_c"] })).verdict).toBe("tampered");

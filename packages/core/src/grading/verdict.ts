@@ -1,13 +1,22 @@
 import type { GradeVerdict, TestOutcome } from "./schemas";
 
-// The fake-pass protocol's decision (architecture brief §5), kept pure so that every rule is
-// unit-tested. The in-sandbox runner reports what happened through two independent channels
-// (pytest's JUnit XML and our trusted plugin's hook stream) plus the real exit status that the
-// supervisor got from wait(); a pass needs all of them to tell the same story.
+// The verdict (architecture brief §5), kept pure so that every rule is unit-tested. The judge
+// process reports what happened through two channels (pytest's JUnit XML and our plugin's hook
+// stream), the real exit status its supervisor got from wait(), and events about the candidate
+// process (a call that timed out, a broken channel). In the isolated judge none of these can be
+// written by candidate code; in the in-process mode the agreement of both channels and the canary
+// are what is left. The agent's own interruptions are never a verdict about the candidate.
+
+/** What the judge saw of the candidate process: `timeout` (a call outlived the test's budget),
+ * `exited` (the process died), `protocol` (it broke the channel), `resource_limit` (an answer too large). */
+export type CandidateEvent = { kind: string; test: string; detail: string };
 
 export type RunEvidence = {
   /** Set when grading could not happen for reasons outside the candidate (missing python …). */
   infraError: string | null;
+  /** The agent stopped the grade itself (shutdown, cancel, lost lease): requeue, never judge. */
+  interrupted?: string | null;
+  events?: CandidateEvent[];
   /** Candidate files that do not compile, with the compiler's message. */
   syntaxErrors: string[];
   limit: "timeout" | "resource_limit" | null;
@@ -31,12 +40,21 @@ export const COLLECT_SUFFIX = "::[collection]";
 const moduleOf = (id: string): string => id.split("::")[0] ?? id;
 
 export function decideVerdict(ev: RunEvidence): Decision {
+  if (ev.interrupted) return { verdict: "infra_error", reasons: [`grading interrupted by the agent: ${ev.interrupted}`] };
   if (ev.infraError) return { verdict: "infra_error", reasons: [ev.infraError] };
   if (ev.syntaxErrors.length > 0) return { verdict: "fail_syntax", reasons: ev.syntaxErrors };
   if (ev.limit) return { verdict: ev.limit, reasons: [ev.limitDetail || ev.limit] };
-  if (ev.runnerLost) return { verdict: "tampered", reasons: ["the trusted runner was killed or disturbed"] };
+  // The candidate runs in another process and cannot reach the runner: a lost runner is ours.
+  if (ev.runnerLost) return { verdict: "infra_error", reasons: ["the grading sandbox stopped answering"] };
+  const events = ev.events ?? [];
+  const broke = events.filter((e) => e.kind === "protocol");
+  if (broke.length > 0) return { verdict: "tampered", reasons: broke.map((e) => `the candidate broke the judge channel${e.test ? ` in ${e.test}` : ""}: ${e.detail}`) };
   const tamper = tamperEvidence(ev);
   if (tamper.length > 0) return { verdict: "tampered", reasons: tamper };
+  const slow = events.filter((e) => e.kind === "timeout");
+  if (slow.length > 0) return { verdict: "timeout", reasons: slow.map((e) => `${e.test || "a module import"} timed out: ${e.detail}`) };
+  const big = events.filter((e) => e.kind === "resource_limit");
+  if (big.length > 0) return { verdict: "resource_limit", reasons: big.map((e) => `${e.test}: ${e.detail}`) };
   const tests = (ev.junit ?? []).filter((t) => t.layer !== "canary");
   const failing = (layer: "public" | "hidden") => tests.filter((t) => t.layer === layer && t.outcome !== "passed");
   const pub = failing("public");

@@ -1,0 +1,386 @@
+"""One side of the judge <-> candidate channel: a symmetric, single-threaded RPC peer.
+
+Each side owns its objects; what cannot cross by value (wire.py) crosses as a handle, and the
+other side's proxy sends every operation back to the owner. While a side waits for an answer it
+serves the other side's nested requests (a candidate calling a test's `key=` lambda), so calls
+may nest to any depth. The judge's proxies for candidate objects answer comparisons, hashing and
+truth on the judge's side (identity, or an error): a candidate never decides whether two values
+are equal, only which values it produces. The candidate may call back into judge objects that a
+test handed to it, but never reach their private attributes (`__globals__` would expose the tests).
+"""
+import io
+import sys
+import time
+
+import wire
+
+OPS_ON_JUDGE_OBJECTS = frozenset({"get", "set", "call", "iter", "next", "len", "getitem", "setitem", "repr", "str"})
+MAX_CAPTURE = 64 << 10
+
+
+class CandidateError(RuntimeError):
+    """The candidate raised something that has no faithful counterpart on the judge's side."""
+
+
+class CandidateLost(RuntimeError):
+    """The candidate process is gone (it exited, crashed or was replaced after a timeout)."""
+
+
+def _failed_base():
+    # pytest's Failed is a BaseException: a test's `except Exception` cannot swallow a timeout.
+    try:
+        import pytest
+
+        return pytest.fail.Exception
+    except ImportError:  # the candidate side never needs it
+        return BaseException
+
+
+class CandidateTimeout(_failed_base()):
+    pass
+
+
+class Proxy:
+    """A handle to an object owned by the peer. Attributes live in slots so that reading our own
+    bookkeeping never turns into a remote call."""
+
+    __slots__ = ("_peer", "_hid", "_gen", "_kind", "_name")
+
+    def __init__(self, peer, hid, gen, kind, name=None):
+        for k, v in (("_peer", peer), ("_hid", hid), ("_gen", gen), ("_kind", kind), ("_name", name)):
+            object.__setattr__(self, k, v)
+
+    def _target(self):
+        if self._name is not None:
+            return ["N", self._name[0], self._name[1]]
+        return ["H", self._hid, self._gen]
+
+    def _op(self, op, *args, **extra):
+        return self._peer.request(op, self._target(), list(args), **extra)
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__") and name not in ("__name__", "__qualname__", "__doc__"):
+            raise AttributeError(name)
+        return self._op("get", name)
+
+    def __setattr__(self, name, value):
+        self._op("set", name, value)
+
+    def __call__(self, *args, **kwargs):
+        return self._peer.call(self._target(), args, kwargs)
+
+    def __iter__(self):
+        return self if self._kind == "iter" else self._op("iter")
+
+    def __next__(self):
+        return self._peer.next(self._target())
+
+    def __len__(self):
+        n = self._op("len")
+        if type(n) is not int or n < 0:
+            raise TypeError("len() of a candidate object must be a non-negative int")
+        return n
+
+    def __getitem__(self, key):
+        return self._op("getitem", key)
+
+    def __setitem__(self, key, value):
+        self._op("setitem", key, value)
+
+    def __bool__(self):
+        raise TypeError("a candidate object has no truth value on the judge's side; compare its values")
+
+    def __repr__(self):
+        try:
+            text = self._peer.request("repr", self._target(), [], short=True)
+        except BaseException:  # noqa: BLE001  (repr must never fail an assertion message)
+            text = None
+        return text if type(text) is str else f"<candidate {self._kind} #{self._hid}>"
+
+    def __str__(self):
+        text = self._op("str")
+        if type(text) is not str:
+            raise TypeError("str() of a candidate object must be a str")
+        return text
+
+
+def _patch_in_place(orig, new, depth=0):
+    """Copies a mutated argument's new state back into the caller's object, keeping identities
+    where the shape allows (so a test holding an inner list sees it change too)."""
+    if depth > 50 or type(orig) is not type(new):
+        return False
+    if type(orig) is list:
+        if len(orig) == len(new):
+            for i, (a, b) in enumerate(zip(orig, new)):
+                if not _patch_in_place(a, b, depth + 1) and not (type(a) is type(b) and type(a) in wire.SCALARS and a == b):
+                    orig[i] = b
+        else:
+            orig[:] = new
+        return True
+    if type(orig) in (dict, set):
+        orig.clear()
+        orig.update(new)
+        return True
+    if type(orig) is bytearray:
+        orig[:] = new
+        return True
+    if hasattr(orig, "__dict__") and type(orig).__module__ != "builtins" and not isinstance(orig, Proxy):
+        d = vars(orig)
+        d.clear()
+        d.update(vars(new))
+        return True
+    return False
+
+
+MUTABLE = (list, dict, set, bytearray)
+
+
+class Peer:
+    def __init__(self, fd: int, *, judge: bool, shareable: frozenset, private: frozenset):
+        self.fd = fd
+        self.judge = judge
+        self.gen = 0
+        self.objects: dict = {}
+        self.ids: dict = {}
+        self.deadline = float("inf")
+        self.on_lost = None  # judge: called with (kind, detail) when the candidate is gone
+        self.before_request = None  # judge: replaces a lost candidate before the next request
+        self.events: list = []
+        self.codec = wire.Codec(shareable_modules=shareable, private_modules=private, export=self._export,
+                                local=self._local, local_named=self._local_named, remote=self._remote,
+                                handed_back=self._handed_back)
+
+    # -- registry -------------------------------------------------------------------------------
+    def _export(self, obj):
+        hid = self.ids.get(id(obj))
+        if hid is None or self.objects.get(hid) is not obj:
+            hid = len(self.objects) + 1
+            self.objects[hid] = obj
+            self.ids[id(obj)] = hid
+        return hid
+
+    def _local(self, hid):
+        if hid not in self.objects:
+            raise wire.ProtocolError(f"unknown handle {hid}")
+        return self.objects[hid]
+
+    def _local_named(self, module, name):
+        if self.judge or self.resolve_named is None:
+            raise wire.ProtocolError("named objects live on the candidate's side only")
+        return self.resolve_named(module, name)
+
+    def _remote(self, hid, kind):
+        if kind not in ("iter", "call", "obj"):
+            raise wire.ProtocolError(f"unknown handle kind {kind!r}")
+        return Proxy(self, hid, self.gen, kind)
+
+    def _handed_back(self, v):
+        if type(v) is not Proxy or object.__getattribute__(v, "_peer") is not self:
+            return None
+        if v._name is not None:
+            return v._name
+        return v._hid if v._gen == self.gen else None
+
+    def rebind(self, fd: int) -> None:
+        """A fresh candidate replaced the old one: its handles are void, named targets survive."""
+        self.fd = fd
+        self.gen += 1
+
+    # -- requests (our side asks) ----------------------------------------------------------------
+    def call(self, target, args, kwargs):
+        msg_args = [self.codec.encode(a) for a in args]
+        msg_kwargs = [[k, self.codec.encode(v)] for k, v in kwargs.items()]
+        reply = self._roundtrip({"op": "call", "t": target, "a": msg_args, "k": msg_kwargs})
+        for i, new in reply.get("b", []):
+            orig = args[i] if type(i) is int else kwargs.get(i)
+            if orig is not None:
+                _patch_in_place(orig, self.codec.decode(new))
+        return self._result(reply)
+
+    def next(self, target):
+        reply = self._roundtrip({"op": "next", "t": target, "a": []})
+        if reply.get("stop"):
+            raise StopIteration
+        return self._result(reply)
+
+    def request(self, op, target, args, short=False):
+        msg = {"op": op, "t": target, "a": [self.codec.encode(a) for a in args]}
+        return self._result(self._roundtrip(msg, short=short))
+
+    def _result(self, reply):
+        if "e" in reply:
+            raise self._exception(reply["e"])
+        return self.codec.decode(reply.get("r"))
+
+    def _roundtrip(self, msg, short=False):
+        if self.before_request is not None:
+            self.before_request()
+        if self.judge and (msg["t"][0] == "H" and msg["t"][2] != self.gen):
+            raise CandidateLost("this candidate object belonged to a candidate process that was replaced")
+        deadline = min(self.deadline, time.monotonic() + 1.0) if short else self.deadline
+        try:
+            wire.send_frame(self.fd, msg)
+            while True:
+                frame = wire.recv_frame(self.fd, deadline)
+                if type(frame) is not dict:
+                    raise wire.ProtocolError("a frame must be an object")
+                if "op" in frame:
+                    self._serve_one(frame)
+                    continue
+                if self.judge:
+                    self._forward_output(frame)
+                return frame
+        except wire.FrameTimeout:
+            if short:
+                raise
+            self._lost("timeout", f"the candidate did not answer {msg['op']} within the test's time limit")
+            raise CandidateTimeout("timeout: the candidate did not answer within the test's time limit") from None
+        except wire.FrameTooLarge as e:
+            self._lost("resource_limit", str(e))
+            raise CandidateLost(f"the candidate's answer was too large: {e}") from None
+        except wire.ProtocolError as e:
+            self._lost("protocol", str(e))
+            raise CandidateLost(f"the candidate broke the channel protocol: {e}") from None
+        except wire.ChannelClosed as e:
+            self._lost("exited", str(e))
+            raise CandidateLost("the candidate process exited or was killed") from None
+
+    def _lost(self, kind, detail):
+        self.events.append({"kind": kind, "detail": detail[:300]})
+        if self.on_lost is not None:
+            self.on_lost(kind, detail)
+
+    def _forward_output(self, frame):
+        # What the candidate printed during the call joins the test's captured output (capsys).
+        for key, stream in (("o", sys.stdout), ("x", sys.stderr)):
+            text = frame.get(key)
+            if type(text) is str and text:
+                stream.write(text)
+
+    def _exception(self, e):
+        name, message = (e[0], e[1]) if type(e) is list and len(e) == 2 else ("RuntimeError", "malformed exception")
+        if type(name) is not str or type(message) is not str:
+            return CandidateError("malformed exception")
+        cls = wire.BUILTIN_EXCEPTIONS.get(name)
+        if cls is None or not issubclass(cls, Exception) or cls is StopIteration:
+            return CandidateError(f"{name}: {message}")
+        try:
+            return cls(message)
+        except Exception:  # noqa: BLE001  (an exception class whose constructor wants more)
+            return CandidateError(f"{name}: {message}")
+
+    # -- serving (the peer asks us) ---------------------------------------------------------------
+    def serve_forever(self) -> None:
+        while True:
+            try:
+                frame = wire.recv_frame(self.fd)
+            except wire.ChannelClosed:
+                return
+            if type(frame) is not dict or "op" not in frame:
+                return
+            self._serve_one(frame)
+
+    def _serve_one(self, frame):
+        out = io.StringIO()
+        reply = {}
+        saved = sys.stdout, sys.stderr
+        if not self.judge:
+            sys.stdout = sys.stderr = out
+        try:
+            reply = self._dispatch(frame)
+        except StopIteration:
+            reply = {"stop": True}
+        except wire.ProtocolError:
+            raise
+        except BaseException as e:  # noqa: BLE001  (whatever the code raised travels back)
+            reply = {"e": [_builtin_name(e), _message(e)]}
+        finally:
+            sys.stdout, sys.stderr = saved
+        text = out.getvalue()
+        if text:
+            reply["o"] = text[:MAX_CAPTURE]
+        try:
+            wire.send_frame(self.fd, reply)
+        except wire.FrameTooLarge as e:
+            wire.send_frame(self.fd, {"e": ["MemoryError", str(e)]})
+
+    def _dispatch(self, frame):
+        op, target, args = frame.get("op"), frame.get("t"), frame.get("a", [])
+        if self.judge and op not in OPS_ON_JUDGE_OBJECTS:
+            raise PermissionError(f"operation {op!r} is not allowed on judge objects")
+        obj = self._resolve(target)
+        decoded = [self.codec.decode(a) for a in args]
+        if op == "call":
+            kwargs = {str(k): self.codec.decode(v) for k, v in frame.get("k", [])}
+            result = obj(*decoded, **kwargs)
+            reply = {"r": self.codec.encode(result)}
+            back = [[i, self.codec.encode(a)] for i, a in enumerate(decoded) if type(a) in MUTABLE or _is_plain_object(a)]
+            back += [[k, self.codec.encode(v)] for k, v in kwargs.items() if type(v) in MUTABLE or _is_plain_object(v)]
+            changed = [b for b in back if b[1] != (args[b[0]] if type(b[0]) is int else dict(frame.get("k", [])).get(b[0]))]
+            if changed:
+                reply["b"] = changed
+            return reply
+        if op in ("get", "set") and self.judge and (type(decoded[0]) is not str or decoded[0].startswith("_")):
+            raise PermissionError("private attributes of judge objects are not reachable")
+        if op == "get":
+            return {"r": self.codec.encode(getattr(obj, decoded[0]))}
+        if op == "set":
+            setattr(obj, decoded[0], decoded[1])
+            return {"r": None}
+        if op == "iter":
+            return {"r": self.codec.encode(iter(obj))}
+        if op == "next":
+            return {"r": self.codec.encode(next(obj))}
+        if op == "len":
+            return {"r": len(obj)}
+        if op == "getitem":
+            return {"r": self.codec.encode(obj[decoded[0]])}
+        if op == "setitem":
+            obj[decoded[0]] = decoded[1]
+            return {"r": None}
+        if op == "repr":
+            return {"r": repr(obj)[:2000]}
+        if op == "str":
+            return {"r": str(obj)}
+        if op == "names":
+            return {"r": self.codec.encode(_public_names(obj))}
+        raise wire.ProtocolError(f"unknown operation {op!r}")
+
+    def _resolve(self, target):
+        if type(target) is not list or not target:
+            raise wire.ProtocolError("malformed target")
+        if target[0] == "H":
+            return self._local(int(target[1]))
+        if target[0] == "N" and not self.judge and self.resolve_named is not None:
+            return self.resolve_named(str(target[1]), str(target[2]))
+        raise wire.ProtocolError("unknown target")
+
+    resolve_named = None  # candidate: (module, name) -> object, importing the module on first use
+
+
+def _is_plain_object(v):
+    return hasattr(v, "__dict__") and not isinstance(v, (type, Proxy)) and not callable(v) and type(v).__module__ != "builtins"
+
+
+def _builtin_name(e):
+    for cls in type(e).__mro__:
+        if cls.__module__ == "builtins":
+            return cls.__name__ if cls is type(e) else cls.__name__
+    return "RuntimeError"
+
+
+def _message(e):
+    try:
+        text = str(e)
+    except BaseException:  # noqa: BLE001
+        text = "<unprintable exception>"
+    if type(e).__module__ != "builtins":
+        text = f"{type(e).__name__}: {text}"
+    return text[:2000]
+
+
+def _public_names(module):
+    names = getattr(module, "__all__", None)
+    if type(names) in (list, tuple) and all(type(n) is str for n in names):
+        return list(names)
+    return [n for n in vars(module) if not n.startswith("_")]

@@ -1,0 +1,373 @@
+"""The judge <-> candidate channel: length-prefixed JSON frames and a by-value codec.
+
+Only plain data crosses: None, bool, int, float, complex, str, bytes, bytearray, list, tuple, dict,
+set, frozenset, range, slice, instances of the task's own (non-candidate) classes rebuilt from
+their attributes, and references to importable globals (a stdlib function, a module) that the
+receiver resolves in its OWN interpreter. Every type check is exact (`type(x) is int`), so a
+subclass with a forged `__eq__` never passes as data. Anything else crosses as a handle: the
+receiver gets a proxy whose operations run back in the owner's process (see peer.py).
+
+Encoding: JSON scalars stand for themselves; every JSON array is a tagged node `[tag, ...]`.
+"""
+import base64
+import builtins
+import importlib
+import json
+import os
+import select
+import struct
+import sys
+import time
+
+MAX_FRAME = 16 << 20
+MAX_DEPTH = 200
+SCALARS = (type(None), bool, int, float, str)
+_HDR = struct.Struct(">I")
+
+
+class ChannelClosed(Exception):
+    """The other side went away (EOF or a broken socket)."""
+
+
+class ProtocolError(Exception):
+    """The other side sent something that is not a valid frame or value."""
+
+
+class FrameTimeout(Exception):
+    """No complete frame before the deadline."""
+
+
+class FrameTooLarge(ProtocolError):
+    pass
+
+
+def send_frame(fd: int, obj) -> None:
+    data = json.dumps(obj, separators=(",", ":"), allow_nan=True).encode()
+    if len(data) > MAX_FRAME:
+        raise FrameTooLarge(f"message of {len(data)} bytes exceeds {MAX_FRAME}")
+    buf = memoryview(_HDR.pack(len(data)) + data)
+    while buf:
+        try:
+            n = os.write(fd, buf)
+        except (BrokenPipeError, ConnectionResetError, OSError) as e:
+            raise ChannelClosed(str(e)) from None
+        buf = buf[n:]
+
+
+def _read_exact(fd: int, n: int, deadline: float) -> bytes:
+    chunks, left = [], n
+    while left:
+        wait = deadline - time.monotonic()
+        if wait <= 0:
+            raise FrameTimeout()
+        ready, _, _ = select.select([fd], [], [], min(wait, 3600))
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, min(left, 1 << 20))
+        except (ConnectionResetError, OSError) as e:
+            raise ChannelClosed(str(e)) from None
+        if not chunk:
+            raise ChannelClosed("end of stream")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def recv_frame(fd: int, deadline: float = float("inf")):
+    (n,) = _HDR.unpack(_read_exact(fd, 4, deadline))
+    if n > MAX_FRAME:
+        raise FrameTooLarge(f"frame of {n} bytes announced, limit {MAX_FRAME}")
+    try:
+        return json.loads(_read_exact(fd, n, deadline))
+    except (ValueError, RecursionError) as e:
+        raise ProtocolError(f"unparsable frame: {e}") from None
+
+
+def global_name(obj, private_modules: frozenset):
+    """(module, qualname) when `obj` is a global the receiver can import itself, else None."""
+    if type(obj).__name__ == "module":
+        name = getattr(obj, "__name__", None)
+        if isinstance(name, str) and name not in private_modules and sys.modules.get(name) is obj:
+            return name, ""
+        return None
+    module, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None) or getattr(obj, "_name", None)
+    if not isinstance(module, str) or not isinstance(qual, str) or module in private_modules or "<" in qual:
+        return None
+    if module.split(".")[0] in private_modules:
+        return None
+    try:
+        found = resolve_global(module, qual)
+    except Exception:  # noqa: BLE001  (anything odd: not a global)
+        return None
+    return (module, qual) if found is obj else None
+
+
+def resolve_global(module: str, qual: str):
+    mod = sys.modules.get(module) or importlib.import_module(module)
+    obj = mod
+    for part in qual.split(".") if qual else []:
+        obj = getattr(obj, part)
+    return obj
+
+
+class Codec:
+    """Encodes local values for the peer and decodes the peer's values, per one message."""
+
+    def __init__(self, *, shareable_modules: frozenset, private_modules: frozenset, export, local, local_named, remote, handed_back):
+        self.shareable = shareable_modules  # modules both sides load from the same pristine source
+        self.private = private_modules  # modules only the candidate has: their objects never cross by value
+        self.export = export  # obj -> handle id in our registry
+        self.local = local  # handle id -> our own object (the peer hands back one of ours)
+        self.local_named = local_named  # (module, name) -> our module-level object, by name
+        self.remote = remote  # (handle id, kind) -> proxy for the peer's object
+        self.handed_back = handed_back  # obj -> the peer's handle id when obj is a proxy of theirs
+
+    # -- encoding -------------------------------------------------------------------------------
+    def encode(self, value):
+        return self._enc(value, {}, 0)
+
+    def _enc(self, v, memo, depth):
+        t = type(v)
+        if t in SCALARS:
+            return v
+        if depth > MAX_DEPTH:
+            raise ValueError("value nested too deeply to cross the judge boundary")
+        key = id(v)
+        if key in memo:
+            return ["R", memo[key]]
+        if t is list or t is tuple or t is set or t is frozenset:
+            if t in (list, set, frozenset):
+                memo[key] = len(memo)
+                ref = memo[key]
+            else:
+                ref = -1
+            items = list(v) if t is not list else v
+            if all(type(x) in SCALARS for x in items):
+                body = items if t is list else list(items)
+            else:
+                body = [self._enc(x, memo, depth + 1) for x in items]
+            return [{list: "L", tuple: "T", set: "S", frozenset: "F"}[t], ref, body]
+        if t is dict:
+            memo[key] = len(memo)
+            ref = memo[key]
+            return ["D", ref, [[self._enc(k, memo, depth + 1), self._enc(x, memo, depth + 1)] for k, x in v.items()]]
+        if t is bytes:
+            return ["B", base64.b64encode(v).decode()]
+        if t is bytearray:
+            return ["BA", base64.b64encode(bytes(v)).decode()]
+        if t is complex:
+            return ["C", v.real, v.imag]
+        if t is range:
+            return ["RG", v.start, v.stop, v.step]
+        if t is slice:
+            return ["SL", self._enc(v.start, memo, depth + 1), self._enc(v.stop, memo, depth + 1), self._enc(v.step, memo, depth + 1)]
+        theirs = self.handed_back(v)
+        if theirs is not None:  # one of the peer's own objects, handed back
+            return ["Y", theirs] if type(theirs) is int else ["YN", theirs[0], theirs[1]]
+        std = _encode_stdlib(self, v, t, memo, depth)
+        if std is not None:
+            return std
+        base = _builtin_base(v)
+        if base is not None:  # a subclass of a builtin data type crosses as its plain value
+            return self._enc(base, memo, depth)
+        cls_name = getattr(t, "__module__", None)
+        if cls_name in self.shareable and hasattr(v, "__dict__") and getattr(v, "__slots__", None) is None:
+            g = global_name(t, self.private)
+            if g is not None:
+                memo[key] = len(memo)
+                attrs = [[k, self._enc(x, memo, depth + 1)] for k, x in vars(v).items() if type(k) is str]
+                return ["O", memo[key], g[0], g[1], attrs]
+        g = global_name(v, self.private)
+        if g is not None:
+            return ["G", g[0], g[1]]
+        kind = "iter" if hasattr(t, "__next__") else ("call" if callable(v) else "obj")
+        return ["H", self.export(v), kind]
+
+    # -- decoding -------------------------------------------------------------------------------
+    def decode(self, node):
+        return self._dec(node, {}, 0)
+
+    def _dec(self, n, memo, depth):
+        if type(n) is not list:
+            if type(n) in SCALARS:
+                return n
+            raise ProtocolError(f"unexpected JSON value of type {type(n).__name__}")
+        if depth > MAX_DEPTH or not n or type(n[0]) is not str:
+            raise ProtocolError("malformed value")
+        tag = n[0]
+        try:
+            if tag in ("L", "S", "F", "T"):
+                ref, body = n[1], n[2]
+                if tag == "L":
+                    out = []
+                    if ref >= 0:
+                        memo[ref] = out
+                    out.extend(self._dec(x, memo, depth + 1) for x in body)
+                    return out
+                if tag == "S":
+                    out = set()
+                    memo[ref] = out
+                    out.update(self._dec(x, memo, depth + 1) for x in body)
+                    return out
+                items = [self._dec(x, memo, depth + 1) for x in body]
+                if tag == "F":
+                    memo[ref] = frozenset(items)
+                    return memo[ref]
+                return tuple(items)
+            if tag == "D":
+                out = {}
+                memo[n[1]] = out
+                for k, x in n[2]:
+                    out[self._dec(k, memo, depth + 1)] = self._dec(x, memo, depth + 1)
+                return out
+            if tag == "R":
+                if n[1] not in memo:
+                    raise ProtocolError("reference to an object that is not yet complete")
+                return memo[n[1]]
+            if tag == "B":
+                return base64.b64decode(n[1], validate=True)
+            if tag == "BA":
+                return bytearray(base64.b64decode(n[1], validate=True))
+            if tag == "C":
+                return complex(float(n[1]), float(n[2]))
+            if tag == "RG":
+                return range(int(n[1]), int(n[2]), int(n[3]))
+            if tag == "SL":
+                return slice(*(self._dec(x, memo, depth + 1) for x in n[1:4]))
+            if tag == "O":
+                return self._dec_object(n, memo, depth)
+            if tag == "G":
+                return self._dec_global(n[1], n[2])
+            if tag == "H":
+                return self.remote(int(n[1]), str(n[2]))
+            if tag == "Y":
+                return self.local(int(n[1]))
+            if tag == "YN":
+                return self.local_named(str(n[1]), str(n[2]))
+            if tag == "X":
+                return _decode_stdlib(self, n, memo, depth)
+        except ProtocolError:
+            raise
+        except (TypeError, ValueError, IndexError, KeyError, RecursionError) as e:
+            raise ProtocolError(f"malformed {tag!r} value: {e}") from None
+        raise ProtocolError(f"unknown tag {tag!r}")
+
+    def _dec_object(self, n, memo, depth):
+        module, qual, attrs = str(n[2]), str(n[3]), n[4]
+        if module not in self.shareable:
+            raise ProtocolError(f"objects of module {module!r} cannot cross by value")
+        cls = resolve_global(module, qual)
+        if type(cls) is not type or cls.__module__ != module:
+            raise ProtocolError(f"{module}.{qual} is not a class of that module")
+        obj = cls.__new__(cls)
+        memo[n[1]] = obj
+        for k, x in attrs:
+            if type(k) is not str:
+                raise ProtocolError("attribute names must be strings")
+            obj.__dict__[k] = self._dec(x, memo, depth + 1)
+        return obj
+
+    def _dec_global(self, module, qual):
+        if type(module) is not str or type(qual) is not str:
+            raise ProtocolError("malformed global reference")
+        if module in self.private or module.split(".")[0] in self.private:
+            raise ProtocolError(f"global of a candidate module {module!r} cannot cross by reference")
+        top = module.split(".")[0]
+        if module not in sys.modules and module not in self.shareable and (top not in STDLIB or top in NO_IMPORT):
+            raise ProtocolError(f"module {module!r} is neither loaded nor importable standard library")
+        try:
+            return resolve_global(module, qual)
+        except Exception as e:  # noqa: BLE001
+            raise ProtocolError(f"cannot resolve {module}.{qual}: {type(e).__name__}") from None
+
+
+STDLIB = frozenset(sys.stdlib_module_names)
+# Standard modules whose import does something (opens a browser, prints, needs a display).
+NO_IMPORT = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "webbrowser", "pydoc", "ensurepip", "venv"})
+
+
+def _builtin_base(v):
+    """The plain value of an instance of a subclass of a builtin data type, through the base
+    class's own methods (never the subclass's overrides); None for anything else."""
+    for base, conv in _BASES:
+        if isinstance(v, base):
+            return conv(v)
+    return None
+
+
+_BASES = (
+    (int, lambda v: int.__add__(v, 0)),
+    (float, float.__float__),
+    (str, lambda v: str.__getitem__(v, slice(None))),
+    (bytes, lambda v: bytes.__getitem__(v, slice(None))),
+    (tuple, lambda v: tuple(tuple.__iter__(v))),
+    (list, lambda v: list(list.__iter__(v))),
+    (dict, lambda v: {k: dict.__getitem__(v, k) for k in dict.__iter__(v)}),
+    (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
+    (set, lambda v: set(set.__iter__(v))),
+)
+
+
+def _encode_stdlib(codec, v, t, memo, depth):
+    """A few standard containers and numbers, rebuilt as the same standard type on the other side."""
+    import collections
+    import datetime
+    import decimal
+    import fractions
+
+    enc = lambda x: codec._enc(x, memo, depth + 1)  # noqa: E731
+    if t is collections.deque:
+        return ["X", "deque", [enc(x) for x in v], v.maxlen]
+    if t is collections.Counter or t is collections.OrderedDict:
+        return ["X", t.__name__, [[enc(k), enc(x)] for k, x in dict.items(v)]]
+    if t is collections.defaultdict:
+        factory = v.default_factory
+        return ["X", "defaultdict", [[enc(k), enc(x)] for k, x in dict.items(v)], enc(factory)]
+    if t is decimal.Decimal:
+        return ["X", "Decimal", str(v)]
+    if t is fractions.Fraction:
+        return ["X", "Fraction", v.numerator, v.denominator]
+    if t in (datetime.date, datetime.datetime, datetime.time, datetime.timedelta):
+        if t is datetime.timedelta:
+            return ["X", "timedelta", v.days, v.seconds, v.microseconds]
+        if getattr(v, "tzinfo", None) is not None:
+            return None
+        return ["X", t.__name__, v.isoformat()]
+    return None
+
+
+def _decode_stdlib(codec, n, memo, depth):
+    import collections
+    import datetime
+    import decimal
+    import fractions
+
+    kind = n[1]
+    dec = lambda x: codec._dec(x, memo, depth + 1)  # noqa: E731
+    if kind == "deque":
+        return collections.deque((dec(x) for x in n[2]), None if n[3] is None else int(n[3]))
+    if kind in ("Counter", "OrderedDict"):
+        cls = collections.Counter if kind == "Counter" else collections.OrderedDict
+        out = cls()
+        for k, x in n[2]:
+            dict.__setitem__(out, dec(k), dec(x))
+        return out
+    if kind == "defaultdict":
+        factory = dec(n[3])
+        out = collections.defaultdict(factory if factory is None or callable(factory) else None)
+        for k, x in n[2]:
+            out[dec(k)] = dec(x)
+        return out
+    if kind == "Decimal":
+        return decimal.Decimal(str(n[2]))
+    if kind == "Fraction":
+        return fractions.Fraction(int(n[2]), int(n[3]))
+    if kind == "timedelta":
+        return datetime.timedelta(days=int(n[2]), seconds=int(n[3]), microseconds=int(n[4]))
+    if kind in ("date", "datetime", "time"):
+        return getattr(datetime, kind).fromisoformat(str(n[2]))
+    raise ProtocolError(f"unknown standard type {kind!r}")
+
+
+BUILTIN_EXCEPTIONS = {n: c for n, c in vars(builtins).items() if isinstance(c, type) and issubclass(c, BaseException)}
