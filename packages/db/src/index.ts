@@ -1,7 +1,7 @@
 export * from "./client";
 export * as schema from "./schema";
 export * from "./schema";
-export * from "./tokens";
+export * from "./secrets";
 export * from "./queries/jobs";
 export * from "./queries/agents";
 export * from "./queries/auth";

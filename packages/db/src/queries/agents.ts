@@ -2,7 +2,7 @@ import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import { DomainError, type Capabilities } from "@agentlab/core";
 import type { Db } from "../client";
 import { agents, enrollmentTokens, jobs } from "../schema";
-import { hashToken, newToken } from "../tokens";
+import { hashToken, newToken } from "../secrets";
 
 export type Agent = typeof agents.$inferSelect;
 

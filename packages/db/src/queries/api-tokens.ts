@@ -2,7 +2,7 @@ import { and, desc, eq, isNull } from "drizzle-orm";
 import { DomainError } from "@agentlab/core";
 import type { Db } from "../client";
 import { apiTokens } from "../schema";
-import { hashToken, newToken } from "../tokens";
+import { hashToken, newToken } from "../secrets";
 
 // Everything about a token except its hash: safe to return to its owner.
 const listed = {

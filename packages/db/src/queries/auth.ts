@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { and, eq, gt, isNull, lt, ne, or, sql } from "drizzle-orm";
 import type { Db } from "../client";
 import { apiTokens, sessions, users } from "../schema";
-import { hashToken, newToken } from "../tokens";
+import { hashToken, newToken } from "../secrets";
 
 // Users, invitations and API tokens live in their own files; they are re-exported here so the
 // package index keeps one line per domain.

@@ -2,7 +2,7 @@ import { and, desc, eq, gt, isNull, or, sql } from "drizzle-orm";
 import { DomainError } from "@agentlab/core";
 import type { Db } from "../client";
 import { reports, shareLinks } from "../schema";
-import { hashToken, newToken } from "../tokens";
+import { hashToken, newToken } from "../secrets";
 import type { ReportRow } from "./reports";
 
 export type ShareLinkRow = typeof shareLinks.$inferSelect;

@@ -2,7 +2,7 @@ import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
 import { DomainError } from "@agentlab/core";
 import type { Db } from "../client";
 import { apiTokens, sessions, setupTokens, users } from "../schema";
-import { hashToken, newToken } from "../tokens";
+import { hashToken, newToken } from "../secrets";
 
 type UserRole = (typeof users.$inferSelect)["role"];
 export type SetupTokenKind = (typeof setupTokens.$inferSelect)["kind"];
