@@ -23,6 +23,8 @@ export type Behaviour = {
   maxNewTokens?(model: string): number | undefined;
   /** The adapter hash the simulated trainer reports having loaded (default: the one it was sent). */
   loadedAdapter?(model: string, sent: string | null): string | null;
+  /** When true, this generate job fails (the trainer crashed); `split` from its dedupe key. */
+  generateFails?(model: string, split: string): boolean;
   /** When true, this grade job fails as an infrastructure error (the grader never ran). */
   gradeInfraError?(model: string, taskId: string): boolean;
 };
@@ -101,6 +103,11 @@ export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent
   } else if (job.type === "generate") {
     received.generate.push(p.spec ?? {});
     const model = modelOf(p.adapterSha256);
+    const key = String((await db.select({ k: schema.jobs.dedupeKey }).from(schema.jobs).where(eq(schema.jobs.id, job.jobId)))[0]?.k ?? "");
+    if (behaviour.generateFails?.(model, /:(dev|test):gen:/.exec(key)?.[1] ?? "?")) {
+      await finishAttempt(db, { jobId: job.jobId, attemptId: job.attemptId, reason: "user_error", exitCode: 1, signal: null, result: {}, error: "CUDA error: an illegal memory access" });
+      return { claimed: job };
+    }
     const prompts = (p.spec?.prompts ?? []) as { task_id: string }[];
     const outputs = prompts.map(({ task_id }) => {
       const t = tasks.get(task_id);

@@ -120,18 +120,21 @@ describe("infra errors never count as model failures", () => {
     expect(report.protocol.protocol).toMatchObject({ device: "cpu", dtype: "float32", backend: "transformers", generationConfig: "recipe", graderVersion: "sim-grader/1" });
   });
 
-  it("a failed experiment resumes where it stopped, reusing its stored state and jobs", async () => {
+  it("a failed generation leaves the experiment resumable: resume generates afresh, keeps what exists, and reports", async () => {
     const runner = createExperimentRunner(s, { autoStart: false });
     const id = await startExperiment(s, baseConfig(splitId, { name: "resume", seeds: [1] }));
-    await runner.advance(id);
-    // A stage failure (here injected: a crash of the dev base evaluation) fails the experiment.
-    await t.db.update(schema.experimentStages).set({ state: "failed", error: "simulated crash" }).where(and(eq(schema.experimentStages.experimentId, id), eq(schema.experimentStages.key, "dev_eval:base")));
-    await runner.advance(id);
-    expect((await experimentRow(id))?.state).toBe("failed");
+    let crash = true;
+    const failed = await drive(t.db, runner, id, fit, tasks, { ...learns, generateFails: (m, split) => crash && split === "test" && m !== "base" });
+    expect(failed.state).toBe("failed");
+    expect(failed.error).toMatch(/^test_eval: generation for s1e\d on test failed: CUDA error/);
+    crash = false;
     await resumeExperiment(t.db, id);
     expect(await drive(t.db, runner, id, fit, tasks, learns)).toEqual({ state: "succeeded", error: null });
     const gen = await t.db.select().from(schema.jobs).where(and(eq(schema.jobs.experimentId, id), eq(schema.jobs.type, "generate")));
-    expect(gen.filter((j) => j.dedupeKey?.includes(":dev:gen:base")).length).toBe(1); // the same job, not a second generation
+    const keys = gen.map((j) => (j.dedupeKey ?? "").replace(`exp:${id}:`, "")).sort();
+    // The base's test answers were stored before the failure and are not generated again; only the failed one is.
+    expect(keys.filter((k) => k.startsWith("test:"))).toEqual(["test:gen:base", expect.stringMatching(/^test:gen:s1e\d$/), expect.stringMatching(/^test:gen:s1e\d:r1$/)]);
+    expect(await reportByExperiment(t.db, id)).toBeDefined();
     await expect(resumeExperiment(t.db, id)).rejects.toMatchObject({ code: "PRECONDITION_FAILED" }); // a succeeded one is not resumed
   });
 

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { fetchArtifact } from "../artifacts";
@@ -28,6 +28,8 @@ export async function adapterDir(ctx: JobContext, artifactSha: string): Promise<
   const done = `${dir}.complete`;
   if (await stat(done).then(() => true, () => false)) return dir;
   const archive = await fetchBlob(ctx, artifactSha);
+  // A half-unpacked folder, or one an older agent left with its marker inside, is unpacked afresh.
+  await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   await exec("tar", ["-xf", archive, "-C", dir]);
   await writeFile(done, "");

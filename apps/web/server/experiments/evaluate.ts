@@ -1,6 +1,6 @@
 import {
   addGradeJob, insertEvaluations, insertGenerations, listGenerations, setGradeState, stageJobs,
-  type GenerationRow, type NewEvaluation,
+  type Db, type GenerationRow, type NewEvaluation,
 } from "@agentlab/db";
 import {
   DomainError, GenerateJobResult, GenerationProtocol, GradeResult, PROMPT_TEMPLATE_HASH, generationProtocol, mainPaths, parseAnswer, publicContext, recipeMismatches,
@@ -19,8 +19,10 @@ import type { Services } from "../services";
 export const MAX_GRADE_ATTEMPTS = 3;
 
 export type EvalModel = { key: string; adapter: { path: string; sha256: string; artifact: string | null } | null; trainingMethod: TrainMethod | null };
-export type EvalState = { generate: Record<string, string>; done: Record<string, { graded: number; noVerdict: number }> };
-export type EvalStep = { state: "running" | "succeeded"; output: EvalState };
+/** `regenerate[model]`: how often a failed generate job was replaced on resume (its dedupe key's round). */
+export type EvalState = { generate: Record<string, string>; done: Record<string, { graded: number; noVerdict: number }>; regenerate?: Record<string, number> };
+/** `jobIds`: the stage's generate jobs and every grade job tried, for the stage's job list. */
+export type EvalStep = { state: "running" | "succeeded"; output: EvalState; jobIds: string[] };
 type Ctx = { experimentId: string; config: ExperimentConfig; split: "dev" | "test"; tasks: TaskSpec[]; models: EvalModel[] };
 
 export const emptyEval = (): EvalState => ({ generate: {}, done: {} });
@@ -140,15 +142,34 @@ async function gradeStep(services: Services, ctx: Ctx, m: EvalModel, rows: Gener
   return waiting;
 }
 
+/**
+ * On resume: forgets generate jobs that ended without a result (failed or canceled) and stored no
+ * answer, so the next tick enqueues a fresh one. A job that succeeded is never replaced: its
+ * answers exist (or were refused for their protocol), so the test split is never generated twice.
+ */
+export async function forgetFailedGenerations(db: Db, experimentId: string, split: "dev" | "test", state: EvalState): Promise<EvalState> {
+  const next: EvalState = { generate: { ...state.generate }, done: { ...state.done }, regenerate: { ...state.regenerate } };
+  const jobs = new Map((await stageJobs(db, Object.values(state.generate))).map((j) => [j.id, j]));
+  for (const [key, id] of Object.entries(state.generate)) {
+    const j = jobs.get(id);
+    if (!j || (j.state !== "failed" && j.state !== "canceled")) continue;
+    if ((await listGenerations(db, { experimentId, split, modelKey: key })).length > 0) continue;
+    delete next.generate[key];
+    next.regenerate = { ...next.regenerate, [key]: (next.regenerate?.[key] ?? 0) + 1 };
+  }
+  return next;
+}
+
 export async function advanceEvaluation(services: Services, ctx: Ctx, state: EvalState): Promise<EvalStep> {
   const { db, queue } = services;
-  const next: EvalState = { generate: { ...state.generate }, done: { ...state.done } };
+  const next: EvalState = { generate: { ...state.generate }, done: { ...state.done }, regenerate: { ...state.regenerate } };
   for (const m of ctx.models) {
     if (next.done[m.key]) continue;
     const genId = next.generate[m.key];
     if (!genId) {
+      const round = next.regenerate?.[m.key] ?? 0;
       const job = await queue.enqueue({
-        type: "generate", experimentId: ctx.experimentId, dedupeKey: `exp:${ctx.experimentId}:${ctx.split}:gen:${m.key}`, maxDurationS: 6 * 3600,
+        type: "generate", experimentId: ctx.experimentId, dedupeKey: `exp:${ctx.experimentId}:${ctx.split}:gen:${m.key}${round ? `:r${round}` : ""}`, maxDurationS: 6 * 3600,
         requirements: { labels: [], gpus: ctx.config.evaluation.device === "cuda" ? 1 : 0, gpuMemoryMb: 0 },
         payload: generatePayload(ctx, m),
       });
@@ -167,5 +188,6 @@ export async function advanceEvaluation(services: Services, ctx: Ctx, state: Eva
     next.done[m.key] = { graded, noVerdict: final.length - graded };
   }
   const finished = ctx.models.every((m) => next.done[m.key]);
-  return { state: finished ? "succeeded" : "running", output: next };
+  const grades = (await listGenerations(db, { experimentId: ctx.experimentId, split: ctx.split })).flatMap((g) => g.gradeJobIds);
+  return { state: finished ? "succeeded" : "running", output: next, jobIds: [...Object.values(next.generate), ...grades].slice(0, 10_000) };
 }

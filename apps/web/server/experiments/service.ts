@@ -1,6 +1,7 @@
 import { getExperiment, getSplit, insertExperiment, listStages, queryRows, setExperimentState, updateStage, type Db, type ExperimentRow } from "@agentlab/db";
 import { DomainError, ExperimentConfig, stagePlan, type ExperimentConfigInput, type TrainMethod } from "@agentlab/core";
 import { sql } from "drizzle-orm";
+import { emptyEval, forgetFailedGenerations, type EvalState } from "./evaluate";
 
 /**
  * Resolves everything that would otherwise depend on the agent that claims a job: the device and
@@ -42,6 +43,11 @@ export async function resumeExperiment(db: Db, id: string): Promise<void> {
   const exp = await getExperiment(db, id);
   if (!exp) throw new DomainError("NOT_FOUND", "no such experiment");
   if (exp.state !== "failed") throw new DomainError("PRECONDITION_FAILED", `only a failed experiment can be resumed (this one is ${exp.state})`);
-  for (const s of await listStages(db, id)) if (s.state === "failed") await updateStage(db, id, s.key, { state: "running", error: null });
+  for (const s of await listStages(db, id)) {
+    if (s.state !== "failed") continue;
+    // An evaluation whose generate job failed gets a fresh one (never one whose answers exist).
+    const output = s.kind === "dev_eval" || s.kind === "test_eval" ? await forgetFailedGenerations(db, id, s.kind === "dev_eval" ? "dev" : "test", { ...emptyEval(), ...(s.output as Partial<EvalState>) }) : null;
+    await updateStage(db, id, s.key, { state: "running", error: null, ...(output ? { output: { ...s.output, ...output } } : {}) });
+  }
   await setExperimentState(db, id, "running");
 }

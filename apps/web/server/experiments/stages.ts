@@ -73,10 +73,8 @@ async function devStage(c: StageCtx): Promise<StageResult> {
   }
   const tasks = await splitTasks(c.services.db, c.config.splitId, "dev");
   const step = await advanceEvaluation(c.services, { experimentId: c.experimentId, config: c.config, split: "dev", tasks, models }, { ...emptyEval(), ...(c.row.output as Partial<EvalState>) });
-  return { ...step, output: step.output, jobIds: evalJobIds(step.output) };
+  return { state: step.state, output: step.output, jobIds: step.jobIds };
 }
-
-const evalJobIds = (s: EvalState) => Object.values(s.generate);
 
 /**
  * Dev pass counts of every candidate, from the stored evaluations, over the dev tasks that hold a
@@ -144,7 +142,7 @@ async function testStage(c: StageCtx): Promise<StageResult> {
   });
   const tasks = await splitTasks(db, c.config.splitId, "test");
   const step = await advanceEvaluation(c.services, { experimentId: c.experimentId, config: c.config, split: "test", tasks, models }, { ...emptyEval(), ...output });
-  return { state: step.state, output: { ...step.output, models: output.models }, jobIds: evalJobIds(step.output) };
+  return { state: step.state, output: { ...step.output, models: output.models }, jobIds: step.jobIds };
 }
 
 export async function runStage(c: StageCtx): Promise<StageResult> {
