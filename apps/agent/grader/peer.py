@@ -104,37 +104,6 @@ class Proxy:
         return text
 
 
-def _patch_in_place(orig, new, depth=0):
-    """Copies a mutated argument's new state back into the caller's object, keeping identities
-    where the shape allows (so a test holding an inner list sees it change too)."""
-    if depth > 50 or type(orig) is not type(new):
-        return False
-    if type(orig) is list:
-        if len(orig) == len(new):
-            for i, (a, b) in enumerate(zip(orig, new)):
-                if not _patch_in_place(a, b, depth + 1) and not (type(a) is type(b) and type(a) in wire.SCALARS and a == b):
-                    orig[i] = b
-        else:
-            orig[:] = new
-        return True
-    if type(orig) in (dict, set):
-        orig.clear()
-        orig.update(new)
-        return True
-    if type(orig) is bytearray:
-        orig[:] = new
-        return True
-    if hasattr(orig, "__dict__") and type(orig).__module__ != "builtins" and not isinstance(orig, Proxy):
-        d = vars(orig)
-        d.clear()
-        d.update(vars(new))
-        return True
-    return False
-
-
-MUTABLE = (list, dict, set, bytearray)
-
-
 class Peer:
     def __init__(self, fd: int, *, judge: bool, shareable: frozenset, private: frozenset):
         self.fd = fd
@@ -188,14 +157,21 @@ class Peer:
 
     # -- requests (our side asks) ----------------------------------------------------------------
     def call(self, target, args, kwargs):
-        msg_args = [self.codec.encode(a) for a in args]
-        msg_kwargs = [[k, self.codec.encode(v)] for k, v in kwargs.items()]
-        reply = self._roundtrip({"op": "call", "t": target, "a": msg_args, "k": msg_kwargs})
-        for i, new in reply.get("b", []):
-            orig = args[i] if type(i) is int else kwargs.get(i)
-            if orig is not None:
-                _patch_in_place(orig, self.codec.decode(new))
-        return self._result(reply)
+        """Arguments travel as one value (identities shared between them survive); the answer is
+        [result, args, kwargs] after the call, in which every object we sent comes back by
+        identity with its new state: mutated arguments are updated in place, deep inside graphs
+        too, and a result that is one of our objects is that object."""
+        sent = {}
+        packed = self.codec.encode([list(args), dict(kwargs)], record=sent)
+        reply = self._roundtrip({"op": "call", "t": target, "a": packed})
+        if "e" in reply:
+            if "s" in reply:  # the arguments' state at the exception: mutations before it stand
+                self.codec.decode(reply["s"], originals=sent)
+            raise self._exception(reply["e"])
+        out = self.codec.decode(reply.get("r"), originals=sent)
+        if type(out) is not list or len(out) != 3:
+            raise CandidateLost("the candidate broke the channel protocol: malformed call answer")
+        return out[0]
 
     def next(self, target):
         reply = self._roundtrip({"op": "next", "t": target, "a": []})
@@ -304,22 +280,30 @@ class Peer:
         except wire.FrameTooLarge as e:
             wire.send_frame(self.fd, {"e": ["MemoryError", str(e)]})
 
+    def _call(self, obj, packed):
+        received = {}
+        unpacked = self.codec.decode(packed, received=received)
+        if type(unpacked) is not list or len(unpacked) != 2 or type(unpacked[0]) is not list or type(unpacked[1]) is not dict:
+            raise wire.ProtocolError("malformed call arguments")
+        args, kwargs = unpacked
+        if not all(type(k) is str for k in kwargs):
+            raise wire.ProtocolError("keyword names must be strings")
+        try:
+            result = obj(*args, **kwargs)
+        except BaseException as e:  # noqa: BLE001
+            return {"e": [_builtin_name(e), _message(e)], "s": self.codec.encode([args, kwargs], known=received)}
+        return {"r": self.codec.encode([result, args, kwargs], known=received)}
+
     def _dispatch(self, frame):
         op, target, args = frame.get("op"), frame.get("t"), frame.get("a", [])
         if self.judge and op not in OPS_ON_JUDGE_OBJECTS:
             raise PermissionError(f"operation {op!r} is not allowed on judge objects")
         obj = self._resolve(target)
-        decoded = [self.codec.decode(a) for a in args]
         if op == "call":
-            kwargs = {str(k): self.codec.decode(v) for k, v in frame.get("k", [])}
-            result = obj(*decoded, **kwargs)
-            reply = {"r": self.codec.encode(result)}
-            back = [[i, self.codec.encode(a)] for i, a in enumerate(decoded) if type(a) in MUTABLE or _is_plain_object(a)]
-            back += [[k, self.codec.encode(v)] for k, v in kwargs.items() if type(v) in MUTABLE or _is_plain_object(v)]
-            changed = [b for b in back if b[1] != (args[b[0]] if type(b[0]) is int else dict(frame.get("k", [])).get(b[0]))]
-            if changed:
-                reply["b"] = changed
-            return reply
+            return self._call(obj, args)
+        if type(args) is not list:
+            raise wire.ProtocolError("malformed arguments")
+        decoded = [self.codec.decode(a) for a in args]
         if op in ("get", "set") and self.judge and (type(decoded[0]) is not str or decoded[0].startswith("_")):
             raise PermissionError("private attributes of judge objects are not reachable")
         if op == "get":
@@ -356,10 +340,6 @@ class Peer:
         raise wire.ProtocolError("unknown target")
 
     resolve_named = None  # candidate: (module, name) -> object, importing the module on first use
-
-
-def _is_plain_object(v):
-    return hasattr(v, "__dict__") and not isinstance(v, (type, Proxy)) and not callable(v) and type(v).__module__ != "builtins"
 
 
 def _builtin_name(e):

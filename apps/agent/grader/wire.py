@@ -124,8 +124,11 @@ class Codec:
         self.handed_back = handed_back  # obj -> the peer's handle id when obj is a proxy of theirs
 
     # -- encoding -------------------------------------------------------------------------------
-    def encode(self, value):
-        return self._enc(value, {}, 0)
+    def encode(self, value, record=None, known=None):
+        """`record` (a dict) receives memo index -> object for every mutable object sent by value,
+        so that the answer can name them; `known` (id -> (index, object)) marks the peer's objects
+        received in the request being answered: they go back as ["I", their index, new state]."""
+        return self._enc(value, _Memo(record, known), 0)
 
     def _enc(self, v, memo, depth):
         t = type(v)
@@ -134,24 +137,22 @@ class Codec:
         if depth > MAX_DEPTH:
             raise ValueError("value nested too deeply to cross the judge boundary")
         key = id(v)
-        if key in memo:
-            return ["R", memo[key]]
-        if t is list or t is tuple or t is set or t is frozenset:
-            if t in (list, set, frozenset):
-                memo[key] = len(memo)
-                ref = memo[key]
+        if key in memo.refs:
+            return ["R", memo.refs[key]]
+        if t is list or t is set or t is dict:
+            ref = memo.add(v)
+            if t is dict:
+                node = ["D", ref, [[self._enc(k, memo, depth + 1), self._enc(x, memo, depth + 1)] for k, x in v.items()]]
             else:
-                ref = -1
-            items = list(v) if t is not list else v
-            if all(type(x) in SCALARS for x in items):
-                body = items if t is list else list(items)
-            else:
-                body = [self._enc(x, memo, depth + 1) for x in items]
-            return [{list: "L", tuple: "T", set: "S", frozenset: "F"}[t], ref, body]
-        if t is dict:
-            memo[key] = len(memo)
-            ref = memo[key]
-            return ["D", ref, [[self._enc(k, memo, depth + 1), self._enc(x, memo, depth + 1)] for k, x in v.items()]]
+                items = v if t is list else list(v)
+                body = items if all(type(x) in SCALARS for x in items) else [self._enc(x, memo, depth + 1) for x in items]
+                node = ["L" if t is list else "S", ref, body]
+            return memo.wrap(v, node)
+        if t is tuple or t is frozenset:
+            ref = memo.add(v) if t is frozenset else -1
+            items = list(v)
+            body = items if all(type(x) in SCALARS for x in items) else [self._enc(x, memo, depth + 1) for x in items]
+            return ["T" if t is tuple else "F", ref, body]
         if t is bytes:
             return ["B", base64.b64encode(v).decode()]
         if t is bytearray:
@@ -175,9 +176,9 @@ class Codec:
         if cls_name in self.shareable and hasattr(v, "__dict__") and getattr(v, "__slots__", None) is None:
             g = global_name(t, self.private)
             if g is not None:
-                memo[key] = len(memo)
+                ref = memo.add(v)
                 attrs = [[k, self._enc(x, memo, depth + 1)] for k, x in vars(v).items() if type(k) is str]
-                return ["O", memo[key], g[0], g[1], attrs]
+                return memo.wrap(v, ["O", ref, g[0], g[1], attrs])
         g = global_name(v, self.private)
         if g is not None:
             return ["G", g[0], g[1]]
@@ -185,8 +186,17 @@ class Codec:
         return ["H", self.export(v), kind]
 
     # -- decoding -------------------------------------------------------------------------------
-    def decode(self, node):
-        return self._dec(node, {}, 0)
+    def decode(self, node, originals=None, received=None):
+        """`originals` (index -> object, from encode's `record`) resolves the peer's ["I", …] answers:
+        the original object is updated in place and returned, so identities survive a call.
+        `received` (a dict) collects id -> (index, object) of every mutable object decoded."""
+        memo = {}
+        out = self._dec(node, memo if originals is None else _Originals(memo, originals), 0)
+        if received is not None:
+            for ref, obj in memo.items():
+                if type(obj) in (list, set, dict) or (hasattr(obj, "__dict__") and type(obj).__module__ in self.shareable):
+                    received[id(obj)] = (ref, obj)
+        return out
 
     def _dec(self, n, memo, depth):
         if type(n) is not list:
@@ -221,6 +231,8 @@ class Codec:
                 for k, x in n[2]:
                     out[self._dec(k, memo, depth + 1)] = self._dec(x, memo, depth + 1)
                 return out
+            if tag == "I":
+                return self._dec_into(n, memo, depth)
             if tag == "R":
                 if n[1] not in memo:
                     raise ProtocolError("reference to an object that is not yet complete")
@@ -253,6 +265,41 @@ class Codec:
             raise ProtocolError(f"malformed {tag!r} value: {e}") from None
         raise ProtocolError(f"unknown tag {tag!r}")
 
+    def _dec_into(self, n, memo, depth):
+        """["I", index, node]: one of our objects came back; its new state replaces the old in place."""
+        originals = getattr(memo, "originals", None)
+        idx, node = n[1], n[2]
+        if originals is None or type(idx) is not int or idx not in originals or type(node) is not list or not node:
+            raise ProtocolError("an answer names an object that was not sent")
+        orig, tag = originals[idx], node[0]
+        expected = {"L": list, "S": set, "D": dict}.get(tag)
+        if expected is not None and type(orig) is not expected:
+            raise ProtocolError("an answer changes the type of an object that was sent")
+        memo[node[1]] = orig
+        if tag == "L":
+            orig[:] = [self._dec(x, memo, depth + 1) for x in node[2]]
+        elif tag == "S":
+            items = [self._dec(x, memo, depth + 1) for x in node[2]]
+            orig.clear()
+            orig.update(items)
+        elif tag == "D":
+            pairs = [(self._dec(k, memo, depth + 1), self._dec(x, memo, depth + 1)) for k, x in node[2]]
+            orig.clear()
+            orig.update(pairs)
+        elif tag == "O":
+            if type(orig).__module__ != node[2] or type(orig).__qualname__ != node[3]:
+                raise ProtocolError("an answer changes the class of an object that was sent")
+            attrs = {}
+            for k, x in node[4]:
+                if type(k) is not str:
+                    raise ProtocolError("attribute names must be strings")
+                attrs[k] = self._dec(x, memo, depth + 1)
+            vars(orig).clear()
+            vars(orig).update(attrs)
+        else:
+            raise ProtocolError(f"objects of kind {tag!r} are not sent back by identity")
+        return orig
+
     def _dec_object(self, n, memo, depth):
         module, qual, attrs = str(n[2]), str(n[3]), n[4]
         if module not in self.shareable:
@@ -280,6 +327,35 @@ class Codec:
             return resolve_global(module, qual)
         except Exception as e:  # noqa: BLE001
             raise ProtocolError(f"cannot resolve {module}.{qual}: {type(e).__name__}") from None
+
+
+class _Memo:
+    """Encoder state: memo indices for shared and cyclic values, plus the identity bookkeeping."""
+
+    def __init__(self, record, known):
+        self.refs, self.record, self.known = {}, record, known
+
+    def add(self, v) -> int:
+        ref = self.refs[id(v)] = len(self.refs)
+        if self.record is not None:
+            self.record[ref] = v
+        return ref
+
+    def wrap(self, v, node):
+        theirs = self.known.get(id(v)) if self.known else None
+        return ["I", theirs[0], node] if theirs is not None and theirs[1] is v else node
+
+
+class _Originals(dict):
+    """A decoder memo that also knows the objects our request sent (for ["I", …] answers)."""
+
+    def __init__(self, memo, originals):
+        super().__init__()
+        self.inner, self.originals = memo, originals
+
+    def __setitem__(self, k, v):
+        super().__setitem__(k, v)
+        self.inner[k] = v
 
 
 STDLIB = frozenset(sys.stdlib_module_names)
