@@ -1,34 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { io } from "socket.io-client";
 import { AGENT_EVENTS, PROTOCOL_VERSION } from "@agentlab/core";
 import pino from "pino";
 import { claimJob, finishAttempt, getJob, listAttempts, revokeAgent } from "@agentlab/db";
 import { Supervisor } from "../../apps/agent/src/supervisor";
+import { spawnShellAgent } from "./helpers/agent-process";
 import { enrollTestAgent, startInProcessAgent, startTestServer, testCapabilities, waitFor, type TestServer } from "./helpers/server";
 
-const AGENT_BIN = fileURLToPath(new URL("../../apps/agent/bin/agentlab-agent.mjs", import.meta.url));
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer({ AGENTLAB_LEASE_TTL_MS: "2000", AGENTLAB_HEARTBEAT_MS: "400" });
 });
 afterAll(async () => server?.close());
 
-async function spawnAgentProcess(name: string) {
-  const { agentId, credential } = await enrollTestAgent(server.db, name);
-  const home = await mkdtemp(join(tmpdir(), `agentlab-proc-${name}-`));
-  await writeFile(join(home, "agent.json"), JSON.stringify({ server: server.url, agentId, credential }), { mode: 0o600 });
-  const child = spawn(process.execPath, [AGENT_BIN, "run"], { env: { PATH: process.env.PATH, AGENTLAB_AGENT_HOME: home, AGENTLAB_SANDBOX: "process", LOG_LEVEL: "warn" }, stdio: "inherit" });
-  return { agentId, child };
-}
-
 describe("faults", () => {
   it("re-leases the job of an agent killed with SIGKILL and refuses the dead attempt's late result", async () => {
-    const victim = await spawnAgentProcess("victim");
+    const victim = await spawnShellAgent(server, "victim");
     const job = await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["sh", "-c", "sleep 2; echo ok"] }, maxAttempts: 3 });
     const running = await waitFor(async () => {
       const j = await getJob(server.db.db, job.id);

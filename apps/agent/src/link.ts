@@ -18,6 +18,19 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 /** Full-jitter exponential backoff: a random delay in [0, min(cap, base * 2^n)]. */
 export const backoffMs = (attempt: number, baseMs = 1000, capMs = 60_000) => Math.random() * Math.min(capMs, baseMs * 2 ** attempt);
 
+// Reconnect attempts are cheap (one refused TCP connect while the server is down), and an agent
+// that notices late a server that is back holds finished results that long: cap the wait at 4 s,
+// so a restarted server has its agents back within a few seconds. Jitter still spreads them.
+export const RECONNECT_BASE_MS = 250;
+export const RECONNECT_CAP_MS = 4000;
+
+/** The server says this credential is no longer valid: retrying cannot help. */
+export class CredentialRefused extends Error {
+  constructor(message: string) {
+    super(message);
+  }
+}
+
 /**
  * The agent's socket to the server. Requests are acknowledged and retried (at-least-once);
  * reconnection uses full-jitter backoff, and `onConnect` hooks re-run hello and flush the outbox.
@@ -25,8 +38,11 @@ export const backoffMs = (attempt: number, baseMs = 1000, capMs = 60_000) => Mat
 export class ServerLink {
   readonly socket: Socket;
   private closed = false;
+  // Wakes requests waiting for a connection that will never come (closed or refused).
+  private closedCtl = new AbortController();
   private reconnectAttempt = 0;
   private connectHooks: Array<() => void> = [];
+  private refusedHooks: Array<(err: CredentialRefused) => void> = [];
 
   constructor(url: string, credential: string, private readonly log: Logger, private readonly timeoutMs = 15_000) {
     this.socket = io(url, { path: "/socket.io", auth: { token: credential }, reconnection: false, autoConnect: false, transports: ["websocket"] });
@@ -40,8 +56,10 @@ export class ServerLink {
       this.scheduleReconnect();
     });
     this.socket.on("connect_error", (err) => {
+      // The gateway answers "unauthorized" only for an unknown or revoked credential (a database
+      // failure is "unavailable"), so this one is final: stop instead of retrying forever.
+      if (err.message === "unauthorized") return this.refuse("the server refused this agent's credential: it was revoked or never enrolled there");
       this.log.warn({ err: err.message }, "cannot reach server");
-      if (err.message === "unauthorized") this.log.error("the server refused this agent's credential (revoked?)");
       this.scheduleReconnect();
     });
   }
@@ -50,13 +68,27 @@ export class ServerLink {
     this.connectHooks.push(fn);
   }
 
+  /** Called once when the server refuses the credential (connect refused, or told "revoked"). */
+  onCredentialRefused(fn: (err: CredentialRefused) => void) {
+    this.refusedHooks.push(fn);
+  }
+
+  refuse(message: string) {
+    if (this.closed) return;
+    this.closed = true;
+    this.closedCtl.abort();
+    this.socket.disconnect();
+    const err = new CredentialRefused(message);
+    this.refusedHooks.forEach((fn) => fn(err));
+  }
+
   connect() {
     this.socket.connect();
   }
 
   private scheduleReconnect() {
     if (this.closed || this.socket.connected) return;
-    const delay = backoffMs(this.reconnectAttempt++);
+    const delay = backoffMs(this.reconnectAttempt++, RECONNECT_BASE_MS, RECONNECT_CAP_MS);
     setTimeout(() => {
       if (!this.closed && !this.socket.connected) this.socket.connect();
     }, delay).unref();
@@ -72,6 +104,7 @@ export class ServerLink {
       const done = () => (this.socket.off("connect", done), resolve());
       this.socket.on("connect", done);
       signal?.addEventListener("abort", done, { once: true });
+      this.closedCtl.signal.addEventListener("abort", done, { once: true });
     });
   }
 
@@ -82,7 +115,7 @@ export class ServerLink {
       await this.waitConnected(signal);
       if (!this.socket.connected) continue;
       try {
-        const reply: unknown = await this.socket.timeout(this.timeoutMs).emitWithAck(event, payload);
+        const reply = await this.emitUntilDisconnect(event, payload);
         const parsed = AckEnvelope.parse(reply);
         if (parsed.ok) return schema.parse(parsed.data);
         if (parsed.error.code !== "INTERNAL") throw new RequestRefused(parsed.error.code, parsed.error.message);
@@ -95,8 +128,23 @@ export class ServerLink {
     }
   }
 
+  // A request in flight when the socket drops is never answered: give up on it at the drop (and
+  // resend after the reconnect) instead of waiting out the ack timeout.
+  private emitUntilDisconnect(event: string, payload: unknown): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const dropped = () => reject(new Error("disconnected before the ack"));
+      this.socket.once("disconnect", dropped);
+      this.socket
+        .timeout(this.timeoutMs)
+        .emitWithAck(event, payload)
+        .then(resolve, reject)
+        .finally(() => this.socket.off("disconnect", dropped));
+    });
+  }
+
   close() {
     this.closed = true;
+    this.closedCtl.abort();
     this.socket.disconnect();
   }
 }

@@ -21,6 +21,7 @@ export class Outbox {
   private readonly spoolPath: string;
   // Spool writes run one after another, so a truncation never overtakes an append queued before it.
   private spoolWrites: Promise<void> = Promise.resolve();
+  private closed = false;
 
   constructor(private readonly link: ServerLink, stateDir: string, private readonly log: Logger, private readonly onStale: (attemptId: string) => void) {
     this.spoolPath = join(stateDir, "outbox.jsonl");
@@ -53,8 +54,20 @@ export class Outbox {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /**
+   * Gives up delivering in this process (shutdown, refused credential): pending pushes resolve
+   * with null at once, and the spool, written to the end, keeps them for the next run.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.deliveredHooks.forEach((resolve) => resolve(null));
+    this.deliveredHooks.clear();
+    this.idleWaiters.splice(0).forEach((fn) => fn());
+    await this.spoolWrites;
+  }
+
   kick() {
-    if (this.flushing || !this.link.connected) return;
+    if (this.closed || this.flushing || !this.link.connected) return;
     this.flushing = this.flush().finally(() => {
       this.flushing = null;
       if (this.queue.length && this.link.connected) this.kick();
@@ -62,7 +75,7 @@ export class Outbox {
   }
 
   private async flush() {
-    while (this.queue.length) {
+    while (this.queue.length && !this.closed) {
       const item = this.queue[0];
       if (!item) break;
       let ack: WriteAck | null = null;
@@ -84,6 +97,7 @@ export class Outbox {
         this.onStale(item.attemptId);
       }
     }
+    if (this.closed) return;
     // Everything queued is delivered: the spool holds nothing worth replaying any more.
     if (this.queue.length === 0) this.spool(() => writeFile(this.spoolPath, ""));
     this.idleWaiters.splice(0).forEach((fn) => fn());

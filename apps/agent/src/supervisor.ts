@@ -2,7 +2,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { AGENT_EVENTS, ClaimAck, HeartbeatAck, HelloAck, PROTOCOL_VERSION, type Capabilities, type ClaimedJob } from "@agentlab/core";
-import { ServerLink } from "./link";
+import { CredentialRefused, ServerLink } from "./link";
 import { Outbox } from "./outbox";
 import { LogStream } from "./log-stream";
 import { uploadArtifact } from "./artifacts";
@@ -21,9 +21,19 @@ export type SupervisorOptions = {
   concurrency?: number;
   /** How often to poll for work when no nudge arrives. */
   pollMs?: number;
+  /**
+   * How long an interrupted job's handler may take to return after its abort signal before the
+   * supervisor stops waiting and reports the interruption itself (a handler that ignores the
+   * signal must not hold a shutdown or a cancel hostage).
+   */
+  abandonAfterMs?: number;
 };
 
-type Running = { job: ClaimedJob; controller: AbortController; reason: AbortReason | null; renewedAt: number; stale: boolean };
+/** The process exit code of an agent whose credential the server refused (revoked): not retried by a service manager that knows it. */
+export const EXIT_CREDENTIAL_REFUSED = 3;
+
+// `done`: the handler returned and the result is queued in the outbox (spooled), delivered or not.
+type Running = { job: ClaimedJob; controller: AbortController; reason: AbortReason | null; renewedAt: number; stale: boolean; done: boolean };
 
 /**
  * The agent's supervisor: the only part that talks to the server. It claims jobs, heartbeats the
@@ -41,6 +51,8 @@ export class Supervisor {
   private helloDone = false;
   private timers: NodeJS.Timeout[] = [];
   private loops: Promise<void>[] = [];
+  private refused: CredentialRefused | null = null;
+  private refusedHooks: Array<(err: CredentialRefused) => void> = [];
 
   constructor(private readonly opts: SupervisorOptions) {
     this.drain = opts.drain ?? false;
@@ -49,10 +61,23 @@ export class Supervisor {
     this.link.onConnect(() => void this.hello());
     this.link.socket.on(AGENT_EVENTS.jobsAvailable, () => this.wakeAll());
     this.link.socket.on(AGENT_EVENTS.cancel, (msg: { attemptId?: string }) => msg.attemptId && this.abortAttempt(msg.attemptId, "canceled"));
-    this.link.socket.on(AGENT_EVENTS.revoked, () => {
-      opts.log.error("this agent was revoked by an admin; stopping");
+    this.link.socket.on(AGENT_EVENTS.revoked, () => this.link.refuse("this agent was revoked by an admin"));
+    this.link.onCredentialRefused((err) => {
+      this.refused = err;
+      opts.log.error(`${err.message}; stopping (enroll this box again to bring it back)`);
+      this.refusedHooks.forEach((fn) => fn(err));
       void this.stop(0);
     });
+  }
+
+  /** Why the server will not talk to this agent any more, once it said so. */
+  get credentialRefused(): CredentialRefused | null {
+    return this.refused;
+  }
+
+  onCredentialRefused(fn: (err: CredentialRefused) => void) {
+    if (this.refused) fn(this.refused);
+    else this.refusedHooks.push(fn);
   }
 
   async start() {
@@ -76,6 +101,13 @@ export class Supervisor {
     this.heartbeatMs = ack.heartbeatIntervalMs;
     this.leaseTtlMs = ack.leaseTtlMs;
     this.helloDone = true;
+    // Renew the leases of jobs that kept running while the server was away, right now: the server
+    // answers which are stale (reaped meanwhile), and those stop; the rest carry on and their
+    // spooled results are accepted. Each gets a fresh renewal window from now.
+    const now = Date.now();
+    for (const r of this.running.values()) r.renewedAt = now;
+    this.lastBeat = 0;
+    void this.heartbeat();
     this.outbox.kick();
     this.wakeAll();
   }
@@ -88,7 +120,7 @@ export class Supervisor {
       }
       const ack = await this.link.request(AGENT_EVENTS.claim, { version: PROTOCOL_VERSION }, ClaimAck).catch(() => null);
       let job = ack?.job ?? null;
-      if (!job) await this.idle(this.opts.pollMs ?? 5000);
+      if (!job && !this.stopping) await this.idle(this.opts.pollMs ?? 5000);
       while (job) job = await this.runJob(job);
     }
   }
@@ -114,9 +146,13 @@ export class Supervisor {
   private lastBeat = 0;
   private async heartbeat() {
     const now = Date.now();
-    // Self-fencing: a lease not renewed within its TTL may already belong to another agent.
+    if (!this.link.connected || !this.helloDone) return;
+    // Self-fencing while connected: a lease the server did not renew within its TTL may already
+    // belong to another agent. While disconnected the server may simply be down (a restart), and
+    // its reaper waits for us after it starts, so jobs keep running, their output is spooled, and
+    // the first heartbeat after the reconnect decides (stale attempts stop, their output is refused).
     for (const [id, r] of this.running) if (now - r.renewedAt > this.leaseTtlMs) this.abortAttempt(id, "lease_lost");
-    if (!this.link.connected || !this.helloDone || now - this.lastBeat < this.heartbeatMs) return;
+    if (now - this.lastBeat < this.heartbeatMs) return;
     this.lastBeat = now;
     const attempts = [...this.running.values()].map((r) => ({ jobId: r.job.jobId, attemptId: r.job.attemptId }));
     const ack = await this.link.request(AGENT_EVENTS.heartbeat, { version: PROTOCOL_VERSION, attempts, drain: this.drain }, HeartbeatAck).catch(() => null);
@@ -142,7 +178,7 @@ export class Supervisor {
   /** Runs one job to its delivered result; returns the next job if the server claimed one with the ack. */
   private async runJob(job: ClaimedJob): Promise<ClaimedJob | null> {
     const log = this.opts.log.child({ jobId: job.jobId, attemptId: job.attemptId, type: job.type });
-    const r: Running = { job, controller: new AbortController(), reason: null, renewedAt: Date.now(), stale: false };
+    const r: Running = { job, controller: new AbortController(), reason: null, renewedAt: Date.now(), stale: false, done: false };
     this.running.set(job.attemptId, r);
     const ref = { version: PROTOCOL_VERSION, jobId: job.jobId, attemptId: job.attemptId };
     const push = (event: string, payload: Record<string, unknown>) => (r.stale ? Promise.resolve(null) : this.outbox.push({ event, attemptId: job.attemptId, payload: { ...ref, ...payload } }));
@@ -152,11 +188,10 @@ export class Supervisor {
     await mkdir(workDir, { recursive: true });
     let progressSeq = 0;
     log.info("job started");
-    let outcome: JobOutcome;
     const handler = this.opts.handlers[job.type];
-    try {
-      outcome = handler
-        ? await handler({
+    const run = async (): Promise<JobOutcome> =>
+      handler
+        ? handler({
             ...job,
             signal: r.controller.signal,
             abortReason: () => r.reason,
@@ -172,16 +207,18 @@ export class Supervisor {
             agent: { ...this.opts.runtime, serverUrl: this.opts.serverUrl, credential: this.opts.credential, stateDir: this.opts.stateDir },
           })
         : { reason: "infra_error", error: `this agent cannot run jobs of type ${job.type}` };
-    } catch (err) {
+    const finished = run().catch((err: unknown): JobOutcome => {
       log.error({ err }, "job handler crashed");
-      outcome = { reason: "infra_error", error: err instanceof Error ? err.message : String(err) };
-    }
+      return { reason: "infra_error", error: err instanceof Error ? err.message : String(err) };
+    });
+    let outcome = await Promise.race([finished, this.abandoned(r, log)]);
     clearTimeout(maxDuration);
     if (r.reason === "shutdown" && outcome.reason !== "succeeded") outcome = { ...outcome, reason: "infra_error", error: "agent shut down during the job" };
     logs.flush();
     // Logs are queued before the result, so the server has them all before the terminal state.
     const claimNext = !this.stopping && !this.drain;
     const delivered = push(AGENT_EVENTS.result, { reason: outcome.reason, exitCode: outcome.exitCode ?? null, signal: outcome.signal ?? null, result: outcome.result ?? {}, error: outcome.error ?? null, lastLogSeq: logs.lastSeq, claimNext });
+    r.done = true;
     log.info({ reason: outcome.reason, stale: r.stale }, "job finished");
     const ack = await delivered;
     this.running.delete(job.attemptId);
@@ -189,7 +226,31 @@ export class Supervisor {
     return ack?.next ?? null;
   }
 
-  /** Graceful: stop claiming, give running jobs `graceMs`, then interrupt them, deliver, disconnect. */
+  /**
+   * Resolves, once the job was told to stop and its handler did not return within
+   * `abandonAfterMs`, with the outcome the interruption means; never resolves otherwise.
+   */
+  private abandoned(r: Running, log: Logger): Promise<JobOutcome> {
+    const after = this.opts.abandonAfterMs ?? 7000;
+    return new Promise((resolve) => {
+      r.controller.signal.addEventListener(
+        "abort",
+        () => {
+          setTimeout(() => {
+            log.error({ reason: r.reason, afterMs: after }, "job handler ignored its abort signal; reporting the interruption without it");
+            resolve(interruptedOutcome(r.reason));
+          }, after).unref();
+        },
+        { once: true },
+      );
+    });
+  }
+
+  /**
+   * Stop claiming; give running jobs `graceMs` to finish on their own (0: none), then interrupt
+   * them (they are requeued as infra_error), deliver what can be delivered within 5 s, disconnect.
+   * What is not delivered stays in the spool for the next run.
+   */
   async stop(graceMs: number) {
     if (this.stopping) return;
     this.stopping = true;
@@ -197,10 +258,19 @@ export class Supervisor {
     const deadline = Date.now() + graceMs;
     while (this.running.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     for (const id of this.running.keys()) this.abortAttempt(id, "shutdown");
-    while (this.running.size) await new Promise((r) => setTimeout(r, 50));
-    await Promise.race([this.outbox.drained(), new Promise((r) => setTimeout(r, 5000))]);
+    while ([...this.running.values()].some((r) => !r.done)) await new Promise((r) => setTimeout(r, 50));
+    // Nothing will be accepted from a refused credential; otherwise deliver while the server listens.
+    if (!this.refused && this.link.connected) await Promise.race([this.outbox.drained(), new Promise((r) => setTimeout(r, 5000))]);
+    await this.outbox.close();
+    this.link.close(); // also ends claim requests waiting for a connection
     await Promise.all(this.loops);
     this.timers.forEach(clearInterval);
-    this.link.close();
   }
+}
+
+/** What an interruption means when the handler could not say it: only a cancel or a timeout is final. */
+function interruptedOutcome(reason: AbortReason | null): JobOutcome {
+  if (reason === "canceled") return { reason: "canceled", error: "canceled (the job did not stop within the grace period)" };
+  if (reason === "timeout") return { reason: "timeout", error: "max_duration exceeded" };
+  return { reason: "infra_error", error: reason === "shutdown" ? "interrupted: agent shut down during the job" : "interrupted: lease lost" };
 }

@@ -12,6 +12,7 @@ import { handleArtifacts } from "./http/artifacts";
 import { handleTaskImport } from "./http/import";
 import { health } from "./http/health";
 import { handleEnroll } from "./http/enroll";
+import { handleWhoami } from "./agents/whoami";
 import { sendError } from "./http/respond";
 import { setSecurityHeaders } from "./http/headers";
 import { createQueue } from "./queue";
@@ -66,6 +67,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       if (url.startsWith("/api/artifacts/")) return handleArtifacts(services, req, res);
       if (url === "/api/tasks/import" || url.startsWith("/api/tasks/import?")) return handleTaskImport(services, req, res);
       if (url === "/api/agents/enroll") return handleEnroll(services, req, res);
+      if (url === "/api/agents/me") return handleWhoami(services, req, res);
       if (opts.next) return opts.next(req, res);
       res.writeHead(404).end("not found");
     };

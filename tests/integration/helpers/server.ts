@@ -12,7 +12,7 @@ import type { JobHandler } from "../../../apps/agent/src/jobs/types";
 import type { Capabilities } from "@agentlab/core";
 import { createTestDatabase, type TestDb } from "./db";
 
-export type TestServer = { app: App; url: string; port: number; db: TestDb; env: Env; dataDir: string; restart(): Promise<void>; close(): Promise<void> };
+export type TestServer = { app: App; url: string; port: number; db: TestDb; env: Env; dataDir: string; restart(downMs?: number): Promise<void>; close(): Promise<void> };
 
 /** The real server (tRPC, socket.io, reaper) on a loopback port over a fresh database, without Next. */
 export async function startTestServer(overrides: Record<string, string> = {}, existing?: TestDb): Promise<TestServer> {
@@ -24,8 +24,10 @@ export async function startTestServer(overrides: Record<string, string> = {}, ex
   const port = await app.listen(0);
   const server: TestServer = {
     app, url: `http://127.0.0.1:${port}`, port, db, env, dataDir,
-    async restart() {
+    /** Stops the server, keeps it down `downMs` (port and database kept), starts a fresh process's worth of it. */
+    async restart(downMs = 0) {
       await server.app.close();
+      if (downMs) await new Promise((r) => setTimeout(r, downMs));
       app = await createApp({ env, db: db.db, log, secret: "test-secret-test-secret-test-secret-0123" });
       await app.listen(port);
       server.app = app;
@@ -51,7 +53,7 @@ export const testCapabilities = (labels: string[] = [], shellJobs = true): Capab
 });
 
 /** An agent supervisor in this process, talking to the server over real socket.io on loopback. */
-export async function startInProcessAgent(server: TestServer, name: string, opts: { pollMs?: number; handlers?: Record<string, JobHandler>; python?: string; shellJobs?: boolean } = {}) {
+export async function startInProcessAgent(server: TestServer, name: string, opts: { pollMs?: number; handlers?: Record<string, JobHandler>; python?: string; shellJobs?: boolean; abandonAfterMs?: number } = {}) {
   const { agentId, credential } = await enrollTestAgent(server.db, name);
   const stateDir = await mkdtemp(join(tmpdir(), `agentlab-agent-${name}-`));
   const supervisor = new Supervisor({
@@ -60,6 +62,7 @@ export async function startInProcessAgent(server: TestServer, name: string, opts
     runtime: { python: opts.python ?? null, sandboxBackend: "process", sandboxOk: true },
     log: pino({ level: "silent" }),
     pollMs: opts.pollMs ?? 2000,
+    abandonAfterMs: opts.abandonAfterMs,
   });
   await supervisor.start();
   return { agentId, credential, supervisor, stateDir, stop: async () => (await supervisor.stop(0), await rm(stateDir, { recursive: true, force: true })) };

@@ -12,13 +12,11 @@ export async function doctorCommand(argv: string[], env: AgentEnv): Promise<numb
   const config = await loadConfig(env.AGENTLAB_AGENT_HOME).catch((err: Error) => err);
   const sandbox = await sandboxStatus(sandboxConfig({ backend: env.AGENTLAB_SANDBOX, graderDir: env.AGENTLAB_GRADER_DIR, uid: env.AGENTLAB_SANDBOX_UID, stateDir: join(env.AGENTLAB_AGENT_HOME, "state") }));
   const caps = await collectCapabilities({ python: findPython(env.AGENTLAB_PYTHON), sandbox, labels: [] });
-  let server: string = "not enrolled";
-  if (!(config instanceof Error)) {
-    const res = await fetch(new URL("/api/health", config.server)).catch(() => null);
-    server = res ? `${config.server} answered ${res.status} ${JSON.stringify(await res.json().catch(() => null))}` : `${config.server} unreachable`;
-  }
+  const check = config instanceof Error ? null : await checkServer(config.server, config.credential);
+  const server = check ? check.line : "not enrolled";
   const problems = [
     config instanceof Error ? config.message : null,
+    check?.problem ?? null,
     sandbox.selfTestPassed ? null : `sandbox ${sandbox.backend}: ${sandbox.detail}`,
     caps.python ? null : "no Python for the trainer (set AGENTLAB_PYTHON or run scripts/setup-python.sh)",
   ].filter((p): p is string => p !== null);
@@ -36,4 +34,20 @@ export async function doctorCommand(argv: string[], env: AgentEnv): Promise<numb
     console.log(problems.length ? `missing:\n${problems.map((p) => `  - ${p}`).join("\n")}` : "all good");
   }
   return problems.length ? 1 : 0;
+}
+
+const TIMEOUT_MS = 5000;
+
+/** Reachability (health) and the credential itself (the server says ok, revoked or unknown). */
+async function checkServer(url: string, credential: string): Promise<{ line: string; problem: string | null }> {
+  const health = await fetch(new URL("/api/health", url), { signal: AbortSignal.timeout(TIMEOUT_MS) }).catch(() => null);
+  if (!health) return { line: `${url} unreachable`, problem: `server ${url} unreachable (is it running, and is this the right address?)` };
+  const healthBody = JSON.stringify(await health.json().catch(() => null));
+  const me = await fetch(new URL("/api/agents/me", url), { headers: { authorization: `Bearer ${credential}` }, signal: AbortSignal.timeout(TIMEOUT_MS) }).catch(() => null);
+  const body = me ? ((await me.json().catch(() => null)) as { status?: string; name?: string } | null) : null;
+  const line = `${url} answered ${health.status} ${healthBody}; credential ${body?.status ?? "not checked"}`;
+  if (body?.status === "ok") return { line: `${line} (agent "${body.name ?? "?"}")`, problem: null };
+  if (body?.status === "revoked") return { line, problem: "this agent's credential was REVOKED by an admin: enroll again with a new token" };
+  if (body?.status === "unknown") return { line, problem: "the server does not know this agent's credential (enrolled against another server or database?): enroll again" };
+  return { line, problem: `could not check the credential (${me ? `HTTP ${me.status}` : "no answer"})` };
 }

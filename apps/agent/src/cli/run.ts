@@ -7,7 +7,7 @@ import { findPython } from "../trainer/python";
 import { collectCapabilities } from "../capabilities";
 import { jobHandlers } from "../jobs";
 import { shellJobsAllowed } from "../jobs/shell";
-import { Supervisor } from "../supervisor";
+import { EXIT_CREDENTIAL_REFUSED, Supervisor } from "../supervisor";
 
 import { sandboxConfig, sandboxStatus } from "../sandbox-status";
 import { Grader } from "../grading/grader";
@@ -39,13 +39,24 @@ export async function runCommand(argv: string[], env: AgentEnv): Promise<number>
     runtime: { python, sandboxBackend: sandbox.backend, sandboxOk: sandbox.selfTestPassed },
     log,
     drain: values.drain,
+    // A handler gets the cancel grace (SIGTERM → SIGKILL of its process group) plus slack to report.
+    abandonAfterMs: env.AGENTLAB_CANCEL_GRACE_MS + 2000,
   });
   await supervisor.start();
   log.info({ agentId: config.agentId, server: config.server, drain: values.drain }, "agent running");
 
-  // Graceful on the first signal (finish or interrupt the running job, deliver results), forced on the second.
+  // On the first signal the running jobs are interrupted at once (they are requeued; SIGUSR2 drains
+  // instead), results are delivered or left in the spool; the second signal forces the exit.
   return new Promise((resolve) => {
     let signals = 0;
+    supervisor.onCredentialRefused((err) => {
+      // Distinct exit code, so that a service manager (RestartPreventExitStatus=3) stops restarting it.
+      console.error(`agentlab-agent: ${err.message}. Not retrying; enroll again with a new token to bring this box back.`);
+      supervisor
+        .stop(0)
+        .finally(() => grader?.close())
+        .then(() => resolve(EXIT_CREDENTIAL_REFUSED), () => resolve(EXIT_CREDENTIAL_REFUSED));
+    });
     const shutdown = (sig: string) => {
       if (++signals > 1) {
         log.warn("forced shutdown");
@@ -53,7 +64,7 @@ export async function runCommand(argv: string[], env: AgentEnv): Promise<number>
       }
       log.info({ sig }, "shutting down");
       supervisor
-        .stop(env.AGENTLAB_CANCEL_GRACE_MS)
+        .stop(0)
         .finally(() => grader?.close())
         .then(() => resolve(0), () => resolve(1));
     };

@@ -32,7 +32,13 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
   // Authenticates the socket with the agent credential before any event is accepted.
   io.use(async (socket, next) => {
     const token = (socket.handshake.auth as { token?: unknown }).token;
-    const agent = typeof token === "string" ? await agentByCredential(db, token).catch(() => undefined) : undefined;
+    // "unauthorized" is final for the agent (it exits), so a database failure must not look like it.
+    let agent: Awaited<ReturnType<typeof agentByCredential>>;
+    try {
+      agent = typeof token === "string" ? await agentByCredential(db, token) : undefined;
+    } catch {
+      return next(new Error("unavailable"));
+    }
     if (!agent) return next(new Error("unauthorized"));
     (socket as AgentSocket).data.agentId = agent.id;
     next();
@@ -126,8 +132,14 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
   services.queue.onCancel(({ agentId, jobId, attemptId }) => sockets.get(agentId)?.emit(AGENT_EVENTS.cancel, { jobId, attemptId }));
 
   // The reaper: expired leases become agent_lost (requeued while attempts remain), overlong runs time out.
+  // Leases in the table were renewed by agents talking to the previous server process; while this
+  // one was down nobody could renew them. So the reaper first waits at least one lease TTL (and
+  // never less than 10 s: an agent retries its connection every ≤ 4 s, then says hello and renews
+  // its leases at once), and only leases nobody came back for expire. Revoked agents' leases are
+  // released on purpose and reaped at once.
+  const reapFrom = Date.now() + Math.max(env.AGENTLAB_LEASE_TTL_MS, 10_000);
   const reaper = setInterval(() => {
-    reapJobs(db)
+    reapJobs(db, 30, { onlyRevokedAgents: Date.now() < reapFrom })
       .then((reaped) => {
         if (reaped.length) services.log.warn({ reaped }, "reaped jobs with expired leases");
         if (reaped.some((r) => r.state === "queued")) nudge();

@@ -41,6 +41,12 @@ export async function agentByCredential(db: Db, credential: string): Promise<Age
   return row;
 }
 
+/** For `doctor`: which agent a credential names and whether it was revoked (null: never issued here). */
+export async function credentialStatus(db: Db, credential: string): Promise<{ agentId: string; name: string; revoked: boolean } | null> {
+  const [row] = await db.select({ agentId: agents.id, name: agents.name, revokedAt: agents.revokedAt }).from(agents).where(eq(agents.credentialHash, hashToken(credential)));
+  return row ? { agentId: row.agentId, name: row.name, revoked: row.revokedAt !== null } : null;
+}
+
 export async function agentConnected(db: Db, agentId: string, capabilities: Capabilities, drain: boolean) {
   const gpuMemoryMb = capabilities.gpus.length ? Math.min(...capabilities.gpus.map((g) => g.memoryMb)) : 0;
   const [row] = await db

@@ -199,7 +199,10 @@ export type ReapedJob = { jobId: string; attemptId: string; agentId: string | nu
  * Ends attempts whose lease expired (agent_lost) or that ran past max_duration (timeout): requeued
  * while attempts remain and the reason is retryable, otherwise failed with that reason.
  */
-export async function reapJobs(db: Db, graceS = 30): Promise<ReapedJob[]> {
+export async function reapJobs(db: Db, graceS = 30, opts: { onlyRevokedAgents?: boolean } = {}): Promise<ReapedJob[]> {
+  // A revoked agent's leases are released on purpose (revokeAgent expires them): those are reaped
+  // even while the gateway waits for other agents to come back after a server start.
+  const onlyRevoked = opts.onlyRevokedAgents ?? false;
   return db.transaction(async (tx) => {
     const expired = await queryRows<{ id: string; current_attempt_id: string; agent_id: string | null; state: string; attempts: number; max_attempts: number; timed_out: boolean }>(
       tx,
@@ -208,6 +211,7 @@ export async function reapJobs(db: Db, graceS = 30): Promise<ReapedJob[]> {
           from jobs j join job_attempts a on a.id = j.current_attempt_id
           where j.state in ('running', 'canceling')
             and (j.lease_expires_at < now() or a.started_at + make_interval(secs => j.max_duration_s + ${graceS}) < now())
+            and (not ${onlyRevoked} or exists (select 1 from agents ag where ag.id = j.agent_id and ag.revoked_at is not null))
           for update of j skip locked`,
     );
     const out: ReapedJob[] = [];

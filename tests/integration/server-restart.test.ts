@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getJob, listAttempts } from "@agentlab/db";
+import type { JobHandler } from "../../apps/agent/src/jobs/types";
+import { spawnShellAgent } from "./helpers/agent-process";
+import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
+
+// Item 3 of issue 20: a server restart loses nothing. A job that finishes while the server is down
+// (longer than a lease TTL) is accepted when it comes back, not re-run; the agent is back within
+// seconds. Control: a job whose agent does not come back IS reaped (after the reaper's start grace)
+// and re-run, so "not re-run" above is the reaper waiting, not a reaper that never runs.
+// Also item 2 at the supervisor: a handler that ignores its abort signal cannot hold a shutdown.
+
+const TTL_MS = 2000;
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ AGENTLAB_LEASE_TTL_MS: String(TTL_MS), AGENTLAB_HEARTBEAT_MS: "400" });
+});
+afterAll(async () => server?.close());
+
+// `tokenize` is only a routing key here: these in-process agents run the test's own handlers.
+function gatedHandler() {
+  let open: () => void = () => {};
+  const gate = new Promise<void>((r) => (open = r));
+  const handler: JobHandler = async (ctx) => {
+    await gate;
+    return { reason: "succeeded", result: { attemptId: ctx.attemptId } };
+  };
+  return { handler, open: () => open() };
+}
+
+const state = async (id: string) => (await getJob(server.db.db, id))?.state;
+const waitState = (id: string, s: string, ms = 30_000) => waitFor(async () => (await state(id)) === s, ms, 50);
+
+describe("server restart", () => {
+  it("accepts a result finished while the server was down; only a lease nobody came back for is re-run", async () => {
+    const survivor = gatedHandler();
+    const a = await startInProcessAgent(server, "survivor", { pollMs: 300, handlers: { tokenize: survivor.handler } });
+    const kept = await server.app.services.queue.enqueue({ type: "tokenize", payload: {}, maxAttempts: 3 });
+    await waitState(kept.id, "running");
+    const b = await spawnShellAgent(server, "casualty", { LOG_LEVEL: "error" });
+    const orphan = await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["sleep", "20"] }, maxAttempts: 3 });
+    await waitState(orphan.id, "running", 60_000);
+    expect((await getJob(server.db.db, orphan.id))?.agentId).toBe(b.agentId);
+
+    // Down for 3 lease TTLs: the survivor's job finishes meanwhile (its result is spooled), the
+    // casualty's agent process dies meanwhile.
+    setTimeout(() => survivor.open(), TTL_MS);
+    setTimeout(() => b.child.kill("SIGKILL"), TTL_MS);
+    await server.restart(3 * TTL_MS);
+    const backAt = Date.now();
+    const rescuer = await startInProcessAgent(server, "rescuer", { pollMs: 300, handlers: { shell: async () => ({ reason: "succeeded", result: { by: "rescuer" } }) } });
+
+    await waitState(kept.id, "succeeded", 20_000);
+    const keptAfterMs = Date.now() - backAt;
+    expect(keptAfterMs).toBeLessThan(8000); // reconnect backoff capped at 4 s, then hello + delivery
+    const keptAttempts = await listAttempts(server.db.db, kept.id);
+    expect(keptAttempts.map((x) => x.reason)).toEqual(["succeeded"]);
+    expect((await getJob(server.db.db, kept.id))?.result).toEqual({ attemptId: keptAttempts[0]?.id });
+
+    // Control: nobody renews the casualty's lease, so after the start grace it is reaped and re-run.
+    await waitState(orphan.id, "succeeded", 40_000);
+    expect((await listAttempts(server.db.db, orphan.id)).map((x) => x.reason)).toEqual(["agent_lost", "succeeded"]);
+    await Promise.all([a.stop(), rescuer.stop()]);
+  }, 90_000);
+});
+
+describe("a handler that ignores its abort signal", () => {
+  it("cannot hold a shutdown: the supervisor reports the interruption and the job is requeued", async () => {
+    const stuck = gatedHandler(); // never opened before the stop: it ignores the signal entirely
+    const agent = await startInProcessAgent(server, "stubborn", { pollMs: 300, handlers: { tokenize: stuck.handler }, abandonAfterMs: 1000 });
+    const job = await server.app.services.queue.enqueue({ type: "tokenize", payload: {}, maxAttempts: 3 });
+    await waitState(job.id, "running");
+    // Positive control: it really does not end by itself.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await state(job.id)).toBe("running");
+    const t0 = Date.now();
+    await agent.stop();
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(await state(job.id)).toBe("queued");
+    const attempts = await listAttempts(server.db.db, job.id);
+    expect(attempts.map((x) => x.reason)).toEqual(["infra_error"]);
+    expect(attempts[0]?.error).toMatch(/shut down/);
+    stuck.open();
+    await server.app.services.queue.cancel(job.id);
+  }, 60_000);
+
+  it("cannot hold a cancel: the job ends canceled and the agent takes the next one", async () => {
+    const stuck = gatedHandler();
+    let calls = 0;
+    const handler: JobHandler = (ctx) => (++calls === 1 ? stuck.handler(ctx) : Promise.resolve({ reason: "succeeded", result: {} }));
+    const agent = await startInProcessAgent(server, "stubborn2", { pollMs: 300, handlers: { tokenize: handler }, abandonAfterMs: 1000 });
+    const job = await server.app.services.queue.enqueue({ type: "tokenize", payload: {}, maxAttempts: 3 });
+    await waitState(job.id, "running");
+    const t0 = Date.now();
+    await server.app.services.queue.cancel(job.id);
+    await waitState(job.id, "canceled", 10_000);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    const next = await server.app.services.queue.enqueue({ type: "tokenize", payload: {} });
+    await waitState(next.id, "succeeded", 10_000);
+    stuck.open();
+    await agent.stop();
+  }, 60_000);
+});
