@@ -96,3 +96,28 @@ def test_tokenizer_learns_from_train_tasks_only(tmp_path):
     assert "devsecretword" not in joined
     # Control: without the filter the dev task's text (hidden tests included) would be read.
     assert "devsecretword_hidden" in "\n".join(tm._corpus_texts([str(pool)]))
+
+
+def test_hub_model_is_named_by_its_resolved_commit_and_cached_weights(tiny_model, tmp_path):
+    """A hub id resolved offline from a hub cache laid out like huggingface_hub's: the recorded
+    revision is the commit `main` points to, and the weights hash is that snapshot's."""
+    import os
+    import subprocess
+    import sys
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "models--org--tiny"
+    snap = repo / "snapshots" / commit
+    shutil.copytree(tiny_model, snap)
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    code = (
+        "import json; from agentlab_trainer.generate import model_identity; "
+        "print(json.dumps(model_identity({'base_model': 'org/tiny', 'revision': 'main', 'local_files_only': True})))"
+    )
+    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    ident = json.loads(out.stdout.strip().splitlines()[-1])
+    from agentlab_trainer.common import weights_hash
+
+    assert ident == {"ref": "org/tiny", "revision": commit, "weights_sha256": weights_hash(tiny_model)}

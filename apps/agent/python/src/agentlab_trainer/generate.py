@@ -252,15 +252,20 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
 
 
 def model_identity(cfg: dict[str, Any]) -> dict[str, Any]:
-    """A local folder is named by the hash of its weight files; a hub id by its resolved commit."""
+    """A local folder is named by the hash of its weight files; a hub id by the commit its revision
+    resolves to and the hash of that snapshot's weight files in the local hub cache (the model was
+    loaded from there), or by the commit alone when the weights are not cached."""
     ref = cfg["base_model"]
     if Path(ref).is_dir():
         return {"ref": ref, "revision": None, "weights_sha256": weights_hash(ref)}
-    from transformers import AutoConfig
+    from huggingface_hub import snapshot_download
 
-    commit = getattr(AutoConfig.from_pretrained(ref, revision=cfg["revision"], local_files_only=cfg["local_files_only"]), "_commit_hash", None)
-    return {"ref": ref, "revision": commit, "weights_sha256": None}
+    try:
+        folder = Path(snapshot_download(ref, revision=cfg["revision"], local_files_only=True, allow_patterns=["*.safetensors", "*.bin", "*.index.json", "config.json"]))
+        return {"ref": ref, "revision": folder.name, "weights_sha256": weights_hash(folder)}
+    except Exception:  # noqa: BLE001 - not in the local cache: ask the hub for the commit
+        if cfg["local_files_only"]:
+            raise UserError(f"cannot resolve {ref}@{cfg['revision'] or 'main'} from the local hub cache") from None
+        from huggingface_hub import HfApi
 
-
-def main(spec: dict[str, Any], cancel: CancelFlag) -> None:
-    emit("result", command="generate", status="succeeded", generate=run(spec, cancel))
+        return {"ref": ref, "revision": HfApi().model_info(ref, revision=cfg["revision"]).sha, "weights_sha256": None}

@@ -30,7 +30,6 @@ from .common import (
     sha256_file,
     sha256_text,
     sha256_tree,
-    weights_hash,
 )
 
 from .modeling import attach_lora, load_model, load_tokenizer
@@ -239,7 +238,10 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         torch.cuda.reset_peak_memory_stats()
 
     template = tokenizer.chat_template if isinstance(tokenizer.chat_template, str) else str(tokenizer.chat_template)
-    base_hash = weights_hash(cfg["base_model"])
+    # A hub id is hashed from its resolved snapshot in the local cache (the same rule as generate).
+    from .generate import model_identity
+
+    base_hash = model_identity({"base_model": cfg["base_model"], "revision": cfg["revision"], "local_files_only": cfg["local_files_only"]})["weights_sha256"]
     record: dict[str, Any] = {
         "status": "running",
         "method": method,
