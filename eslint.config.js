@@ -7,7 +7,21 @@ import { createNodeResolver, importX } from "eslint-plugin-import-x";
 import reactHooks from "eslint-plugin-react-hooks";
 import tseslint from "typescript-eslint";
 
-const nodeBuiltins = ["node:*", "fs", "fs/*", "path", "child_process", "os", "net", "http", "https", "crypto", "zlib", "stream", "worker_threads"];
+const nodeBuiltins = [
+  "node:*",
+  "fs",
+  "fs/*",
+  "path",
+  "child_process",
+  "os",
+  "net",
+  "http",
+  "https",
+  "crypto",
+  "zlib",
+  "stream",
+  "worker_threads",
+];
 const banImports = (patterns, why) => ({
   "no-restricted-imports": ["error", { patterns: [{ group: patterns, message: why }] }],
 });
@@ -15,36 +29,139 @@ const banImports = (patterns, why) => ({
 // The layer rule on resolved paths: it also catches relative imports that climb into another
 // layer (`../../apps/web/...`) and workspace imports, whatever their spelling.
 const layers = [
-  { target: "./packages/core", from: ["./packages/db", "./apps"], message: "core is pure: it imports neither db nor apps." },
+  {
+    target: "./packages/core",
+    from: ["./packages/db", "./apps"],
+    message: "core is pure: it imports neither db nor apps.",
+  },
   { target: "./packages/db", from: ["./apps"], message: "db depends on core only." },
-  { target: "./apps/agent", from: ["./apps/web", "./packages/db"], message: "the agent talks to the server over the wire; it depends on core only." },
+  {
+    target: "./apps/agent",
+    from: ["./apps/web", "./packages/db"],
+    message: "the agent talks to the server over the wire; it depends on core only.",
+  },
   { target: "./apps/web", from: ["./apps/agent"], message: "web never imports the agent." },
 ];
 
 export default tseslint.config(
   // tests/tooling/fixtures hold deliberate violations that tests/tooling/lint-rules.test.ts lints on purpose.
-  { ignores: ["**/node_modules/**", "**/.next/**", "**/.venv/**", ".agentlab/**", "drizzle/**", "test-results/**", "tests/tooling/fixtures/**", "apps/web/next-env.d.ts", "**/*.d.ts"] },
+  {
+    ignores: [
+      "**/node_modules/**",
+      "**/.next/**",
+      "**/.venv/**",
+      ".agentlab/**",
+      "drizzle/**",
+      "test-results/**",
+      "tests/tooling/fixtures/**",
+      "apps/web/next-env.d.ts",
+      "**/*.d.ts",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: "readonly", console: "readonly", Buffer: "readonly", URL: "readonly", setTimeout: "readonly", clearTimeout: "readonly", setInterval: "readonly", clearInterval: "readonly", fetch: "readonly", AbortController: "readonly", TextEncoder: "readonly", TextDecoder: "readonly", window: "readonly", document: "readonly", performance: "readonly", structuredClone: "readonly", queueMicrotask: "readonly", setImmediate: "readonly", Response: "readonly", Request: "readonly", Headers: "readonly", Blob: "readonly", File: "readonly", FormData: "readonly", crypto: "readonly", navigator: "readonly", localStorage: "readonly", ReadableStream: "readonly", DecompressionStream: "readonly", CompressionStream: "readonly" } },
+    languageOptions: {
+      globals: {
+        process: "readonly",
+        console: "readonly",
+        Buffer: "readonly",
+        URL: "readonly",
+        setTimeout: "readonly",
+        clearTimeout: "readonly",
+        setInterval: "readonly",
+        clearInterval: "readonly",
+        fetch: "readonly",
+        AbortController: "readonly",
+        TextEncoder: "readonly",
+        TextDecoder: "readonly",
+        window: "readonly",
+        document: "readonly",
+        performance: "readonly",
+        structuredClone: "readonly",
+        queueMicrotask: "readonly",
+        setImmediate: "readonly",
+        Response: "readonly",
+        Request: "readonly",
+        Headers: "readonly",
+        Blob: "readonly",
+        File: "readonly",
+        FormData: "readonly",
+        crypto: "readonly",
+        navigator: "readonly",
+        localStorage: "readonly",
+        ReadableStream: "readonly",
+        DecompressionStream: "readonly",
+        CompressionStream: "readonly",
+      },
+    },
     plugins: { "import-x": importX },
-    settings: { "import-x/resolver-next": [createNodeResolver({ extensions: [".ts", ".tsx", ".mjs", ".js", ".json"] })] },
+    settings: {
+      "import-x/resolver-next": [createNodeResolver({ extensions: [".ts", ".tsx", ".mjs", ".js", ".json"] })],
+    },
     rules: {
       "@typescript-eslint/no-non-null-assertion": "error",
       "@typescript-eslint/consistent-type-definitions": ["error", "type"],
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
-      "no-restricted-properties": ["error", { object: "process", property: "env", message: "Read configuration in the app's env.ts and pass it down." }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
+      "no-restricted-properties": [
+        "error",
+        { object: "process", property: "env", message: "Read configuration in the app's env.ts and pass it down." },
+      ],
       "import-x/no-restricted-paths": ["error", { zones: layers }],
     },
   },
   // Config is parsed in exactly one place per app (plus scripts/tests/bench, which are entry points).
-  { files: ["**/env.ts", "scripts/**", "tests/**", "bench/**", "**/*.test.ts", "**/*.mjs", "**/*.config.*", "apps/agent/python/**"], rules: { "no-restricted-properties": "off" } },
+  {
+    files: [
+      "**/env.ts",
+      "scripts/**",
+      "tests/**",
+      "bench/**",
+      "**/*.test.ts",
+      "**/*.mjs",
+      "**/*.config.*",
+      "apps/agent/python/**",
+    ],
+    rules: { "no-restricted-properties": "off" },
+  },
   // Dependency direction by import name: core <- db <- web, core <- agent. Nothing imports from apps/*.
-  { files: ["packages/core/**/*.ts"], ignores: ["**/*.test.ts"], rules: banImports(["@agentlab/db", "@agentlab/db/*", "@agentlab/web", "@agentlab/web/*", "@agentlab/agent", "@agentlab/agent/*", ...nodeBuiltins], "core is pure: no I/O, no Node-only modules, no db or apps.") },
-  { files: ["packages/db/**/*.ts"], rules: banImports(["@agentlab/web", "@agentlab/web/*", "@agentlab/agent", "@agentlab/agent/*", "**/apps/**"], "db depends on core only.") },
-  { files: ["apps/agent/**/*.ts"], rules: banImports(["@agentlab/db", "@agentlab/db/*", "@agentlab/web", "@agentlab/web/*", "**/apps/web/**"], "the agent talks to the server over the wire; it depends on core only.") },
-  { files: ["apps/web/**/*.ts", "apps/web/**/*.tsx"], rules: banImports(["@agentlab/agent", "@agentlab/agent/*", "**/apps/agent/**"], "web never imports the agent.") },
+  {
+    files: ["packages/core/**/*.ts"],
+    ignores: ["**/*.test.ts"],
+    rules: banImports(
+      [
+        "@agentlab/db",
+        "@agentlab/db/*",
+        "@agentlab/web",
+        "@agentlab/web/*",
+        "@agentlab/agent",
+        "@agentlab/agent/*",
+        ...nodeBuiltins,
+      ],
+      "core is pure: no I/O, no Node-only modules, no db or apps.",
+    ),
+  },
+  {
+    files: ["packages/db/**/*.ts"],
+    rules: banImports(
+      ["@agentlab/web", "@agentlab/web/*", "@agentlab/agent", "@agentlab/agent/*", "**/apps/**"],
+      "db depends on core only.",
+    ),
+  },
+  {
+    files: ["apps/agent/**/*.ts"],
+    rules: banImports(
+      ["@agentlab/db", "@agentlab/db/*", "@agentlab/web", "@agentlab/web/*", "**/apps/web/**"],
+      "the agent talks to the server over the wire; it depends on core only.",
+    ),
+  },
+  {
+    files: ["apps/web/**/*.ts", "apps/web/**/*.tsx"],
+    rules: banImports(["@agentlab/agent", "@agentlab/agent/*", "**/apps/agent/**"], "web never imports the agent."),
+  },
   // The UI: hooks rules (including the React Compiler checks) and Next's own rules.
   {
     files: ["apps/web/app/**/*.ts", "apps/web/app/**/*.tsx"],

@@ -24,7 +24,8 @@ const config: KnipConfig = {
   // @import lines. Compilers are global, so knip hints that core/db/agent do not include .css:
   // `npm run knip` passes --no-config-hints; run `npx knip` after changing this file.
   compilers: {
-    css: (text: string) => [...text.matchAll(/@import\s+["']([^"']+)["']/g)].map(([, spec]) => `import "${spec}";`).join("\n"),
+    css: (text: string) =>
+      [...text.matchAll(/@import\s+["']([^"']+)["']/g)].map(([, spec]) => `import "${spec}";`).join("\n"),
   },
 };
 

@@ -32,7 +32,10 @@ export type Cycle = { files: string[]; path: string[]; known?: string };
 
 /** Files of the repository at `root` whose imports are checked: tracked and new, not ignored. */
 export function repoFiles(root: string): string[] {
-  const out = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { cwd: root, encoding: "utf8" });
+  const out = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], {
+    cwd: root,
+    encoding: "utf8",
+  });
   return out
     .split("\n")
     .filter((f) => sourceFile.test(f) && !f.endsWith(".d.ts") && !f.startsWith("tests/tooling/fixtures/"))
@@ -87,7 +90,8 @@ export function findCycles(graph: Map<string, Set<string>>): Cycle[] {
       component.push(w);
       if (w === v) break;
     }
-    if (component.length > 1) cycles.push({ files: component.sort(), path: circleThrough(graph, new Set(component), v) });
+    if (component.length > 1)
+      cycles.push({ files: component.sort(), path: circleThrough(graph, new Set(component), v) });
   };
   for (const v of [...graph.keys()].sort()) if (!index.has(v)) visit(v);
   return cycles.sort((a, b) => (a.files[0] ?? "").localeCompare(b.files[0] ?? ""));
@@ -137,7 +141,9 @@ function main(): void {
     if (!live) console.log(`check-cycles: no circle left under ${k.within}; remove it from knownCycles`);
   }
   const bad = cycles.filter((c) => !c.known).length;
-  console.log(`check-cycles: ${files.length} files, ${bad} new circle(s), ${cycles.length - bad} known, ${Math.round(performance.now() - started)} ms`);
+  console.log(
+    `check-cycles: ${files.length} files, ${bad} new circle(s), ${cycles.length - bad} known, ${Math.round(performance.now() - started)} ms`,
+  );
   process.exit(bad > 0 ? 1 : 0);
 }
 

@@ -27,13 +27,24 @@ describe("layer rule", () => {
 
   it("refuses a relative import from core into db, allows the same import from web", async () => {
     expect(await ruleIds("packages/core/src/lint-probe.ts", intoDb)).toContain("import-x/no-restricted-paths");
-    expect(await ruleIds("apps/web/server/lint-probe.ts", intoDb.replace("../../db/src/client", "../../../packages/db/src/client"))).toEqual([]);
+    expect(
+      await ruleIds(
+        "apps/web/server/lint-probe.ts",
+        intoDb.replace("../../db/src/client", "../../../packages/db/src/client"),
+      ),
+    ).toEqual([]);
   });
 
   it("refuses @agentlab/db in the agent and apps/web in db, by package name and by resolved path", async () => {
-    const agent = await ruleIds("apps/agent/src/lint-probe.ts", `import { jobs } from "@agentlab/db";\nexport const t = jobs;\n`);
+    const agent = await ruleIds(
+      "apps/agent/src/lint-probe.ts",
+      `import { jobs } from "@agentlab/db";\nexport const t = jobs;\n`,
+    );
     expect(agent).toEqual(expect.arrayContaining(["no-restricted-imports", "import-x/no-restricted-paths"]));
-    const db = await ruleIds("packages/db/src/lint-probe.ts", `import { createApp } from "../../../apps/web/server/app";\nexport const a = createApp;\n`);
+    const db = await ruleIds(
+      "packages/db/src/lint-probe.ts",
+      `import { createApp } from "../../../apps/web/server/app";\nexport const a = createApp;\n`,
+    );
     expect(db).toEqual(expect.arrayContaining(["no-restricted-imports", "import-x/no-restricted-paths"]));
   });
 
@@ -49,7 +60,9 @@ describe("React rules in apps/web/app", () => {
     `"use client";\nimport { useState } from "react";\nexport function Probe({ on }: { on: boolean }) {\n${body}\n  return <p>{String(on)}</p>;\n}\n`;
 
   it("reports a hook called conditionally, not one called at the top level", async () => {
-    expect(await ruleIds("apps/web/app/lint-probe.tsx", component("  if (on) useState(0);"))).toContain("react-hooks/rules-of-hooks");
+    expect(await ruleIds("apps/web/app/lint-probe.tsx", component("  if (on) useState(0);"))).toContain(
+      "react-hooks/rules-of-hooks",
+    );
     expect(await ruleIds("apps/web/app/lint-probe.tsx", component("  useState(0);"))).toEqual([]);
   });
 
@@ -60,7 +73,10 @@ describe("React rules in apps/web/app", () => {
 });
 
 describe("import circles (scripts/check-cycles.ts)", () => {
-  const fixture = (name: string) => [`tests/tooling/fixtures/${name}/queries.ts`, `tests/tooling/fixtures/${name}/rows.ts`];
+  const fixture = (name: string) => [
+    `tests/tooling/fixtures/${name}/queries.ts`,
+    `tests/tooling/fixtures/${name}/rows.ts`,
+  ];
 
   it("finds a type-only circle and names its path", () => {
     const [cycle, ...rest] = findCycles(importGraph(root, fixture("circle")));
@@ -75,8 +91,12 @@ describe("import circles (scripts/check-cycles.ts)", () => {
 
   it("lets a circle inside a listed folder pass, but not one that reaches outside it", () => {
     const cycles = findCycles(importGraph(root, fixture("circle")));
-    expect(classify(cycles, [{ within: "tests/tooling/fixtures/circle/", why: "being taken apart" }]).map((c) => c.known)).toEqual(["being taken apart"]);
-    expect(classify(cycles, [{ within: "tests/tooling/fixtures/circle/rows", why: "one file only" }]).map((c) => c.known)).toEqual([undefined]);
+    expect(
+      classify(cycles, [{ within: "tests/tooling/fixtures/circle/", why: "being taken apart" }]).map((c) => c.known),
+    ).toEqual(["being taken apart"]);
+    expect(
+      classify(cycles, [{ within: "tests/tooling/fixtures/circle/rows", why: "one file only" }]).map((c) => c.known),
+    ).toEqual([undefined]);
     expect(classify(cycles, []).map((c) => c.known)).toEqual([undefined]);
   });
 
@@ -93,7 +113,11 @@ describe("import circles (scripts/check-cycles.ts)", () => {
 describe("formatter (biome.json)", () => {
   const biome = join(root, "node_modules", ".bin", "biome");
   const format = (code: string) => {
-    const run = spawnSync(biome, ["format", "--stdin-file-path=packages/core/src/format-probe.ts"], { cwd: root, input: code, encoding: "utf8" });
+    const run = spawnSync(biome, ["format", "--stdin-file-path=packages/core/src/format-probe.ts"], {
+      cwd: root,
+      input: code,
+      encoding: "utf8",
+    });
     expect(run.status, run.stderr).toBe(0);
     return run.stdout;
   };
@@ -106,7 +130,8 @@ describe("formatter (biome.json)", () => {
   });
 
   it("breaks lines past 120 columns, not before", () => {
-    const call = (n: number) => `export const value = compute(${Array.from({ length: n }, (_, i) => `argument${i}`).join(", ")});\n`;
+    const call = (n: number) =>
+      `export const value = compute(${Array.from({ length: n }, (_, i) => `argument${i}`).join(", ")});\n`;
     const short = call(8);
     const long = call(10);
     expect(short.length - 1).toBeLessThanOrEqual(120);
@@ -120,7 +145,11 @@ describe("formatter (biome.json)", () => {
     try {
       writeFileSync(join(dir, "messy.ts"), `const  a = {b:1}\n`);
       writeFileSync(join(dir, "tidy.ts"), `const a = { b: 1 };\n`);
-      const check = (file: string) => spawnSync(biome, ["format", `--config-path=${root}`, "--vcs-enabled=false", file], { cwd: dir, encoding: "utf8" });
+      const check = (file: string) =>
+        spawnSync(biome, ["format", `--config-path=${root}`, "--vcs-enabled=false", file], {
+          cwd: dir,
+          encoding: "utf8",
+        });
       const messy = check("messy.ts");
       expect(messy.status).toBe(1);
       expect(messy.stdout + messy.stderr).toContain("messy.ts");

@@ -14,7 +14,8 @@ function inDir(dir: string, name: string): string {
 }
 
 /** A screenshot the docs show (docs/screenshots when refreshing them, else test-results). */
-export const docScreenshot = (name: string): string => inDir(process.env.AGENTLAB_SCREENSHOT_DIR ? join(ROOT, process.env.AGENTLAB_SCREENSHOT_DIR) : scratch, name);
+export const docScreenshot = (name: string): string =>
+  inDir(process.env.AGENTLAB_SCREENSHOT_DIR ? join(ROOT, process.env.AGENTLAB_SCREENSHOT_DIR) : scratch, name);
 
 /** A screenshot taken to debug a failure: never into the docs. */
 export const debugScreenshot = (name: string): string => inDir(scratch, name);
