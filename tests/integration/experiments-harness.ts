@@ -23,6 +23,8 @@ export type Behaviour = {
   maxNewTokens?(model: string): number | undefined;
   /** The adapter hash the simulated trainer reports having loaded (default: the one it was sent). */
   loadedAdapter?(model: string, sent: string | null): string | null;
+  /** The method the simulated trainer reports (default: lora-fp32, what a CPU-only fleet resolves). */
+  trainMethod?(seed: number): string;
   /** When true, this generate job fails (the trainer crashed); `split` from its dedupe key. */
   generateFails?(model: string, split: string): boolean;
   /** When true, this grade job fails as an infrastructure error (the grader never ran). */
@@ -99,7 +101,7 @@ export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent
     if (opts.leaveTrainRunning) return { claimed: job };
     received.train.push(p.spec ?? {});
     const seed = Number(p.spec?.seed);
-    result = { method: "lora-fp32", snapshots: [1, 2].map((epoch) => ({ epoch, path: `/adapters/s${seed}/epoch-${epoch}`, sha256: adapterSha(seed, epoch) })) };
+    result = { method: behaviour.trainMethod?.(seed) ?? "lora-fp32", snapshots: [1, 2].map((epoch) => ({ epoch, path: `/adapters/s${seed}/epoch-${epoch}`, sha256: adapterSha(seed, epoch) })) };
   } else if (job.type === "generate") {
     received.generate.push(p.spec ?? {});
     const model = modelOf(p.adapterSha256);

@@ -177,4 +177,28 @@ describe("one protocol for every evaluation", () => {
     expect(exp?.config).toMatchObject({ training: { method: "lora-fp32" }, evaluation: { device: "cpu", dtype: "float32" } });
     expect((await experimentRow(id))?.state).toBe("succeeded");
   });
+
+  it("refuses a seed trained with another method than the one resolved at creation", async () => {
+    const id = await startExperiment(s, baseConfig(splitId, { name: "method", seeds: [6, 8] }));
+    const end = await drive(t.db, createExperimentRunner(s, { autoStart: false }), id, fit, tasks, { ...learns, trainMethod: (seed) => (seed === 8 ? "lora-bf16" : "lora-fp32") });
+    expect(end.state).toBe("failed");
+    expect(end.error).toMatch(/^train:s8: training seed 8 ran lora-bf16, the experiment resolved lora-fp32/);
+  });
+
+  it("resolves device, dtype and method once at creation from the fleet, and pins GPU jobs to GPU agents", async () => {
+    const gpu = await makeAgent(t.db);
+    await t.db.update(schema.agents).set({ gpuCount: 1 }).where(eq(schema.agents.id, gpu.agentId));
+    try {
+      const id = await startExperiment(s, baseConfig(splitId, { name: "gpu fleet", seeds: [1] }));
+      expect((await experimentRow(id))?.config).toMatchObject({ training: { method: "lora-bf16" }, evaluation: { device: "cuda", dtype: "bfloat16" } });
+      await createExperimentRunner(s, { autoStart: false }).advance(id);
+      const jobs = await t.db.select().from(schema.jobs).where(eq(schema.jobs.experimentId, id));
+      expect(jobs.map((j) => [j.type, j.minGpus])).toEqual(expect.arrayContaining([["train", 1], ["generate", 1]]));
+      // The CPU-only agent cannot claim them; an explicit recipe is kept as written.
+      const nf4 = await startExperiment(s, baseConfig(splitId, { name: "nf4", seeds: [1], training: { epochs: 2, quantization: "nf4" }, evaluation: { graderVersion: "g", device: "cpu" } }));
+      expect((await experimentRow(nf4))?.config).toMatchObject({ training: { method: "qlora-nf4" }, evaluation: { device: "cpu", dtype: "float32" } });
+    } finally {
+      await t.db.update(schema.agents).set({ gpuCount: 0 }).where(eq(schema.agents.id, gpu.agentId));
+    }
+  });
 });

@@ -109,7 +109,8 @@ async function selectStage(c: StageCtx): Promise<StageResult> {
   assertSameProtocol(protocolsByModel(await listEvaluations(c.services.db, { experimentId: c.experimentId, split: "dev" })));
   const decision = selectByDev(await devCandidates(c.services.db, c.experimentId, c.config));
   const stored = await saveSelection(c.services.db, c.experimentId, decision as unknown as Record<string, unknown>);
-  return { state: "succeeded", output: { selected: stored.selected, outcome: stored.outcome } };
+  const excluded = new Set((await noVerdictGenerations(c.services.db, c.experimentId)).filter((g) => g.split === "dev").map((g) => g.taskId));
+  return { state: "succeeded", output: { selected: stored.selected, outcome: stored.outcome, devTasksExcludedNoVerdict: excluded.size } };
 }
 
 async function testModels(c: StageCtx): Promise<ModelRef[]> {
