@@ -1,4 +1,5 @@
 export * from "./errors";
+export * from "./names";
 export * from "./hash";
 export * from "./tasks";
 export * from "./jobs/schemas";

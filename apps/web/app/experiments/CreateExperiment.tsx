@@ -6,6 +6,7 @@ import { useState, type FormEvent, type ReactNode } from "react";
 import { Button } from "../_components/Button";
 import { ErrorBox } from "../_components/ErrorBox";
 import { PageHeader, Section } from "../_components/PageHeader";
+import { NAME_MAX_LENGTH } from "@agentlab/core/names";
 import { useTRPC } from "../_lib/trpc";
 import { defaultForm, toConfig, type ExperimentForm } from "./form";
 
@@ -52,7 +53,7 @@ export function CreateExperiment() {
       <form onSubmit={submit} className="space-y-5" aria-label="new experiment">
         <Section title="Split and data">
           <div className="grid gap-3 sm:grid-cols-2">
-            <Field label="Name"><input className={input} name="name" value={f.name} onChange={set("name")} required maxLength={200} /></Field>
+            <Field label="Name"><input className={input} name="name" value={f.name} onChange={set("name")} required maxLength={NAME_MAX_LENGTH} /></Field>
             <Field label="Frozen split" hint="Test tasks never reach a teacher or training.">
               <select className={input} name="splitId" value={f.splitId} onChange={set("splitId")} required>
                 <option value="">split…</option>

@@ -2,7 +2,7 @@ import {
   collectionVerdictCounts, getCollection, getDataset, getReplay, listCollections, listDatasets, listReplays,
   type CollectionRow,
 } from "@agentlab/db";
-import { CollectionInput, DomainError } from "@agentlab/core";
+import { CollectionInput, derivedName, DomainError } from "@agentlab/core";
 import { createCollection } from "../teacher/collections";
 import { startCollection } from "../teacher/runner";
 import { enqueueCollectionGrading, syncGrades } from "../teacher/grading";
@@ -37,7 +37,7 @@ function createExperimentCollection(c: StageCtx): Promise<CollectionRow> {
   return createCollection(
     c.services,
     CollectionInput.parse({
-      name: `${c.config.name}: train n=${recipe.n}`, experimentId: c.experimentId, splitId: c.config.splitId, providerId: recipe.providerId,
+      name: derivedName(c.config.name, `: train n=${recipe.n}`), experimentId: c.experimentId, splitId: c.config.splitId, providerId: recipe.providerId,
       parts: [...PARTS], nSamples: recipe.n, params: recipe.sampling, concurrency: 4, budgetUsd: recipe.budgetUsd ?? undefined, maxRetries: 3, timeoutMs: 120_000, grade: true,
     }),
     null,
@@ -71,7 +71,7 @@ export async function verifyStage(c: StageCtx): Promise<StageResult> {
 
   let draftId = prev.draftDatasetId ?? (await listDatasets(db, { experimentId: c.experimentId })).find((d) => d.parentId === null)?.id;
   if (!draftId) {
-    const ds = await createDataset(c.services, { name: `${c.config.name}: verified teacher data`, splitId: c.config.splitId, collectionIds: [col.id], experimentId: c.experimentId });
+    const ds = await createDataset(c.services, { name: derivedName(c.config.name, ": verified teacher data"), splitId: c.config.splitId, collectionIds: [col.id], experimentId: c.experimentId });
     draftId = ds.id;
   }
   let replayId = prev.replayId ?? (await listReplays(db, draftId))[0]?.id;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { NAME_MAX_LENGTH } from "../names";
 import { SamplingParams } from "../teacher/schemas";
 import { PROMPT_TEMPLATE_HASH } from "../teacher/prompt";
 import { TrainMethod } from "../trainer/schemas";
@@ -70,7 +71,7 @@ export type EvalProtocol = z.infer<typeof EvalProtocol>;
 
 export const ExperimentConfig = z
   .object({
-    name: z.string().min(1).max(200),
+    name: z.string().min(1).max(NAME_MAX_LENGTH),
     splitId: z.string().uuid(),
     teacher: TeacherRecipe,
     /** Reuse a verified SFT snapshot of this split instead of collecting new teacher data. */

@@ -17,6 +17,21 @@ export const SplitParams = z
   .refine((p) => p.devRatio + p.testRatio < 1, { message: "dev + test ratios must leave some train", path: ["testRatio"] });
 export type SplitParams = z.infer<typeof SplitParams>;
 
+/**
+ * The admission gate as applied when the split was made (recorded on it, frozen with it): tasks
+ * whose newest admission audit failed are left out unless `includeFailedAudits`, an explicit
+ * override that records who asked for it.
+ */
+export const SplitAdmission = z.object({
+  includeFailedAudits: z.boolean(),
+  /** Task ids left out because their newest audit failed (empty under the override). */
+  excludedTaskIds: z.array(z.string()),
+  /** Tasks with a failed audit that entered the split anyway (only under the override). */
+  failedAuditsIncluded: z.number().int().min(0),
+  overrideBy: z.string().uuid().nullable(),
+});
+export type SplitAdmission = z.infer<typeof SplitAdmission>;
+
 export type SnapshotTask = { taskId: string; group: string; fingerprint: string };
 
 /** Identity of a pool's content at one moment: ids, effective source groups and fingerprints. */

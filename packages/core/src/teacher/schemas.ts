@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { NAME_MAX_LENGTH } from "../names";
 import { GradeVerdict } from "../grading/schemas";
 
 // Teacher vocabulary shared by the server, its tRPC API, the CLI and the pages.
@@ -51,7 +52,7 @@ export const CollectPart = z.enum(["train", "dev"]);
 export type CollectPart = z.infer<typeof CollectPart>;
 
 export const CollectionInput = z.object({
-  name: z.string().min(1).max(200).optional(),
+  name: z.string().min(1).max(NAME_MAX_LENGTH).optional(),
   splitId: z.string().uuid(),
   providerId: z.string().uuid(),
   experimentId: z.string().uuid().optional(),

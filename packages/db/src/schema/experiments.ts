@@ -1,4 +1,6 @@
-import { boolean, index, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { boolean, check, index, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { NAME_MAX_LENGTH } from "@agentlab/core";
 import { splits } from "./tasks";
 import { users } from "./users";
 
@@ -24,7 +26,8 @@ export const experiments = pgTable(
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
     finishedAt: timestamp("finished_at", { withTimezone: true }),
   },
-  (t) => [index("experiments_state_idx").on(t.state)],
+  // The same limit as the form and ExperimentConfig (NAME_MAX_LENGTH).
+  (t) => [index("experiments_state_idx").on(t.state), check("experiments_name_length", sql`char_length(${t.name}) <= ${sql.raw(String(NAME_MAX_LENGTH))}`)],
 );
 
 export const experimentStages = pgTable(

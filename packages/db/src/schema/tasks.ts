@@ -1,6 +1,6 @@
 import { boolean, index, integer, jsonb, pgEnum, pgTable, primaryKey, real, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
-import type { LeakageReport, TaskFile, TaskTestFile } from "@agentlab/core";
+import type { LeakageReport, SplitAdmission, TaskFile, TaskTestFile } from "@agentlab/core";
 import { users } from "./users";
 
 // Task pools, their tasks, near-duplicate group merge proposals, and frozen splits (issue 3).
@@ -94,6 +94,8 @@ export const splits = pgTable(
     manifestHash: text("manifest_hash").notNull(),
     counts: jsonb("counts").$type<SplitCounts>().notNull(),
     leakage: jsonb("leakage").$type<LeakageReport>().notNull(),
+    // The admission gate applied at creation (null: made before the gate existed).
+    admission: jsonb("admission").$type<SplitAdmission>(),
     frozen: boolean("frozen").notNull().default(false),
     createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),

@@ -1,5 +1,6 @@
-import { boolean, doublePrecision, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import type { CandidateFile, ChatMessage, GradeResult, SamplingParams } from "@agentlab/core";
+import { boolean, check, doublePrecision, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { NAME_MAX_LENGTH, type CandidateFile, type ChatMessage, type GradeResult, type SamplingParams } from "@agentlab/core";
 import { users } from "./users";
 import { splits, tasks } from "./tasks";
 import { jobs } from "./jobs";
@@ -71,7 +72,12 @@ export const teacherCollections = pgTable(
     startedAt: timestamp("started_at", { withTimezone: true }),
     finishedAt: timestamp("finished_at", { withTimezone: true }),
   },
-  (t) => [index("teacher_collections_experiment_idx").on(t.experimentId), index("teacher_collections_created_idx").on(t.createdAt)],
+  (t) => [
+    index("teacher_collections_experiment_idx").on(t.experimentId),
+    index("teacher_collections_created_idx").on(t.createdAt),
+    // The same limit as the forms and zod (NAME_MAX_LENGTH): what one layer accepts another never refuses.
+    check("teacher_collections_name_length", sql`char_length(${t.name}) <= ${sql.raw(String(NAME_MAX_LENGTH))}`),
+  ],
 );
 
 export const teacherCandidates = pgTable(
@@ -162,7 +168,7 @@ export const sftDatasets = pgTable(
     createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("sft_datasets_hash_idx").on(t.hash)],
+  (t) => [index("sft_datasets_hash_idx").on(t.hash), check("sft_datasets_name_length", sql`char_length(${t.name}) <= ${sql.raw(String(NAME_MAX_LENGTH))}`)],
 );
 
 export const sftSamples = pgTable(
