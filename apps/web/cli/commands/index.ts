@@ -4,6 +4,7 @@ import { poolCommands } from "./pools";
 import { splitCommands } from "./splits";
 import { collectCommands } from "./collect";
 import { datasetCommands } from "./datasets";
+import { statsCommands } from "./stats";
 
 // Later areas (collect, datasets export, experiments, reports) add a file and one spread here.
-export const commands: Command[] = [...taskCommands, ...poolCommands, ...splitCommands, ...collectCommands, ...datasetCommands];
+export const commands: Command[] = [...taskCommands, ...poolCommands, ...splitCommands, ...collectCommands, ...datasetCommands, ...statsCommands];

@@ -13,7 +13,7 @@ const withCi = (i: Interval | null) => (i ? `${formatPct(i.value)} [${formatPct(
 /** Δ in percentage points with its interval, e.g. "+3.2 pp [-1.0, 7.5]". */
 export const formatDeltaPp = (delta: number, ci: readonly [number, number]) => `${signed(delta)} pp [${signed(ci[0])}, ${signed(ci[1])}]`;
 /** The MDE in pp, or "—" when the differences do not vary. */
-export const formatMde = (s: Pick<PairedComparison, "mde">) => (s.mde === null ? "—" : `${(100 * s.mde).toFixed(1)} pp`);
+export const formatMde = (s: Pick<PairedComparison, "mde">) => (s.mde === null ? "—" : s.mde >= 1 ? "> 100 pp (none detectable)" : `${(100 * s.mde).toFixed(1)} pp`);
 
 export const SUMMARY_HEADER = ["| split | Base | SFT | Δ | improved / regressed | test | p | MDE (80% power) | |", "|---|---|---|---|---|---|---|---|---|"];
 

@@ -1,7 +1,7 @@
 import { DomainError } from "../errors";
 import { clusterMean, clusterSe } from "./clusters";
 import { normQuantile, tQuantile } from "./distributions";
-import { mulberry32, quantileSorted } from "./random";
+import { quantileSorted } from "./random";
 
 // Cluster bootstrap, studentized: whole source groups are resampled; each resample gives
 // t* = (θ* − θ̂) / SE*, with θ the per-task mean Σs/Σn and SE the cluster-robust standard error
@@ -49,27 +49,46 @@ export function studentize(thetaStar: number, seStar: number, theta: number): nu
 }
 
 /**
- * One cluster resample: draws g = sums.length groups with replacement (indices into `drawn`) and
- * returns θ* = Σs* / Σn*; its cluster-robust SE* goes to seOut[0] (no allocation in the hot loop).
+ * Resamples groups `iterations` times (mulberry32 inlined: this loop is the cost of every
+ * interval) and writes each resample's t* = (θ* − θ̂) / SE* into `tStars` and θ* into `thetas`.
+ * SE*² = g/(g−1)·Σ(s − θ*n)² / (Σn)² is accumulated in one pass as Σs² − 2θ*Σsn + θ*²Σn².
  */
-export function resampleGroups(sums: Float64Array, counts: Float64Array, rand: () => number, drawn: Int32Array, seOut: Float64Array): number {
+export function resampleGroups(sums: Float64Array, counts: Float64Array, seed: number, theta: number, tStars: Float64Array, thetas: Float64Array | null = null): void {
   const g = sums.length;
-  let s = 0;
-  let c = 0;
-  for (let j = 0; j < g; j++) {
-    const u = Math.floor(rand() * g);
-    drawn[j] = u;
-    s += sums[u] ?? 0;
-    c += counts[u] ?? 0;
+  const ss = new Float64Array(g);
+  const sn = new Float64Array(g);
+  const nn = new Float64Array(g);
+  for (let i = 0; i < g; i++) {
+    const s = sums[i] ?? 0;
+    const n = counts[i] ?? 0;
+    ss[i] = s * s;
+    sn[i] = s * n;
+    nn[i] = n * n;
   }
-  const t = s / c;
-  let ss = 0;
-  for (let j = 0; j < g; j++) {
-    const u = drawn[j] ?? 0;
-    ss += ((sums[u] ?? 0) - t * (counts[u] ?? 0)) ** 2;
+  const factor = g / (g - 1);
+  let state = seed >>> 0;
+  for (let it = 0; it < tStars.length; it++) {
+    let s = 0;
+    let c = 0;
+    let s2 = 0;
+    let sc = 0;
+    let c2 = 0;
+    for (let j = 0; j < g; j++) {
+      state = (state + 0x6d2b79f5) >>> 0;
+      let x = Math.imul(state ^ (state >>> 15), state | 1);
+      x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+      const u = Math.floor((((x ^ (x >>> 14)) >>> 0) * g) / 4294967296);
+      s += sums[u] ?? 0;
+      c += counts[u] ?? 0;
+      s2 += ss[u] ?? 0;
+      sc += sn[u] ?? 0;
+      c2 += nn[u] ?? 0;
+    }
+    const t = s / c;
+    const resid = Math.max(0, s2 - 2 * t * sc + t * t * c2);
+    tStars[it] = studentize(t, Math.sqrt(factor * resid) / c, theta);
+    if (thetas) thetas[it] = t;
   }
-  seOut[0] = Math.sqrt((g / (g - 1)) * ss) / c;
-  return t;
 }
 
 /**
@@ -100,11 +119,8 @@ export function clusterBootstrap(sums: Float64Array, counts: Float64Array, opts:
   const base = { level, iterations, seed, reliable: g >= MIN_RELIABLE_GROUPS };
   if (g < 2) return { ...base, lo: range[0], hi: range[1], method: `no interval: ${g} source group${g === 1 ? "" : "s"}` };
   const { theta } = clusterMean(sums, counts);
-  const rand = mulberry32(seed);
   const tStars = new Float64Array(iterations);
-  const drawn = new Int32Array(g);
-  const se = new Float64Array(1);
-  for (let it = 0; it < iterations; it++) tStars[it] = studentize(resampleGroups(sums, counts, rand, drawn, se), se[0] ?? 0, theta);
+  resampleGroups(sums, counts, seed, theta, tStars);
   const [lo, hi] = studentizedInterval(theta, clusterSe(sums, counts), tStars, level, g, range);
   return { ...base, lo, hi, method: studentizedMethod(g, iterations) };
 }

@@ -112,6 +112,11 @@ export function significanceLabel(r: PairedComparison): string {
   const pp = (x: number) => `${(100 * x).toFixed(1)} pp`;
   if (r.significant) return `significant at α=${r.alpha} (${r.test} p=${r.p.toPrecision(3)}; ${100 * (1 - r.alpha)}% interval excludes 0)`;
   const why = r.p >= r.alpha ? `${r.test} p=${r.p.toPrecision(3)}` : `${r.test} p=${r.p.toPrecision(3)} but the ${100 * (1 - r.alpha)}% interval includes 0`;
-  const mde = r.mde === null ? "no variation in paired differences, so no detectable effect can be stated" : `this test could detect only |Δ| ≥ ${pp(r.mde)} at ${100 * r.power}% power`;
+  const mde =
+    r.mde === null
+      ? "no variation in paired differences, so no detectable effect can be stated"
+      : r.mde >= 1
+        ? `with ${r.groups} source groups no effect within ±100 pp is detectable at ${100 * r.power}% power`
+        : `this test could detect only |Δ| ≥ ${pp(r.mde)} at ${100 * r.power}% power`;
   return `not significant at α=${r.alpha} (${why}; ${mde})`;
 }

@@ -6,3 +6,4 @@ export * from "./signflip";
 export * from "./bootstrap";
 export * from "./compare";
 export * from "./pooling";
+export * from "./compare-file";

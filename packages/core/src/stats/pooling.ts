@@ -1,5 +1,5 @@
 import { DomainError } from "../errors";
-import { bootstrapSettings, MIN_RELIABLE_GROUPS, resampleGroups, studentize, studentizedInterval, studentizedMethod } from "./bootstrap";
+import { bootstrapSettings, MIN_RELIABLE_GROUPS, resampleGroups, studentizedInterval, studentizedMethod } from "./bootstrap";
 import { clusterPairs, clusterSe } from "./clusters";
 import { clusteredTest, compareClusters, minimumDetectableEffect, type CompareOptions, type PairedComparison } from "./compare";
 import { deriveSeed, mulberry32, quantileSorted } from "./random";
@@ -58,9 +58,10 @@ export function poolSeeds(tasks: readonly SeedTaskOutcome[], seeds: readonly num
     const thetas = new Float64Array(iterations);
     const weights = new Float64Array(k);
     const groupSums = new Float64Array(g);
-    const drawn = new Int32Array(g);
-    const seStar = new Float64Array(1);
+    const one = new Float64Array(1);
+    const oneTheta = new Float64Array(1);
     for (let it = 0; it < iterations; it++) {
+      // Seeds first: each resample sees a seed mix drawn with replacement, then the groups.
       weights.fill(0);
       for (let j = 0; j < k; j++) {
         const u = Math.floor(rand() * k);
@@ -71,9 +72,9 @@ export function poolSeeds(tasks: readonly SeedTaskOutcome[], seeds: readonly num
         for (let j = 0; j < k; j++) s += (weights[j] ?? 0) * (bySeed[i * k + j] ?? 0);
         groupSums[i] = s;
       }
-      const t = resampleGroups(groupSums, avg.counts, rand, drawn, seStar);
-      thetas[it] = t;
-      tStars[it] = studentize(t, seStar[0] ?? 0, mean);
+      resampleGroups(groupSums, avg.counts, Math.floor(rand() * 4294967296), mean, one, oneTheta);
+      tStars[it] = one[0] ?? 0;
+      thetas[it] = oneTheta[0] ?? 0;
     }
     if (seGroups > 0) ci = studentizedInterval(mean, seGroups, tStars, level, g, [-1, 1]);
     else {
