@@ -37,7 +37,17 @@ export function ReportView({ report, onTask }: { report: ExperimentReport; onTas
       )}
       <Section title="Checks">
         <p>Protocol: {report.protocol.ok ? "identical for every compared evaluation" : "MISMATCH"}</p>
-        <p>Contamination: {report.contamination.testTasksWithLeak} of {report.contamination.testTasks} test tasks overlap SFT data or dev (exact {report.contamination.exactPairs}, normalized {report.contamination.normalizedPairs}, {report.contamination.n}-gram {report.contamination.ngramPairs})</p>
+        {report.protocol.protocol && (
+          <p className="text-sm text-gray-600">
+            {report.protocol.protocol.backend} {report.protocol.protocol.backendVersion} · {report.protocol.protocol.device} · {report.protocol.protocol.dtype} · decoding from the {report.protocol.protocol.generationConfig} · grader {report.protocol.protocol.graderVersion}
+          </p>
+        )}
+        <p>Contamination: {report.contamination.testTasksWithLeak} of {report.contamination.testTasks} test tasks overlap train, dev or the SFT data (exact {report.contamination.exactPairs}, normalized {report.contamination.normalizedPairs}, {report.contamination.n}-gram {report.contamination.ngramPairs})</p>
+        {/* Reports stored before issue 12 lack these fields. */}
+        {report.devContamination && <p>Dev contamination: {report.devContamination.testTasksWithLeak} of {report.devContamination.testTasks} dev tasks overlap the SFT data (exact {report.devContamination.exactPairs})</p>}
+        {(report.excluded ?? []).filter((e) => e.count > 0).map((e) => (
+          <p key={`${e.split}:${e.comparison}`}>{e.split} · {e.comparison}: {e.note} ({e.taskIds.slice(0, 5).join(", ")}{e.count > 5 ? ", …" : ""})</p>
+        ))}
       </Section>
       <Section title="Per-task (test)">
         <select value={filter} onChange={(e) => setFilter(e.target.value as PairCategory | "all")} className="mb-2 border p-1 text-sm">
