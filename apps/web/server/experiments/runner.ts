@@ -3,14 +3,23 @@ import { getExperiment, listStages, runningExperimentIds, setExperimentState, up
 import { ExperimentConfig, isDomainError, nextStages, stagePlan } from "@agentlab/core";
 import type { Services } from "../services";
 import { runStage } from "./stages";
+import { createRetryBook, type RetryOptions } from "./retries";
+
+/** A non-domain error thrown by one stage, carrying which (for the bounded retries in `tick`). */
+export class StageCrash extends Error {
+  constructor(readonly stage: string, override readonly cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}
 
 // The server-side loop that advances experiments. All state is in the database (stage rows, their
 // job ids and outputs), so stopping the loop at any point and starting a new one resumes.
 
 export type ExperimentRunner = { tick(): Promise<void>; advance(experimentId: string): Promise<void>; stop(): Promise<void> };
 
-export function createExperimentRunner(services: Services, opts: { intervalMs?: number; autoStart?: boolean } = {}): ExperimentRunner {
+export function createExperimentRunner(services: Services, opts: { intervalMs?: number; autoStart?: boolean; retries?: RetryOptions } = {}): ExperimentRunner {
   const log = services.log.child({ component: "experiments" });
+  const retries = createRetryBook(opts.retries);
   let timer: NodeJS.Timeout | null = null;
   let current: Promise<void> | null = null;
   let stopped = false;
@@ -32,8 +41,9 @@ export function createExperimentRunner(services: Services, opts: { intervalMs?: 
         await updateStage(services.db, experimentId, stage.key, { state: res.state, output: res.output, ...(res.jobIds ? { jobIds: res.jobIds } : {}) });
         rows.set(stage.key, { ...row, state: res.state, output: res.output });
       } catch (err) {
-        // Domain refusals end the stage (and the experiment); anything else is retried next tick.
-        if (!isDomainError(err)) throw err;
+        // Domain refusals end the stage (and the experiment); anything else is retried, a bounded
+        // number of times with backoff (tick).
+        if (!isDomainError(err)) throw new StageCrash(stage.key, err);
         log.warn({ experimentId, stage: stage.key, err }, "experiment stage failed");
         await updateStage(services.db, experimentId, stage.key, { state: "failed", error: err.message });
         await setExperimentState(services.db, experimentId, "failed", `${stage.key}: ${err.message}`);
@@ -45,10 +55,21 @@ export function createExperimentRunner(services: Services, opts: { intervalMs?: 
   async function tick(): Promise<void> {
     for (const id of await runningExperimentIds(services.db)) {
       if (stopped) return;
+      if (!retries.due(id)) continue;
       try {
         await advance(id);
+        retries.succeeded(id);
       } catch (err) {
-        log.error({ experimentId: id, err }, "advancing experiment failed; retrying next tick");
+        const stage = err instanceof StageCrash ? err.stage : null;
+        const cause = err instanceof StageCrash ? err.cause : err;
+        const final = retries.failed(id, stage, cause);
+        log.error({ experimentId: id, stage, err: cause, failures: retries.attempts(id) }, final ? "experiment failed: retries used up" : "advancing experiment failed; retrying with backoff");
+        if (!final) continue;
+        // If even this write fails (database away), the next tick finds the experiment running and
+        // starts a new bounded round.
+        await (stage ? updateStage(services.db, id, stage, { state: "failed", error: final }) : Promise.resolve())
+          .then(() => setExperimentState(services.db, id, "failed", final))
+          .catch((e: unknown) => log.error({ experimentId: id, err: e }, "recording the experiment's failure failed"));
       }
     }
   }
