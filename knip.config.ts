@@ -1,6 +1,7 @@
 // `npm run knip`: unused files, exports and dependencies, per npm workspace. Entry points are the
 // processes (server, agent, CLIs, scripts, benches) and the tests; Next's pages are found by knip's
-// Next plugin, Vitest and ESLint configs by theirs.
+// Next plugin, Vitest and ESLint configs by theirs. A `!` marks production code: the `--strict` pass
+// (production only) checks that it imports only what its own workspace declares.
 import type { KnipConfig } from "knip";
 
 const config: KnipConfig = {
@@ -12,13 +13,13 @@ const config: KnipConfig = {
       project: ["scripts/**/*.{ts,mjs}", "bench/**/*.ts", "tests/**/*.ts"],
       ignore: ["tests/tooling/fixtures/**"],
     },
-    "packages/core": { project: ["src/**/*.ts"] },
-    "packages/db": { project: ["src/**/*.ts", "*.ts"] },
+    "packages/core": { project: ["src/**/*.ts!"] },
+    "packages/db": { project: ["src/**/*.ts!", "*.ts"] },
     "apps/web": {
-      entry: ["cli/main.ts", "bin/*.mjs"],
-      project: ["app/**/*.{ts,tsx,css}", "server/**/*.ts", "cli/**/*.ts"],
+      entry: ["cli/main.ts!", "bin/*.mjs!"],
+      project: ["app/**/*.{ts,tsx,css}!", "server/**/*.ts!", "cli/**/*.ts!"],
     },
-    "apps/agent": { entry: ["src/main.ts", "bin/*.mjs"], project: ["src/**/*.ts"] },
+    "apps/agent": { entry: ["src/main.ts!", "bin/*.mjs!"], project: ["src/**/*.ts!"] },
   },
   // Tailwind 4 is imported from CSS (`@import "tailwindcss"` in apps/web/app); knip reads only the
   // @import lines. Compilers are global, so knip hints that core/db/agent do not include .css:
