@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { getJob, listJobArtifacts } from "@agentlab/db";
+import { EvalProtocol, GenerateJobResult, PROMPT_TEMPLATE_HASH, generationProtocol, recipeMismatches } from "@agentlab/core";
 import { findPython, runPython } from "../../apps/agent/src/trainer/python";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
@@ -73,5 +74,12 @@ describe("trainer jobs on the agent", () => {
     expect(out.summary.decoding.do_sample).toBe(false);
     // The unpacked adapter hashes exactly like the trained snapshot (the trainer refused otherwise).
     expect(out.summary.adapter_sha256).toBe(last?.sha256);
+    // The real trainer's summary is what the experiment runner reads and checks against a recipe.
+    const parsed = GenerateJobResult.parse(genDone.result);
+    const recipe = EvalProtocol.parse({ graderVersion: "g", maxNewTokens: 16, device: "cpu", dtype: "float32" });
+    const protocol = generationProtocol(parsed.summary, { promptTemplateHash: PROMPT_TEMPLATE_HASH, trainingMethod: "lora-fp32" });
+    expect(protocol).toMatchObject({ backend: "transformers", device: "cpu", dtype: "float32", generationConfig: "recipe", model: { ref: model, revision: null, weightsSha256: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+    expect(protocol.stop.length).toBeGreaterThan(0);
+    expect(recipeMismatches(protocol, recipe, { promptTemplateHash: PROMPT_TEMPLATE_HASH, adapterSha256: last?.sha256 ?? null })).toEqual([]);
   });
 });

@@ -269,3 +269,7 @@ def model_identity(cfg: dict[str, Any]) -> dict[str, Any]:
         from huggingface_hub import HfApi
 
         return {"ref": ref, "revision": HfApi().model_info(ref, revision=cfg["revision"]).sha, "weights_sha256": None}
+
+
+def main(spec: dict[str, Any], cancel: CancelFlag) -> None:
+    emit("result", command="generate", status="succeeded", generate=run(spec, cancel))
