@@ -5,6 +5,7 @@ import { bestEpochPerSeed, selectByDev, type DevCandidate } from "./selection";
 import { assertSameProtocol, checkProtocol, recipeMismatches, type RecordedProtocol } from "./protocol";
 import { buildReport, type ReportInput, type TaskOutcome } from "./report";
 import { reportToCsv, reportToJson, reportToMarkdown } from "./export";
+import { comparePaired } from "../stats/compare";
 import { contaminationCheck, devContaminationCheck } from "./contamination";
 import type { TaskSpec } from "../tasks/spec";
 
@@ -123,6 +124,9 @@ describe("report", () => {
     const dev = r.summary[0];
     expect(dev).toMatchObject({ split: "dev", base: 0.25, sft: 0.5, delta: 0.25, note: "selection split: optimistic by construction" });
     expect(Object.keys(dev).filter((k) => /^(p|stats|significant|label)$/.test(k))).toEqual([]);
+    // `agentlab stats compare` on the per-task table reproduces the test row: one comparePaired.
+    const pairs = r.tasks.filter((t) => t.split === "test").map((t) => ({ group: t.group, base: t.base === "pass" ? 1 : 0, treated: t.sft === "pass" ? 1 : 0 }));
+    expect(test.stats).toEqual(comparePaired(pairs, { iterations: config.bootstrap.iterations, seed: config.bootstrap.seed }));
     expect(test?.significant).toBe(false);
     expect(test?.label).toMatch(/not significant/);
     expect(r.outcome.kind).toBe("adapter_selected");
