@@ -7,7 +7,8 @@ import type { GradeResult, TaskSpec } from "@agentlab/core";
 import { Grader } from "../../apps/agent/src/grading/grader";
 import { leftoverCgroups } from "../../apps/agent/src/sandbox/cgroup";
 
-// One test per attack from issue 4: each asserts the verdict and that the attack was contained.
+// One test per attack from issue 4, against the isolated judge: each asserts the verdict and that
+// the attack was contained.
 // Candidates follow one pattern where possible: if the attack works they return the right
 // answer, otherwise a wrong one, so a successful escape would show up as `pass`.
 
@@ -132,16 +133,18 @@ describe("sandbox adversarial suite", () => {
     expect(r.verdict).toBe("fail_public");
     expect(r.ignoredCandidatePaths).toEqual(["conftest.py"]);
   });
-  it("sys.exit(0) at import is tampered", async () => {
-    expect((await grade("import sys\nsys.exit(0)\n")).verdict).toBe("tampered");
+  // The judge imports nothing of the candidate: exiting or patching pytest inside the candidate's
+  // own process changes nothing but its answers (judge-forgery.test.ts has the positive controls).
+  it("sys.exit(0) at import fails the tests", async () => {
+    expect((await grade("import sys\nsys.exit(0)\n")).verdict).toBe("fail_public");
   });
-  it("os._exit(0) at import is tampered", async () => {
-    expect((await grade("import os\nos._exit(0)\n")).verdict).toBe("tampered");
+  it("os._exit(0) at import fails the tests", async () => {
+    expect((await grade("import os\nos._exit(0)\n")).verdict).toBe("fail_public");
   });
-  it("patching pytest's reports is tampered", async () => {
+  it("patching pytest's reports fails the tests", async () => {
     const p = "from _pytest.reports import TestReport\n_orig = TestReport.__init__\ndef _init(self, *a, **k):\n    _orig(self, *a, **k)\n    self.outcome = 'passed'\nTestReport.__init__ = _init\ndef f(x):\n    return x\n";
     const r = await grade(p);
-    expect(r.verdict).toBe("tampered");
+    expect(r.verdict).toBe("fail_public");
   });
   it("a fake pytest.py in the workspace is ignored", async () => {
     const r = await grade("def f(x):\n    return x\n", [{ path: "pytest.py", content: "import sys\nsys.exit(0)\n" }]);

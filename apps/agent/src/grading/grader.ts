@@ -153,6 +153,11 @@ export class Grader {
     return { ids: result.tests.map((t) => t.id).sort(), result };
   }
 
+  /** Every process of every warm sandbox, and how often they were started (diagnostics). */
+  sandboxes(): { processes: number[]; starts: number }[] {
+    return this.all.map((z) => ({ processes: z.processes(), starts: z.starts }));
+  }
+
   close(): void {
     for (const z of this.all) z.stop();
   }

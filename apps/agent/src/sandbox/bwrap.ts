@@ -56,7 +56,11 @@ export function confinedArgv(cfg: SandboxConfig, limits: SandboxLimits, cgroupDi
   const rl = [`--nofile=${limits.openFiles}`, "--core=0", `--fsize=${limits.tmpfsMb << 20}`];
   if (opts.cpuLimit) rl.push(`--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`);
   const drop = opts.dropUid && process.getuid?.() === 0 ? ["setpriv", `--reuid=${cfg.uid}`, `--regid=${cfg.gid}`, "--clear-groups", "--"] : [];
-  const script = 'for f in $AGENTLAB_CGROUPS; do echo $$ > "$f/cgroup.procs" || exit 125; done; unset AGENTLAB_CGROUPS; exec "$@"';
+  // Ignored signals survive exec: a SIGTERM or SIGUSR2 sent to the agent's whole process tree
+  // (systemctl stop/kill) cannot kill bwrap or the sandbox; the agent stops a sandbox with SIGKILL.
+  const script =
+    "trap '' TERM INT HUP USR1 USR2 QUIT; " +
+    'for f in $AGENTLAB_CGROUPS; do echo $$ > "$f/cgroup.procs" || exit 125; done; unset AGENTLAB_CGROUPS; exec "$@"';
   return {
     argv: ["/bin/sh", "-c", script, "sh", "prlimit", ...rl, "--", ...drop, ...argv],
     env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", AGENTLAB_CGROUPS: cgroupDirs.join(" ") },

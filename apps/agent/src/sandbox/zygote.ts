@@ -74,6 +74,9 @@ export class Zygote {
   private scratch: string;
   private baselineProcs = 0;
   private baselineMemoryKb = 0;
+  private startCount = 0;
+  /** Bumped by every start and stop: a start that an abort overtook must not install itself. */
+  private generation = 0;
 
   constructor(private readonly cfg: SandboxConfig, private readonly limits: SandboxLimits) {
     this.scratch = join(cfg.scratchDir, `zygote-${process.pid}-${randomBytes(4).toString("hex")}`);
@@ -84,6 +87,8 @@ export class Zygote {
   }
 
   async start(): Promise<void> {
+    this.startCount++;
+    const generation = ++this.generation;
     const py = `${GRADER_MOUNT}/.venv/bin/python`;
     let cmd: string[];
     let env: Record<string, string>;
@@ -115,6 +120,7 @@ export class Zygote {
     child.stdin.on("error", () => undefined); // a dead zygote shows up as a lost answer instead
     this.lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
     const ready = await this.nextLine(30_000);
+    if (generation !== this.generation) throw new Error("the grading sandbox was stopped while it started");
     if (!ready || !String(JSON.parse(ready).ready)) {
       const why = this.stderr;
       this.stop();
@@ -144,8 +150,22 @@ export class Zygote {
    * An abort (the agent's shutdown, a cancel) kills the sandbox and answers `interrupted`.
    */
   async request(req: RunnerRequest, signal?: AbortSignal): Promise<RunnerResponse> {
-    if (signal?.aborted) return emptyResponse({ interrupted: String(signal.reason ?? "aborted") });
-    if (!this.child) await this.start();
+    // An abort answers at once, also while the sandbox is still starting; it is killed, not waited for.
+    const aborted = new Promise<null>((resolve) => {
+      if (!signal || signal.aborted) resolve(null);
+      else signal.addEventListener("abort", () => resolve(null), { once: true });
+    });
+    const interrupted = () => {
+      this.stop();
+      return emptyResponse({ interrupted: String(signal?.reason ?? "aborted") });
+    };
+    if (signal?.aborted) return interrupted();
+    if (!this.child) {
+      const starting = this.start();
+      if (signal) starting.catch(() => undefined); // an abort may win the race; its failure is expected
+      await (signal ? Promise.race([starting, aborted]) : starting);
+    }
+    if (signal?.aborted) return interrupted();
     const child = this.child;
     if (!child) return lost("sandbox not running");
     this.cg?.resetPeak();
@@ -153,14 +173,9 @@ export class Zygote {
     const id = randomBytes(6).toString("hex");
     const body = Buffer.from(JSON.stringify({ id, ...req, addressSpaceLimit: !this.cg }));
     child.stdin?.write(Buffer.concat([Buffer.from(`${body.length}\n`), body]));
-    const onAbort = () => this.stop();
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const line = await this.nextLine((req.limits.wallTimeoutS + 15) * 1000);
-    signal?.removeEventListener("abort", onAbort);
-    if (signal?.aborted) {
-      this.stop();
-      return emptyResponse({ interrupted: String(signal.reason ?? "aborted") });
-    }
+    const waiting = this.nextLine((req.limits.wallTimeoutS + 15) * 1000);
+    const line = signal ? await Promise.race([waiting, aborted]) : await waiting;
+    if (signal?.aborted) return interrupted();
     let res: RunnerResponse;
     try {
       res = line ? { ...emptyResponse(), ...(JSON.parse(line) as Partial<RunnerResponse>) } : lost(`no answer from the runner: ${this.stderr.slice(-500)}`);
@@ -181,7 +196,18 @@ export class Zygote {
     return res;
   }
 
+  /** The sandbox's processes now (cgroup members), for diagnostics and tests. */
+  processes(): number[] {
+    return this.cg?.procs() ?? [];
+  }
+
+  /** How many times this sandbox was (re)started. */
+  get starts(): number {
+    return this.startCount;
+  }
+
   stop(): void {
+    this.generation++;
     const child = this.child;
     this.child = null;
     this.lines = null;
