@@ -21,6 +21,8 @@ export function reportToCsv(r: ExperimentReport): string {
 }
 
 export function reportToMarkdown(r: ExperimentReport): string {
+  // Reports stored before version 2 lack the statistics below; say so instead of printing garbage.
+  if ((r as { version: number }).version !== 2) return `# ${md(r.name)}\n\nThis report was built by an earlier version; rebuild it to export its statistics.\n`;
   const out: string[] = [`# ${md(r.name)}`, ""];
   if (r.disclaimer) out.push(`> **${md(r.disclaimer)}**`, "");
   out.push(`**Outcome:** ${md(r.outcome.headline)}`, "", md(r.outcome.reason), "");
