@@ -123,6 +123,8 @@ def _candidate_main(chan: int, out_w: int, root: str, sandboxed: bool) -> None:
         os.makedirs(ws, exist_ok=True)
         os.makedirs(tmp, exist_ok=True)
         write_files(ws, init["files"])
+        if sandboxed:
+            isolation.make_readonly(ws)  # its own code and the support files stay as written
         with open("/proc/self/oom_score_adj", "w") as f:
             f.write("1000")  # under memory pressure the candidate dies, never the judge
         set_limits(init["limits"], sandboxed, init["addressSpaceLimit"])
