@@ -11,6 +11,7 @@ import { PageHeader, Section } from "../_components/PageHeader";
 import { Fields, Stat } from "../_components/Stat";
 import { Table } from "../_components/Table";
 import { Ago } from "../_components/Time";
+import type { SplitAdmission } from "@agentlab/core/tasks/split";
 import { useTRPC } from "../_lib/trpc";
 
 type Part = "train" | "dev" | "test";
@@ -41,6 +42,7 @@ export function SplitDetail({ id }: { id: string }) {
             { label: "Pool snapshot", value: <Mono value={s.poolSnapshotHash} chars={64} copy /> },
             { label: "Seed", value: s.seed },
             { label: "Ratios", value: `dev ${s.devRatio} · test ${s.testRatio}` },
+            { label: "Admission gate", value: <AdmissionLine admission={s.admission} /> },
             { label: "Export", value: <code className="text-xs">npx agentlab pools export {s.poolName} --split {s.id} --part train</code> },
           ]}
         />
@@ -103,4 +105,16 @@ function GroupList({ splitId }: { splitId: string }) {
       </div>
     </Section>
   );
+}
+
+/** What the admission gate did when this split was made (recorded on the split, frozen with it). */
+function AdmissionLine({ admission }: { admission: SplitAdmission | null }) {
+  if (!admission) return <span className="text-zinc-500">not applied (split made before the gate existed)</span>;
+  if (admission.includeFailedAudits) {
+    return <span><Badge tone="amber">override</Badge> {admission.failedAuditsIncluded} task(s) with a failed admission audit included on purpose{admission.overrideBy ? " (recorded with the creator)" : ""}</span>;
+  }
+  const n = admission.excludedTaskIds.length;
+  if (n === 0) return <Badge tone="green">no task had a failed admission audit</Badge>;
+  const shown = admission.excludedTaskIds.slice(0, 10).join(", ");
+  return <span>{n} task(s) left out because their admission audit failed: <span className="font-mono text-xs">{shown}{n > 10 ? ", …" : ""}</span></span>;
 }

@@ -51,7 +51,15 @@ export function AuditSection({ taskId, poolId }: { taskId: string; poolId: strin
               { label: "Buggy file", value: r ? <Badge tone={r.buggyVerdict === "pass" ? "red" : "green"}>{r.buggyVerdict}</Badge> : "—" },
               { label: "Mutation score", value: r ? `${formatScore(r.mutationScore)} (${r.mutantsKilled}/${r.mutantsTotal} killed)` : "—" },
               { label: "Backend", value: latest.sandbox },
-              { label: "Audited", value: <><Ago at={latest.finishedAt ?? latest.createdAt} /> · round {latest.round} · {latest.jobId ? <Link className="underline" href={`/jobs/${latest.jobId}`}>job</Link> : "job gone"}</> },
+              {
+                label: "Audited",
+                value:
+                  latest.sandbox === "build-time" ? (
+                    <>when the built-in pool was built (scripts/build-builtin-pool.ts: reference 3×, buggy file; no mutation testing) · {latest.graderVersion}</>
+                  ) : (
+                    <><Ago at={latest.finishedAt ?? latest.createdAt} /> · round {latest.round} · {latest.jobId ? <Link className="underline" href={`/jobs/${latest.jobId}`}>job</Link> : "job gone"}</>
+                  ),
+              },
             ]}
           />
           {latest.error ? <p className="text-sm text-amber-800">{latest.error}</p> : null}

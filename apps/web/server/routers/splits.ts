@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DomainError, SplitParams, SplitPart } from "@agentlab/core";
+import { DomainError, NAME_MAX_LENGTH, SplitParams, SplitPart } from "@agentlab/core";
 import { createSplit, getSplit, listSplitGroups, listSplits } from "@agentlab/db";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 
@@ -17,12 +17,15 @@ export const splitsRouter = router({
     .input(z.object({ splitId: z.string().uuid(), part: SplitPart.optional(), after: z.string().max(200).optional(), limit: z.number().int().min(1).max(500).default(100) }))
     .query(({ ctx, input }) => listSplitGroups(ctx.db, input)),
 
-  /** Frozen on creation; the same pool snapshot and parameters return the existing split. */
+  /**
+   * Frozen on creation; the same pool snapshot and parameters return the existing split. Tasks
+   * whose admission audit failed are left out unless `includeFailedAudits` (recorded on the split).
+   */
   create: memberProcedure
-    .input(z.object({ poolId: z.string().uuid(), name: z.string().min(1).max(200).optional() }).and(SplitParams))
+    .input(z.object({ poolId: z.string().uuid(), name: z.string().min(1).max(NAME_MAX_LENGTH).optional(), includeFailedAudits: z.boolean().default(false) }).and(SplitParams))
     .mutation(async ({ ctx, input }) => {
       const { split, created } = await createSplit(ctx.db, { ...input, createdBy: ctx.viewer.userId });
-      ctx.log.info({ splitId: split.id, poolId: split.poolId, manifestHash: split.manifestHash, created }, "split created");
-      return { id: split.id, manifestHash: split.manifestHash, counts: split.counts, created };
+      ctx.log.info({ splitId: split.id, poolId: split.poolId, manifestHash: split.manifestHash, created, admission: split.admission && { ...split.admission, excludedTaskIds: split.admission.excludedTaskIds.length } }, "split created");
+      return { id: split.id, manifestHash: split.manifestHash, counts: split.counts, created, admission: split.admission };
     }),
 });

@@ -119,3 +119,33 @@ export async function countPoolTasks(db: Db, poolId: string, taskRowIds: string[
   const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(tasks).where(and(eq(tasks.poolId, poolId), inArray(tasks.id, taskRowIds)));
   return row?.n ?? 0;
 }
+
+/** The `sandbox` of audit rows copied from a task's build-time audit (no job ran here). */
+export const BUILD_TIME_AUDIT = "build-time";
+
+/**
+ * Records the audit a task carries from build time (`metadata.audit`, written by
+ * scripts/build-builtin-pool.ts: reference 3× pass, buggy file fails) as a passed audit row, for
+ * tasks that have none yet: the pool view, the task page and the split admission gate then see
+ * the built-in pool as audited. Mutation testing did not run at build time: no score.
+ */
+export async function recordBuildTimeAudits(db: Db, poolId: string): Promise<number> {
+  const rows = await queryRows<{ id: string }>(
+    db,
+    sql`insert into task_audits (task_row_id, status, result, mutants_total, sandbox, unsandboxed, grader_version, round, finished_at)
+        select t.id, 'passed',
+          jsonb_build_object(
+            'status', 'passed', 'reasons', '[]'::jsonb,
+            'referenceVerdicts', (select coalesce(jsonb_agg('pass'::text), '[]'::jsonb) from generate_series(1, coalesce((t.metadata->'audit'->>'reference_passes')::int, 0))),
+            'buggyVerdict', t.metadata->'audit'->>'buggy_verdict',
+            'expectedTestIds', coalesce(t.metadata->'audit'->'expected_test_ids', '[]'::jsonb),
+            'mutantsTotal', 0, 'mutantsKilled', 0, 'mutationScore', null, 'surviving', '[]'::jsonb,
+            'unsandboxed', false, 'isolation', 'judge', 'isolationReason', ''),
+          0, ${BUILD_TIME_AUDIT}, false, coalesce(t.metadata->'audit'->>'grader', 'build-time'), 0, t.created_at
+        from tasks t
+        where t.pool_id = ${poolId} and t.metadata ? 'audit'
+          and not exists (select 1 from task_audits a where a.task_row_id = t.id)
+        returning id`,
+  );
+  return rows.length;
+}

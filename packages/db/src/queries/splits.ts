@@ -1,15 +1,23 @@
 import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
 import {
   DomainError, computeSplit, exactContentHash, leakageReport, normalizedContentHash, poolSnapshotHash, taskTokens,
-  type LeakageOptions, type SplitParams, type SplitPart, type TaskSpec,
+  type LeakageOptions, type SplitAdmission, type SplitParams, type SplitPart, type TaskSpec,
 } from "@agentlab/core";
 import { queryRows, type Db } from "../client";
 import { splitAssignments, splits, taskPools, tasks } from "../schema";
 import { toTaskSpec } from "./tasks";
+import { latestAuditStatus } from "./audits";
 
 export type Split = typeof splits.$inferSelect;
 
-export type CreateSplitInput = SplitParams & { poolId: string; name?: string; createdBy?: string | null; leakage?: LeakageOptions };
+export type CreateSplitInput = SplitParams & {
+  poolId: string;
+  name?: string;
+  createdBy?: string | null;
+  leakage?: LeakageOptions;
+  /** The admission-gate override: keep tasks whose newest audit failed (recorded on the split). */
+  includeFailedAudits?: boolean;
+};
 
 /**
  * Computes the split from the pool as it is now, with its leakage report, and writes it frozen in
@@ -21,11 +29,23 @@ export async function createSplit(db: Db, input: CreateSplitInput): Promise<{ sp
     // A share lock keeps imports and merges out while the snapshot is read.
     const [pool] = await tx.select().from(taskPools).where(eq(taskPools.id, input.poolId)).for("share");
     if (!pool) throw new DomainError("NOT_FOUND", "no such pool");
-    const rows = await tx
-      .select({ id: tasks.id, taskId: tasks.taskId, group: tasks.groupKey, fingerprint: tasks.fingerprint, instruction: tasks.instruction, files: tasks.files })
+    const all = await tx
+      .select({ id: tasks.id, taskId: tasks.taskId, group: tasks.groupKey, fingerprint: tasks.fingerprint, instruction: tasks.instruction, files: tasks.files, audit: latestAuditStatus })
       .from(tasks)
       .where(eq(tasks.poolId, pool.id));
-    const snapshotHash = poolSnapshotHash(rows);
+    const snapshotHash = poolSnapshotHash(all);
+    // The admission gate: a task whose newest admission audit failed (its reference does not pass,
+    // its tests miss bugs) does not enter the split, unless the override asks for it explicitly.
+    const failed = all.filter((r) => r.audit === "failed");
+    const includeFailed = input.includeFailedAudits ?? false;
+    const rows = includeFailed ? all : all.filter((r) => r.audit !== "failed");
+    if (rows.length === 0) throw new DomainError("PRECONDITION_FAILED", `every task of this pool failed its admission audit (${failed.length}); nothing to split`);
+    const admission: SplitAdmission = {
+      includeFailedAudits: includeFailed,
+      excludedTaskIds: includeFailed ? [] : failed.map((r) => r.taskId).sort(),
+      failedAuditsIncluded: includeFailed ? failed.length : 0,
+      overrideBy: includeFailed ? (input.createdBy ?? null) : null,
+    };
     const computed = computeSplit(rows, { ...input, snapshotHash });
     const [existing] = await tx.select().from(splits).where(and(eq(splits.poolId, pool.id), eq(splits.manifestHash, computed.manifestHash)));
     if (existing) return { split: existing, created: false };
@@ -41,7 +61,7 @@ export async function createSplit(db: Db, input: CreateSplitInput): Promise<{ sp
     const name = input.name ?? `${pool.name} seed=${input.seed} dev=${input.devRatio} test=${input.testRatio}`;
     const [split] = await tx
       .insert(splits)
-      .values({ poolId: pool.id, name, seed: input.seed, devRatio: input.devRatio, testRatio: input.testRatio, poolSnapshotHash: snapshotHash, manifestHash: computed.manifestHash, counts: computed.counts, leakage: leak, createdBy: input.createdBy ?? null })
+      .values({ poolId: pool.id, name, seed: input.seed, devRatio: input.devRatio, testRatio: input.testRatio, poolSnapshotHash: snapshotHash, manifestHash: computed.manifestHash, counts: computed.counts, leakage: leak, admission, createdBy: input.createdBy ?? null })
       .returning();
     if (!split) throw new DomainError("INTERNAL", "split insert returned nothing");
     for (let i = 0; i < computed.assignments.length; i += 5000) {
