@@ -42,7 +42,7 @@ export function expandedZ(level: number, groups: number): number {
 }
 
 /** t* of one resample; a resample without spread (SE* = 0) that moved θ is infinitely far out. */
-export function studentize(thetaStar: number, seStar: number, theta: number): number {
+function studentize(thetaStar: number, seStar: number, theta: number): number {
   const d = thetaStar - theta;
   if (seStar > 0) return d / seStar;
   return Math.abs(d) <= 1e-12 * Math.max(1, Math.abs(theta)) ? 0 : Infinity;

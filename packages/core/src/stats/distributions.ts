@@ -1,17 +1,5 @@
-// Normal and Student-t quantiles for BCa intervals and power. Small closed forms instead of a
-// dependency: BCa needs Φ and Φ⁻¹, the small-sample expansion and the MDE need t quantiles.
-
-/** Standard normal CDF via erfc (Numerical Recipes' Chebyshev fit, fractional error < 1.2e-7). */
-export function normCdf(x: number): number {
-  const z = Math.abs(x) / Math.SQRT2;
-  const t = 1 / (1 + 0.5 * z);
-  const erfc =
-    t *
-    Math.exp(
-      -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
-    );
-  return x >= 0 ? 1 - erfc / 2 : erfc / 2;
-}
+// Normal and Student-t quantiles for the interval's small-sample floor and for power. Small
+// closed forms instead of a dependency.
 
 // Acklam's rational approximation of Φ⁻¹ (relative error < 1.2e-9).
 const A = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.38357751867269e2, -3.066479806614716e1, 2.506628277459239];
