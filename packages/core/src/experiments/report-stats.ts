@@ -39,7 +39,9 @@ export type SummaryRow = DevSummaryRow | TestSummaryRow;
 
 /** What the numbers are, stored with the report so every rendering can say it. */
 export const STATS_METHODS = {
-  test: "Clustered by source group: exact McNemar when every group holds one task, else a sign-flip permutation test of per-group sums of differences (exact, Monte Carlo above ~2^20 assignments).",
+  test:
+    "Clustered by source group: exact McNemar when every group holds one 0/1 task, else a sign-flip permutation test of per-group sums of differences " +
+    "(exact for 0/1 outcomes and pass rates of up to 1,000 samples, or up to 20 non-zero groups; otherwise Monte Carlo with the +1 correction).",
   interval: "Studentized cluster bootstrap over source groups (symmetric, never narrower than the small-sample-expanded t interval); marked unreliable below 10 groups.",
   significance: "Significant only when p < α AND the interval excludes 0.",
   mde: MDE_FORMULA,
