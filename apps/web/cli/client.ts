@@ -1,6 +1,7 @@
 import { createTRPCClient, httpLink } from "@trpc/client";
 import { ImportResponse } from "@agentlab/core";
 import type { AppRouter } from "../server/routers";
+import { namedFetch } from "../app/_lib/errors";
 
 export type ApiClient = {
   server: string;
@@ -12,7 +13,7 @@ export type ApiClient = {
 export function createApiClient(server: string, token: string): ApiClient {
   const base = server.replace(/\/+$/, "");
   const headers = { authorization: `Bearer ${token}` };
-  const trpc = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${base}/api/trpc`, headers })] });
+  const trpc = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${base}/api/trpc`, headers, fetch: namedFetch })] });
   return {
     server: base,
     trpc,
@@ -33,7 +34,7 @@ export function createApiClient(server: string, token: string): ApiClient {
           controller.enqueue(value);
         },
       });
-      const res = await fetch(url, {
+      const res = await namedFetch(url, {
         method: "POST",
         headers: { ...headers, "content-type": "application/octet-stream" },
         body: stream,

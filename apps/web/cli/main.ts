@@ -3,6 +3,7 @@ import { UsageError, parseCommandArgs, writeLine, type CliIo, type Command } fro
 import { commands } from "./commands";
 import { createApiClient, type ApiClient } from "./client";
 import { loadCliEnv } from "./env";
+import { NetworkError, describeError } from "../app/_lib/errors";
 
 const GLOBAL = /^--(server|token)(?:=(.*))?$/;
 
@@ -53,8 +54,8 @@ export async function main(argv: string[], io: CliIo = { out: process.stdout, er
     return await cmd.run(args, ctx);
   } catch (err) {
     if (err instanceof UsageError || (err as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return usage(io, `${(err as Error).message}\nusage: ${cmd.usage}`);
-    if (err instanceof TRPCClientError) {
-      writeLine(io.err, `agentlab: ${err.message}`);
+    if (err instanceof TRPCClientError || err instanceof NetworkError) {
+      writeLine(io.err, `agentlab: ${cliErrorMessage(err, server)}`);
       return 1;
     }
     throw err;
@@ -64,4 +65,12 @@ export async function main(argv: string[], io: CliIo = { out: process.stdout, er
 function usage(io: CliIo, message: string): number {
   writeLine(io.err, `agentlab: ${message}`);
   return 2;
+}
+
+/** "token rejected" and "cannot reach URL" instead of the server's "sign in first" and fetch's "fetch failed". */
+function cliErrorMessage(err: unknown, server: string): string {
+  const d = describeError(err);
+  if (d.code === "NETWORK" || err instanceof NetworkError) return `cannot reach ${server} (is the server running? set --server or AGENTLAB_URL)`;
+  if (d.status === 401) return `token rejected by ${server} (create a new one under Settings → API tokens)`;
+  return d.message;
 }

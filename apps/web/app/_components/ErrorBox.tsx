@@ -1,28 +1,21 @@
 "use client";
 
-import { TRPCClientError } from "@trpc/client";
+import { describeError, fieldError } from "../_lib/errors";
 
-type ZodFlat = { formErrors?: string[]; fieldErrors?: Record<string, string[] | undefined> };
+export { describeError };
 
-/** The parts of an error worth showing: tRPC's code, its (already masked for 5xx) message, and zod field errors. */
-export function describeError(err: unknown): { code: string | null; message: string; details: string[] } {
-  if (err instanceof TRPCClientError) {
-    const data = (err.data ?? {}) as { code?: string; zodError?: ZodFlat | null };
-    const z = data.zodError;
-    const details = [
-      ...(z?.formErrors ?? []),
-      ...Object.entries(z?.fieldErrors ?? {}).flatMap(([field, msgs]) => (msgs ?? []).map((m) => `${field}: ${m}`)),
-    ];
-    // A failed fetch (server down) surfaces as a TRPCClientError without data.
-    return { code: data.code ?? null, message: err.message || "request failed", details };
-  }
-  if (err instanceof Error) return { code: null, message: err.message, details: [] };
-  return { code: null, message: String(err), details: [] };
+/** The message for one form field, shown under its input; `path` is the field's dotted path in the input. */
+export function FieldError({ error, path }: { error: unknown; path: string }) {
+  const msg = fieldError(error, path);
+  return msg ? <span role="alert" data-field-error={path} className="mt-0.5 block text-xs text-red-700">{msg}</span> : null;
 }
 
 export function ErrorBox({ error, title = "Something went wrong", onRetry }: { error: unknown; title?: string; onRetry?: () => void }) {
   if (!error) return null;
-  const { code, message, details } = describeError(error);
+  const { code, message, fields, form } = describeError(error);
+  const details = [...form, ...Object.entries(fields).flatMap(([field, msgs]) => msgs.map((m) => `${field}: ${m}`))];
+  // With field errors, the list says it; the joined summary would repeat it.
+  const headline = details.length ? "Check the highlighted fields:" : message;
   return (
     <div role="alert" className="rounded-md border border-red-200 bg-red-50 px-3 py-2.5 text-sm text-red-800">
       <div className="flex items-start justify-between gap-3">
@@ -31,7 +24,7 @@ export function ErrorBox({ error, title = "Something went wrong", onRetry }: { e
             {title}
             {code ? <span className="ml-2 rounded bg-red-100 px-1 py-0.5 font-mono text-[11px] text-red-700">{code}</span> : null}
           </p>
-          <p className="mt-0.5 break-words">{message}</p>
+          <p className="mt-0.5 break-words">{headline}</p>
           {details.length ? (
             <ul className="mt-1 list-inside list-disc text-xs">
               {details.map((d) => (

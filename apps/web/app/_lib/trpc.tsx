@@ -6,6 +6,7 @@ import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 // Type-only: the server's router is never bundled into the browser.
 import type { AppRouter } from "../../server/routers";
+import { namedFetch } from "./errors";
 import { CSRF_COOKIE, CSRF_HEADER, isPublicPath, loginUrl, readCookie } from "./cookies";
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
@@ -48,6 +49,8 @@ function makeTrpcClient() {
     links: [
       httpBatchLink({
         url: "/api/trpc",
+        // Names a failed fetch and non-JSON error answers (a bare 431, a proxy's 502) for ErrorBox.
+        fetch: namedFetch,
         // Cookie-authenticated mutations must echo the CSRF token; queries never change state.
         headers({ opList }) {
           if (typeof document === "undefined" || !opList.some((op) => op.type === "mutation")) return {};

@@ -1,5 +1,6 @@
 import { ImportResponse } from "@agentlab/core/tasks/spec";
 import { CSRF_COOKIE, CSRF_HEADER, readCookie } from "../_lib/cookies";
+import { httpStatusMessage } from "../_lib/errors";
 
 export type UploadState =
   | { phase: "idle" }
@@ -21,12 +22,12 @@ export function uploadTaskFile(file: File, pool: string, onState: (s: UploadStat
   xhr.upload.onprogress = (e) => onState({ phase: "uploading", sent: e.loaded, total: e.lengthComputable ? e.total : file.size });
   // The server validates and writes only after the last byte: that wait is the import itself.
   xhr.upload.onload = () => onState({ phase: "importing" });
-  xhr.onerror = () => onState({ phase: "error", message: "the upload failed (network error)" });
+  xhr.onerror = () => onState({ phase: "error", message: "the upload failed: cannot reach the server (network error)" });
   xhr.onload = () => {
     const body = parseJson(xhr.responseText);
     const parsed = ImportResponse.safeParse(body);
     if (parsed.success) return onState({ phase: "done", result: parsed.data });
-    const message = (body as { error?: { message?: string } } | null)?.error?.message ?? `HTTP ${xhr.status}`;
+    const message = (body as { error?: { message?: string } } | null)?.error?.message ?? httpStatusMessage(xhr.status);
     onState({ phase: "error", message });
   };
   onState({ phase: "uploading", sent: 0, total: file.size });

@@ -1,6 +1,7 @@
 import { initTRPC, TRPCError } from "@trpc/server";
-import { ZodError, z } from "zod";
+import { ZodError } from "zod";
 import type { Context } from "./context";
+import { issuesByField, summarizeFieldIssues } from "@agentlab/core/validation";
 import { toTRPCError } from "./errors";
 
 export type Role = "viewer" | "member" | "admin";
@@ -14,9 +15,12 @@ const t = initTRPC
   .meta<Meta>()
   .create({
     errorFormatter({ shape, error }) {
-      const zodError = error.cause instanceof ZodError ? z.flattenError(error.cause) : null;
+      // Field errors keyed by dotted path (nested recipe fields included), and a readable message
+      // instead of tRPC's default, which is the issue list serialized as JSON.
+      const zodError = error.cause instanceof ZodError ? issuesByField(error.cause.issues) : null;
       const internal = error.code === "INTERNAL_SERVER_ERROR";
-      return { ...shape, message: internal ? "internal error" : shape.message, data: { ...shape.data, stack: undefined, zodError } };
+      const message = internal ? "internal error" : zodError ? summarizeFieldIssues(zodError) : shape.message;
+      return { ...shape, message, data: { ...shape.data, stack: undefined, zodError } };
     },
   });
 
