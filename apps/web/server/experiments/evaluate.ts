@@ -1,5 +1,5 @@
 import {
-  addGradeJob, insertEvaluations, insertGenerations, listGenerations, setGradeState, stageJobs,
+  addGradeJob, getSplit, inProcessTaskIds, insertEvaluations, insertGenerations, listGenerations, setGradeState, stageJobs,
   type Db, type GenerationRow, type NewEvaluation,
 } from "@agentlab/db";
 import {
@@ -81,13 +81,13 @@ async function storeGenerations(services: Services, ctx: Ctx, m: EvalModel, genI
   return true;
 }
 
-function gradeJob(ctx: Ctx, m: EvalModel, t: TaskSpec, g: GenerationRow) {
+function gradeJob(ctx: Ctx, m: EvalModel, t: TaskSpec, g: GenerationRow, inProcess: Set<string>) {
   const answer = parseAnswer(g.text, mainPaths(t));
   // An unparseable answer is graded too (with the buggy file unchanged) so that its row carries the grader's version.
   const candidate = answer.ok ? answer.files : t.files.filter((f) => f.role === "main").map((f) => ({ path: f.path, content: f.content }));
   const attempt = g.gradeJobIds.length + 1;
   const key = `exp:${ctx.experimentId}:${ctx.split}:grade:${m.key}:${t.id}${attempt > 1 ? `:a${attempt}` : ""}`;
-  return { type: "grade" as const, experimentId: ctx.experimentId, dedupeKey: key, maxDurationS: 900, payload: { task: t, candidate, meta: { parsed: answer.ok } } };
+  return { type: "grade" as const, experimentId: ctx.experimentId, dedupeKey: key, maxDurationS: 900, payload: { task: t, candidate, isolation: inProcess.has(t.id) ? ("in_process" as const) : ("judge" as const), meta: { parsed: answer.ok } } };
 }
 
 /** One grading step for one model: new/retried grade jobs, verdicts stored. Returns the answers still pending. */
@@ -98,6 +98,9 @@ async function gradeStep(services: Services, ctx: Ctx, m: EvalModel, rows: Gener
   const jobs = new Map((await stageJobs(db, pending.flatMap((g) => g.gradeJobIds.slice(-1)))).map((j) => [j.id, j]));
   const toEnqueue: { g: GenerationRow; input: ReturnType<typeof gradeJob> }[] = [];
   const verdicts: NewEvaluation[] = [];
+  // Tasks whose audit found they need in-process grading (usually none) say so in their payloads.
+  const split = pending.length ? await getSplit(db, ctx.config.splitId) : null;
+  const inProcess = split ? await inProcessTaskIds(db, split.poolId) : new Set<string>();
   let waiting = 0;
   for (const g of pending) {
     const t = tasks.get(g.taskId);
@@ -122,7 +125,7 @@ async function gradeStep(services: Services, ctx: Ctx, m: EvalModel, rows: Gener
       continue;
     }
     if (g.gradeJobIds.length < MAX_GRADE_ATTEMPTS) {
-      toEnqueue.push({ g, input: gradeJob(ctx, m, t, g) });
+      toEnqueue.push({ g, input: gradeJob(ctx, m, t, g, inProcess) });
       waiting += 1;
       continue;
     }

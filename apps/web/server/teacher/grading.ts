@@ -7,7 +7,8 @@ import type { Services } from "../services";
 // Candidates are graded by agents through ordinary `grade` jobs; verdicts are copied back onto the
 // candidate when the job ends (polled: the queue has no completion hooks, and a poll is restart-safe).
 
-export const gradePayload = (task: TaskRow, candidate: CandidateFile[]): GradeJobPayload => ({ task: toTaskSpec(task), candidate });
+/** The task as the agent grades it, in the mode its admission audit chose (the isolated judge unless it needs in-process). */
+export const gradePayload = (task: TaskRow, candidate: CandidateFile[]): GradeJobPayload => ({ task: toTaskSpec(task), candidate, isolation: task.gradingIsolation });
 
 /** Enqueues one grade job per ungraded, parsable candidate of the collection; returns how many are pending. */
 export async function enqueueCollectionGrading(services: Services, collectionId: string): Promise<number> {

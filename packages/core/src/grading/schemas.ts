@@ -15,7 +15,8 @@ export const GRADER_VERSION = "agentlab-grader/2 judge pytest-8.3.4";
  * only for tasks whose tests need the candidate's objects themselves (found at audit time), and
  * labelled on every verdict and report.
  */
-export const GradingIsolation = z.enum(["judge", "in_process"]);
+export const GRADING_ISOLATIONS = ["judge", "in_process"] as const;
+export const GradingIsolation = z.enum(GRADING_ISOLATIONS);
 export type GradingIsolation = z.infer<typeof GradingIsolation>;
 
 export const GradeVerdict = z.enum([

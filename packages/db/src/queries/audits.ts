@@ -67,12 +67,23 @@ export async function finishAudit(db: Db, id: string, outcome: AuditOutcome, fin
     outcome.status === "error"
       ? { status: "error" as const, error: outcome.error }
       : { status: outcome.status, result: outcome.result, mutationScore: outcome.result.mutationScore, mutantsTotal: outcome.result.mutantsTotal, unsandboxed: outcome.result.unsandboxed };
-  const out = await db
-    .update(taskAudits)
-    .set({ ...values, finishedAt: finishedAt ?? sql`now()` })
-    .where(and(eq(taskAudits.id, id), eq(taskAudits.status, "pending")))
-    .returning({ id: taskAudits.id });
-  return out.length > 0;
+  return db.transaction(async (tx) => {
+    const out = await tx
+      .update(taskAudits)
+      .set({ ...values, finishedAt: finishedAt ?? sql`now()` })
+      .where(and(eq(taskAudits.id, id), eq(taskAudits.status, "pending")))
+      .returning({ id: taskAudits.id, taskRowId: taskAudits.taskRowId });
+    const row = out[0];
+    // The audit decides how the task is graded from now on (isolated judge unless it needs in-process).
+    if (row && outcome.status !== "error") await tx.update(tasks).set({ gradingIsolation: outcome.result.isolation }).where(eq(tasks.id, row.taskRowId));
+    return out.length > 0;
+  });
+}
+
+/** Task ids of a split's pool graded in-process (usually none): what grade payloads must say. */
+export async function inProcessTaskIds(db: Db, poolId: string): Promise<Set<string>> {
+  const rows = await db.select({ taskId: tasks.taskId }).from(tasks).where(and(eq(tasks.poolId, poolId), eq(tasks.gradingIsolation, "in_process")));
+  return new Set(rows.map((r) => r.taskId));
 }
 
 /** A task's audits, newest first, with the live state of pending ones' jobs. */

@@ -1,6 +1,6 @@
 import { boolean, index, integer, jsonb, pgEnum, pgTable, primaryKey, real, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
-import type { LeakageReport, SplitAdmission, TaskFile, TaskTestFile } from "@agentlab/core";
+import { GRADING_ISOLATIONS, type LeakageReport, type SplitAdmission, type TaskFile, type TaskTestFile } from "@agentlab/core";
 import { users } from "./users";
 
 // Task pools, their tasks, near-duplicate group merge proposals, and frozen splits (issue 3).
@@ -21,6 +21,9 @@ export const taskPools = pgTable("task_pools", {
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
+// How the task is graded (core's GradingIsolation): set from its newest finished admission audit.
+export const gradingIsolationEnum = pgEnum("grading_isolation", GRADING_ISOLATIONS);
+
 export const tasks = pgTable(
   "tasks",
   {
@@ -38,6 +41,7 @@ export const tasks = pgTable(
     reference: jsonb("reference").$type<TaskTestFile[]>().notNull(),
     metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull(),
     origin: text("origin").notNull().default(""),
+    gradingIsolation: gradingIsolationEnum("grading_isolation").notNull().default("judge"),
     fingerprint: text("fingerprint").notNull(),
     normalizedHash: text("normalized_hash").notNull(),
     minhash: integer("minhash").array().notNull(),
