@@ -27,6 +27,8 @@ export type SupervisorOptions = {
    * signal must not hold a shutdown or a cancel hostage).
    */
   abandonAfterMs?: number;
+  /** Re-runs the sandbox self-test when the server asks (Agents page); returns the new capabilities. */
+  retestSandbox?: () => Promise<Capabilities>;
 };
 
 /** The process exit code of an agent whose credential the server refused (revoked): not retried by a service manager that knows it. */
@@ -53,14 +55,17 @@ export class Supervisor {
   private loops: Promise<void>[] = [];
   private refused: CredentialRefused | null = null;
   private refusedHooks: Array<(err: CredentialRefused) => void> = [];
+  private capabilities: Capabilities;
 
   constructor(private readonly opts: SupervisorOptions) {
     this.drain = opts.drain ?? false;
+    this.capabilities = opts.capabilities;
     this.link = new ServerLink(opts.serverUrl, opts.credential, opts.log);
     this.outbox = new Outbox(this.link, opts.stateDir, opts.log, (attemptId) => this.abortAttempt(attemptId, "lease_lost"));
     this.link.onConnect(() => void this.hello());
     this.link.socket.on(AGENT_EVENTS.jobsAvailable, () => this.wakeAll());
     this.link.socket.on(AGENT_EVENTS.cancel, (msg: { attemptId?: string }) => msg.attemptId && this.abortAttempt(msg.attemptId, "canceled"));
+    this.link.socket.on(AGENT_EVENTS.selftest, () => void this.retest());
     this.link.socket.on(AGENT_EVENTS.revoked, () => this.link.refuse("this agent was revoked by an admin"));
     this.link.onCredentialRefused((err) => {
       this.refused = err;
@@ -92,8 +97,24 @@ export class Supervisor {
     this.drain = drain;
   }
 
+  private retesting = false;
+  /** The self-test again (bubblewrap installed meanwhile, say); hello again tells the server the result. */
+  private async retest() {
+    if (!this.opts.retestSandbox || this.retesting) return;
+    this.retesting = true;
+    try {
+      this.capabilities = await this.opts.retestSandbox();
+      this.opts.log.info({ sandbox: this.capabilities.sandbox }, "sandbox self-test re-run");
+      await this.hello();
+    } catch (err) {
+      this.opts.log.error({ err }, "sandbox re-test failed");
+    } finally {
+      this.retesting = false;
+    }
+  }
+
   private async hello() {
-    const ack = await this.link.request(AGENT_EVENTS.hello, { version: PROTOCOL_VERSION, capabilities: this.opts.capabilities, drain: this.drain }, HelloAck).catch((err) => {
+    const ack = await this.link.request(AGENT_EVENTS.hello, { version: PROTOCOL_VERSION, capabilities: this.capabilities, drain: this.drain }, HelloAck).catch((err) => {
       this.opts.log.error({ err }, "hello refused");
       return null;
     });

@@ -79,6 +79,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   });
   const gateway = attachAgentGateway(server, services);
   services.agentHub.disconnect = gateway.disconnect;
+  services.agentHub.retestSandbox = gateway.retestSandbox;
   startExperimentRunner(services, server);
   startAuditSync(services, server);
   const stopTeacher = startTeacherLoops(services);

@@ -17,4 +17,8 @@ export type Services = {
   agentHub: AgentHub;
 };
 
-export type AgentHub = { disconnect(agentId: string): void };
+export type AgentHub = {
+  disconnect(agentId: string): void;
+  /** Asks a connected agent to re-run its sandbox self-test; false when it is not connected. Absent without a gateway (tests, benches). */
+  retestSandbox?(agentId: string): boolean;
+};

@@ -3,6 +3,7 @@ export * from "./names";
 export * from "./hash";
 export * from "./tasks";
 export * from "./jobs/schemas";
+export * from "./jobs/eligibility";
 export * from "./protocol/capabilities";
 export * from "./protocol/messages";
 export * from "./grading";

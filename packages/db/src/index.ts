@@ -4,6 +4,7 @@ export * from "./schema";
 export * from "./secrets";
 export * from "./queries/jobs";
 export * from "./queries/agents";
+export * from "./queries/stuck";
 export * from "./queries/auth";
 export * from "./queries/tasks";
 export * from "./queries/splits";

@@ -23,20 +23,37 @@ export async function runCommand(argv: string[], env: AgentEnv): Promise<number>
   const sandboxCfg = sandboxConfig({ backend: env.AGENTLAB_SANDBOX, graderDir: env.AGENTLAB_GRADER_DIR, uid: env.AGENTLAB_SANDBOX_UID, stateDir });
   const sandbox = await sandboxStatus(sandboxCfg);
   if (!sandbox.selfTestPassed) log.warn({ sandbox }, "sandbox self-test failed: this agent will not grade");
-  const grader = sandbox.selfTestPassed ? new Grader(sandboxCfg, { workers: Math.min(env.AGENTLAB_CONCURRENCY, cpus().length) }) : null;
+  const newGrader = () => new Grader(sandboxCfg, { workers: Math.min(env.AGENTLAB_CONCURRENCY, cpus().length) });
+  let grader = sandbox.selfTestPassed ? newGrader() : null;
   const allowShellJobs = shellJobsAllowed(values["allow-shell-jobs"], env.AGENTLAB_ALLOW_SHELL_JOBS);
   if (values["allow-shell-jobs"] !== (env.AGENTLAB_ALLOW_SHELL_JOBS === "1")) log.warn("shell jobs stay disabled: they need both --allow-shell-jobs and AGENTLAB_ALLOW_SHELL_JOBS=1");
   if (allowShellJobs) log.warn("shell jobs enabled: admins can run any command on this machine as this user, outside the sandbox");
   const labels = env.AGENTLAB_LABELS.split(",").map((s) => s.trim()).filter(Boolean);
   const capabilities = await collectCapabilities({ python, sandbox, labels, shellJobs: allowShellJobs });
+  const makeHandlers = () => jobHandlers({ graceMs: env.AGENTLAB_CANCEL_GRACE_MS, allowShellJobs, grading: grader ? { grader, sandbox: sandboxCfg } : undefined });
+  // The supervisor reads these per job, so a re-test (below) changes what the next job gets.
+  const handlers = makeHandlers();
+  const runtime = { python, sandboxBackend: sandbox.backend, sandboxOk: sandbox.selfTestPassed };
+  // Asked from the Agents page (after installing bubblewrap, say): test again, start grading if it
+  // now passes, stop if it no longer does; the supervisor then says hello with the new result.
+  const retestSandbox = async () => {
+    const st = await sandboxStatus(sandboxCfg);
+    if (st.selfTestPassed && !grader) grader = newGrader();
+    runtime.sandboxOk = st.selfTestPassed;
+    for (const key of Object.keys(handlers)) delete handlers[key];
+    Object.assign(handlers, makeHandlers());
+    log.info({ sandbox: st }, st.selfTestPassed ? "sandbox self-test passed: grading on" : "sandbox self-test failed: this agent will not grade");
+    return { ...capabilities, sandbox: st };
+  };
   const supervisor = new Supervisor({
     serverUrl: values.server ?? config.server,
     credential: config.credential,
     stateDir,
     concurrency: env.AGENTLAB_CONCURRENCY,
     capabilities,
-    handlers: jobHandlers({ graceMs: env.AGENTLAB_CANCEL_GRACE_MS, allowShellJobs, grading: grader ? { grader, sandbox: sandboxCfg } : undefined }),
-    runtime: { python, sandboxBackend: sandbox.backend, sandboxOk: sandbox.selfTestPassed },
+    handlers,
+    runtime,
+    retestSandbox,
     log,
     drain: values.drain,
     // A handler gets the cancel grace (SIGTERM → SIGKILL of its process group) plus slack to report.

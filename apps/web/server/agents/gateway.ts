@@ -15,6 +15,8 @@ export type AgentGateway = {
   io: Server;
   /** Tells a connected agent it is revoked and drops its socket at once. */
   disconnect(agentId: string): void;
+  /** Asks a connected agent to re-run its sandbox self-test (it says hello again with the result). */
+  retestSandbox(agentId: string): boolean;
   connectedCount(): number;
   close(): Promise<void>;
 };
@@ -155,6 +157,11 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
       if (!s) return;
       s.emit(AGENT_EVENTS.revoked);
       s.disconnect(true);
+    },
+    retestSandbox(agentId) {
+      const s = sockets.get(agentId);
+      s?.emit(AGENT_EVENTS.selftest);
+      return s !== undefined;
     },
     connectedCount: () => sockets.size,
     async close() {

@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { DomainError } from "@agentlab/core";
 import { createEnrollmentToken, listAgents, revokeAgent } from "@agentlab/db";
+import { explainStuck } from "../agents/stuck";
 import { adminProcedure, router, viewerProcedure } from "../trpc/init";
 
 export const agentsRouter = router({
@@ -15,4 +17,15 @@ export const agentsRouter = router({
     ctx.agentHub.disconnect(input.id);
     return { ok: true };
   }),
+
+  /** The agent re-runs its sandbox self-test now (after installing bubblewrap, say), without a restart. */
+  retestSandbox: adminProcedure.input(z.object({ id: z.string().uuid() })).mutation(({ ctx, input }) => {
+    if (!ctx.agentHub.retestSandbox?.(input.id)) throw new DomainError("PRECONDITION_FAILED", "this agent is not connected");
+    return { ok: true };
+  }),
+
+  /** Queued jobs (of an experiment, a job, or all) that no online agent can claim: why, and the fix. */
+  whyStuck: viewerProcedure
+    .input(z.object({ experimentId: z.string().uuid().optional(), jobId: z.string().uuid().optional() }).default({}))
+    .query(({ ctx, input }) => explainStuck(ctx.db, input)),
 });

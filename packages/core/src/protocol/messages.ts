@@ -91,6 +91,8 @@ export const AGENT_EVENTS = {
   jobsAvailable: "jobs_available",
   cancel: "cancel",
   revoked: "revoked",
+  /** Server → agent: run the sandbox self-test again and say hello with the new capabilities. */
+  selftest: "selftest",
 } as const;
 
 // The agent's stored identity (agent.json, mode 0600), written by `enroll` or by the server for its local agent.
