@@ -25,6 +25,11 @@ export const experiments = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
     finishedAt: timestamp("finished_at", { withTimezone: true }),
+    /** Free labels and notes for the runs table; they annotate, never change, the recorded run. */
+    tags: text("tags").array().notNull().default([]),
+    notes: text("notes").notNull().default(""),
+    /** Hidden from the runs table by default; the experiment, its jobs and report stay intact. */
+    archivedAt: timestamp("archived_at", { withTimezone: true }),
   },
   // The same limit as the form and ExperimentConfig (NAME_MAX_LENGTH).
   (t) => [index("experiments_state_idx").on(t.state), check("experiments_name_length", sql`char_length(${t.name}) <= ${sql.raw(String(NAME_MAX_LENGTH))}`)],
