@@ -73,6 +73,7 @@ export async function auditTask(grader: Grader, task: TaskSpec, opts: AuditOptio
     reasons,
     referenceVerdicts,
     buggyVerdict: buggy.verdict,
+    buggyDetail: buggy.reasons.slice(0, 10),
     expectedTestIds: ids,
     mutantsTotal: total,
     mutantsKilled: killed,

@@ -121,6 +121,8 @@ export const AuditResult = z.object({
   reasons: z.array(z.string()),
   referenceVerdicts: z.array(GradeVerdict),
   buggyVerdict: GradeVerdict,
+  /** Why the buggy file got its verdict (e.g. which hidden test timed out). */
+  buggyDetail: z.array(z.string()).default([]),
   expectedTestIds: z.array(z.string()),
   mutantsTotal: z.number().int().nonnegative(),
   mutantsKilled: z.number().int().nonnegative(),

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TaskSpec } from "@agentlab/core";
+import { auditTask } from "../../apps/agent/src/grading/audit";
+import { Grader } from "../../apps/agent/src/grading/grader";
+import { mutantsSandboxed } from "../../apps/agent/src/grading/mutants";
+import { sandboxCfg } from "./helpers/judge";
+
+// Admission audits with the judge: what cannot be judged by value is found at audit time and
+// graded in the labelled in-process mode; a buggy program that loops forever on the hidden tests
+// counts as failing them, with the test that timed out named.
+
+const cfg = sandboxCfg();
+let grader: Grader;
+beforeAll(() => {
+  grader = new Grader(cfg, { workers: 1, limits: { wallTimeoutS: 12, testTimeoutS: 2 } });
+});
+afterAll(() => grader.close());
+
+const audit = (task: TaskSpec) => auditTask(grader, task, { referenceRuns: 2, maxMutants: 4, mutate: (src, max) => mutantsSandboxed(cfg, src, max) });
+const task = (id: string, main: string, buggy: string, hidden: string, pub = "import solution\n\ndef test_loads():\n    assert solution is not None\n"): TaskSpec => ({
+  id, source_group: id, language: "python", instruction: "fix", metadata: {},
+  files: [{ path: "solution.py", role: "main", content: buggy }],
+  public_tests: [{ path: "test_public.py", content: pub }],
+  hidden_tests: [{ path: "test_hidden.py", content: hidden }],
+  reference: [{ path: "solution.py", content: main }],
+});
+
+describe("admission audits in the judge", () => {
+  it("an ordinary task is admitted for the isolated judge", async () => {
+    const r = await audit(task("plain", "def f(x):\n    return x + 1\n", "def f(x):\n    return x\n", "from solution import f\n\ndef test_f():\n    assert f(1) == 2\n    assert f(-3) == -2\n"));
+    expect(r.status, r.reasons.join("; ")).toBe("passed");
+    expect(r.isolation).toBe("judge");
+    expect(r.isolationReason).toBe("");
+  });
+
+  it("tests that monkeypatch the candidate's module are found and graded in-process, with the reason", async () => {
+    const main = "def helper():\n    return 1\n\ndef f():\n    return helper() + 1\n";
+    const hidden = "import solution\n\ndef test_patched(monkeypatch):\n    monkeypatch.setattr(solution, 'helper', lambda: 41)\n    assert solution.f() == 42\n";
+    const r = await audit(task("patches", main, "def helper():\n    return 1\n\ndef f():\n    return helper()\n", hidden));
+    expect(r.isolation).toBe("in_process");
+    expect(r.isolationReason).toContain("fails in the isolated judge");
+    expect(r.status, r.reasons.join("; ")).toBe("passed");
+  });
+
+  it("tests that need the candidate's object identity are found too", async () => {
+    const main = "SENTINEL = object()\n\ndef f(flag):\n    return SENTINEL if flag else None\n";
+    const hidden = "import solution\n\ndef test_identity():\n    assert solution.f(True) is solution.SENTINEL\n";
+    const r = await audit(task("identity", main, "SENTINEL = object()\n\ndef f(flag):\n    return None\n", hidden));
+    expect(r.isolation).toBe("in_process");
+  });
+
+  it("a buggy program that loops forever on a hidden test fails the hidden tests, and the test is named", async () => {
+    const main = "def halve_to_zero(n):\n    steps = 0\n    while n > 0:\n        n //= 2\n        steps += 1\n    return steps\n";
+    const buggy = "def halve_to_zero(n):\n    steps = 0\n    while n != 0:\n        n = n - 2 if n % 2 == 0 else n\n        steps += 1\n    return steps\n";
+    const pub = "from solution import halve_to_zero\n\ndef test_zero():\n    assert halve_to_zero(0) == 0\n";
+    const hidden = "from solution import halve_to_zero\n\ndef test_seven():\n    assert halve_to_zero(7) == 3\n\ndef test_one():\n    assert halve_to_zero(1) == 1\n";
+    const r = await audit(task("loops", main, buggy, hidden, pub));
+    expect(r.status, r.reasons.join("; ")).toBe("passed");
+    expect(r.buggyVerdict).toBe("timeout");
+    expect(r.buggyDetail.join(" ")).toContain("test_hidden::test_seven");
+  });
+});
