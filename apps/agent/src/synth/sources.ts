@@ -9,7 +9,7 @@ import { join } from "node:path";
 export type Program = {
   group: string;
   idBase: string;
-  origin: "humaneval" | "mbpp";
+  origin: "humaneval" | "mbpp" | "synthetic";
   license: string;
   instruction: string;
   source: string;
