@@ -30,14 +30,25 @@ function StatusCell({ a, now }: { a: AgentRow; now: number }) {
   );
 }
 
-function SandboxCell({ a }: { a: AgentRow }) {
+// The self-test's detail is on the page, not in a tooltip: "bwrap not found" is the whole story
+// of an agent that is online, green and idle while grade jobs queue up.
+function SandboxCell({ a, retest }: { a: AgentRow; retest: { run(id: string): void; pending: boolean } | null }) {
   const sb = a.capabilities?.sandbox;
   if (!sb) return <span className="text-zinc-400">—</span>;
   return (
-    <div className="flex flex-wrap items-center gap-1" title={sb.detail || undefined}>
-      <span className="font-mono text-[12px] text-zinc-700">{sb.backend}</span>
-      {sb.selfTestPassed ? <Badge tone="green">self-test ok</Badge> : <Badge tone="red">self-test failed</Badge>}
-      {sb.backend === "process" ? <Badge tone="amber" title="Results graded here are marked unsandboxed">unsandboxed</Badge> : null}
+    <div className="space-y-1" data-testid={`sandbox-${a.name}`}>
+      <div className="flex flex-wrap items-center gap-1">
+        <span className="font-mono text-[12px] text-zinc-700">{sb.backend}</span>
+        {sb.selfTestPassed ? <Badge tone="green">self-test ok</Badge> : <Badge tone="red">self-test failed</Badge>}
+        {sb.backend === "process" ? <Badge tone="amber" title="Results graded here are marked unsandboxed">unsandboxed</Badge> : null}
+        {retest && a.online && !a.revokedAt ? (
+          <Button size="sm" disabled={retest.pending} onClick={() => retest.run(a.id)} title="The agent runs its sandbox self-test again now (after installing bubblewrap, say), without a restart">
+            Re-run self-test
+          </Button>
+        ) : null}
+      </div>
+      {sb.detail ? <p className={`max-w-xs text-xs ${sb.selfTestPassed ? "text-zinc-500" : "text-red-700"}`}>{sb.detail}</p> : null}
+      {!sb.selfTestPassed ? <p className="max-w-xs text-xs text-zinc-600">Grade and audit jobs skip this agent. Fix: <code>sudo apt-get install -y bubblewrap</code> on its machine, then re-run the self-test.</p> : null}
     </div>
   );
 }
@@ -52,6 +63,7 @@ export function AgentsView() {
   const agents = useQuery(trpc.agents.list.queryOptions(undefined, { refetchInterval: 3_000 }));
   const revoke = useMutation(trpc.agents.revoke.mutationOptions({ onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.agents.list.queryKey() }) }));
   const isAdmin = canAct(viewer, "admin");
+  const retest = useMutation(trpc.agents.retestSandbox.mutationOptions({ onSettled: () => setTimeout(() => void queryClient.invalidateQueries({ queryKey: trpc.agents.list.queryKey() }), 1500) }));
 
   const all = agents.data ?? [];
   const rows = showRevoked ? all : all.filter((a) => !a.revokedAt);
@@ -100,7 +112,7 @@ export function AgentsView() {
       ),
     },
     { key: "runtime", header: "Python / torch / CUDA", cell: (a) => <span className="whitespace-nowrap text-xs text-zinc-700">{runtimeSummary(a.capabilities)}</span> },
-    { key: "sandbox", header: "Sandbox", cell: (a) => <SandboxCell a={a} /> },
+    { key: "sandbox", header: "Sandbox", cell: (a) => <SandboxCell a={a} retest={isAdmin ? { run: (id) => retest.mutate({ id }), pending: retest.isPending } : null} /> },
     {
       key: "job",
       header: "Current job",
@@ -168,6 +180,7 @@ export function AgentsView() {
       ) : null}
       <ErrorBox error={agents.error} title="Could not load agents" onRetry={() => void agents.refetch()} />
       <ErrorBox error={revoke.error} title="Could not revoke the agent" />
+      <ErrorBox error={retest.error} title="Could not re-run the self-test" />
       {agents.isPending ? (
         <div className="h-32 animate-pulse rounded-lg border border-zinc-200 bg-white" />
       ) : (

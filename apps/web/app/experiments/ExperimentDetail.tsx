@@ -14,6 +14,7 @@ import { canAct, useViewer } from "../_lib/viewer";
 import { StateBadge } from "../_components/StatusBadges";
 import { usd } from "../_lib/format";
 import { modelLabel, type ModelRef } from "@agentlab/core";
+import { StuckBanner } from "../agents/StuckBanner";
 
 export function ExperimentDetail({ id }: { id: string }) {
   const trpc = useTRPC();
@@ -46,6 +47,7 @@ export function ExperimentDetail({ id }: { id: string }) {
       />
       <ErrorBox error={cancel.error} />
       {e.error ? <p className="rounded-md bg-red-50 p-3 text-sm text-red-800" role="alert">{e.error}</p> : null}
+      <StuckBanner experimentId={id} enabled={e.state === "running"} />
       <div className="grid gap-3 sm:grid-cols-4">
         <Stat label="Progress" value={<ProgressBar value={e.progress} label={`${e.stages.filter((s) => s.state === "succeeded").length} of ${e.stages.length} stages`} />} />
         <Stat label="Teacher cost" value={usd(col?.costUsd ?? 0)} hint={col ? `${col.reused} of ${col.samplesTotal} candidates reused (${usd(col.costSavedUsd)} saved)` : e.config.datasetId ? "existing dataset reused" : "not collected yet"} href={col ? `/collections/${col.id}` : undefined} />

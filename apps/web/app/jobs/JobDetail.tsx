@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { isTerminal } from "@agentlab/core/jobs/schemas";
+import { requirementText } from "@agentlab/core/jobs/eligibility";
 import { Badge, StateBadge } from "../_components/Badge";
 import { Button } from "../_components/Button";
 import { CodeViewer } from "../_components/CodeViewer";
@@ -17,6 +18,8 @@ import { jobSummary } from "../_lib/jobs";
 import { httpStatusOf, useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
 import { LogView } from "./LogView";
+import { jobNeeds } from "./needs";
+import { StuckBanner } from "../agents/StuckBanner";
 import { ArtifactsTable, AttemptsTable, PayloadView, ProgressView } from "./JobSections";
 
 export function JobDetail({ id }: { id: string }) {
@@ -98,6 +101,7 @@ export function JobDetail({ id }: { id: string }) {
         }
       />
       <ErrorBox error={cancel.error} title="Could not cancel the job" />
+      <StuckBanner jobId={job.id} enabled={job.state === "queued"} />
       {job.error ? (
         <div className="rounded-md border border-red-200 bg-red-50 px-3 py-2 text-sm text-red-800">
           <span className="font-medium">Error: </span>
@@ -121,7 +125,7 @@ export function JobDetail({ id }: { id: string }) {
                     {job.minGpus ? <Badge>{job.minGpus} GPU{job.minGpus > 1 ? "s" : ""}</Badge> : null}
                     {job.minGpuMemoryMb ? <Badge>≥ {megabytes(job.minGpuMemoryMb)} GPU memory</Badge> : null}
                     {job.sandbox ? <Badge>sandbox {job.sandbox}</Badge> : null}
-                    {!job.requiredLabels.length && !job.minGpus && !job.sandbox ? <span className="text-zinc-400">any agent</span> : null}
+                    <span className={job.requiredLabels.length || job.minGpus || job.sandbox ? "text-xs text-zinc-500" : "text-zinc-700"}>{requirementText(jobNeeds(job))}</span>
                   </span>
                 ),
               },

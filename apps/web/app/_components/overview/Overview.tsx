@@ -11,6 +11,7 @@ import { PageHeader, Section } from "../PageHeader";
 import { Stat } from "../Stat";
 import { Ago } from "../Time";
 import { JobsTable } from "../jobs/JobsTable";
+import { StuckBanner } from "../../agents/StuckBanner";
 
 const barColor: Record<string, string> = { neutral: "bg-zinc-300", blue: "bg-blue-500", amber: "bg-amber-400", green: "bg-emerald-500", red: "bg-red-500", violet: "bg-violet-500" };
 
@@ -30,6 +31,7 @@ export function Overview() {
     <div className="space-y-5">
       <PageHeader title="Overview" description="The control plane, its agents and the job queue at a glance." />
       <ErrorBox error={health.error ?? agents.error ?? counts.error ?? recent.error} title="Could not load the overview" />
+      <StuckBanner enabled={(byState.get("queued") ?? 0) > 0} />
 
       <div className="grid grid-cols-2 gap-3 md:grid-cols-5">
         <Stat
