@@ -50,6 +50,8 @@ describe("why is it stuck", () => {
       expect(group?.stuck.fix).toMatch(/sudo apt-get install -y bubblewrap/);
       expect(group?.requires).toBe("an online agent with a passing sandbox self-test");
       expect((await caller.agents.whyStuck({})).map((g) => g.count)).toEqual([1]);
+      // Scoped to an experiment, only its jobs (and its collections' grade jobs) count: none here.
+      expect(await caller.agents.whyStuck({ experimentId: "00000000-0000-4000-8000-000000000001" })).toEqual([]);
       // The agent is online and idle, and the job really is not claimed (this is what "stuck" means).
       await new Promise((r) => setTimeout(r, 1000));
       expect((await getJob(t.db, job.id))?.state).toBe("queued");

@@ -17,7 +17,7 @@ export async function queuedJobNeeds(db: Db, opts: { experimentId?: string; jobI
         where state = 'queued'
           and (${opts.experimentId ?? null}::uuid is null or experiment_id = ${opts.experimentId ?? null}::uuid or id in (
             select c.grade_job_id from teacher_collections col
-            join teacher_items i on i.collection_id = col.id
+            join teacher_collection_items i on i.collection_id = col.id
             join teacher_candidates c on c.id = i.candidate_id
             where col.experiment_id = ${opts.experimentId ?? null}::uuid and c.grade_job_id is not null))
           and (${opts.jobId ?? null}::uuid is null or id = ${opts.jobId ?? null}::uuid)
