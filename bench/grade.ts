@@ -1,56 +1,95 @@
-// `npm run bench -- grade`: grades the built-in pool's buggy main files, sandboxed (bwrap zygotes)
-// and bare (the same runner and pytest session with the `process` backend: no namespaces, no
-// cgroup, no uid drop), one worker per core each, and prints one JSON line.
-import { existsSync, readFileSync } from "node:fs";
-import { gunzipSync } from "node:zlib";
+// `npm run bench -- grade`: grades the built-in pool's buggy main files three ways, one worker per
+// core each, and prints one JSON line:
+//   sandboxed — the isolated judge in bwrap (judge and candidate processes, fresh namespaces each);
+//   bare      — the same judge with the `process` backend (no namespaces, cgroup or uid drop): the
+//               sandbox's overhead is sandboxed_p50 / bare_p50;
+//   naive     — a fresh bwrap running `python -m pytest` per candidate (what a simple sandboxed
+//               grader does): the judge's speed-up is runs_per_s / naive_runs_per_s.
+// BENCH_GRADE_RUNS (default 200) candidates per way.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import type { TaskSpec } from "@agentlab/core";
 import { Grader } from "../apps/agent/src/grading/grader";
-import type { SandboxBackend } from "../apps/agent/src/sandbox/types";
+import { GRADER_MOUNT } from "../apps/agent/src/sandbox/bwrap";
+import { run } from "../apps/agent/src/sandbox/run";
+import { DEFAULT_SANDBOX_LIMITS, type SandboxBackend, type SandboxConfig } from "../apps/agent/src/sandbox/types";
 
 const root = process.cwd();
-const poolPath = join(root, "data/builtin-pool.jsonl.gz");
-if (!existsSync(poolPath)) throw new Error("data/builtin-pool.jsonl.gz missing: run scripts/build-builtin-pool.ts");
-const all = gunzipSync(readFileSync(poolPath)).toString("utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as TaskSpec);
+const all = gunzipSync(readFileSync(join(root, "data/builtin-pool.jsonl.gz"))).toString("utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as TaskSpec);
 const runs = Math.min(all.length, Number(process.env.BENCH_GRADE_RUNS ?? 200));
 const tasks = all.slice(0, runs);
 const workers = availableParallelism();
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+const cfg = (backend: SandboxBackend): SandboxConfig => ({ backend, graderDir: join(root, "apps/agent/grader"), uid: 65534, gid: 65534, scratchDir: join(root, ".agentlab/scratch") });
+const buggy = (t: TaskSpec) => t.files.filter((f) => f.role === "main");
 
-async function pass(backend: SandboxBackend): Promise<{ p50: number; perS: number; verdicts: Record<string, number> }> {
-  const grader = new Grader({ backend, graderDir: join(root, "apps/agent/grader"), uid: 65534, gid: 65534, scratchDir: join(root, ".agentlab/scratch") }, { workers });
-  try {
-    // Warm every zygote first: start-up is paid once per agent, not per candidate.
-    await Promise.all(Array.from({ length: workers }, (_, i) => { const t = tasks[i % tasks.length]; return t ? grader.grade(t, t.reference, { expectedIds: null }) : null; }));
-    const times: number[] = [];
-    const verdicts: Record<string, number> = {};
-    let next = 0;
-    const t0 = performance.now();
-    await Promise.all(Array.from({ length: workers }, async () => {
+type Pass = { p50: number; perS: number; verdicts: Record<string, number> };
+
+/** Runs `one` over the tasks on `workers` parallel lanes; times each call. */
+async function lanes(one: (t: TaskSpec) => Promise<string>): Promise<Pass> {
+  const times: number[] = [];
+  const verdicts: Record<string, number> = {};
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
       for (let t = tasks[next++]; t; t = tasks[next++]) {
-        const ids = (t.metadata.audit as { expected_test_ids?: string[] } | undefined)?.expected_test_ids ?? null;
         const s = performance.now();
-        const r = await grader.grade(t, t.files.filter((f) => f.role === "main"), { expectedIds: ids });
+        const v = await one(t);
         times.push(performance.now() - s);
-        verdicts[r.verdict] = (verdicts[r.verdict] ?? 0) + 1;
+        verdicts[v] = (verdicts[v] ?? 0) + 1;
       }
-    }));
-    return { p50: p50(times), perS: tasks.length / ((performance.now() - t0) / 1000), verdicts };
+    }),
+  );
+  return { p50: p50(times), perS: tasks.length / ((performance.now() - t0) / 1000), verdicts };
+}
+
+async function judged(backend: SandboxBackend): Promise<Pass> {
+  const grader = new Grader(cfg(backend), { workers });
+  try {
+    // The reference ids per task, and every zygote warm: paid once per agent, not per candidate.
+    const ids = new Map<string, string[]>();
+    for (const t of tasks) ids.set(t.id, (await grader.referenceIds(t)).ids);
+    return await lanes(async (t) => (await grader.grade(t, buggy(t), { expectedIds: ids.get(t.id) ?? null })).verdict);
   } finally {
     grader.close();
   }
 }
 
-const bare = await pass("process");
-const sandboxed = await pass("bwrap");
-console.error(`grade bench: sandboxed verdicts ${JSON.stringify(sandboxed.verdicts)}, bare verdicts ${JSON.stringify(bare.verdicts)}, bare runs/s ${bare.perS.toFixed(1)}`);
-console.log(JSON.stringify({
-  bench: "grade",
-  runs: tasks.length,
-  workers,
-  sandboxed_p50_ms: Math.round(sandboxed.p50 * 10) / 10,
-  bare_p50_ms: Math.round(bare.p50 * 10) / 10,
-  overhead_ratio: Math.round((sandboxed.p50 / bare.p50) * 1000) / 1000,
-  runs_per_s: Math.round(sandboxed.perS * 10) / 10,
-}));
+async function naive(): Promise<Pass> {
+  const c = cfg("bwrap");
+  return lanes(async (t) => {
+    const dir = mkdtempSync(join(root, ".agentlab/scratch/naive-"));
+    try {
+      for (const f of [...t.files.filter((x) => x.role !== "main"), ...buggy(t), ...t.public_tests, ...t.hidden_tests]) {
+        mkdirSync(dirname(join(dir, f.path)), { recursive: true });
+        writeFileSync(join(dir, f.path), f.content);
+      }
+      const r = await run(c, dir, [`${GRADER_MOUNT}/.venv/bin/python`, "-m", "pytest", "-q", "-p", "no:cacheprovider", "."], { ...DEFAULT_SANDBOX_LIMITS, wallTimeoutS: 20 });
+      return r.exitCode === 0 ? "pass" : "fail";
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+mkdirSync(join(root, ".agentlab/scratch"), { recursive: true });
+const bare = await judged("process");
+const sandboxed = await judged("bwrap");
+const simple = await naive();
+console.error(`grade bench: sandboxed ${JSON.stringify(sandboxed.verdicts)}, bare ${JSON.stringify(bare.verdicts)} (${bare.perS.toFixed(1)} runs/s), naive ${JSON.stringify(simple.verdicts)}`);
+console.log(
+  JSON.stringify({
+    bench: "grade",
+    runs: tasks.length,
+    workers,
+    runs_per_s: Math.round(sandboxed.perS * 10) / 10,
+    sandboxed_p50_ms: Math.round(sandboxed.p50 * 10) / 10,
+    bare_p50_ms: Math.round(bare.p50 * 10) / 10,
+    overhead_ratio: Math.round((sandboxed.p50 / bare.p50) * 1000) / 1000,
+    naive_runs_per_s: Math.round(simple.perS * 10) / 10,
+    naive_p50_ms: Math.round(simple.p50 * 10) / 10,
+  }),
+);

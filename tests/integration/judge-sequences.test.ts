@@ -69,8 +69,9 @@ const SCAN_MEMORY = [
 
 describe("the judge: one candidate cannot reach the next", () => {
   it("poison: files, sitecustomize and .pth planted by one candidate are gone for the next", async () => {
-    const control = [await gradeWith(g, "inProcess", A, ifWorks(poison("['/tmp']"))), await gradeWith(g, "inProcess", B, ifWorks(SEES_POISON))];
-    expect(control[1].verdict, "positive control: the planted marker is visible on the unprotected backend").toBe("pass");
+    await gradeWith(g, "inProcess", A, ifWorks(poison("['/tmp']")));
+    const control = await gradeWith(g, "inProcess", B, ifWorks(SEES_POISON));
+    expect(control.verdict, "positive control: the planted marker is visible on the unprotected backend").toBe("pass");
     for (const f of [POISON_FILE, "sitecustomize.py", "agentlab-poison.pth"]) rmSync(`/tmp/${f}`, { force: true });
     for (const which of ["judge", "noCgroups"] as const) {
       await gradeWith(g, which, A, ifWorks(POISON));

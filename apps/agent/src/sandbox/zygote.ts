@@ -5,7 +5,7 @@ import { createInterface } from "node:readline";
 import { randomBytes } from "node:crypto";
 import { bwrapArgv, confinedArgv, GRADER_MOUNT, SANDBOX_ENV } from "./bwrap";
 import { createCgroup, type Cgroup } from "./cgroup";
-import type { GradingIsolation } from "@agentlab/core";
+import { RunnerRequest as CoreRunnerRequest, RunnerResponse as CoreRunnerResponse } from "@agentlab/core";
 import type { SandboxConfig, SandboxLimits } from "./types";
 
 // A long-lived grading sandbox: one bwrap instance (read-only root) whose python has pytest
@@ -15,56 +15,41 @@ import type { SandboxConfig, SandboxLimits } from "./types";
 // replaced whenever anything about it looks wrong: a missed deadline, an unparsable answer, a
 // process that outlived its request, or a memory charge that did not return to its baseline.
 
-type File = { path: string; content: string };
-export type RunnerRequest = {
-  /** The candidate's main files: the only code that runs in the candidate process. */
-  candidate: File[];
-  /** The task's own main files: their top-level names decide what a star import brings in. */
-  original: File[];
-  /** The task's other files (public context), present on both sides. */
-  support: File[];
-  tests: (File & { layer: "public" | "hidden" | "canary" })[];
-  limits: SandboxLimits & { testTimeoutS: number };
-  /** `judge`: tests and candidate in separate processes; `in_process`: the labelled weaker mode. */
-  isolation: GradingIsolation;
-};
+export type { RunnerEvent, RunnerTest } from "@agentlab/core";
+/** What the host asks for: the runner's request without the id and the host-decided fields. */
+export type RunnerRequest = Omit<CoreRunnerRequest, "id" | "addressSpaceLimit">;
 
-export type RunnerEvent = { kind: string; test: string; detail: string };
-
-export type RunnerTest = { id: string; layer: string; outcome: string; message: string };
-export type RunnerResponse = {
-  syntax_errors: string[];
-  limit: "timeout" | "resource_limit" | null;
-  limit_detail: string;
-  infra_error: string | null;
-  runner_lost: boolean;
-  exit_code: number | null;
-  signal: string | null;
-  junit: RunnerTest[] | null;
-  plugin: RunnerTest[] | null;
-  events: RunnerEvent[];
-  stdout: string;
-  candidate_output: string;
-  candidate_restarts: number;
+/** The runner's answer plus what only the host knows (the cgroup's view, its own interruption). */
+export type RunnerResponse = CoreRunnerResponse & {
   /** Set when the agent itself stopped the grade (shutdown, cancel): never a verdict. */
   interrupted: string | null;
   stderr: string;
-  output_truncated: boolean;
-  wall_ms: number;
-  cpu_ms: number | null;
-  maxrss_kb: number | null;
   cgroup_peak_kb: number | null;
 };
 
 export const emptyResponse = (over: Partial<RunnerResponse> = {}): RunnerResponse => ({
-  syntax_errors: [], limit: null, limit_detail: "", infra_error: null, runner_lost: false, exit_code: null, signal: null,
-  junit: null, plugin: null, events: [], stdout: "", candidate_output: "", candidate_restarts: 0, interrupted: null, stderr: "",
-  output_truncated: false, wall_ms: 0, cpu_ms: null, maxrss_kb: null, cgroup_peak_kb: null, ...over,
+  ...CoreRunnerResponse.parse({}),
+  interrupted: null,
+  stderr: "",
+  cgroup_peak_kb: null,
+  ...over,
 });
 const lost = (why: string): RunnerResponse => emptyResponse({ runner_lost: true, stderr: why });
 
 /** Memory a warm sandbox may keep above its post-start charge before it is replaced. */
 const MEMORY_SLACK_KB = 48 << 10;
+
+function parseAnswer(line: string): RunnerResponse {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    return lost("unparsable answer from the runner");
+  }
+  const parsed = CoreRunnerResponse.safeParse(raw);
+  if (!parsed.success) return lost(`malformed answer from the runner: ${parsed.error.issues[0]?.message ?? ""}`);
+  return { ...emptyResponse(), ...parsed.data };
+}
 
 export class Zygote {
   private child: ChildProcess | null = null;
@@ -171,18 +156,12 @@ export class Zygote {
     this.cg?.resetPeak();
     const before = this.cg?.counters();
     const id = randomBytes(6).toString("hex");
-    const body = Buffer.from(JSON.stringify({ id, ...req, addressSpaceLimit: !this.cg }));
+    const body = Buffer.from(JSON.stringify(CoreRunnerRequest.parse({ id, ...req, addressSpaceLimit: !this.cg })));
     child.stdin?.write(Buffer.concat([Buffer.from(`${body.length}\n`), body]));
     const waiting = this.nextLine((req.limits.wallTimeoutS + 15) * 1000);
     const line = signal ? await Promise.race([waiting, aborted]) : await waiting;
     if (signal?.aborted) return interrupted();
-    let res: RunnerResponse;
-    try {
-      res = line ? { ...emptyResponse(), ...(JSON.parse(line) as Partial<RunnerResponse>) } : lost(`no answer from the runner: ${this.stderr.slice(-500)}`);
-    } catch {
-      res = lost("unparsable answer from the runner");
-    }
-    res.runner_lost = Boolean(res.runner_lost) || !line;
+    const res = line ? parseAnswer(line) : lost(`no answer from the runner: ${this.stderr.slice(-500)}`);
     const after = this.cg?.counters();
     res.cgroup_peak_kb = after?.peakMemoryKb ?? null;
     if (before && after && !res.limit && (after.oomKills > before.oomKills || after.pidsMaxHits > before.pidsMaxHits)) {
@@ -192,7 +171,7 @@ export class Zygote {
     // Anything unusual: never reuse this sandbox for another candidate.
     const extra = (this.cg?.procs().length ?? 0) > this.baselineProcs;
     const grown = this.cg ? this.cg.memoryKb() > this.baselineMemoryKb + MEMORY_SLACK_KB : false;
-    if (res.runner_lost || extra || grown || (line && (JSON.parse(line) as { id?: string }).id !== id)) this.stop();
+    if (res.runner_lost || extra || grown || res.id !== id) this.stop();
     return res;
   }
 

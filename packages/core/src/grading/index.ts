@@ -1,2 +1,3 @@
 export * from "./schemas";
 export * from "./verdict";
+export * from "./runner-protocol";
