@@ -24,6 +24,25 @@ function run(cmd, args, opts = {}) {
   if (res.status !== 0) process.exit(res.status ?? 1);
 }
 
+// Grading runs candidates in bubblewrap. Without it the local agent grades nothing and every
+// experiment waits forever, so: install it when we can (root with apt, as .ci/run does), and
+// otherwise say so loudly, with the exact command, before the server is up.
+const onPath = (cmd) => spawnSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" }).status === 0;
+function ensureBubblewrap() {
+  if (process.env.AGENTLAB_SANDBOX === "process" || onPath("bwrap")) return;
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  if (isRoot && onPath("apt-get") && process.env.AGENTLAB_NO_APT !== "1") {
+    console.log("bubblewrap (the grading sandbox) is missing: installing it with apt-get…");
+    const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+    const ok = spawnSync("apt-get", ["update", "-qq"], { stdio: "inherit", env }).status === 0 && spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "bubblewrap"], { stdio: "inherit", env }).status === 0;
+    if (ok && onPath("bwrap")) return console.log("bubblewrap installed.");
+  }
+  const cmd = isRoot ? "apt-get install -y bubblewrap" : "sudo apt-get install -y bubblewrap";
+  const bar = "!".repeat(78);
+  console.error(`\n${bar}\n  GRADING IS OFF: bubblewrap (bwrap) is not installed, so the local agent's sandbox\n  self-test fails and grade/audit jobs (every experiment) will wait forever.\n\n  Fix:  ${cmd}\n  then press "Re-run self-test" on the Agents page (no restart needed).\n${bar}\n`);
+}
+ensureBubblewrap();
+
 const buildId = join(web, ".next/BUILD_ID");
 if (!existsSync(buildId) || statSync(buildId).mtimeMs < newestMtime(join(web, "app"))) {
   console.log("building the dashboard (first start or changed sources)…");
