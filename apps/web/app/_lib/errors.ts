@@ -35,7 +35,7 @@ export function httpStatusMessage(status: number): string {
 }
 
 /** fetch that turns "no answer" and non-JSON error answers into the errors above (tRPC keeps them as `cause`). */
-export async function namedFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+export async function namedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   let res: Response;
   try {
     res = await fetch(input, init);

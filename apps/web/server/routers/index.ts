@@ -14,6 +14,7 @@ import { experimentsRouter } from "./experiments";
 import { reportsRouter } from "./reports";
 import { shareRouter } from "./share";
 import { auditsRouter } from "./audits";
+import { runsRouter } from "./runs";
 
 // One router per domain (apps/web/server/routers/<domain>.ts).
 export const appRouter = router({
@@ -32,6 +33,7 @@ export const appRouter = router({
   reports: reportsRouter,
   share: shareRouter,
   audits: auditsRouter,
+  runs: runsRouter,
 });
 
 export type AppRouter = typeof appRouter;
