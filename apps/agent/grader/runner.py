@@ -109,8 +109,6 @@ def serve(args) -> None:
         isolation.set_dumpable(False)
     ctx = Context(sandboxed, args.ini, args.scratch, spawn_judge)
     ready = {"ready": True, "pid": os.getpid(), "caps": isolation.effective_caps(), "protocol": 2}
-    sys.stdout.buffer.write((json.dumps(ready) + "\n").encode())
-    sys.stdout.buffer.flush()
     while True:
         done_r, done_w = os.pipe()
         pid = os.fork()
@@ -118,6 +116,10 @@ def serve(args) -> None:
             os.close(done_r)
             serve_one(ctx, done_w)
         os.close(done_w)
+        if ready:  # after the first supervisor exists: the host's process baseline includes it
+            sys.stdout.buffer.write((json.dumps(ready) + "\n").encode())
+            sys.stdout.buffer.flush()
+            ready = None
         answered = os.read(done_r, 1)
         os.close(done_r)
         _, status = os.waitpid(pid, 0)

@@ -154,8 +154,8 @@ export class Grader {
   }
 
   /** Every process of every warm sandbox, and how often they were started (diagnostics). */
-  sandboxes(): { processes: number[]; starts: number }[] {
-    return this.all.map((z) => ({ processes: z.processes(), starts: z.starts }));
+  sandboxes(): { processes: number[]; starts: number; replacedBecause: string | null }[] {
+    return this.all.map((z) => ({ processes: z.processes(), starts: z.starts, replacedBecause: z.replacedBecause }));
   }
 
   close(): void {

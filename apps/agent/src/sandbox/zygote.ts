@@ -168,12 +168,30 @@ export class Zygote {
       res.limit = "resource_limit";
       res.limit_detail = after.oomKills > before.oomKills ? "memory limit (OOM kill)" : "process limit (pids.max)";
     }
-    // Anything unusual: never reuse this sandbox for another candidate.
-    const extra = (this.cg?.procs().length ?? 0) > this.baselineProcs;
+    // Anything unusual: never reuse this sandbox for another candidate. The request's own processes
+    // exit just after it answers, so the count gets a moment to return to its baseline.
+    const extra = await this.settled();
     const grown = this.cg ? this.cg.memoryKb() > this.baselineMemoryKb + MEMORY_SLACK_KB : false;
-    if (res.runner_lost || extra || grown || res.id !== id) this.stop();
+    const why = res.runner_lost ? "runner lost" : res.id !== id ? "answer for another request" : extra ? "a process outlived its request" : grown ? "memory did not return to its baseline" : null;
+    if (why) {
+      this.replacedBecause = why;
+      this.stop();
+    }
     return res;
   }
+
+  /** True when more processes than at start are still there after up to 500 ms. */
+  private async settled(): Promise<boolean> {
+    if (!this.cg) return false;
+    for (let i = 0; i < 50; i++) {
+      if (this.cg.procs().length <= this.baselineProcs) return false;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return true;
+  }
+
+  /** Why the sandbox was last replaced (diagnostics). */
+  replacedBecause: string | null = null;
 
   /** The sandbox's processes now (cgroup members), for diagnostics and tests. */
   processes(): number[] {
