@@ -3,6 +3,7 @@
 import Link from "next/link";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
+import { ratchetStages } from "./ratchet";
 import { Button } from "../_components/Button";
 import { ErrorBox } from "../_components/ErrorBox";
 import { PageHeader, Section } from "../_components/PageHeader";
@@ -12,18 +13,21 @@ import { Table } from "../_components/Table";
 import { useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
 import { StateBadge } from "../_components/StatusBadges";
-import { usd } from "../_lib/format";
+import { elapsed, usd } from "../_lib/format";
 import { modelLabel, type ModelRef } from "@agentlab/core";
 import { StuckBanner } from "../agents/StuckBanner";
+import { TrainingPanel } from "./TrainingPanel";
+import { RunNotes } from "./RunNotes";
 
 export function ExperimentDetail({ id }: { id: string }) {
   const trpc = useTRPC();
   const canAlter = canAct(useViewer(), "member");
-  const exp = useQuery(trpc.experiments.byId.queryOptions({ id }, { refetchInterval: (q) => (q.state.data && q.state.data.state !== "running" ? false : 2_000) }));
+  const exp = useQuery(trpc.experiments.byId.queryOptions({ id }, { refetchInterval: (q) => (q.state.data && q.state.data.state !== "running" ? false : 2_000), structuralSharing: ratchetStages }));
   const report = useQuery(trpc.reports.byExperiment.queryOptions({ experimentId: id }, { refetchInterval: (q) => (q.state.data ? false : 3_000) }));
   // Teacher cost comes from the experiment's collection (tagged with its id by the collect stage).
   const collections = useQuery(trpc.collections.list.queryOptions({ experimentId: id }, { refetchInterval: (q) => (q.state.data?.every((c) => ["done", "failed", "canceled", "stopped_budget"].includes(c.state)) && q.state.data.length ? false : 3_000) }));
   const cancel = useMutation(trpc.experiments.cancel.mutationOptions({ onSuccess: () => void exp.refetch() }));
+  const training = useQuery(trpc.runs.training.queryOptions({ id }, { refetchInterval: exp.data?.state === "running" ? 3_000 : false }));
   const [openStage, setOpenStage] = useState<string | null>(null);
   const e = exp.data;
   if (exp.error) return <ErrorBox error={exp.error} />;
@@ -32,6 +36,13 @@ export function ExperimentDetail({ id }: { id: string }) {
   const selected = (e.selection as { selected?: ModelRef; outcome?: string } | null)?.selected;
   const running = e.stages.find((s) => s.state === "running");
   const shown = e.stages.find((s) => s.key === (openStage ?? running?.key)) ?? null;
+  const trainFraction = new Map((training.data ?? []).map((t) => [t.key, t.fraction]));
+  const stageProgress = (s: (typeof e.stages)[number]): number => {
+    // A train stage has one job: its trainer's steps say how far it is, the job count cannot.
+    return s.kind === "train" && s.state === "running" ? Math.max(s.progress, trainFraction.get(s.key) ?? 0) : s.progress;
+  };
+  const fractions = e.stages.map(stageProgress);
+  const overall = e.stages.length ? fractions.reduce((a, b) => a + b, 0) / e.stages.length : e.progress;
 
   return (
     <div className="space-y-5">
@@ -41,15 +52,16 @@ export function ExperimentDetail({ id }: { id: string }) {
         actions={
           <div className="flex gap-2">
             {report.data ? <Link href={`/reports/${report.data.id}`} className="rounded-md bg-zinc-900 px-3 py-1.5 text-sm font-medium text-white" data-testid="report-link">Open report</Link> : null}
-            {canAlter && e.state === "running" ? <Button variant="danger" onClick={() => cancel.mutate({ id })}>Cancel</Button> : null}
+            {canAlter && e.state === "running" ? <Button variant="danger" onClick={() => window.confirm(`Cancel "${e.name}"? Its unfinished jobs are canceled and it cannot be resumed.`) && cancel.mutate({ id })}>Cancel</Button> : null}
           </div>
         }
       />
       <ErrorBox error={cancel.error} />
       {e.error ? <p className="rounded-md bg-red-50 p-3 text-sm text-red-800" role="alert">{e.error}</p> : null}
       <StuckBanner experimentId={id} enabled={e.state === "running"} />
-      <div className="grid gap-3 sm:grid-cols-4">
-        <Stat label="Progress" value={<ProgressBar value={e.progress} label={`${e.stages.filter((s) => s.state === "succeeded").length} of ${e.stages.length} stages`} />} />
+      <div className="grid gap-3 sm:grid-cols-5">
+        <Stat label="Progress" value={<ProgressBar value={Math.max(overall, e.progress)} label={`${e.stages.filter((s) => s.state === "succeeded").length} of ${e.stages.length} stages`} />} />
+        <Stat label="Total time" value={<span data-testid="total-time">{elapsed(e.createdAt, e.finishedAt)}</span>} hint={e.finishedAt ? "created → finished" : "so far"} />
         <Stat label="Teacher cost" value={usd(col?.costUsd ?? 0)} hint={col ? `${col.reused} of ${col.samplesTotal} candidates reused (${usd(col.costSavedUsd)} saved)` : e.config.datasetId ? "existing dataset reused" : "not collected yet"} href={col ? `/collections/${col.id}` : undefined} />
         <Stat label="Seeds × epochs" value={`${e.config.seeds.length} × ${e.config.training.epochs}`} hint={`seeds ${e.config.seeds.join(", ")}`} />
         <Stat label="Selected on dev" value={selected ? modelLabel(selected) : "—"} hint={(e.selection as { outcome?: string } | null)?.outcome ?? "after dev evaluation"} />
@@ -64,12 +76,15 @@ export function ExperimentDetail({ id }: { id: string }) {
           columns={[
             { key: "stage", header: "Stage", cell: (s) => <span className="font-mono text-xs">{s.key}</span> },
             { key: "state", header: "State", cell: (s) => <StateBadge state={s.state} /> },
-            { key: "progress", header: "Progress", className: "w-56", cell: (s) => <ProgressBar value={s.state === "running" && s.jobCount === 0 ? null : s.progress} label={s.jobCount ? `${s.jobsDone}/${s.jobCount} jobs` : undefined} /> },
+            { key: "progress", header: "Progress", className: "w-56", cell: (s) => <ProgressBar value={s.state === "running" && s.jobCount === 0 ? null : (fractions[e.stages.indexOf(s)] ?? s.progress)} label={s.jobCount ? `${s.jobsDone} of ${s.jobCount} jobs done so far` : undefined} /> },
+            { key: "time", header: "Duration", className: "tabular-nums", cell: (s) => (s.startedAt ? elapsed(s.startedAt, s.finishedAt) : <span className="text-zinc-400">—</span>) },
             { key: "error", header: "Error", cell: (s) => <span className="text-xs text-red-700">{s.error ?? ""}</span> },
           ]}
         />
       </Section>
       {shown ? <StageDetail stage={shown} /> : null}
+      <TrainingPanel experimentId={id} live={e.state === "running"} />
+      <RunNotes id={id} tags={e.tags} notes={e.notes} archived={e.archivedAt !== null} running={e.state === "running"} canAlter={canAlter} />
       <Section title="Recipe">
         <Fields items={[
           { label: "Split", value: <Link className="font-mono text-xs underline" href={`/splits/${e.config.splitId}`}>{e.config.splitId}</Link> },

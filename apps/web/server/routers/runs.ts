@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { DomainError, ExperimentConfig } from "@agentlab/core";
 import { CompareInput, ReportDigest, RunAnnotation, RunListInput, outcomeMatrix } from "@agentlab/core/experiments/runs";
+import { epochLosses, epochMarks, thin, trainFraction, trainPoints } from "@agentlab/core/experiments/training";
 import { getExperiment } from "@agentlab/db";
+import { trainStageData } from "@agentlab/db/queries/training";
 import { annotateRun, listRuns, reportsOf, runTags, setRunArchived } from "@agentlab/db/queries/runs";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 
@@ -25,6 +27,31 @@ export const runsRouter = router({
     if (input.archived && exp.state === "running") throw new DomainError("CONFLICT", "a running experiment cannot be archived; cancel it first");
     await setRunArchived(ctx.db, input.id, input.archived);
     return { id: input.id, archived: input.archived };
+  }),
+
+  /** Per seed: the loss/lr/tokens-per-second curve (thinned to 1,500 points), epoch marks, per-epoch eval loss, ETA. */
+  training: viewerProcedure.input(z.object({ id: z.uuid() })).query(async ({ ctx, input }) => {
+    const stages = await trainStageData(ctx.db, input.id);
+    return stages.map((s) => {
+      const points = trainPoints(s.progress);
+      const last = points.at(-1) ?? null;
+      const running = s.job?.state === "running";
+      return {
+        key: s.key,
+        seed: Number(s.key.replace(/^train:s/, "")),
+        stageState: s.stageState,
+        startedAt: s.startedAt,
+        finishedAt: s.finishedAt,
+        jobId: s.job?.id ?? null,
+        jobState: s.job?.state ?? null,
+        points: thin(points, 1500),
+        marks: epochMarks(points),
+        epochs: epochLosses(s.adapters, s.job?.result ?? null, points),
+        fraction: s.stageState === "succeeded" ? 1 : trainFraction(points),
+        etaS: running && last ? last.etaS : null,
+        latest: last,
+      };
+    });
   }),
 
   /** Two or more experiments on the same split: their figures side by side and the per-task test outcomes. */

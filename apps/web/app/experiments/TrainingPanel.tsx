@@ -1,0 +1,96 @@
+"use client";
+
+import Link from "next/link";
+import { useState } from "react";
+import { useQuery } from "@tanstack/react-query";
+import { smooth } from "@agentlab/core/experiments/training";
+import { ErrorBox } from "../_components/ErrorBox";
+import { LineChart, type Marker, type Series } from "../_components/LineChart";
+import { Section } from "../_components/PageHeader";
+import { ProgressBar } from "../_components/ProgressBar";
+import { StateBadge } from "../_components/StatusBadges";
+import { duration } from "../_lib/format";
+import { useTRPC } from "../_lib/trpc";
+
+const SEED_COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"];
+const faded = (hex: string) => `${hex}55`;
+
+/** Per-seed training: loss (raw and smoothed) with epoch marks and per-epoch eval loss, learning rate, tokens/s, ETA. */
+export function TrainingPanel({ experimentId, live }: { experimentId: string; live: boolean }) {
+  const trpc = useTRPC();
+  const [weight, setWeight] = useState(0.6);
+  const q = useQuery(trpc.runs.training.queryOptions({ id: experimentId }, { refetchInterval: live ? 3_000 : false }));
+  if (q.error) return <ErrorBox error={q.error} title="Could not load the training curves" />;
+  const seeds = q.data ?? [];
+  const started = seeds.filter((s) => s.points.length > 0);
+
+  const loss: Series[] = started.flatMap((s, i) => {
+    const color = SEED_COLORS[i % SEED_COLORS.length] ?? "#2563eb";
+    const ys = smooth(s.points.map((p) => p.loss), weight);
+    const evals = s.epochs.filter((e) => e.evalLoss !== null).map((e) => ({ x: e.step, y: e.evalLoss ?? Number.NaN }));
+    return [
+      { name: `seed ${s.seed} raw`, color: faded(color), points: s.points.map((p) => ({ x: p.step, y: p.loss })) },
+      { name: `seed ${s.seed} smoothed`, color, points: s.points.map((p, k) => ({ x: p.step, y: ys[k] ?? p.loss })) },
+      ...(evals.length ? [{ name: `seed ${s.seed} eval loss`, color, dashed: true, points: evals }] : []),
+    ];
+  });
+  const perSeed = (pick: (p: (typeof started)[number]["points"][number]) => number): Series[] =>
+    started.map((s, i) => ({ name: `seed ${s.seed}`, color: SEED_COLORS[i % SEED_COLORS.length], points: s.points.map((p) => ({ x: p.step, y: pick(p) })) }));
+  const markers: Marker[] = [...new Map(started.flatMap((s) => s.marks).map((m) => [`epoch ${m.epoch}`, { x: m.step, label: `epoch ${m.epoch}` }])).values()];
+  const hasEval = seeds.some((s) => s.epochs.some((e) => e.evalLoss !== null));
+
+  return (
+    <Section
+      title="Training"
+      actions={
+        <label className="flex items-center gap-2 text-xs text-zinc-600">
+          smoothing
+          <input type="range" min={0} max={0.99} step={0.01} value={weight} onChange={(e) => setWeight(Number(e.target.value))} aria-label="smoothing" />
+          <span className="w-8 tabular-nums">{weight.toFixed(2)}</span>
+        </label>
+      }
+    >
+      <div className="mb-4 grid gap-3 sm:grid-cols-2 lg:grid-cols-3" data-testid="seed-progress">
+        {seeds.map((s) => (
+          <div key={s.key} className="rounded-md border border-zinc-200 p-3 text-xs">
+            <div className="mb-1 flex items-center justify-between">
+              <span className="font-medium">seed {s.seed}</span>
+              <span className="flex items-center gap-2">
+                <StateBadge state={s.jobState ?? s.stageState} />
+                {s.jobId ? <Link className="font-mono underline" href={`/jobs/${s.jobId}`}>job</Link> : null}
+              </span>
+            </div>
+            <ProgressBar value={s.fraction} label={s.latest ? `step ${s.latest.step}/${s.latest.totalSteps} · epoch ${s.latest.epoch}` : s.stageState === "pending" ? "waits for the dataset" : "starting"} />
+            {s.latest ? (
+              <dl className="mt-2 grid grid-cols-2 gap-x-3 gap-y-0.5 tabular-nums text-zinc-600">
+                <dt>loss</dt><dd className="text-right text-zinc-900">{s.latest.loss.toFixed(4)}</dd>
+                <dt>learning rate</dt><dd className="text-right text-zinc-900">{s.latest.lr.toExponential(2)}</dd>
+                <dt>tokens/s</dt><dd className="text-right text-zinc-900">{Math.round(s.latest.tokensPerS).toLocaleString("en-US")}</dd>
+                <dt>{s.etaS !== null ? "ETA" : "duration"}</dt>
+                <dd className="text-right text-zinc-900" data-testid={`eta-${s.seed}`}>{s.etaS !== null ? duration(s.etaS * 1000) : duration(s.startedAt && s.finishedAt ? new Date(s.finishedAt).getTime() - new Date(s.startedAt).getTime() : null)}</dd>
+              </dl>
+            ) : null}
+          </div>
+        ))}
+      </div>
+      {started.length === 0 ? (
+        <p className="text-sm text-zinc-500">No training step reported yet: the curves appear with the trainer&apos;s first progress event.</p>
+      ) : (
+        <div className="grid gap-4 lg:grid-cols-2">
+          <div className="lg:col-span-2">
+            <h3 className="mb-1 text-xs font-medium text-zinc-500">Loss by step{hasEval ? " (dashed: eval loss at each epoch end)" : " (no eval split: eval loss not computed)"}</h3>
+            <LineChart series={loss} markers={markers} xLabel="step" yLabel="loss" height={260} />
+          </div>
+          <div>
+            <h3 className="mb-1 text-xs font-medium text-zinc-500">Learning rate</h3>
+            <LineChart series={perSeed((p) => p.lr)} markers={markers} xLabel="step" yLabel="lr" height={170} />
+          </div>
+          <div>
+            <h3 className="mb-1 text-xs font-medium text-zinc-500">Supervised tokens per second</h3>
+            <LineChart series={perSeed((p) => p.tokensPerS)} xLabel="step" yLabel="tokens/s" height={170} />
+          </div>
+        </div>
+      )}
+    </Section>
+  );
+}

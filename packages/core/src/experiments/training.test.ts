@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { epochLosses, epochMarks, ratchet, smooth, thin, trainFraction, trainPoints } from "./training";
+
+const ev = (step: number, epoch: number, loss: number) => ({ data: { event: "progress", step, total_steps: 6, epoch, epoch_progress: 0.5, loss, lr: 1e-4, tokens_per_s: 900, eta_s: 10, memory_mb: 100 } });
+
+describe("training curves", () => {
+  it("reads trainer progress events, skips other progress and keeps the last report of a step", () => {
+    const pts = trainPoints([ev(2, 1, 1.5), { data: { done: 3, total: 9 } }, ev(1, 1, 2), ev(2, 1, 1.4), ev(3, 2, 1.1)]);
+    expect(pts.map((p) => [p.step, p.loss])).toEqual([[1, 2], [2, 1.4], [3, 1.1]]);
+    expect(epochMarks(pts)).toEqual([{ epoch: 2, step: 3 }]);
+    expect(trainFraction(pts)).toBeCloseTo(0.5, 12);
+    expect(trainFraction([])).toBeNull();
+  });
+
+  it("smooths with bias correction: weight 0 is the raw series, a constant stays constant", () => {
+    expect(smooth([3, 1, 2], 0)).toEqual([3, 1, 2]);
+    smooth([2, 2, 2, 2], 0.9).forEach((v) => expect(v).toBeCloseTo(2, 12));
+    const s = smooth([4, 0, 4, 0], 0.6);
+    expect(s[0]).toBeCloseTo(4, 12);
+    expect(Math.max(...s.slice(1)) - Math.min(...s.slice(1))).toBeLessThan(4);
+  });
+
+  it("thins long runs but keeps the ends and every epoch boundary", () => {
+    const pts = trainPoints(Array.from({ length: 1000 }, (_, i) => ev(i + 1, i < 333 ? 1 : i < 666 ? 2 : 3, 1)));
+    const t = thin(pts, 100);
+    expect(t.length).toBeLessThanOrEqual(110);
+    expect(t[0]?.step).toBe(1);
+    expect(t.at(-1)?.step).toBe(1000);
+    expect(epochMarks(t)).toEqual(epochMarks(pts));
+  });
+
+  it("never lets a running stage's progress run backwards, but restarts with the stage", () => {
+    let r = ratchet(undefined, "running", 1);
+    r = ratchet(r, "running", 1 / 41);
+    expect(r.value).toBe(1);
+    r = ratchet(r, "failed", 0.5);
+    expect(r.value).toBe(0.5);
+    r = ratchet(r, "running", 0.1);
+    expect(r.value).toBe(0.1);
+    expect(ratchet(r, "succeeded", 0).value).toBe(1);
+  });
+});
+
+describe("epoch losses", () => {
+  const pts = trainPoints([ev(1, 1, 2), ev(2, 1, 1.5), ev(3, 2, 1.2), ev(4, 2, 1)]);
+  it("come from the uploaded adapters while running, from the run record once finished", () => {
+    expect(epochLosses([{ meta: { epoch: 2, trainLoss: 1.1, evalLoss: null } }, { meta: { epoch: 1, trainLoss: 1.7, evalLoss: 1.9 } }, { meta: { junk: true } }], null, pts)).toEqual([
+      { epoch: 1, step: 2, trainLoss: 1.7, evalLoss: 1.9 },
+      { epoch: 2, step: 4, trainLoss: 1.1, evalLoss: null },
+    ]);
+    expect(epochLosses([], { snapshots: [{ epoch: 1, step: 2, train_loss: 1.6, eval_loss: 1.8 }] }, pts)).toEqual([{ epoch: 1, step: 2, trainLoss: 1.6, evalLoss: 1.8 }]);
+  });
+});
