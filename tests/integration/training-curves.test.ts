@@ -13,14 +13,15 @@ import { baseConfig, makeAgent, makeServices, makeSplit, makeUser, startExperime
 
 let t: TestDb;
 let s: Services;
-let viewer: ReturnType<ReturnType<typeof createCallerFactory<typeof appRouter>>>;
+const createCaller = createCallerFactory(appRouter);
+let viewer: ReturnType<typeof createCaller>;
 
 beforeAll(async () => {
   t = await createTestDatabase();
   s = await makeServices(t.db);
   const u = await makeUser(t.db, "viewer");
   const ctx: Context = { ...s, viewer: { userId: u.id, email: u.email, name: u.name, role: "viewer", via: "token", csrfToken: null }, csrfHeader: null, ip: "127.0.0.1", sessionToken: null, setCookie: () => {} };
-  viewer = createCallerFactory(appRouter)(ctx);
+  viewer = createCaller(ctx);
 });
 afterAll(async () => t?.drop());
 
