@@ -26,6 +26,13 @@ const STYLES: Style[] = [
     tests: "from node import Node\nfrom solution import reverse_linked_list, find\n\ndef test_reverse():\n    node1 = Node(1)\n    node2 = Node(2, node1)\n    node3 = Node(3, node2)\n    result = reverse_linked_list(node3)\n    assert result == node1\n    out = []\n    while result:\n        out.append(result.value)\n        result = result.successor\n    assert out == [1, 2, 3]\n    assert node3.successor is None and node1.successor is node2\n\ndef test_identity_across_arguments():\n    a = Node(1)\n    b = Node(1, a)\n    c = Node(2, b)\n    assert find(c, a) is a\n",
   },
   {
+    name: "long generators and long chains of support-file objects, a literal __all__",
+    support: [{ path: "node.py", content: "class Node:\n    def __init__(self, value, nxt=None):\n        self.value = value\n        self.nxt = nxt\n" }],
+    main: "__all__ = ['squares', 'length']\n\ndef squares(n):\n    for i in range(n):\n        yield i * i\n\ndef length(head):\n    n = 0\n    while head is not None:\n        n += 1\n        head = head.nxt\n    return n\n\ndef helper():\n    return 1\n",
+    buggy: "__all__ = ['squares', 'length']\n\ndef squares(n):\n    for i in range(1, n):\n        yield i * i\n\ndef length(head):\n    return 0 if head is None else 1\n\ndef helper():\n    return 1\n",
+    tests: "from node import Node\nfrom solution import *  # noqa\n\ndef test_long_generator():\n    assert sum(squares(50000)) == sum(i * i for i in range(50000))\n\ndef test_long_chain():\n    head = None\n    for i in range(1500):\n        head = Node(i, head)\n    assert length(head) == 1500\n\ndef test_all_decides_the_star_import():\n    assert 'helper' not in globals()\n",
+  },
+  {
     name: "generators consumed lazily, infinite ones too",
     main: "def naturals():\n    n = 0\n    while True:\n        yield n\n        n += 1\n\ndef pairs(xs):\n    for i, x in enumerate(xs):\n        yield (i, x)\n",
     buggy: "def naturals():\n    n = 1\n    while True:\n        yield n\n        n += 1\n\ndef pairs(xs):\n    for i, x in enumerate(xs):\n        yield (x, i)\n",

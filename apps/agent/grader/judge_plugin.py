@@ -56,8 +56,9 @@ class CandidateLink:
 
 
 def original_bindings(sources: dict, private: frozenset):
-    """Per main module: (the public names the original defines or imports: what a star import
-    brings in, {name: (module, attr)} for names it binds by importing a non-candidate module)."""
+    """Per main module: (what a star import brings in: the original's literal `__all__`, else the
+    public names it defines or imports; {name: (module, attr)} for names it binds by importing a
+    non-candidate module)."""
     out = {}
     for mod, src in sources.items():
         try:
@@ -65,7 +66,7 @@ def original_bindings(sources: dict, private: frozenset):
         except SyntaxError:
             out[mod] = (set(), {})
             continue
-        defined, imported = set(), {}
+        defined, imported, declared = set(), {}, None
         stack = list(tree.body)
         while stack:
             node = stack.pop()
@@ -73,6 +74,13 @@ def original_bindings(sources: dict, private: frozenset):
                 defined.add(node.name)
             elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                    try:
+                        value = ast.literal_eval(node.value) if node.value is not None else None
+                    except ValueError:
+                        value = None
+                    if isinstance(value, (list, tuple)) and all(isinstance(n, str) for n in value):
+                        declared = set(value)
                 for t in targets:
                     for n in ast.walk(t):
                         if isinstance(n, ast.Name):
@@ -93,7 +101,8 @@ def original_bindings(sources: dict, private: frozenset):
         for name in list(imported):
             if name in defined:
                 del imported[name]  # rebound by the original itself: the candidate's value counts
-        out[mod] = ({n for n in defined | set(imported) if not n.startswith("_")}, imported)
+        public = {n for n in defined | set(imported) if not n.startswith("_")}
+        out[mod] = (declared if declared is not None else public, imported)
     return out
 
 

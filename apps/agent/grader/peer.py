@@ -44,10 +44,10 @@ class Proxy:
     """A handle to an object owned by the peer. Attributes live in slots so that reading our own
     bookkeeping never turns into a remote call."""
 
-    __slots__ = ("_peer", "_hid", "_gen", "_kind", "_name")
+    __slots__ = ("_peer", "_hid", "_gen", "_kind", "_name", "_ahead")
 
     def __init__(self, peer, hid, gen, kind, name=None):
-        for k, v in (("_peer", peer), ("_hid", hid), ("_gen", gen), ("_kind", kind), ("_name", name)):
+        for k, v in (("_peer", peer), ("_hid", hid), ("_gen", gen), ("_kind", kind), ("_name", name), ("_ahead", None)):
             object.__setattr__(self, k, v)
 
     def _target(self):
@@ -73,7 +73,13 @@ class Proxy:
         return self if self._kind == "iter" else self._op("iter")
 
     def __next__(self):
-        return self._peer.next(self._target())
+        # Bounded read-ahead: 1, 2, 4 … 256 items per round trip, so a long generator costs few
+        # trips and an infinite one is never run ahead by more than 256 items.
+        ahead = self._ahead
+        if ahead is None:
+            ahead = _ReadAhead()
+            object.__setattr__(self, "_ahead", ahead)
+        return ahead.next(self._peer, self._target())
 
     def __len__(self):
         n = self._op("len")
@@ -102,6 +108,23 @@ class Proxy:
         if type(text) is not str:
             raise TypeError("str() of a candidate object must be a str")
         return text
+
+
+class _ReadAhead:
+    def __init__(self):
+        self.buf, self.batch, self.done, self.error = [], 1, False, None
+
+    def next(self, peer, target):
+        if not self.buf and not self.done:
+            items, self.done, self.error = peer.next_batch(target, self.batch)
+            self.buf = items[::-1]
+            self.batch = min(256, self.batch * 2)
+        if self.buf:
+            return self.buf.pop()
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+        raise StopIteration
 
 
 class Peer:
@@ -173,11 +196,14 @@ class Peer:
             raise CandidateLost("the candidate broke the channel protocol: malformed call answer")
         return out[0]
 
-    def next(self, target):
-        reply = self._roundtrip({"op": "next", "t": target, "a": []})
-        if reply.get("stop"):
-            raise StopIteration
-        return self._result(reply)
+    def next_batch(self, target, n):
+        """Up to n items; (items, done, exception raised after them or None)."""
+        reply = self._roundtrip({"op": "next", "t": target, "a": [], "n": n})
+        items = self.codec.decode(reply.get("r", ["L", -1, []]))
+        if type(items) is not list:
+            raise CandidateLost("the candidate broke the channel protocol: malformed items")
+        error = self._exception(reply["e"]) if "e" in reply else None
+        return items, bool(reply.get("stop")) or error is not None, error
 
     def request(self, op, target, args, short=False):
         msg = {"op": op, "t": target, "a": [self.codec.encode(a) for a in args]}
@@ -294,6 +320,19 @@ class Peer:
             return {"e": [_builtin_name(e), _message(e)], "s": self.codec.encode([args, kwargs], known=received)}
         return {"r": self.codec.encode([result, args, kwargs], known=received)}
 
+    def _next(self, it, n):
+        n = n if type(n) is int and 1 <= n <= 256 else 1
+        items, reply = [], {}
+        try:
+            for _ in range(n):
+                items.append(next(it))
+        except StopIteration:
+            reply["stop"] = True
+        except BaseException as e:  # noqa: BLE001  (raised after the items produced before it)
+            reply["e"] = [_builtin_name(e), _message(e)]
+        reply["r"] = self.codec.encode(items)
+        return reply
+
     def _dispatch(self, frame):
         op, target, args = frame.get("op"), frame.get("t"), frame.get("a", [])
         if self.judge and op not in OPS_ON_JUDGE_OBJECTS:
@@ -314,7 +353,7 @@ class Peer:
         if op == "iter":
             return {"r": self.codec.encode(iter(obj))}
         if op == "next":
-            return {"r": self.codec.encode(next(obj))}
+            return self._next(obj, frame.get("n", 1))
         if op == "len":
             return {"r": len(obj)}
         if op == "getitem":

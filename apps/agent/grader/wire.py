@@ -20,7 +20,7 @@ import sys
 import time
 
 MAX_FRAME = 16 << 20
-MAX_DEPTH = 200
+MAX_DEPTH = 2000
 SCALARS = (type(None), bool, int, float, str)
 _HDR = struct.Struct(">I")
 
@@ -42,7 +42,8 @@ class FrameTooLarge(ProtocolError):
 
 
 def send_frame(fd: int, obj) -> None:
-    data = json.dumps(obj, separators=(",", ":"), allow_nan=True).encode()
+    with _deep_enough():
+        data = json.dumps(obj, separators=(",", ":"), allow_nan=True).encode()
     if len(data) > MAX_FRAME:
         raise FrameTooLarge(f"message of {len(data)} bytes exceeds {MAX_FRAME}")
     buf = memoryview(_HDR.pack(len(data)) + data)
@@ -78,8 +79,10 @@ def recv_frame(fd: int, deadline: float = float("inf")):
     (n,) = _HDR.unpack(_read_exact(fd, 4, deadline))
     if n > MAX_FRAME:
         raise FrameTooLarge(f"frame of {n} bytes announced, limit {MAX_FRAME}")
+    data = _read_exact(fd, n, deadline)
     try:
-        return json.loads(_read_exact(fd, n, deadline))
+        with _deep_enough():
+            return json.loads(data)
     except (ValueError, RecursionError) as e:
         raise ProtocolError(f"unparsable frame: {e}") from None
 
@@ -128,7 +131,8 @@ class Codec:
         """`record` (a dict) receives memo index -> object for every mutable object sent by value,
         so that the answer can name them; `known` (id -> (index, object)) marks the peer's objects
         received in the request being answered: they go back as ["I", their index, new state]."""
-        return self._enc(value, _Memo(record, known), 0)
+        with _deep_enough():
+            return self._enc(value, _Memo(record, known), 0)
 
     def _enc(self, v, memo, depth):
         t = type(v)
@@ -191,7 +195,8 @@ class Codec:
         the original object is updated in place and returned, so identities survive a call.
         `received` (a dict) collects id -> (index, object) of every mutable object decoded."""
         memo = {}
-        out = self._dec(node, memo if originals is None else _Originals(memo, originals), 0)
+        with _deep_enough():
+            out = self._dec(node, memo if originals is None else _Originals(memo, originals), 0)
         if received is not None:
             for ref, obj in memo.items():
                 if type(obj) in (list, set, dict) or (hasattr(obj, "__dict__") and type(obj).__module__ in self.shareable):
@@ -327,6 +332,18 @@ class Codec:
             return resolve_global(module, qual)
         except Exception as e:  # noqa: BLE001
             raise ProtocolError(f"cannot resolve {module}.{qual}: {type(e).__name__}") from None
+
+
+class _deep_enough:
+    """Room for MAX_DEPTH nested values inside the codec only; the code around it keeps Python's
+    default limit (a task that tests for RecursionError sees the usual one)."""
+
+    def __enter__(self):
+        self.saved = sys.getrecursionlimit()
+        sys.setrecursionlimit(self.saved + 4 * MAX_DEPTH)
+
+    def __exit__(self, *exc):
+        sys.setrecursionlimit(self.saved)
 
 
 class _Memo:
