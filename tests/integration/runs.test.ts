@@ -53,6 +53,10 @@ describe("runs table", () => {
     expect((await viewer.runs.list({ limit: 2, offset: 10 })).total).toBe(4);
   });
 
+  it("suggests earlier base models, newest first", async () => {
+    expect((await viewer.runs.models()).map((m) => [m.ref, m.source])).toEqual([["/models/tiny", "path"], ["org/model-a", "hub"]]);
+  });
+
   it("sorts by a figure (runs without one last) and filters by state, outcome, text and split", async () => {
     const byDelta = await viewer.runs.list({ sort: "delta", dir: "desc" });
     expect(byDelta.rows.map((r) => r.name).slice(0, 2)).toEqual(["elsewhere", "gain"]);

@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent, type ReactNode } from "react";
 import { Button } from "../_components/Button";
@@ -9,6 +10,7 @@ import { PageHeader, Section } from "../_components/PageHeader";
 import { NAME_MAX_LENGTH } from "@agentlab/core/names";
 import { useTRPC } from "../_lib/trpc";
 import { defaultForm, toConfig, type ExperimentForm } from "./form";
+import { AddOracle } from "../providers/AddOracle";
 
 const input = "h-8 w-full rounded-md border border-zinc-300 px-2 text-sm";
 
@@ -32,6 +34,7 @@ export function CreateExperiment() {
   const splits = useQuery(trpc.splits.list.queryOptions({}));
   const providers = useQuery(trpc.providers.list.queryOptions());
   const datasets = useQuery(trpc.datasets.list.queryOptions({}));
+  const models = useQuery(trpc.runs.models.queryOptions());
   const create = useMutation(trpc.experiments.create.mutationOptions({ onSuccess: (e) => (void qc.invalidateQueries({ queryKey: trpc.experiments.list.queryKey() }), router.push(`/experiments/${e.id}`)) }));
   const set = <K extends keyof ExperimentForm>(k: K) => (e: { target: { value: string } }) => setF({ ...f, [k]: e.target.value as ExperimentForm[K] });
   const frozen = (splits.data ?? []).filter((s) => s.frozen);
@@ -60,6 +63,7 @@ export function CreateExperiment() {
                 <option value="">split…</option>
                 {frozen.map((s) => <option key={s.id} value={s.id}>{s.poolName} / {s.name}</option>)}
               </select>
+              {splits.data && frozen.length === 0 ? <span className="mt-1 block text-xs text-amber-700">No frozen split yet: <Link className="underline" href="/splits">create one from a pool</Link> first.</span> : null}
             </Field>
             <Field label="Training data">
               <select className={input} name="data" value={f.data} onChange={set("data")}>
@@ -72,6 +76,7 @@ export function CreateExperiment() {
                 <option value="">provider…</option>
                 {(providers.data ?? []).map((p) => <option key={p.id} value={p.id}>{p.name} ({p.kind === "reference" ? "reference oracle" : p.model})</option>)}
               </select>
+              {providers.data && providers.data.length === 0 ? <span className="mt-1 block"><AddOracle onAdded={(pid) => setF((cur) => ({ ...cur, providerId: pid }))} /></span> : null}
             </Field>
             {f.data === "dataset" ? (
               <Field path="datasetId" error={create.error} label="SFT dataset">
@@ -91,7 +96,8 @@ export function CreateExperiment() {
         </Section>
         <Section title="Base model and training">
           <div className="grid gap-3 sm:grid-cols-4">
-            <div className="sm:col-span-4"><Field path="baseModel" error={create.error} label="Base model" hint="A local folder on the agent (starts with / or .) or a hub id."><input className={input} name="baseModel" value={f.baseModel} onChange={set("baseModel")} required /></Field></div>
+            <div className="sm:col-span-4"><Field path="baseModel" error={create.error} label="Base model" hint="A local folder on the agent (starts with / or .) or a hub id; earlier experiments' models are suggested."><input className={input} name="baseModel" list="recent-models" value={f.baseModel} onChange={set("baseModel")} required />
+              <datalist id="recent-models">{(models.data ?? []).map((m) => <option key={m.ref} value={m.ref}>{m.source}</option>)}</datalist></Field></div>
             <Field path="training.epochs" error={create.error} label="Epochs"><input className={input} name="epochs" type="number" min={1} max={50} value={f.epochs} onChange={set("epochs")} /></Field>
             <Field path="training.learningRate" error={create.error} label="Learning rate"><input className={input} name="learningRate" value={f.learningRate} onChange={set("learningRate")} /></Field>
             <Field path="training.batchSize" error={create.error} label="Batch size"><input className={input} name="batchSize" type="number" min={1} value={f.batchSize} onChange={set("batchSize")} /></Field>

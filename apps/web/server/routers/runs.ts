@@ -4,7 +4,7 @@ import { CompareInput, ReportDigest, RunAnnotation, RunListInput, outcomeMatrix 
 import { epochLosses, epochMarks, thin, trainFraction, trainPoints } from "@agentlab/core/experiments/training";
 import { getExperiment } from "@agentlab/db";
 import { trainStageData } from "@agentlab/db/queries/training";
-import { annotateRun, listRuns, reportsOf, runTags, setRunArchived } from "@agentlab/db/queries/runs";
+import { annotateRun, listRuns, recentBaseModels, reportsOf, runTags, setRunArchived } from "@agentlab/db/queries/runs";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 
 // The runs table and the compare view (issue 15). Figures come from the stored, immutable report
@@ -14,6 +14,9 @@ export const runsRouter = router({
   list: viewerProcedure.input(RunListInput.prefault({})).query(({ ctx, input }) => listRuns(ctx.db, input)),
 
   tags: viewerProcedure.query(({ ctx }) => runTags(ctx.db)),
+
+  /** Base models of earlier experiments, newest first (the form's picker). */
+  models: viewerProcedure.query(({ ctx }) => recentBaseModels(ctx.db)),
 
   annotate: memberProcedure.input(RunAnnotation).mutation(async ({ ctx, input }) => {
     if (!(await annotateRun(ctx.db, input.id, input))) throw new DomainError("NOT_FOUND", "no such experiment");

@@ -120,3 +120,13 @@ export async function reportsOf(db: Db, experimentIds: string[]) {
 export async function setRunArchived(db: Db, id: string, archived: boolean): Promise<void> {
   await db.update(experiments).set({ archivedAt: archived ? sql`now()` : null }).where(eq(experiments.id, id));
 }
+
+/** Base models used before, newest first, for the experiment form's picker. */
+export async function recentBaseModels(db: Db, limit = 20): Promise<{ ref: string; source: string; lastUsed: string }[]> {
+  const rows = await queryRows<{ ref: string; source: string; last_used: string | Date }>(
+    db,
+    sql`select e.config->'baseModel'->>'ref' as ref, max(e.config->'baseModel'->>'source') as source, max(e.created_at) as last_used
+        from experiments e where e.config->'baseModel'->>'ref' is not null group by 1 order by 3 desc limit ${limit}`,
+  );
+  return rows.map((r) => ({ ref: r.ref, source: r.source, lastUsed: iso(r.last_used) }));
+}

@@ -12,6 +12,7 @@ import { Stat } from "../Stat";
 import { Ago } from "../Time";
 import { JobsTable } from "../jobs/JobsTable";
 import { StuckBanner } from "../../agents/StuckBanner";
+import { FirstRun } from "./FirstRun";
 
 const barColor: Record<string, string> = { neutral: "bg-zinc-300", blue: "bg-blue-500", amber: "bg-amber-400", green: "bg-emerald-500", red: "bg-red-500", violet: "bg-violet-500" };
 
@@ -32,6 +33,7 @@ export function Overview() {
       <PageHeader title="Overview" description="The control plane, its agents and the job queue at a glance." />
       <ErrorBox error={health.error ?? agents.error ?? counts.error ?? recent.error} title="Could not load the overview" />
       <StuckBanner enabled={(byState.get("queued") ?? 0) > 0} />
+      <FirstRun />
 
       <div className="grid grid-cols-2 gap-3 md:grid-cols-5">
         <Stat
