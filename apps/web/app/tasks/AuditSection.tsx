@@ -48,7 +48,28 @@ export function AuditSection({ taskId, poolId }: { taskId: string; poolId: strin
             items={[
               { label: "Status", value: <span className="flex items-center gap-1"><AuditBadge state={latest.status} />{latest.unsandboxed ? <UnsandboxedBadge /> : null}{latest.status === "pending" && latest.jobState ? <span className="text-xs text-zinc-500">job {latest.jobState}</span> : null}</span> },
               { label: "Reference runs", value: r ? <span className="flex gap-1">{r.referenceVerdicts.map((v, i) => <Badge key={i} tone={verdictTone(v)}>{v}</Badge>)}</span> : "—" },
-              { label: "Buggy file", value: r ? <Badge tone={r.buggyVerdict === "pass" ? "red" : "green"}>{r.buggyVerdict}</Badge> : "—" },
+              {
+                label: "Buggy file",
+                value: r ? (
+                  <span title={(r.buggyDetail ?? []).join("\n")}>
+                    <Badge tone={r.buggyVerdict === "pass" ? "red" : "green"}>{r.buggyVerdict}</Badge>
+                    {r.buggyDetail?.[0] ? <span className="ml-2 text-xs text-zinc-500">{r.buggyDetail[0]}</span> : null}
+                  </span>
+                ) : (
+                  "—"
+                ),
+              },
+              {
+                label: "Grading",
+                value: !r ? "—" : r.isolation === "in_process" ? (
+                  <span className="flex flex-col gap-1">
+                    <span><Badge tone="amber" title="the candidate's module runs inside the pytest process: the weaker mode (docs/grading.md)">in-process</Badge></span>
+                    <span className="text-xs text-zinc-600">{r.isolationReason}</span>
+                  </span>
+                ) : (
+                  <span title="tests run in a judge process; the candidate's module in a separate sandboxed process, reached by value">isolated judge</span>
+                ),
+              },
               { label: "Mutation score", value: r ? `${formatScore(r.mutationScore)} (${r.mutantsKilled}/${r.mutantsTotal} killed)` : "—" },
               { label: "Backend", value: latest.sandbox },
               {
