@@ -140,7 +140,9 @@ export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent
     const cand = p.candidate as { path: string; content: string }[];
     const pass = task.reference.every((r) => cand.find((c) => c.path === r.path)?.content === r.content);
     result = {
-      verdict: pass ? "pass" : "fail_hidden", backend: "bwrap", unsandboxed: false, graderVersion: "sim-grader/1", reasons: [], tests: [],
+      // The isolation the payload asked for, echoed as the real grader records it on its result.
+      verdict: pass ? "pass" : "fail_hidden", backend: "bwrap", isolation: p.isolation === "in_process" ? "in_process" : "judge", unsandboxed: false, graderVersion: "sim-grader/1", reasons: [],
+      tests: [{ id: "tests/test_hidden.py::test_fixed", layer: "hidden", outcome: pass ? "passed" : "failed", message: pass ? "" : "AssertionError: wrong answer" }],
       ignoredCandidatePaths: [], exitCode: pass ? 0 : 1, signal: null, stdoutTail: pass ? "1 passed" : "1 failed", stderrTail: "", wallTimeMs: 1, cpuTimeMs: 1, peakMemoryKb: 1,
     };
   } else throw new Error(`unexpected job type ${job.type}`);

@@ -14,5 +14,6 @@ export * from "./queries/datasets";
 export * from "./queries/experiments";
 export * from "./queries/generations";
 export * from "./queries/reports";
+export * from "./queries/report-facts";
 export * from "./queries/share";
 export * from "./queries/audits";

@@ -9,7 +9,8 @@ export type RefLine = { y: number; label: string };
 
 const PALETTE = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#4b5563"];
 const W = 640;
-const M = { top: 12, right: 16, bottom: 30, left: 48 };
+// The top margin holds the y label above the highest tick, so the two never overlap.
+const M = { top: 24, right: 16, bottom: 30, left: 48 };
 
 /**
  * A small SVG line chart for loss and dev curves: several series, optional vertical markers
@@ -66,7 +67,7 @@ export function LineChart({ series, height = 220, xLabel, yLabel, markers = [], 
         ))}
         <line x1={M.left} x2={W - M.right} y1={M.top + innerH} y2={M.top + innerH} stroke="#d4d4d8" />
         {xLabel ? <text x={W - M.right} y={height - 2} textAnchor="end" fontSize="10" fill="#a1a1aa">{xLabel}</text> : null}
-        {yLabel ? <text x={4} y={M.top - 2} fontSize="10" fill="#a1a1aa">{yLabel}</text> : null}
+        {yLabel ? <text x={4} y={M.top - 12} fontSize="10" fill="#a1a1aa">{yLabel}</text> : null}
         {refLines.map((r) => (
           <g key={`r${r.label}`}>
             <line x1={M.left} x2={W - M.right} y1={sy(r.y)} y2={sy(r.y)} stroke="#a1a1aa" strokeDasharray="4 3" />

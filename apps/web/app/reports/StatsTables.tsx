@@ -1,39 +1,81 @@
+import type { ReactNode } from "react";
 import { formatDeltaPp, formatMde, formatPct, type ExperimentReport, type PooledResult } from "@agentlab/core";
 
-// The report's statistics: the summary (dev descriptive, test the one inference) and the seeds.
-// Every figure comes from the stored report; nothing is recomputed in the browser.
+// The report's statistics: the summary (dev descriptive, test the one inference), the dev
+// selection and the seeds, each with a short note on what its numbers mean. Every figure comes
+// from the stored report; nothing is recomputed in the browser.
 
 const ci = (i: { value: number; lo: number; hi: number } | null) => (i ? `${formatPct(i.value)} [${formatPct(i.lo)}, ${formatPct(i.hi)}]` : "—");
 const pp = (x: number) => `${x >= 0 ? "+" : ""}${(100 * x).toFixed(1)} pp`;
+
+const TH = "whitespace-nowrap px-3 py-2 text-right text-[11px] font-semibold uppercase tracking-wide text-zinc-500 first:text-left";
+const TD = "whitespace-nowrap px-3 py-1.5 text-right tabular-nums first:text-left";
+
+/** A styled table: a header row and rows of cells, right-aligned numbers, the first column left. */
+export function StatTable({ head, children, testId }: { head: ReactNode[]; children: ReactNode; testId?: string }) {
+  return (
+    <div className="overflow-x-auto rounded-lg border border-zinc-200">
+      <table className="w-full border-collapse text-[13px]" data-testid={testId}>
+        <thead><tr className="border-b border-zinc-200 bg-zinc-50/80">{head.map((h, i) => <th key={i} scope="col" className={TH}>{h}</th>)}</tr></thead>
+        <tbody className="divide-y divide-zinc-100">{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+export const Cell = ({ children, className = "" }: { children?: ReactNode; className?: string }) => <td className={`${TD} ${className}`}>{children}</td>;
+
+/** A figure's explanation, under it. */
+export const Explain = ({ children }: { children: ReactNode }) => <div className="mt-2 space-y-1 text-xs leading-relaxed text-zinc-600">{children}</div>;
 
 export function SummaryTable({ report }: { report: ExperimentReport }) {
   const [dev, test] = report.summary;
   const t = test.stats;
   return (
     <>
-      <table className="w-full text-sm" data-testid="summary-table">
-        <thead>
-          <tr><th className="text-left">split</th><th>Base</th><th>SFT</th><th>Δ</th><th>improved / regressed</th><th>test</th><th>p</th><th>MDE (80% power)</th><th></th></tr>
-        </thead>
-        <tbody>
-          <tr>
-            <td>dev</td><td>{formatPct(dev.base)}</td><td>{dev.sft === null ? "—" : formatPct(dev.sft)}</td><td>{dev.delta === null ? "—" : pp(dev.delta)}</td>
-            <td>{dev.sft === null ? "—" : `${dev.improved} / ${dev.regressed}`}</td><td>—</td><td>—</td><td>—</td><td className="text-amber-800">{dev.note}</td>
-          </tr>
-          <tr>
-            <td>test</td><td>{ci(test.base)}</td><td>{ci(test.sft)}</td><td>{t ? formatDeltaPp(t.delta, t.ci) : "—"}</td>
-            <td>{t ? `${test.improved} / ${test.regressed}` : "—"}</td><td>{t?.test ?? "—"}</td><td>{t ? t.p.toPrecision(3) : "—"}</td><td>{t ? formatMde(t) : "—"}</td>
-            <td className={test.significant ? "font-semibold text-emerald-800" : ""}>{test.label}</td>
-          </tr>
-        </tbody>
-      </table>
-      {t && (
-        <p className="mt-2 text-xs text-zinc-600">
-          {t.n} paired tasks in {t.groups} source groups. Interval: {t.ciMethod}.{" "}
-          {!t.reliable && <strong className="text-amber-800">Only {t.groups} source groups: the interval is unreliable. </strong>}
-          {report.methods.significance}
+      <StatTable testId="summary-table" head={["split", "Base", "SFT", "Δ", "improved / regressed", "test", "p", "MDE (80% power)", ""]}>
+        <tr>
+          <Cell>dev</Cell><Cell>{formatPct(dev.base)}</Cell><Cell>{dev.sft === null ? "—" : formatPct(dev.sft)}</Cell><Cell>{dev.delta === null ? "—" : pp(dev.delta)}</Cell>
+          <Cell>{dev.sft === null ? "—" : `${dev.improved} / ${dev.regressed}`}</Cell><Cell>—</Cell><Cell>—</Cell><Cell>—</Cell><Cell className="text-left text-amber-800">{dev.note}</Cell>
+        </tr>
+        <tr>
+          <Cell>test</Cell><Cell>{ci(test.base)}</Cell><Cell>{ci(test.sft)}</Cell><Cell>{t ? formatDeltaPp(t.delta, t.ci) : "—"}</Cell>
+          <Cell>{t ? `${test.improved} / ${test.regressed}` : "—"}</Cell><Cell className="text-left">{t?.test ?? "—"}</Cell><Cell>{t ? t.p.toPrecision(3) : "—"}</Cell><Cell>{t ? formatMde(t) : "—"}</Cell>
+          <Cell className={`text-left ${test.significant ? "font-semibold text-emerald-800" : ""}`}>{test.label}</Cell>
+        </tr>
+      </StatTable>
+      <Explain>
+        {t && (
+          <p>
+            {t.n} paired tasks in {t.groups} source groups. Interval: {t.ciMethod}.{" "}
+            {!t.reliable && <strong className="text-amber-800">Only {t.groups} source groups: the interval is unreliable. </strong>}
+            {report.methods.significance}
+          </p>
+        )}
+        <p>
+          <strong>pass@1</strong>: the share of tasks whose single answer passes every test layer. <strong>Improved</strong>: tasks the base fails and the adapter passes;
+          {" "}<strong>regressed</strong>: tasks the base passes and the adapter fails; Δ is the difference of the two pass rates in percentage points.
+          {" "}The <strong>interval</strong> is the 95% range for Δ (and for each pass rate), resampling whole source groups so related tasks are not counted as independent.
+          {" "}<strong>p</strong> is the chance of a difference at least this large if the adapter changed nothing ({report.methods.test}).
+          {" "}The <strong>MDE</strong> is the smallest true Δ this many tasks would detect 80% of the time: a smaller real effect can hide behind &quot;not significant&quot;.
+          {" "}Dev has no p or interval: the adapter was chosen on dev, so its dev numbers are optimistic.
         </p>
-      )}
+      </Explain>
+    </>
+  );
+}
+
+export function SelectionTable({ report }: { report: ExperimentReport }) {
+  return (
+    <>
+      <StatTable testId="selection-table" head={["model", "dev pass@1", "passed / n", "selected"]}>
+        {report.selection.table.map((r) => (
+          <tr key={r.label} className={r.selected ? "bg-emerald-50/60 font-medium" : ""}>
+            <Cell>{r.label}</Cell><Cell>{formatPct(r.pass1)}</Cell><Cell>{r.passed} / {r.n}</Cell><Cell>{r.selected ? "✔" : ""}</Cell>
+          </tr>
+        ))}
+      </StatTable>
+      <Explain><p>{report.selection.rule}</p></Explain>
     </>
   );
 }
@@ -42,25 +84,21 @@ export function SeedsTable({ seeds }: { seeds: PooledResult }) {
   const p = seeds.pooled;
   return (
     <>
-      <table className="w-full text-sm" data-testid="seeds-table">
-        <thead>
-          <tr><th className="text-left">seed</th><th>SFT</th><th>Δ</th><th>improved / regressed</th><th>test</th><th>p</th><th>MDE</th><th>significant</th></tr>
-        </thead>
-        <tbody>
-          {seeds.perSeed.map(({ seed, stats: s }) => (
-            <tr key={seed}>
-              <td>seed {seed}</td><td>{formatPct(s.treatedPass)}</td><td>{formatDeltaPp(s.delta, s.ci)}</td><td>{s.improved} / {s.regressed}</td>
-              <td>{s.test}</td><td>{s.p.toPrecision(3)}</td><td>{formatMde(s)}</td><td>{s.significant ? "yes" : "no"}</td>
-            </tr>
-          ))}
-          <tr className="font-medium">
-            <td>pooled ({p.seeds})</td><td>{formatPct(p.treatedPass)}</td><td>{formatDeltaPp(p.delta, p.ci)}</td><td /><td>{p.test}</td><td>{p.p.toPrecision(3)}</td><td>{formatMde(p)}</td><td>{p.significant ? "yes" : "no"}</td>
+      <StatTable testId="seeds-table" head={["seed", "SFT", "Δ", "improved / regressed", "test", "p", "MDE", "significant"]}>
+        {seeds.perSeed.map(({ seed, stats: s }) => (
+          <tr key={seed}>
+            <Cell>seed {seed}</Cell><Cell>{formatPct(s.treatedPass)}</Cell><Cell>{formatDeltaPp(s.delta, s.ci)}</Cell><Cell>{s.improved} / {s.regressed}</Cell>
+            <Cell className="text-left">{s.test}</Cell><Cell>{s.p.toPrecision(3)}</Cell><Cell>{formatMde(s)}</Cell><Cell>{s.significant ? "yes" : "no"}</Cell>
           </tr>
-        </tbody>
-      </table>
-      <p className="mt-2 text-xs text-zinc-600">
-        Per-seed Δ: sd {(100 * seeds.spread.sd).toFixed(1)} pp, min {pp(seeds.spread.min)}, max {pp(seeds.spread.max)}. {seeds.method}
-      </p>
+        ))}
+        <tr className="bg-zinc-50 font-medium">
+          <Cell>pooled ({p.seeds})</Cell><Cell>{formatPct(p.treatedPass)}</Cell><Cell>{formatDeltaPp(p.delta, p.ci)}</Cell><Cell /><Cell className="text-left">{p.test}</Cell><Cell>{p.p.toPrecision(3)}</Cell><Cell>{formatMde(p)}</Cell><Cell>{p.significant ? "yes" : "no"}</Cell>
+        </tr>
+      </StatTable>
+      <Explain>
+        <p>Each seed trained its own adapter; its row compares that seed&apos;s best dev epoch with the base on test. The spread says how much of a result is the luck of one seed.</p>
+        <p>Per-seed Δ: sd {(100 * seeds.spread.sd).toFixed(1)} pp, min {pp(seeds.spread.min)}, max {pp(seeds.spread.max)}. {seeds.method}</p>
+      </Explain>
     </>
   );
 }

@@ -1,8 +1,9 @@
-import { allDatasetSamples, getSelection, listEvaluations, noVerdictGenerations, saveReport } from "@agentlab/db";
+import { allDatasetSamples, evaluationIsolation, getSelection, listEvaluations, noVerdictGenerations, saveReport } from "@agentlab/db";
 import {
   DomainError, assertSameProtocol, buildReport, contaminationCheck, devContaminationCheck, protocolsByModel,
-  type ModelRef, type SelectionDecision, type SftDoc,
+  type ModelRef, type SelectionDecision, type SftDoc, type TaskOutcome,
 } from "@agentlab/core";
+import { headerFacts } from "./report-facts";
 import type { StageCtx, StageResult } from "./stages";
 import { splitTasks } from "./tasks";
 
@@ -10,7 +11,6 @@ import { splitTasks } from "./tasks";
 // report (pure, packages/core), with the pairs that never got a verdict excluded and counted, and
 // the contamination checks of test and dev against what the experiment learned from.
 
-type Outcome = { taskId: string; group: string; verdict: string };
 
 async function sftDocs(c: StageCtx): Promise<SftDoc[]> {
   const out = c.rows.get("dataset")?.output as { datasetId?: string } | undefined;
@@ -29,14 +29,20 @@ export async function reportStage(c: StageCtx): Promise<StageResult> {
   if (!selection) throw new DomainError("PRECONDITION_FAILED", "no selection decision stored");
   const testOut = c.rows.get("test_eval")?.output as { models?: ModelRef[] } | undefined;
   const testAdapters = (testOut?.models ?? []).filter((m) => m.model === "adapter");
-  const [dev, test, noVerdict] = await Promise.all([
+  const [dev, test, noVerdict, isolation] = await Promise.all([
     listEvaluations(db, { experimentId: c.experimentId, split: "dev" }),
     listEvaluations(db, { experimentId: c.experimentId, split: "test" }),
     noVerdictGenerations(db, c.experimentId),
+    evaluationIsolation(db, c.experimentId),
   ]);
+  // The grading isolation of each verdict (GradeResult.isolation), counted on the report.
+  const inProcess = new Set(isolation.filter((r) => r.isolation === "in_process").map((r) => `${r.split}:${r.modelKey}:${r.taskId}`));
   const group = (rows: typeof dev) => {
-    const out: Record<string, Outcome[]> = {};
-    for (const r of rows) (out[r.modelKey] ??= []).push({ taskId: r.taskId, group: r.sourceGroup, verdict: r.verdict });
+    const out: Record<string, TaskOutcome[]> = {};
+    for (const r of rows) {
+      const iso = inProcess.has(`${r.split}:${r.modelKey}:${r.taskId}`) ? "in_process" : "judge";
+      (out[r.modelKey] ??= []).push({ taskId: r.taskId, group: r.sourceGroup, verdict: r.verdict, isolation: iso });
+    }
     return out;
   };
   // Dev and test ran under one protocol (dev's was already checked at selection): refuse otherwise.
@@ -50,10 +56,15 @@ export async function reportStage(c: StageCtx): Promise<StageResult> {
   const [trainTasks, devTasks, testTasks, sft] = await Promise.all([
     splitTasks(db, c.config.splitId, "train"), splitTasks(db, c.config.splitId, "dev"), splitTasks(db, c.config.splitId, "test"), sftDocs(c),
   ]);
+  const generatedAt = new Date().toISOString();
+  const header = await headerFacts(db, {
+    experimentId: c.experimentId, config: c.config, rows: c.rows, selected: selection.selected, testModels: testOut?.models ?? [], protocol: Object.values(protocols)[0] ?? null, reportAt: generatedAt,
+  });
   const report = buildReport({
     experimentId: c.experimentId,
     name: c.config.name,
-    generatedAt: new Date().toISOString(),
+    generatedAt,
+    header,
     config: c.config,
     selection,
     protocols,

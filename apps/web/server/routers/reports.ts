@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { DomainError, reportToCsv, reportToJson, reportToMarkdown, type ExperimentReport } from "@agentlab/core";
-import { getExperiment, getReport, listReports, reportByExperiment, taskEvaluations } from "@agentlab/db";
+import { getReport, listReports, reportByExperiment } from "@agentlab/db";
 import { router, viewerProcedure } from "../trpc/init";
-import { splitTasks } from "../experiments/tasks";
+import { taskDetail } from "../experiments/task-detail";
 
 async function reportOrThrow(db: Parameters<typeof getReport>[0], id: string) {
   const row = await getReport(db, id);
@@ -25,22 +25,15 @@ export const reportsRouter = router({
     return row ? { id: row.id } : null;
   }),
 
-  /** One task's buggy main files and every model's answer with its grader output: the side-by-side diff view. */
+  /**
+   * One task's buggy main files and the answers of the given models (all when omitted) with the
+   * files parsed from them and their grader output: the per-task diff view.
+   */
   taskDetail: viewerProcedure
-    .input(z.object({ reportId: z.string().uuid(), split: z.enum(["dev", "test"]), taskId: z.string().min(1).max(200) }))
+    .input(z.object({ reportId: z.string().uuid(), split: z.enum(["dev", "test"]), taskId: z.string().min(1).max(200), modelKeys: z.array(z.string().min(1).max(64)).min(1).max(8).optional() }))
     .query(async ({ ctx, input }) => {
       const row = await reportOrThrow(ctx.db, input.reportId);
-      const exp = await getExperiment(ctx.db, row.experimentId);
-      if (!exp) throw new DomainError("NOT_FOUND", "no such experiment");
-      const task = (await splitTasks(ctx.db, exp.splitId, input.split)).find((t) => t.id === input.taskId);
-      if (!task) throw new DomainError("NOT_FOUND", "no such task in this split part");
-      const evals = await taskEvaluations(ctx.db, { experimentId: exp.id, split: input.split, taskId: input.taskId });
-      return {
-        taskId: task.id,
-        instruction: task.instruction,
-        buggy: task.files.filter((f) => f.role === "main").map((f) => ({ path: f.path, content: f.content })),
-        answers: evals.map((e) => ({ modelKey: e.modelKey, verdict: e.verdict, answer: e.answer, grade: e.grade })),
-      };
+      return taskDetail(ctx.db, { experimentId: row.experimentId, split: input.split, taskId: input.taskId, modelKeys: input.modelKeys });
     }),
 
   export: viewerProcedure.input(z.object({ id: z.string().uuid(), format: z.enum(["json", "csv", "markdown"]) })).query(async ({ ctx, input }) => {

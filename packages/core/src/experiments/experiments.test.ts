@@ -138,7 +138,7 @@ describe("report", () => {
     expect(md).toContain("| split | Base | SFT | Δ | improved / regressed |");
     expect(md).toContain("| test | 33.3% [");
     expect(md).toContain("| dev | 25.0% | 50.0% | +25.0 pp | 1 / 0 | — | — | — | selection split: optimistic by construction |");
-    expect(reportToCsv(r).split("\n")[0]).toBe("split,task_id,source_group,base_verdict,sft_verdict,category");
+    expect(reportToCsv(r).split("\n")[0]).toBe("split,task_id,source_group,base_verdict,sft_verdict,category,compared,in_process");
     expect(JSON.parse(reportToJson(r)).outcome.kind).toBe("adapter_selected");
   });
   it("base kept: shows the base's test result and claims no gain", () => {

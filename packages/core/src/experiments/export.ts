@@ -1,5 +1,6 @@
 import { canonicalJson } from "../hash";
 import type { ExperimentReport } from "./report";
+import { checksMarkdown, headerMarkdown } from "./export-header";
 import { comparisonNote, devMarkdownRow, formatPct as pct, mdCell as md, seedsMarkdown, SUMMARY_HEADER, testMarkdownRow } from "./export-stats";
 
 // Exports of a stored report. Pure, so the page, the share view and the CLI give identical files.
@@ -13,11 +14,16 @@ const csvCell = (v: string | number | boolean | null): string => {
   return /[",\n\r]/.test(safe) || safe !== s ? `"${safe.replace(/"/g, '""')}"` : safe;
 };
 
-/** The per-task paired table, one row per task and split. */
+/**
+ * The per-task table of the page, one row per task and split: the task view (excluded pairs
+ * included, `compared` names the model against the base); reports built before it, the paired rows.
+ */
 export function reportToCsv(r: ExperimentReport): string {
-  const header = ["split", "task_id", "source_group", "base_verdict", "sft_verdict", "category"];
-  const rows = r.tasks.map((t) => [t.split, t.taskId, t.group, t.base, t.sft, t.category].map(csvCell).join(","));
-  return [header.join(","), ...rows].join("\n") + "\n";
+  const header = ["split", "task_id", "source_group", "base_verdict", "sft_verdict", "category", "compared", "in_process"];
+  const rows = r.taskViews
+    ? r.taskViews.flatMap((v) => v.rows.map((t) => [t.split, t.taskId, t.group, t.base, t.other, t.category, v.otherLabel, t.inProcess]))
+    : r.tasks.map((t) => [t.split, t.taskId, t.group, t.base, t.sft, t.category, r.outcome.selectedLabel, null]);
+  return [header.join(","), ...rows.map((row) => row.map(csvCell).join(","))].join("\n") + "\n";
 }
 
 export function reportToMarkdown(r: ExperimentReport): string {
@@ -26,6 +32,7 @@ export function reportToMarkdown(r: ExperimentReport): string {
   const out: string[] = [`# ${md(r.name)}`, ""];
   if (r.disclaimer) out.push(`> **${md(r.disclaimer)}**`, "");
   out.push(`**Outcome:** ${md(r.outcome.headline)}`, "", md(r.outcome.reason), "");
+  if (r.header) out.push(...headerMarkdown(r.header));
   const [dev, test] = r.summary;
   out.push("## Summary (pass@1; test: 95% intervals clustered by source group)", "", ...SUMMARY_HEADER, devMarkdownRow(dev), testMarkdownRow(test), "");
   if (dev.sftLabel) out.push(`- dev: ${md(dev.sftLabel)}; no p-value and no significance on dev: the adapter was chosen there.`);
@@ -34,11 +41,14 @@ export function reportToMarkdown(r: ExperimentReport): string {
   out.push("", "## Dev selection", "", md(r.selection.rule), "", "| model | dev pass@1 | passed / n | selected |", "|---|---|---|---|");
   for (const row of r.selection.table) out.push(`| ${md(row.label)} | ${pct(row.pass1)} | ${row.passed} / ${row.n} | ${row.selected ? "✔" : ""} |`);
   if (r.seeds) out.push("", "## Seeds (test, each seed's best dev epoch)", "", ...seedsMarkdown(r.seeds));
-  const c = r.contamination;
-  out.push("", "## Checks", "");
-  out.push(`- Protocol: ${r.protocol.ok ? "identical for every compared evaluation" : `MISMATCH (${r.protocol.mismatches.map((m) => m.field).join(", ")})`}`);
-  out.push(`- Contamination (test vs SFT data and dev): ${c.testTasksWithLeak} of ${c.testTasks} test tasks overlap; exact ${c.exactPairs}, normalized ${c.normalizedPairs}, ${c.n}-gram ${c.ngramPairs} pairs`);
-  out.push("", "## Per-task (test)", "", "| task | group | base | SFT | |", "|---|---|---|---|---|");
-  for (const t of r.tasks.filter((x) => x.split === "test")) out.push(`| ${md(t.taskId)} | ${md(t.group)} | ${t.base} | ${t.sft} | ${t.category} |`);
+  out.push("", "## Checks", "", ...checksMarkdown(r));
+  if (!r.taskViews) {
+    out.push("", "## Per-task (test)", "", "| task | group | base | SFT | |", "|---|---|---|---|---|");
+    for (const t of r.tasks.filter((x) => x.split === "test")) out.push(`| ${md(t.taskId)} | ${md(t.group)} | ${t.base} | ${t.sft} | ${t.category} |`);
+  }
+  for (const v of [...(r.taskViews ?? [])].reverse()) {
+    out.push("", `## Per-task (${v.split}): base vs ${md(v.otherLabel)}`, "", md(v.shown), "", `| task | group | base | ${md(v.otherLabel)} | | in-process |`, "|---|---|---|---|---|---|");
+    for (const t of v.rows) out.push(`| ${md(t.taskId)} | ${md(t.group)} | ${t.base ?? "no verdict"} | ${t.other ?? "no verdict"} | ${t.category} | ${t.inProcess ? "yes" : ""} |`);
+  }
   return out.join("\n") + "\n";
 }

@@ -4,6 +4,8 @@ export * from "./selection";
 export * from "./protocol";
 export * from "./contamination";
 export * from "./report";
+export * from "./report-tasks";
+export * from "./report-header";
 export * from "./report-stats";
 export * from "./export";
 export * from "./export-stats";

@@ -4,11 +4,12 @@ import { devSummary, STATS_METHODS, testSummary, type DevSummaryRow, type TestSu
 import type { ExperimentConfig } from "./config";
 import { assertSameProtocol, checkProtocol, type ProtocolCheck, type RecordedProtocol } from "./protocol";
 import { modelKey, modelLabel, type ModelRef, type SelectionDecision } from "./selection";
+import type { ReportHeader } from "./report-header";
+import { category, isolationCounts, passed, taskViews, type IsolationCount, type PairCategory, type TaskOutcome, type TaskView } from "./report-tasks";
 
 // The paired report (brief §2, §7) as plain data; pages, share links and exports render it.
 
-export type TaskOutcome = { taskId: string; group: string; verdict: string };
-export type PairCategory = "improved" | "regressed" | "both_pass" | "both_fail";
+export type { PairCategory, TaskOutcome } from "./report-tasks";
 export type PairedRow = { split: "dev" | "test"; taskId: string; group: string; base: string; sft: string; category: PairCategory };
 
 export type DevCurvePoint = { seed: number; epoch: number; pass1: number };
@@ -36,6 +37,12 @@ export type ExperimentReport = {
   excluded: ExcludedPairs[];
   tasks: PairedRow[];
   alpha: number;
+  /** What was compared and how (absent in reports built before issue 15). */
+  header?: ReportHeader;
+  /** The per-task view on dev and test, excluded pairs included; never empty when the base is kept. */
+  taskViews?: TaskView[];
+  /** Verdicts per split and model, and how many came from in-process grading. */
+  isolation?: IsolationCount[];
 };
 
 export type ReportInput = {
@@ -56,6 +63,7 @@ export type ReportInput = {
   testAdapters: ModelRef[];
   contamination: LeakageReport;
   devContamination?: LeakageReport;
+  header?: ReportHeader;
 };
 
 /** One comparison's pairs without a verdict: excluded, never counted as failures. */
@@ -67,12 +75,6 @@ function excludedPairs(split: "dev" | "test", comparison: string, keys: string[]
 }
 
 export const ALPHA = 0.05;
-const passed = (v: string) => (v === "pass" ? 1 : 0);
-
-function category(b: number, s: number): PairCategory {
-  if (b === s) return b ? "both_pass" : "both_fail";
-  return s > b ? "improved" : "regressed";
-}
 
 // Only tasks with a verdict on both sides are paired: a missing verdict is an excluded pair (counted
 // in `excluded`), never a failure.
@@ -151,6 +153,9 @@ export function buildReport(input: ReportInput): ExperimentReport {
     ],
     tasks: [...testRows, ...devRows],
     alpha: ALPHA,
+    ...(input.header ? { header: input.header } : {}),
+    taskViews: taskViews(input, selection.selected, devRival, kept),
+    isolation: isolationCounts(input),
   };
 }
 
