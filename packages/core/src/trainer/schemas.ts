@@ -38,6 +38,25 @@ export const TinyModelSpec = z.object({
   max_position_embeddings: z.number().int().positive().default(2048),
   /** Rebuild even when the folder's stamp matches. */
   force: z.boolean().default(false),
+  /**
+   * A short full-parameter warm-up of the random model before it is saved (issue 14), so that it
+   * writes parseable answers; the caller builds `dataset` from train-split text only and names the
+   * tasks it used. Recorded in the stamp and agentlab-warmup.json.
+   */
+  warmup: z
+    .object({
+      dataset: z.string().min(1),
+      task_ids: z.array(z.string().min(1)),
+      description: z.string().max(2000),
+      steps: z.number().int().min(1).max(100_000).optional(),
+      learning_rate: z.number().positive().max(1).optional(),
+      batch_size: z.number().int().min(1).max(1024).optional(),
+      seed: z.number().int().min(0).optional(),
+      max_length: z.number().int().min(8).optional(),
+      /** Loss on the whole sample, prompt included (default), or on the answer only. */
+      full_sequence: z.boolean().optional(),
+    })
+    .optional(),
 });
 export type TinyModelSpec = z.infer<typeof TinyModelSpec>;
 
@@ -267,6 +286,12 @@ export const TinyModelSummary = z.object({
   weights_sha256: Sha256.nullable(),
   chat_template_sha256: Sha256,
   build_s: z.number(),
+  /** What the warm-up trained on (absent or null: none ran). */
+  warmup: z
+    .object({ dataset_sha256: Sha256, samples: z.number().int(), steps: z.number().int(), final_loss: z.number(), task_ids: z.array(z.string()), description: z.string() })
+    .passthrough()
+    .nullable()
+    .optional(),
 });
 export type TinyModelSummary = z.infer<typeof TinyModelSummary>;
 

@@ -74,7 +74,12 @@ def _config_key(spec: dict[str, Any], corpus_hashes: list[str]) -> str:
 
     cfg = {k: spec.get(k, v) for k, v in DEFAULTS.items()}
     ids = sorted(spec["train_task_ids"]) if spec.get("train_task_ids") is not None else None
-    return sha256_text(json.dumps({"cfg": cfg, "corpus": corpus_hashes, "v": __version__, "template": CHAT_TEMPLATE, "train_task_ids": ids}, sort_keys=True))
+    key = {"cfg": cfg, "corpus": corpus_hashes, "v": __version__, "template": CHAT_TEMPLATE, "train_task_ids": ids}
+    warm = spec.get("warmup")
+    if warm:
+        # The warm-up's data (by hash) and settings are part of what the folder is.
+        key["warmup"] = {**warm, "dataset": sha256_file(warm["dataset"]) if Path(str(warm.get("dataset"))).is_file() else None}
+    return sha256_text(json.dumps(key, sort_keys=True))
 
 
 def build_tokenizer(texts: list[str], vocab_size: int):
@@ -182,6 +187,11 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         raise UserError("corpus is empty")
     tokenizer = build_tokenizer(texts, int(cfg["vocab_size"]))
     model = build_model(tokenizer, cfg)
+    warm_record = None
+    if spec.get("warmup"):
+        from . import warmup
+
+        warm_record = warmup.run(model, tokenizer, spec["warmup"])
     tmp = out_dir.parent / f".{out_dir.name}.tmp-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -199,7 +209,10 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         "weights_sha256": weights_hash(tmp),
         "chat_template_sha256": sha256_text(CHAT_TEMPLATE),
         "build_s": round(time.time() - t0, 3),
+        "warmup": warm_record,
     }
+    if warm_record is not None:
+        (tmp / "agentlab-warmup.json").write_text(json.dumps(warm_record, indent=2, sort_keys=True))
     (tmp / STAMP).write_text(json.dumps(meta, indent=2, sort_keys=True))
     if out_dir.exists():
         shutil.rmtree(out_dir)
