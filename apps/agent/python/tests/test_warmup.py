@@ -1,5 +1,6 @@
 """The tiny base's warm-up (issue 14): it trains, it is recorded, it is part of the cache key, and
 its data is refused like SFT data when malformed."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,14 @@ def test_warmup_lowers_loss_and_is_recorded(tmp_path):
     from agentlab_trainer import tiny_model as tm
 
     data = write_jsonl(tmp_path / "warm.jsonl", make_samples(8))
-    warm = {"dataset": str(data), "task_ids": ["t1", "t2"], "description": "echo of train tasks", "steps": 30, "batch_size": 4, "learning_rate": 1e-2}
+    warm = {
+        "dataset": str(data),
+        "task_ids": ["t1", "t2"],
+        "description": "echo of train tasks",
+        "steps": 30,
+        "batch_size": 4,
+        "learning_rate": 1e-2,
+    }
     out = tmp_path / "model"
     res = tm.run({**TINY_SPEC, "output_dir": str(out), "warmup": warm})
     rec = res["warmup"]

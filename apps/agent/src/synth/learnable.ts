@@ -4,8 +4,9 @@ import type { Program } from "./sources";
 // text. Each source group is one 2–5 line Python function with exactly one `<=` comparison; the
 // bug synthesizer keeps only the `LtE -> Lt` mutant, so every task has the same repair (a strict
 // `<` back to `<=`), a local edit a tiny model can learn from train groups and apply to unseen
-// ones. Names, parameters and constants vary by group, so no two groups share their code even up
-// to whitespace and case (the normalized contamination check stays at 0 across splits).
+// ones. Eight shapes (each with its own function name) × a constant that differs in every group,
+// so no two groups share their code even up to whitespace and case (the normalized contamination
+// check stays at 0 across splits; 13-gram overlap between same-shape groups is by design).
 // Hidden tests sit on the boundary (they fail with `<`); the one public test does not.
 
 export const LEARNABLE_BUG = "LtE -> Lt";
@@ -22,102 +23,51 @@ function rng(seed: number): Rng {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
-const pick = <T>(r: Rng, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
 const int = (r: Rng, lo: number, hi: number): number => lo + Math.floor(r() * (hi - lo + 1));
 
-const VERBS = ["count", "keep", "check", "find", "select", "measure", "test", "scan", "grade", "filter", "limit", "mark", "rank", "sort", "pick", "tally"];
-const NOUNS = ["apples", "scores", "ages", "prices", "items", "tokens", "steps", "boxes", "files", "users", "votes", "pages", "cards", "seats", "coins", "trees", "bytes", "tiles", "notes", "rooms"];
-const LISTS = ["xs", "values", "nums", "data", "seq", "vals", "arr", "items"];
-const ELEMS = ["x", "v", "n", "e", "y", "t"];
-const LIMITS = ["limit", "cap", "bound", "top", "k", "most"];
-const SCALARS = [["a", "b"], ["p", "q"], ["lo", "hi"], ["m", "n"], ["u", "w"]] as const;
-
 type Case = { call: string; expect: string };
-type Shape = { code: string; fn: string; cases: Case[]; publicCase: Case };
+type Shape = { fn: string; code: (c: number) => string; cases: (c: number) => Case[]; publicCase: (c: number) => Case; cRange: [number, number] };
 
 const py = (v: unknown): string => (typeof v === "boolean" ? (v ? "True" : "False") : Array.isArray(v) ? `[${v.map(py).join(", ")}]` : String(v));
+const le = (xs: number[], c: number) => xs.filter((v) => v <= c);
 
-// Each shape: the correct code, and cases computed here with the correct semantics (the reference
-// passes them; the grader re-checks that 3× before a task ships).
-const SHAPES: ((r: Rng, f: string) => Shape)[] = [
-  (r, f) => {
-    const a = pick(r, ELEMS);
-    const c = int(r, 3, 60);
-    const le = (v: number) => v <= c;
-    const cs = [c, c + 1, c - 2, 0].map((v) => ({ call: `${f}(${v})`, expect: py(le(v)) }));
-    return { fn: f, code: `def ${f}(${a}):\n    return ${a} <= ${c}\n`, cases: cs, publicCase: { call: `${f}(${c - 1})`, expect: "True" } };
+// Eight shapes with fixed names; the constant C differs in every group (no two groups share their
+// code). Names are fixed per shape so that a tiny model has one thing to copy per task (C) besides
+// the shape; code is written as `ast.unparse` prints it, so reference = the program as generated.
+// Cases are computed here with the correct semantics; the grader re-checks them 3× before shipping.
+const SHAPES: Shape[] = [
+  { fn: "at_most", cRange: [3, 99], code: (c) => `def at_most(x):\n    return x <= ${c}\n`, cases: (c) => [c, c + 1, c - 2].map((v) => ({ call: `at_most(${v})`, expect: py(v <= c) })), publicCase: (c) => ({ call: `at_most(${c - 1})`, expect: "True" }) },
+  { fn: "keep_small", cRange: [3, 99], code: (c) => `def keep_small(xs):\n    return [x for x in xs if x <= ${c}]\n`, cases: (c) => [[c - 2, c, c + 3, c], [c + 1, c]].map((l) => ({ call: `keep_small(${py(l)})`, expect: py(le(l, c)) })), publicCase: (c) => ({ call: `keep_small([${c - 1}, ${c + 2}])`, expect: py([c - 1]) }) },
+  { fn: "count_small", cRange: [3, 99], code: (c) => `def count_small(xs):\n    return sum((1 for x in xs if x <= ${c}))\n`, cases: (c) => [[c, c + 1, c - 4, c], [c]].map((l) => ({ call: `count_small(${py(l)})`, expect: py(le(l, c).length) })), publicCase: (c) => ({ call: `count_small([${c - 1}, ${c + 1}])`, expect: "1" }) },
+  { fn: "all_small", cRange: [3, 99], code: (c) => `def all_small(xs):\n    return all((x <= ${c} for x in xs))\n`, cases: (c) => [[c - 1, c], [c, c + 1]].map((l) => ({ call: `all_small(${py(l)})`, expect: py(le(l, c).length === l.length) })), publicCase: (c) => ({ call: `all_small([${c - 2}, ${c - 1}])`, expect: "True" }) },
+  { fn: "fits", cRange: [2, 60], code: (c) => `def fits(a, b):\n    return a * ${c} <= b\n`, cases: (c) => [[3, 3 * c], [3, 3 * c - 1], [1, c]].map(([a, b]) => ({ call: `fits(${a}, ${b})`, expect: py((a ?? 0) * c <= (b ?? 0)) })), publicCase: (c) => ({ call: `fits(2, ${2 * c + 5})`, expect: "True" }) },
+  { fn: "within", cRange: [2, 99], code: (c) => `def within(a, b):\n    return a + ${c} <= b\n`, cases: (c) => [[4, 4 + c], [4, 3 + c], [0, c]].map(([a, b]) => ({ call: `within(${a}, ${b})`, expect: py((a ?? 0) + c <= (b ?? 0)) })), publicCase: (c) => ({ call: `within(1, ${c + 4})`, expect: "True" }) },
+  {
+    fn: "steps",
+    cRange: [2, 40],
+    code: (c) => `def steps(n):\n    i = 0\n    while i * ${c} <= n:\n        i += 1\n    return i\n`,
+    cases: (c) => [3 * c, 0, c].map((n) => ({ call: `steps(${n})`, expect: py(Math.floor(n / c) + 1) })),
+    publicCase: (c) => ({ call: `steps(${2 * c + 1})`, expect: "3" }),
   },
-  (r, f) => {
-    const [xs, x, k] = [pick(r, LISTS), pick(r, ELEMS), pick(r, LIMITS)];
-    const c = int(r, 3, 30);
-    const list = [c - 2, c, c + 3, c - 1, c];
-    const keep = (l: number[], lim: number) => l.filter((v) => v <= lim);
-    const cs = [{ call: `${f}(${py(list)}, ${c})`, expect: py(keep(list, c)) }, { call: `${f}([${c + 1}, ${c}], ${c})`, expect: py([c]) }];
-    return { fn: f, code: `def ${f}(${xs}, ${k}):\n    return [${x} for ${x} in ${xs} if ${x} <= ${k}]\n`, cases: cs, publicCase: { call: `${f}([${c - 1}, ${c + 2}], ${c})`, expect: py([c - 1]) } };
-  },
-  (r, f) => {
-    const [xs, x] = [pick(r, LISTS), pick(r, ELEMS)];
-    const c = int(r, 3, 30);
-    const list = [c, c + 1, c - 4, c, c + 2];
-    const cs = [{ call: `${f}(${py(list)})`, expect: py(list.filter((v) => v <= c).length) }, { call: `${f}([${c}])`, expect: "1" }];
-    return { fn: f, code: `def ${f}(${xs}):\n    return sum(1 for ${x} in ${xs} if ${x} <= ${c})\n`, cases: cs, publicCase: { call: `${f}([${c - 1}, ${c + 1}])`, expect: "1" } };
-  },
-  (r, f) => {
-    const [xs, x, k] = [pick(r, LISTS), pick(r, ELEMS), pick(r, LIMITS)];
-    const c = int(r, 3, 30);
-    const cs = [{ call: `${f}([${c - 1}, ${c}], ${c})`, expect: "True" }, { call: `${f}([${c}, ${c + 1}], ${c})`, expect: "False" }];
-    return { fn: f, code: `def ${f}(${xs}, ${k}):\n    return all(${x} <= ${k} for ${x} in ${xs})\n`, cases: cs, publicCase: { call: `${f}([${c - 2}, ${c - 1}], ${c})`, expect: "True" } };
-  },
-  (r, f) => {
-    const [a, b] = pick(r, SCALARS);
-    const c = int(r, 2, 9);
-    const m = int(r, 2, 9);
-    const cs = [{ call: `${f}(${m}, ${m * c})`, expect: "True" }, { call: `${f}(${m}, ${m * c - 1})`, expect: "False" }];
-    return { fn: f, code: `def ${f}(${a}, ${b}):\n    return ${a} * ${c} <= ${b}\n`, cases: cs, publicCase: { call: `${f}(${m}, ${m * c + 5})`, expect: "True" } };
-  },
-  (r, f) => {
-    const [a, b] = pick(r, SCALARS);
-    const c = int(r, 2, 40);
-    const m = int(r, 1, 30);
-    const cs = [{ call: `${f}(${m}, ${m + c})`, expect: "True" }, { call: `${f}(${m}, ${m + c - 1})`, expect: "False" }];
-    return { fn: f, code: `def ${f}(${a}, ${b}):\n    return ${a} + ${c} <= ${b}\n`, cases: cs, publicCase: { call: `${f}(${m}, ${m + c + 3})`, expect: "True" } };
-  },
-  (r, f) => {
-    const n = pick(r, ["n", "m", "total", "size"]);
-    const i = pick(r, ["i", "j", "r", "s"]);
-    const sq = int(r, 2, 12);
-    const isqrtPlus = (v: number) => {
-      let k = 0;
-      while (k * k <= v) k++;
-      return k;
-    };
-    const cs = [{ call: `${f}(${sq * sq})`, expect: py(isqrtPlus(sq * sq)) }, { call: `${f}(0)`, expect: "1" }];
-    return { fn: f, code: `def ${f}(${n}):\n    ${i} = 0\n    while ${i} * ${i} <= ${n}:\n        ${i} += 1\n    return ${i}\n`, cases: cs, publicCase: { call: `${f}(${sq * sq + 1})`, expect: py(isqrtPlus(sq * sq + 1)) } };
-  },
-  (r, f) => {
-    const [xs, x, k] = [pick(r, LISTS), pick(r, ELEMS), pick(r, LIMITS)];
-    const c = int(r, 3, 30);
-    const list = [c, c - 1, c + 5, c];
-    const cs = [{ call: `${f}(${py(list)}, ${c})`, expect: py(list.filter((v) => v <= c).length) }, { call: `${f}([${c}], ${c})`, expect: "1" }];
-    return { fn: f, code: `def ${f}(${xs}, ${k}):\n    return len([${x} for ${x} in ${xs} if ${x} <= ${k}])\n`, cases: cs, publicCase: { call: `${f}([${c - 3}], ${c})`, expect: "1" } };
-  },
+  { fn: "count_upto", cRange: [3, 99], code: (c) => `def count_upto(xs):\n    return len([x for x in xs if x <= ${c}])\n`, cases: (c) => [[c, c - 1, c + 5, c], [c]].map((l) => ({ call: `count_upto(${py(l)})`, expect: py(le(l, c).length) })), publicCase: (c) => ({ call: `count_upto([${c - 3}])`, expect: "1" }) },
 ];
 
 const header = "from solution import *  # noqa: F401,F403\n";
 const tests = (name: string, cases: Case[]): string => header + cases.map((c, i) => `\n\ndef test_${name}_${i + 1}():\n    assert ${c.call} == ${c.expect}\n`).join("");
 
-/** `groups` correct programs, one per source group, deterministic for `seed`; function names are distinct. */
+/** `groups` correct programs, one per source group, deterministic for `seed`; no two share (shape, C). */
 export function learnablePrograms(groups: number, seed = 14): Program[] {
   const r = rng(seed);
   const used = new Set<string>();
   const out: Program[] = [];
-  if (groups > VERBS.length * NOUNS.length) throw new RangeError(`at most ${VERBS.length * NOUNS.length} groups`);
+  const capacity = SHAPES.reduce((n, s) => n + s.cRange[1] - s.cRange[0] + 1, 0);
+  if (groups > capacity) throw new RangeError(`at most ${capacity} groups`);
   for (let g = 0; out.length < groups; g++) {
-    const f = `${pick(r, VERBS)}_${pick(r, NOUNS)}`;
-    if (used.has(f)) continue;
-    used.add(f);
-    const shape = (SHAPES[g % SHAPES.length] ?? SHAPES[0])?.(r, f);
+    const shape = SHAPES[g % SHAPES.length];
     if (!shape) throw new Error("no shape");
+    const c = int(r, shape.cRange[0], shape.cRange[1]);
+    if (used.has(`${shape.fn}:${c}`)) continue;
+    used.add(`${shape.fn}:${c}`);
     const id = String(out.length + 1).padStart(3, "0");
     out.push({
       group: `learnable/${id}`,
@@ -125,9 +75,9 @@ export function learnablePrograms(groups: number, seed = 14): Program[] {
       origin: "synthetic",
       license: "CC0-1.0",
       instruction: `The function \`${shape.fn}\` in solution.py fails some tests. Fix the bug.`,
-      source: shape.code,
-      publicTests: tests("example", [shape.publicCase]),
-      hiddenTests: tests("case", shape.cases),
+      source: shape.code(c),
+      publicTests: tests("example", [shape.publicCase(c)]),
+      hiddenTests: tests("case", shape.cases(c)),
     });
   }
   return out;

@@ -4,6 +4,7 @@ builds them from train-split text only (the demo: each train task's prompt answe
 buggy MAIN file unchanged, so the base learns the answer format and copying, never a repair).
 Uses the trainer's own encoding (assistant-only labels, pre-flight) and loss. What it trained on is
 returned as a record that `tiny-model` stores in the folder's stamp and in agentlab-warmup.json."""
+
 from __future__ import annotations
 
 import math
@@ -13,7 +14,15 @@ from typing import Any
 from . import data as D
 from .common import UserError, log, sha256_file
 
-DEFAULTS: dict[str, Any] = {"steps": 300, "learning_rate": 3e-3, "batch_size": 8, "seed": 0, "max_length": 1024, "warmup_steps": 20, "full_sequence": True}
+DEFAULTS: dict[str, Any] = {
+    "steps": 300,
+    "learning_rate": 3e-3,
+    "batch_size": 8,
+    "seed": 0,
+    "max_length": 1024,
+    "warmup_steps": 20,
+    "full_sequence": True,
+}
 
 
 def normalize(spec: dict[str, Any]) -> dict[str, Any]:
@@ -50,12 +59,16 @@ def run(model, tokenizer, spec: dict[str, Any]) -> dict[str, Any]:
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=cfg["learning_rate"], weight_decay=0.0)
     total, warm = cfg["steps"], cfg["warmup_steps"]
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: (s + 1) / warm if s < warm else 0.5 * (1 + math.cos(math.pi * (s - warm) / max(1, total - warm))))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: (s + 1) / warm if s < warm else 0.5 * (1 + math.cos(math.pi * (s - warm) / max(1, total - warm)))
+    )
     t0 = time.time()
     step, epoch, losses = 0, 0, []
     while step < total:
         # A fresh length-grouped order per pass over the samples, derived from (seed, pass).
-        for idx in D.length_grouped_batches([len(s) for s in samples], cfg["batch_size"], cfg["seed"] * 1_000_003 + epoch):
+        for idx in D.length_grouped_batches(
+            [len(s) for s in samples], cfg["batch_size"], cfg["seed"] * 1_000_003 + epoch
+        ):
             if step >= total:
                 break
             batch = D.collate([samples[i] for i in idx], pad_id)

@@ -1,0 +1,66 @@
+import { formatAnswer, renderRepairPrompt, type SftSample, type TaskSpec } from "@agentlab/core";
+
+// The tiny base's warm-up data (issue 14). Random weights write nothing parseable, so before an
+// experiment the base learns the answer format and copying — and nothing else: every sample is a
+// TRAIN task's repair prompt answered with that task's buggy MAIN file unchanged ("echo"). The
+// repair is never shown, so the warmed-up base still fails every task, and the adapter's gain is
+// the repair alone. Copies with identifiers and integers renamed (to identifiers and integers of
+// other train tasks) teach copying rather than memorising the train functions. Only the train
+// tasks passed in are read: dev and test text never reaches the base.
+
+const KEEP = new Set(
+  "def return for in if else elif while and or not is lambda True False None sum all any len range int str list print import from solution noqa test assert".split(" "),
+);
+const IDENT = /\b[A-Za-z_][A-Za-z0-9_]*\b/g;
+
+type Rng = () => number;
+function rng(seed: number): Rng {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const mainCode = (t: TaskSpec) => t.files.filter((f) => f.role === "main").map((f) => f.content).join("\n");
+const names = (code: string) => [...new Set(code.match(IDENT) ?? [])].filter((n) => !KEEP.has(n) && !n.startsWith("test_"));
+
+function renamed(t: TaskSpec, pool: readonly string[], ints: readonly number[], r: Rng): TaskSpec {
+  const map = new Map<string, string>();
+  if (pool.length) for (const n of names(mainCode(t))) map.set(n, pool[Math.floor(r() * pool.length)] ?? n);
+  const numMap = new Map<string, string>();
+  const sub = (s: string) =>
+    s.replace(IDENT, (m) => map.get(m) ?? m).replace(/\b\d+\b/g, (m) => {
+      if (!numMap.has(m)) numMap.set(m, String(ints[Math.floor(r() * ints.length)] ?? m));
+      return numMap.get(m) ?? m;
+    });
+  // Test function names and the import header are left as they are (`test_example_1`, F401).
+  const subTest = (s: string) => s.replace(/^( {4}assert .*)$/gm, (line) => sub(line));
+  return {
+    ...t,
+    instruction: t.instruction.replace(/`([^`]+)`/g, (_, n: string) => `\`${map.get(n) ?? n}\``),
+    files: t.files.map((f) => ({ ...f, content: f.role === "main" ? sub(f.content) : f.content })),
+    public_tests: t.public_tests.map((f) => ({ ...f, content: subTest(f.content) })),
+  };
+}
+
+const echo = (t: TaskSpec): SftSample => {
+  const answer = formatAnswer(t.files.filter((f) => f.role === "main").map((f) => ({ path: f.path, content: f.content })));
+  return { messages: [...renderRepairPrompt(t), { role: "assistant", content: answer }] };
+};
+
+/** `1 + copies` echo samples per train task (the original, then renamed copies); deterministic for `seed`. */
+export function echoWarmupSamples(train: readonly TaskSpec[], opts: { copies: number; seed: number; identifiers?: boolean }): SftSample[] {
+  const pool = opts.identifiers ? [...new Set(train.flatMap((t) => names(mainCode(t))))].sort() : [];
+  const ints = [...new Set(train.flatMap((t) => (mainCode(t).match(/\b\d+\b/g) ?? []).map(Number)))].sort((a, b) => a - b);
+  const r = rng(opts.seed);
+  const out: SftSample[] = [];
+  for (const t of train) {
+    out.push(echo(t));
+    for (let i = 0; i < opts.copies; i++) out.push(echo(renamed(t, pool, ints, r)));
+  }
+  return out;
+}
