@@ -31,7 +31,16 @@ export class Outbox {
   async restore(): Promise<number> {
     await mkdir(join(this.spoolPath, ".."), { recursive: true });
     const raw = await readFile(this.spoolPath, "utf8").catch(() => "");
-    this.queue = raw.split("\n").filter(Boolean).map((l) => JSON.parse(l) as OutboxItem);
+    // A SIGKILL can tear the last append: skip what does not parse instead of refusing to start.
+    const lines = raw.split("\n").filter(Boolean);
+    this.queue = lines.flatMap((l) => {
+      try {
+        return [JSON.parse(l) as OutboxItem];
+      } catch {
+        this.log.warn({ line: l.slice(0, 200) }, "skipping a torn line in the outbox spool");
+        return [];
+      }
+    });
     return this.queue.length;
   }
 

@@ -7,7 +7,7 @@ import {
 } from "@agentlab/core";
 import {
   agentByCredential, agentConnected, attachArtifact, agentDisconnected, agentHeartbeat, appendLogs, claimJob,
-  finishAttempt, reapJobs, recordProgress, renewLeases, type AgentFit,
+  claimedWithResult, finishAttempt, reapJobs, recordProgress, renewLeases, type AgentFit,
 } from "@agentlab/db";
 import type { Services } from "../services";
 
@@ -113,7 +113,11 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
       // Finishing and claiming the next job share one transaction: one commit (one fsync) per job.
       const { out, next } = await db.transaction(async (tx) => {
         const out = await finishAttempt(tx, msg, agentId);
-        const next = msg.claimNext && out.accepted && fit && !socket.data.drain ? await claimJob(tx, fit) : null;
+        const wantsNext = msg.claimNext && out.accepted && fit && !socket.data.drain;
+        // A repeated result (its first ack was lost, e.g. to a restart) gets the job its first
+        // delivery claimed, not a second one.
+        const again = wantsNext && out.repeat ? await claimedWithResult(tx, agentId, msg.attemptId) : null;
+        const next = wantsNext ? (again ?? (await claimJob(tx, fit))) : null;
         return { out, next };
       });
       log.info({ jobId: msg.jobId, attemptId: msg.attemptId, reason: msg.reason, accepted: out.accepted, state: out.state }, "attempt finished");

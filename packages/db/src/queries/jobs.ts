@@ -6,6 +6,8 @@ import { artifacts, jobArtifacts, jobAttempts, jobLogs, jobProgress, jobs } from
 
 export type Job = typeof jobs.$inferSelect;
 
+// The payload is parsed by its type's contract (JOB_CONTRACTS) and stored with its defaults filled,
+// so the row says exactly what the agent will run.
 function jobValues(input: EnqueueJob) {
   const j = EnqueueJob.parse(input);
   return {
@@ -66,13 +68,14 @@ export type AgentFit = { agentId: string; labels: string[]; gpuCount: number; gp
  * concurrent claims pass each other without blocking, and the new attempt id is the fencing token.
  */
 export async function claimJob(db: Db, fit: AgentFit): Promise<ClaimedJob | null> {
-  const labels = `{${fit.labels.map((l) => `"${l.replace(/["\\]/g, "")}"`).join(",")}}`;
+  // The agent's labels are bound as one JSON parameter (never spliced into an array literal).
+  const labels = JSON.stringify(fit.labels);
   const rows = await queryRows<{ id: string; type: JobType; payload: Record<string, unknown>; max_duration_s: number; attempt_id: string; number: number }>(
     db,
     sql`with next as (
           select id, attempts + 1 as number from jobs
           where state = 'queued'
-            and required_labels <@ ${labels}::text[]
+            and required_labels <@ array(select jsonb_array_elements_text(${labels}::jsonb))
             and min_gpus <= ${fit.gpuCount}
             and min_gpu_memory_mb <= ${fit.gpuMemoryMb}
             and (sandbox is null or sandbox = ${fit.sandbox})
@@ -138,7 +141,8 @@ export async function recordProgress(db: Db, agentId: string, jobId: string, att
   return true;
 }
 
-export type FinishOutcome = { accepted: boolean; state: Job["state"] | null; requeued: boolean };
+/** `repeat`: this result had already been recorded (a retried delivery whose first ack was lost). */
+export type FinishOutcome = { accepted: boolean; state: Job["state"] | null; requeued: boolean; repeat?: boolean };
 
 /**
  * Records an attempt's end in one statement (one round trip, one commit): the attempt row gets its
@@ -190,7 +194,26 @@ export async function finishAttempt(
   if (!job) return { accepted: false, state: null, requeued: false };
   const [att] = await db.select({ reason: jobAttempts.reason }).from(jobAttempts).where(eq(jobAttempts.id, msg.attemptId));
   const sameResult = job.currentAttemptId === msg.attemptId && att?.reason === msg.reason;
-  return { accepted: sameResult, state: job.state, requeued: false };
+  return { accepted: sameResult, state: job.state, requeued: false, repeat: sameResult };
+}
+
+/**
+ * The job claimed in the same transaction as this attempt's result (gateway: finish + claim next),
+ * if this agent still holds it. A retried result whose first ack was lost gets that job again
+ * instead of a second claim, which would leave the first one running on nobody until its lease
+ * expired. The link is exact: both rows carry the same transaction's now().
+ */
+export async function claimedWithResult(db: Db, agentId: string, attemptId: string): Promise<ClaimedJob | null> {
+  const [r] = await queryRows<{ id: string; type: JobType; payload: Record<string, unknown>; max_duration_s: number; attempt_id: string; number: number }>(
+    db,
+    sql`select j.id, j.type, j.payload, j.max_duration_s, a.id as attempt_id, a.number
+        from job_attempts prev
+        join job_attempts a on a.agent_id = prev.agent_id and a.started_at = prev.finished_at and a.id <> prev.id
+        join jobs j on j.current_attempt_id = a.id and j.state = 'running' and j.agent_id = ${agentId}
+        where prev.id = ${attemptId} and prev.agent_id = ${agentId}
+        limit 1`,
+  );
+  return r ? { jobId: r.id, attemptId: r.attempt_id, type: r.type, payload: r.payload, maxDurationS: r.max_duration_s, attempt: r.number } : null;
 }
 
 export type ReapedJob = { jobId: string; attemptId: string; agentId: string | null; state: Job["state"] };
