@@ -5,6 +5,8 @@ import { splitCommands } from "./splits";
 import { collectCommands } from "./collect";
 import { datasetCommands } from "./datasets";
 import { statsCommands } from "./stats";
+import { experimentCommands } from "./experiments";
+import { opsCommands } from "./ops";
 
 // Later areas (collect, datasets export, experiments, reports) add a file and one spread here.
-export const commands: Command[] = [...taskCommands, ...poolCommands, ...splitCommands, ...collectCommands, ...datasetCommands, ...statsCommands];
+export const commands: Command[] = [...taskCommands, ...poolCommands, ...splitCommands, ...collectCommands, ...datasetCommands, ...statsCommands, ...experimentCommands, ...opsCommands];
