@@ -244,7 +244,8 @@ def run_judge_process(req, ws, out, tmp, wfd, chan, ctl, ctx) -> None:
             link = judge_plugin.CandidateLink(peer, ctl, report_fd, trusted.id_of)
             sys.meta_path.insert(0, judge_plugin.CandidateFinder(peer, judge_plugin.original_bindings(sources, private)))
             plugins.append(judge_plugin.JudgePlugin(link, lim["testTimeoutS"]))
-        args = ["-c", ctx.ini, "--rootdir", ws, "--noconftest", "-p", "no:cacheprovider", "-p", "no:stepwise",
+        # --confcutdir: without it pytest 8 collects every parent directory up to / (listing each).
+        args = ["-c", ctx.ini, "--rootdir", ws, "--confcutdir", ws, "--noconftest", "-p", "no:cacheprovider", "-p", "no:stepwise",
                 "--junitxml", os.path.join(out, "junit.xml"), "--continue-on-collection-errors",
                 "-q", "--basetemp", os.path.join(tmp, "pytest"), *[t["path"] for t in req["tests"]]]
         code = __import__("pytest").main(args, plugins=plugins)
