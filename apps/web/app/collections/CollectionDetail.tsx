@@ -29,7 +29,7 @@ export function CollectionDetail({ id }: { id: string }) {
       <PageHeader
         title={c ? c.name : "Collection"}
         meta={c ? <><StateBadge state={c.state} />{c.oracle ? <OracleBadge /> : null}<span className="font-mono">{c.model}</span></> : null}
-        actions={c && canAlter && (c.state === "running" || c.state === "queued") ? <Button variant="danger" onClick={() => cancel.mutate({ id })}>Cancel</Button> : null}
+        actions={c && canAlter && (c.state === "running" || c.state === "queued") ? <Button variant="danger" onClick={() => window.confirm("Cancel this collection? Queued teacher requests and grade jobs stop; candidates collected so far are kept.") && cancel.mutate({ id })}>Cancel</Button> : null}
       />
       <ErrorBox error={col.error ?? cancel.error} />
       {c ? (

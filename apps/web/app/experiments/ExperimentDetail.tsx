@@ -66,7 +66,7 @@ export function ExperimentDetail({ id }: { id: string }) {
         <Stat label="Seeds × epochs" value={`${e.config.seeds.length} × ${e.config.training.epochs}`} hint={`seeds ${e.config.seeds.join(", ")}`} />
         <Stat label="Selected on dev" value={selected ? modelLabel(selected) : "—"} hint={(e.selection as { outcome?: string } | null)?.outcome ?? "after dev evaluation"} />
       </div>
-      <Section title="Stages">
+      <Section title="Stages" actions={<Link className="text-xs text-blue-700 underline" href={`/jobs?experiment=${id}`}>all jobs of this experiment</Link>}>
         <Table
           bare
           rows={e.stages}

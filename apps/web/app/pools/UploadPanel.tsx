@@ -48,6 +48,11 @@ export function UploadPanel({ defaultPool = "" }: { defaultPool?: string }) {
             Imported {state.result.imported} tasks ({state.result.exactDuplicates} exact duplicates, {state.result.normalizedDuplicates} normalized-code duplicates, {state.result.mergeProposals} group merge proposals).
           </p>
         ) : null}
+        {state.phase === "done" && state.result.ok && state.result.exactDuplicates + state.result.normalizedDuplicates > 0 ? (
+          <p role="alert" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-800">
+            Warning: {state.result.exactDuplicates + state.result.normalizedDuplicates} of these tasks duplicate tasks already in the pool (was this file imported before?). They were kept as separate tasks: review the merge proposals before creating a split, so that copies cannot land in both train and test.
+          </p>
+        ) : null}
         {state.phase === "done" && !state.result.ok ? (
           <div className="text-sm">
             <p className="font-medium text-red-700">{state.result.problemCount} problem(s): nothing was imported.</p>
