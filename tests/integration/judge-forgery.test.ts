@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomBytes } from "node:crypto";
+import { existsSync, rmSync } from "node:fs";
 import { closeGraders, gradeWith, ifWorks, makeGraders, naiveGrade, probeTask, wrongWith, type Graders } from "./helpers/judge";
 
 // Forging a verdict from inside the candidate (issue 11): patching pytest, unittest or builtins,
@@ -95,6 +96,28 @@ describe("the judge: values cross by value only", () => {
     "a list subclass whose __eq__ is always true": "class _L(list):\n    def __eq__(self, o):\n        return True\ndef f(x):\n    return x + 1 if x == 1 else _L()\n",
   };
   for (const [name, candidate] of Object.entries(forged)) it(name, () => expectContained(name, candidate));
+});
+
+describe("the judge: a global the candidate names never runs in the judge", () => {
+  it("os.system returned to a test that calls it with the candidate's payload", async () => {
+    const marker = `/tmp/agentlab-global-${randomBytes(5).toString("hex")}`;
+    const task = probeTask("forgery-global", MARKER);
+    task.files = [{ path: "solution.py", role: "main", content: "def make_op():\n    return lambda s: 1\n\ndef sample():\n    return 'x'\n" }];
+    task.public_tests = [{ path: "test_public.py", content: "from solution import sample\n\ndef test_sample():\n    assert isinstance(sample(), str)\n" }];
+    task.hidden_tests = [{ path: "test_secret.py", content: "from solution import make_op, sample\n\ndef test_op():\n    op = make_op()\n    assert op(sample()) == 0\n" }];
+    task.reference = [{ path: "solution.py", content: "def make_op():\n    return lambda s: 0\n\ndef sample():\n    return 'x'\n" }];
+    const attack = `import os, subprocess\n\ndef make_op():\n    return os.system\n\ndef sample():\n    return 'touch ${marker}'\n`;
+    expect(naiveGrade(task, attack), "positive control: the naive grader runs the command and passes").toBe("pass");
+    expect(existsSync(marker)).toBe(true);
+    rmSync(marker, { force: true });
+    for (const which of ["judge", "noCgroups"] as const) {
+      const r = await gradeWith(g, which, task, attack);
+      expect(r.verdict, `${which}: ${r.reasons.join("; ")}`).toBe("fail_hidden");
+    }
+    const unsandboxedJudge = await gradeWith(g, "inProcess", task, attack.replace("os.system", "subprocess.Popen"));
+    expect(unsandboxedJudge.verdict).not.toBe("pass");
+    expect(existsSync(marker), "no command ran").toBe(false);
+  });
 });
 
 describe("the judge: hidden tests and the reference never enter the candidate's sandbox", () => {

@@ -33,6 +33,16 @@ const STYLES: Style[] = [
     tests: "from node import Node\nfrom solution import *  # noqa\n\ndef test_long_generator():\n    assert sum(squares(50000)) == sum(i * i for i in range(50000))\n\ndef test_long_chain():\n    head = None\n    for i in range(1500):\n        head = Node(i, head)\n    assert length(head) == 1500\n\ndef test_all_decides_the_star_import():\n    assert 'helper' not in globals()\n",
   },
   {
+    name: "task files named like the grader's own modules (judge.py, wire.py, peer.py)",
+    support: [
+      { path: "wire.py", content: "SCALE = 3\n" },
+      { path: "peer.py", content: "def neighbour(x):\n    return x + 1\n" },
+    ],
+    main: "from wire import SCALE\nfrom peer import neighbour\n\ndef judge(x):\n    return neighbour(x) * SCALE\n",
+    buggy: "from wire import SCALE\nfrom peer import neighbour\n\ndef judge(x):\n    return x * SCALE\n",
+    tests: "import wire\nfrom solution import judge\n\ndef test_judge():\n    assert wire.SCALE == 3\n    assert judge(1) == 6\n",
+  },
+  {
     name: "generators consumed lazily, infinite ones too",
     main: "def naturals():\n    n = 0\n    while True:\n        yield n\n        n += 1\n\ndef pairs(xs):\n    for i, x in enumerate(xs):\n        yield (i, x)\n",
     buggy: "def naturals():\n    n = 1\n    while True:\n        yield n\n        n += 1\n\ndef pairs(xs):\n    for i, x in enumerate(xs):\n        yield (x, i)\n",

@@ -2,9 +2,9 @@
 
 Started (inside bwrap, or bare for the `process` backend) as
     python -s -P runner.py --mode sandbox|process --ini pytest.ini
-Before it reads anything it forks the candidate zygote (candidate.py), which will fork every
+Before it reads anything it forks the candidate zygote (agentlab_grader/candidate.py), which will fork every
 candidate process; per request it forks a fresh supervisor BEFORE the request is read, and only
-that child reads it (judge.py), so neither zygote's memory ever holds a task's tests or reference.
+that child reads it (agentlab_grader/judge.py), so neither zygote's memory ever holds a task's tests or reference.
 Requests arrive on stdin as `<length>\\n<json>`; each answer is one JSON line on stdout.
 Forking a pre-imported interpreter is what makes grading fast: pytest's import dominates.
 """
@@ -18,10 +18,10 @@ import sys
 
 import pytest
 
-sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # -P left our own dir out; last, so tasks win
-import candidate  # noqa: E402
-import isolation  # noqa: E402
-import judge  # noqa: E402
+# -P left our own dir out; appended last. Our modules live in one package (agentlab_grader), so no
+# task file can shadow them or be shadowed by them.
+sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+from agentlab_grader import candidate, isolation, judge  # noqa: E402
 
 # Signals an operator or a service manager sends to the whole process tree (`systemctl kill`,
 # drain with SIGUSR2) must never change a verdict: the agent alone stops a grade, with SIGKILL.

@@ -13,9 +13,9 @@ import signal
 import socket
 import sys
 
-import isolation
-import wire
-from peer import Peer
+from . import isolation
+from . import wire
+from .peer import Peer
 
 BOX = "/box"
 

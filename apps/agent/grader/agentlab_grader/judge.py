@@ -16,12 +16,12 @@ import socket
 import sys
 import time
 
-import candidate as cand
-import isolation
-import judge_plugin
-import wire
-from peer import Peer
-from trusted_plugin import TrustedPlugin, module_name, read_junit, read_plugin_stream
+from . import candidate as cand
+from . import isolation
+from . import judge_plugin
+from . import wire
+from .peer import Peer
+from .trusted_plugin import TrustedPlugin, module_name, read_junit, read_plugin_stream
 
 BOX = "/box"
 

@@ -17,7 +17,7 @@ import time
 import types
 
 import pytest
-from peer import CandidateLost, Peer, Proxy
+from .peer import CandidateLost, Peer, Proxy
 
 
 class CandidateLink:

@@ -12,7 +12,7 @@ import io
 import sys
 import time
 
-import wire
+from . import wire
 
 OPS_ON_JUDGE_OBJECTS = frozenset({"get", "set", "call", "iter", "next", "len", "getitem", "setitem", "repr", "str"})
 MAX_CAPTURE = 64 << 10
@@ -140,7 +140,7 @@ class Peer:
         self.events: list = []
         self.codec = wire.Codec(shareable_modules=shareable, private_modules=private, export=self._export,
                                 local=self._local, local_named=self._local_named, remote=self._remote,
-                                handed_back=self._handed_back)
+                                handed_back=self._handed_back, guarded=judge)
 
     # -- registry -------------------------------------------------------------------------------
     def _export(self, obj):

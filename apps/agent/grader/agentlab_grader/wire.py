@@ -10,114 +10,20 @@ receiver gets a proxy whose operations run back in the owner's process (see peer
 Encoding: JSON scalars stand for themselves; every JSON array is a tagged node `[tag, ...]`.
 """
 import base64
-import builtins
-import importlib
-import json
-import os
-import select
-import struct
 import sys
-import time
 
-MAX_FRAME = 16 << 20
-MAX_DEPTH = 2000
-SCALARS = (type(None), bool, int, float, str)
-_HDR = struct.Struct(">I")
-
-
-class ChannelClosed(Exception):
-    """The other side went away (EOF or a broken socket)."""
-
-
-class ProtocolError(Exception):
-    """The other side sent something that is not a valid frame or value."""
-
-
-class FrameTimeout(Exception):
-    """No complete frame before the deadline."""
-
-
-class FrameTooLarge(ProtocolError):
-    pass
-
-
-def send_frame(fd: int, obj) -> None:
-    with _deep_enough():
-        data = json.dumps(obj, separators=(",", ":"), allow_nan=True).encode()
-    if len(data) > MAX_FRAME:
-        raise FrameTooLarge(f"message of {len(data)} bytes exceeds {MAX_FRAME}")
-    buf = memoryview(_HDR.pack(len(data)) + data)
-    while buf:
-        try:
-            n = os.write(fd, buf)
-        except (BrokenPipeError, ConnectionResetError, OSError) as e:
-            raise ChannelClosed(str(e)) from None
-        buf = buf[n:]
-
-
-def _read_exact(fd: int, n: int, deadline: float) -> bytes:
-    chunks, left = [], n
-    while left:
-        wait = deadline - time.monotonic()
-        if wait <= 0:
-            raise FrameTimeout()
-        ready, _, _ = select.select([fd], [], [], min(wait, 3600))
-        if not ready:
-            continue
-        try:
-            chunk = os.read(fd, min(left, 1 << 20))
-        except (ConnectionResetError, OSError) as e:
-            raise ChannelClosed(str(e)) from None
-        if not chunk:
-            raise ChannelClosed("end of stream")
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
-
-
-def recv_frame(fd: int, deadline: float = float("inf")):
-    (n,) = _HDR.unpack(_read_exact(fd, 4, deadline))
-    if n > MAX_FRAME:
-        raise FrameTooLarge(f"frame of {n} bytes announced, limit {MAX_FRAME}")
-    data = _read_exact(fd, n, deadline)
-    try:
-        with _deep_enough():
-            return json.loads(data)
-    except (ValueError, RecursionError) as e:
-        raise ProtocolError(f"unparsable frame: {e}") from None
-
-
-def global_name(obj, private_modules: frozenset):
-    """(module, qualname) when `obj` is a global the receiver can import itself, else None."""
-    if type(obj).__name__ == "module":
-        name = getattr(obj, "__name__", None)
-        if isinstance(name, str) and name not in private_modules and sys.modules.get(name) is obj:
-            return name, ""
-        return None
-    module, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None) or getattr(obj, "_name", None)
-    if not isinstance(module, str) or not isinstance(qual, str) or module in private_modules or "<" in qual:
-        return None
-    if module.split(".")[0] in private_modules:
-        return None
-    try:
-        found = resolve_global(module, qual)
-    except Exception:  # noqa: BLE001  (anything odd: not a global)
-        return None
-    return (module, qual) if found is obj else None
-
-
-def resolve_global(module: str, qual: str):
-    mod = sys.modules.get(module) or importlib.import_module(module)
-    obj = mod
-    for part in qual.split(".") if qual else []:
-        obj = getattr(obj, part)
-    return obj
-
+from .frames import MAX_DEPTH, MAX_FRAME, ChannelClosed, FrameTimeout, FrameTooLarge, ProtocolError, _deep_enough, recv_frame, send_frame
+from .stdtypes import (
+    BUILTIN_EXCEPTIONS, NO_IMPORT, SCALARS, STDLIB, ForeignGlobal, _builtin_base, _decode_stdlib, _encode_stdlib, global_name,
+    judge_resolves, resolve_global,
+)
 
 class Codec:
     """Encodes local values for the peer and decodes the peer's values, per one message."""
 
-    def __init__(self, *, shareable_modules: frozenset, private_modules: frozenset, export, local, local_named, remote, handed_back):
+    def __init__(self, *, shareable_modules: frozenset, private_modules: frozenset, export, local, local_named, remote, handed_back,
+                 guarded: bool = False):
+        self.guarded = guarded  # the judge's side: globals only within its policy (stdtypes.judge_resolves)
         self.shareable = shareable_modules  # modules both sides load from the same pristine source
         self.private = private_modules  # modules only the candidate has: their objects never cross by value
         self.export = export  # obj -> handle id in our registry
@@ -325,6 +231,8 @@ class Codec:
             raise ProtocolError("malformed global reference")
         if module in self.private or module.split(".")[0] in self.private:
             raise ProtocolError(f"global of a candidate module {module!r} cannot cross by reference")
+        if self.guarded and not judge_resolves(module, qual, self.shareable):
+            return ForeignGlobal(f"{module}.{qual}" if qual else module)
         top = module.split(".")[0]
         if module not in sys.modules and module not in self.shareable and (top not in STDLIB or top in NO_IMPORT):
             raise ProtocolError(f"module {module!r} is neither loaded nor importable standard library")
@@ -332,18 +240,6 @@ class Codec:
             return resolve_global(module, qual)
         except Exception as e:  # noqa: BLE001
             raise ProtocolError(f"cannot resolve {module}.{qual}: {type(e).__name__}") from None
-
-
-class _deep_enough:
-    """Room for MAX_DEPTH nested values inside the codec only; the code around it keeps Python's
-    default limit (a task that tests for RecursionError sees the usual one)."""
-
-    def __enter__(self):
-        self.saved = sys.getrecursionlimit()
-        sys.setrecursionlimit(self.saved + 4 * MAX_DEPTH)
-
-    def __exit__(self, *exc):
-        sys.setrecursionlimit(self.saved)
 
 
 class _Memo:
@@ -375,92 +271,7 @@ class _Originals(dict):
         self.inner[k] = v
 
 
-STDLIB = frozenset(sys.stdlib_module_names)
-# Standard modules whose import does something (opens a browser, prints, needs a display).
-NO_IMPORT = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "webbrowser", "pydoc", "ensurepip", "venv"})
-
-
-def _builtin_base(v):
-    """The plain value of an instance of a subclass of a builtin data type, through the base
-    class's own methods (never the subclass's overrides); None for anything else."""
-    for base, conv in _BASES:
-        if isinstance(v, base):
-            return conv(v)
-    return None
-
-
-_BASES = (
-    (int, lambda v: int.__add__(v, 0)),
-    (float, float.__float__),
-    (str, lambda v: str.__getitem__(v, slice(None))),
-    (bytes, lambda v: bytes.__getitem__(v, slice(None))),
-    (tuple, lambda v: tuple(tuple.__iter__(v))),
-    (list, lambda v: list(list.__iter__(v))),
-    (dict, lambda v: {k: dict.__getitem__(v, k) for k in dict.__iter__(v)}),
-    (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
-    (set, lambda v: set(set.__iter__(v))),
-)
-
-
-def _encode_stdlib(codec, v, t, memo, depth):
-    """A few standard containers and numbers, rebuilt as the same standard type on the other side."""
-    import collections
-    import datetime
-    import decimal
-    import fractions
-
-    enc = lambda x: codec._enc(x, memo, depth + 1)  # noqa: E731
-    if t is collections.deque:
-        return ["X", "deque", [enc(x) for x in v], v.maxlen]
-    if t is collections.Counter or t is collections.OrderedDict:
-        return ["X", t.__name__, [[enc(k), enc(x)] for k, x in dict.items(v)]]
-    if t is collections.defaultdict:
-        factory = v.default_factory
-        return ["X", "defaultdict", [[enc(k), enc(x)] for k, x in dict.items(v)], enc(factory)]
-    if t is decimal.Decimal:
-        return ["X", "Decimal", str(v)]
-    if t is fractions.Fraction:
-        return ["X", "Fraction", v.numerator, v.denominator]
-    if t in (datetime.date, datetime.datetime, datetime.time, datetime.timedelta):
-        if t is datetime.timedelta:
-            return ["X", "timedelta", v.days, v.seconds, v.microseconds]
-        if getattr(v, "tzinfo", None) is not None:
-            return None
-        return ["X", t.__name__, v.isoformat()]
-    return None
-
-
-def _decode_stdlib(codec, n, memo, depth):
-    import collections
-    import datetime
-    import decimal
-    import fractions
-
-    kind = n[1]
-    dec = lambda x: codec._dec(x, memo, depth + 1)  # noqa: E731
-    if kind == "deque":
-        return collections.deque((dec(x) for x in n[2]), None if n[3] is None else int(n[3]))
-    if kind in ("Counter", "OrderedDict"):
-        cls = collections.Counter if kind == "Counter" else collections.OrderedDict
-        out = cls()
-        for k, x in n[2]:
-            dict.__setitem__(out, dec(k), dec(x))
-        return out
-    if kind == "defaultdict":
-        factory = dec(n[3])
-        out = collections.defaultdict(factory if factory is None or callable(factory) else None)
-        for k, x in n[2]:
-            out[dec(k)] = dec(x)
-        return out
-    if kind == "Decimal":
-        return decimal.Decimal(str(n[2]))
-    if kind == "Fraction":
-        return fractions.Fraction(int(n[2]), int(n[3]))
-    if kind == "timedelta":
-        return datetime.timedelta(days=int(n[2]), seconds=int(n[3]), microseconds=int(n[4]))
-    if kind in ("date", "datetime", "time"):
-        return getattr(datetime, kind).fromisoformat(str(n[2]))
-    raise ProtocolError(f"unknown standard type {kind!r}")
-
-
-BUILTIN_EXCEPTIONS = {n: c for n, c in vars(builtins).items() if isinstance(c, type) and issubclass(c, BaseException)}
+__all__ = [
+    "BUILTIN_EXCEPTIONS", "MAX_DEPTH", "MAX_FRAME", "SCALARS", "ChannelClosed", "Codec", "ForeignGlobal", "FrameTimeout", "FrameTooLarge",
+    "ProtocolError", "global_name", "recv_frame", "resolve_global", "send_frame",
+]

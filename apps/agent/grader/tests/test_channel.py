@@ -11,8 +11,8 @@ import threading
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import wire  # noqa: E402
-from peer import CandidateLost, Peer, Proxy  # noqa: E402
+from agentlab_grader import wire  # noqa: E402
+from agentlab_grader.peer import CandidateLost, Peer, Proxy  # noqa: E402
 
 SHARE = frozenset({"nodes_for_test"})
 
@@ -147,6 +147,18 @@ def test_deep_structures_cross():
     while back is not None:
         n, back = n + 1, back.nxt
     assert n == 1500
+
+
+def test_the_judge_resolves_only_pure_globals():
+    import math
+
+    judge = wire.Codec(shareable_modules=SHARE, private_modules=frozenset({"solution"}), export=id, local=None,
+                       local_named=None, remote=None, handed_back=lambda v: None, guarded=True)
+    assert judge.decode(["G", "math", "sqrt"]) is math.sqrt
+    assert judge.decode(["G", "builtins", "len"]) is len
+    for module, name in (("os", "system"), ("subprocess", "Popen"), ("builtins", "exec"), ("builtins", "open"), ("os", "")):
+        value = judge.decode(["G", module, name])
+        assert type(value) is wire.ForeignGlobal and not callable(value)
 
 
 def test_malformed_frames_are_protocol_errors():
