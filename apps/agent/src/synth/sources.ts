@@ -15,6 +15,8 @@ export type Program = {
   source: string;
   publicTests: string;
   hiddenTests: string;
+  /** Read-only files the program imports (the learnable family's per-group constants). */
+  dependencies?: { path: string; content: string }[];
 };
 
 const header = "from solution import *  # noqa: F401,F403\n\n";

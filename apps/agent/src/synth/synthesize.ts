@@ -20,7 +20,7 @@ export async function synthesize(grader: Grader, p: Program, opts: SynthOptions)
     source_group: p.group,
     language: "python",
     instruction: p.instruction,
-    files: [{ path: "solution.py", role: "main", content: buggy }],
+    files: [{ path: "solution.py", role: "main", content: buggy }, ...(p.dependencies ?? []).map((d) => ({ path: d.path, role: "dependency" as const, content: d.content }))],
     public_tests: [{ path: "test_public.py", content: p.publicTests }],
     hidden_tests: [{ path: "test_hidden.py", content: p.hiddenTests }],
     reference: [{ path: "solution.py", content: set.normalized }],
