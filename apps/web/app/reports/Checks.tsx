@@ -35,9 +35,9 @@ export function Checks({ report }: { report: ExperimentReport }) {
           ) : (
             <>
               <p>Grading isolation: <Badge tone="amber">{inProc.reduce((s, i) => s + i.inProcess, 0)} verdicts from in-process grading</Badge></p>
-              <StatTable head={["split", "model", "verdicts", "in-process"]}>
+              <StatTable head={["split", { label: "model", left: true }, "verdicts", { label: "in-process", left: true }]}>
                 {iso.map((i) => (
-                  <tr key={`${i.split}:${i.modelKey}`}><Cell>{i.split}</Cell><Cell className="text-left">{labelOf(report, i.modelKey)}</Cell><Cell>{i.total}</Cell><Cell className={i.inProcess ? "text-amber-800" : ""}>{isolationText(i)}</Cell></tr>
+                  <tr key={`${i.split}:${i.modelKey}`}><Cell>{i.split}</Cell><Cell left>{labelOf(report, i.modelKey)}</Cell><Cell>{i.total}</Cell><Cell left className={i.inProcess ? "text-amber-800" : ""}>{isolationText(i)}</Cell></tr>
                 ))}
               </StatTable>
               <Explain><p>{ISOLATION_NOTE}</p></Explain>

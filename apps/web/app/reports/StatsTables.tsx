@@ -8,22 +8,33 @@ import { formatDeltaPp, formatMde, formatPct, type ExperimentReport, type Pooled
 const ci = (i: { value: number; lo: number; hi: number } | null) => (i ? `${formatPct(i.value)} [${formatPct(i.lo)}, ${formatPct(i.hi)}]` : "—");
 const pp = (x: number) => `${x >= 0 ? "+" : ""}${(100 * x).toFixed(1)} pp`;
 
-const TH = "whitespace-nowrap px-3 py-2 text-right text-[11px] font-semibold uppercase tracking-wide text-zinc-500 first:text-left";
-const TD = "whitespace-nowrap px-3 py-1.5 text-right tabular-nums first:text-left";
+const TH = "whitespace-nowrap px-3 py-2 text-[11px] font-semibold uppercase tracking-wide text-zinc-500";
+const TD = "px-3 py-1.5 tabular-nums";
+const align = (left: boolean | undefined, i = 1) => (left || i === 0 ? "text-left" : "text-right");
+
+/** A column heading; `left` for a text column (numbers are right-aligned, the first column is left). */
+export type Head = string | { label: string; left: true };
 
 /** A styled table: a header row and rows of cells, right-aligned numbers, the first column left. */
-export function StatTable({ head, children, testId }: { head: ReactNode[]; children: ReactNode; testId?: string }) {
+export function StatTable({ head, children, testId }: { head: Head[]; children: ReactNode; testId?: string }) {
   return (
     <div className="overflow-x-auto rounded-lg border border-zinc-200">
       <table className="w-full border-collapse text-[13px]" data-testid={testId}>
-        <thead><tr className="border-b border-zinc-200 bg-zinc-50/80">{head.map((h, i) => <th key={i} scope="col" className={TH}>{h}</th>)}</tr></thead>
+        <thead>
+          <tr className="border-b border-zinc-200 bg-zinc-50/80">
+            {head.map((h, i) => <th key={i} scope="col" className={`${TH} ${align(typeof h !== "string", i)}`}>{typeof h === "string" ? h : h.label}</th>)}
+          </tr>
+        </thead>
         <tbody className="divide-y divide-zinc-100">{children}</tbody>
       </table>
     </div>
   );
 }
 
-export const Cell = ({ children, className = "" }: { children?: ReactNode; className?: string }) => <td className={`${TD} ${className}`}>{children}</td>;
+/** A cell; `left` for text, `wrap` for long text (numbers stay on one line). */
+export const Cell = ({ children, className = "", left, wrap }: { children?: ReactNode; className?: string; left?: boolean; wrap?: boolean }) => (
+  <td className={`${TD} ${align(left)} ${wrap ? "min-w-48" : "whitespace-nowrap"} ${className} first:text-left`}>{children}</td>
+);
 
 /** A figure's explanation, under it. */
 export const Explain = ({ children }: { children: ReactNode }) => <div className="mt-2 space-y-1 text-xs leading-relaxed text-zinc-600">{children}</div>;
@@ -33,15 +44,15 @@ export function SummaryTable({ report }: { report: ExperimentReport }) {
   const t = test.stats;
   return (
     <>
-      <StatTable testId="summary-table" head={["split", "Base", "SFT", "Δ", "improved / regressed", "test", "p", "MDE (80% power)", ""]}>
+      <StatTable testId="summary-table" head={["split", "Base", "SFT", "Δ", "improved / regressed", { label: "test", left: true }, "p", "MDE (80% power)", { label: "", left: true }]}>
         <tr>
           <Cell>dev</Cell><Cell>{formatPct(dev.base)}</Cell><Cell>{dev.sft === null ? "—" : formatPct(dev.sft)}</Cell><Cell>{dev.delta === null ? "—" : pp(dev.delta)}</Cell>
-          <Cell>{dev.sft === null ? "—" : `${dev.improved} / ${dev.regressed}`}</Cell><Cell>—</Cell><Cell>—</Cell><Cell>—</Cell><Cell className="text-left text-amber-800">{dev.note}</Cell>
+          <Cell>{dev.sft === null ? "—" : `${dev.improved} / ${dev.regressed}`}</Cell><Cell left>—</Cell><Cell>—</Cell><Cell>—</Cell><Cell left wrap className="text-amber-800">{dev.note}</Cell>
         </tr>
         <tr>
           <Cell>test</Cell><Cell>{ci(test.base)}</Cell><Cell>{ci(test.sft)}</Cell><Cell>{t ? formatDeltaPp(t.delta, t.ci) : "—"}</Cell>
-          <Cell>{t ? `${test.improved} / ${test.regressed}` : "—"}</Cell><Cell className="text-left">{t?.test ?? "—"}</Cell><Cell>{t ? t.p.toPrecision(3) : "—"}</Cell><Cell>{t ? formatMde(t) : "—"}</Cell>
-          <Cell className={`text-left ${test.significant ? "font-semibold text-emerald-800" : ""}`}>{test.label}</Cell>
+          <Cell>{t ? `${test.improved} / ${test.regressed}` : "—"}</Cell><Cell left>{t?.test ?? "—"}</Cell><Cell>{t ? t.p.toPrecision(3) : "—"}</Cell><Cell>{t ? formatMde(t) : "—"}</Cell>
+          <Cell left wrap className={test.significant ? "font-semibold text-emerald-800" : ""}>{test.label}</Cell>
         </tr>
       </StatTable>
       <Explain>
@@ -84,15 +95,15 @@ export function SeedsTable({ seeds }: { seeds: PooledResult }) {
   const p = seeds.pooled;
   return (
     <>
-      <StatTable testId="seeds-table" head={["seed", "SFT", "Δ", "improved / regressed", "test", "p", "MDE", "significant"]}>
+      <StatTable testId="seeds-table" head={["seed", "SFT", "Δ", "improved / regressed", { label: "test", left: true }, "p", "MDE", "significant"]}>
         {seeds.perSeed.map(({ seed, stats: s }) => (
           <tr key={seed}>
             <Cell>seed {seed}</Cell><Cell>{formatPct(s.treatedPass)}</Cell><Cell>{formatDeltaPp(s.delta, s.ci)}</Cell><Cell>{s.improved} / {s.regressed}</Cell>
-            <Cell className="text-left">{s.test}</Cell><Cell>{s.p.toPrecision(3)}</Cell><Cell>{formatMde(s)}</Cell><Cell>{s.significant ? "yes" : "no"}</Cell>
+            <Cell left>{s.test}</Cell><Cell>{s.p.toPrecision(3)}</Cell><Cell>{formatMde(s)}</Cell><Cell>{s.significant ? "yes" : "no"}</Cell>
           </tr>
         ))}
         <tr className="bg-zinc-50 font-medium">
-          <Cell>pooled ({p.seeds})</Cell><Cell>{formatPct(p.treatedPass)}</Cell><Cell>{formatDeltaPp(p.delta, p.ci)}</Cell><Cell /><Cell className="text-left">{p.test}</Cell><Cell>{p.p.toPrecision(3)}</Cell><Cell>{formatMde(p)}</Cell><Cell>{p.significant ? "yes" : "no"}</Cell>
+          <Cell>pooled ({p.seeds})</Cell><Cell>{formatPct(p.treatedPass)}</Cell><Cell>{formatDeltaPp(p.delta, p.ci)}</Cell><Cell /><Cell left>{p.test}</Cell><Cell>{p.p.toPrecision(3)}</Cell><Cell>{formatMde(p)}</Cell><Cell>{p.significant ? "yes" : "no"}</Cell>
         </tr>
       </StatTable>
       <Explain>
