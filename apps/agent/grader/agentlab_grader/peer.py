@@ -345,6 +345,8 @@ class Peer:
         decoded = [self.codec.decode(a) for a in args]
         if op in ("get", "set") and self.judge and (type(decoded[0]) is not str or decoded[0].startswith("_")):
             raise PermissionError("private attributes of judge objects are not reachable")
+        if op == "set" and self.judge and wire.shadows_behaviour(type(obj), decoded[0]):
+            raise PermissionError(f"setting {decoded[0]!r} would change the behaviour of a judge object")
         if op == "get":
             return {"r": self.codec.encode(getattr(obj, decoded[0]))}
         if op == "set":

@@ -3,6 +3,7 @@ a few standard types rebuilt as themselves, and references to importable globals
 policy for which globals it will resolve in its own interpreter)."""
 import builtins
 import importlib
+import inspect
 import sys
 
 from .frames import ProtocolError
@@ -63,6 +64,18 @@ class ForeignGlobal:
 
     def __repr__(self) -> str:
         return f"<{self.name}: a global the judge does not resolve for the candidate>"
+
+
+def shadows_behaviour(cls: type, name: str) -> bool:
+    """True when an instance attribute `name` would hide a method, property or other behaviour of
+    `cls`: the candidate may change an object's data on the judge's side, never its behaviour."""
+    if name.startswith("__") and name.endswith("__"):
+        return True
+    attr = inspect.getattr_static(cls, name, _MISSING)
+    return attr is not _MISSING and (callable(attr) or hasattr(attr, "__get__"))
+
+
+_MISSING = object()
 
 
 def judge_resolves(module: str, qual: str, shareable: frozenset) -> bool:

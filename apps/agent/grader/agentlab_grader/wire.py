@@ -15,7 +15,7 @@ import sys
 from .frames import MAX_DEPTH, MAX_FRAME, ChannelClosed, FrameTimeout, FrameTooLarge, ProtocolError, _deep_enough, recv_frame, send_frame
 from .stdtypes import (
     BUILTIN_EXCEPTIONS, NO_IMPORT, SCALARS, STDLIB, ForeignGlobal, _builtin_base, _decode_stdlib, _encode_stdlib, global_name,
-    judge_resolves, resolve_global,
+    judge_resolves, resolve_global, shadows_behaviour,
 )
 
 class Codec:
@@ -204,6 +204,8 @@ class Codec:
             for k, x in node[4]:
                 if type(k) is not str:
                     raise ProtocolError("attribute names must be strings")
+                if self.guarded and shadows_behaviour(type(orig), k):
+                    raise ProtocolError(f"an answer sets {k!r}, which would hide behaviour of {type(orig).__name__}")
                 attrs[k] = self._dec(x, memo, depth + 1)
             vars(orig).clear()
             vars(orig).update(attrs)
@@ -223,6 +225,8 @@ class Codec:
         for k, x in attrs:
             if type(k) is not str:
                 raise ProtocolError("attribute names must be strings")
+            if self.guarded and shadows_behaviour(cls, k):
+                raise ProtocolError(f"attribute {k!r} would hide behaviour of {qual}")
             obj.__dict__[k] = self._dec(x, memo, depth + 1)
         return obj
 
@@ -273,5 +277,5 @@ class _Originals(dict):
 
 __all__ = [
     "BUILTIN_EXCEPTIONS", "MAX_DEPTH", "MAX_FRAME", "SCALARS", "ChannelClosed", "Codec", "ForeignGlobal", "FrameTimeout", "FrameTooLarge",
-    "ProtocolError", "global_name", "recv_frame", "resolve_global", "send_frame",
+    "ProtocolError", "global_name", "recv_frame", "resolve_global", "send_frame", "shadows_behaviour",
 ]

@@ -57,8 +57,11 @@ def candidate_module():
     def peek(obj, name):
         return getattr(obj, name)
 
+    def poke(obj, name):
+        setattr(obj, name, lambda *a, **k: None)
+
     return {"always_eq": lambda: AlwaysEq(), "fake_int": lambda: FakeInt(5), "gen": gen, "reverse": reverse,
-            "sort_in_place": sort_in_place, "boom": boom, "call_back": call_back, "peek": peek, "counter": collections.Counter("aab"),
+            "sort_in_place": sort_in_place, "boom": boom, "call_back": call_back, "peek": peek, "poke": poke, "counter": collections.Counter("aab"),
             "dec": decimal.Decimal("1.10"), "exit": lambda: sys.exit(3)}
 
 
@@ -128,6 +131,26 @@ def test_callbacks_and_private_attributes(judge):
         judge("peek")(Probe(), "_expected")
     with pytest.raises(AttributeError):
         judge("peek")(lambda: 0, "__globals__")
+
+
+def test_data_may_change_behaviour_may_not(judge):
+    class Checker:
+        def check(self, x):
+            return x == 42
+
+    c = Checker()
+    with pytest.raises(PermissionError):
+        judge("poke")(c, "check")  # would make c.check a candidate function
+    assert c.check(41) is False
+    codec = wire.Codec(shareable_modules=SHARE, private_modules=frozenset(), export=id, local=None, local_named=None,
+                       remote=None, handed_back=lambda v: None, guarded=True)
+    Node.describe = lambda self: "node"
+    try:
+        with pytest.raises(wire.ProtocolError):
+            codec.decode(["O", 0, "nodes_for_test", "Node", [["describe", "forged"]]])
+        assert codec.decode(["O", 0, "nodes_for_test", "Node", [["value", 1]]]).value == 1
+    finally:
+        del Node.describe
 
 
 def test_standard_types_rebuild_as_themselves(judge):
