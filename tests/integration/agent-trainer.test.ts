@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { getJob, listJobArtifacts } from "@agentlab/db";
-import { EvalProtocol, GenerateJobResult, PROMPT_TEMPLATE_HASH, generationProtocol, recipeMismatches } from "@agentlab/core";
+import { ChatMessage, EvalProtocol, GenerateJobResult, PROMPT_TEMPLATE_HASH, generationProtocol, recipeMismatches } from "@agentlab/core";
 import { findPython, runPython } from "../../apps/agent/src/trainer/python";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
@@ -62,7 +62,7 @@ describe("trainer jobs on the agent", () => {
     expect(last?.artifact).toBe(artifacts.find((a) => a.name === "adapter-epoch-2")?.sha256);
     expect(await server.app.services.artifacts.has(last?.artifact ?? "")).toBe(true);
 
-    const prompts = [0, 1, 2].map((i) => ({ task_id: `t${i}`, messages: sample(i).messages.slice(0, 2) }));
+    const prompts = [0, 1, 2].map((i) => ({ task_id: `t${i}`, messages: ChatMessage.array().parse(sample(i).messages.slice(0, 2)) }));
     const gen = await server.app.services.queue.enqueue({
       type: "generate",
       payload: { spec: { base_model: model, prompts, max_new_tokens: 16, local_files_only: true, expected_adapter_sha256: last?.sha256 }, adapterSha256: last?.sha256, adapterArtifact: last?.artifact },

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { claimJob, createEnrollmentToken, createSplit, enrollAgent, finishAttempt, importPool, schema, updateStage, type Db } from "@agentlab/db";
-import { formatAnswer, sha256Hex, type ExperimentConfigInput, type TaskSpec } from "@agentlab/core";
+import { formatAnswer, sha256Hex, type ExperimentConfigInput, type GenerateSummary, type TaskSpec, type TrainerEnvironment, type TrainJobResult, type TrainMethod } from "@agentlab/core";
 import { createQueue } from "../../apps/web/server/queue";
 import { loadEnv } from "../../apps/web/server/env";
 import { createLogger } from "../../apps/web/server/logger";
@@ -91,6 +91,34 @@ export function adapterSha(seed: number, epoch: number): string {
 }
 const modelOf = (adapterSha256: unknown): string => (typeof adapterSha256 === "string" ? adapters.get(adapterSha256) ?? "unknown" : "base");
 
+// What the simulated trainer reports: full results of the train and generate contracts (the agent
+// checks its results against them before sending, so the server only ever sees complete ones).
+const simEnvironment: TrainerEnvironment = {
+  python: "3.11.0", platform: "sim", torch: "2.13.0", cuda: null, cuda_available: false, driver: null, gpus: [], transformers: "5.24.0", peft: "0.21.2", trl: null,
+  bitsandbytes: null, vllm: null, cpu_count: 2, torch_threads: 2,
+};
+export function simRunRecord(seed: number, method: TrainMethod): TrainJobResult {
+  const snapshots = [1, 2].map((epoch) => ({
+    epoch, path: `/adapters/s${seed}/epoch-${epoch}`, sha256: adapterSha(seed, epoch), files: ["adapter_model.safetensors"], train_loss: 1 / epoch, eval_loss: null, step: epoch, artifact: sha256Hex(`archive s${seed}e${epoch}`),
+  }));
+  const t = "2026-01-01T00:00:00Z";
+  return {
+    status: "succeeded", method, device: "cpu", config: {}, dataset_sha256: sha256Hex("ds"), eval_dataset_sha256: null, chat_template_sha256: sha256Hex("chatml"),
+    model: { id: "/models/tiny", path: "/models/tiny", weights_sha256: sha256Hex("tiny weights") }, seed, eot_token: "<|im_end|>", samples: 4, eval_samples: 0,
+    supervised_tokens_per_epoch: 40, trainable_parameters: 10, total_steps: 2, steps: 2, epochs_completed: 2, snapshots, final_train_loss: 0.5, final_eval_loss: null,
+    started_at: t, finished_at: t, train_time_s: 1, wall_time_s: 1, supervised_tokens: 80, supervised_tokens_per_s: 80, total_tokens_per_s: 100, peak_memory_mb: 1,
+    environment: simEnvironment, pip_freeze: [],
+  };
+}
+type SimDecoding = GenerateSummary["decoding"];
+function simGenerateSummary(baseModel: string, adapter: string | null, decoding: SimDecoding, count: number): GenerateSummary {
+  return {
+    backend: "transformers", backend_version: "4.57.1", dtype: "float32", device: "cpu", stop: ["<|im_end|>"], generation_config: "recipe",
+    model: { ref: baseModel, revision: null, weights_sha256: sha256Hex("tiny weights") }, count, base_model: baseModel, adapter: null, adapter_sha256: adapter, decoding,
+    chat_template_sha256: sha256Hex("chatml"), completion_tokens: count, tokens_per_s: 1, wall_time_s: 1, peak_memory_mb: 1, environment: simEnvironment,
+  };
+}
+
 /** Answers one claimed job; returns false when nothing was queued. */
 export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent>>, tasks: Map<string, TaskSpec>, behaviour: Behaviour, opts: { leaveTrainRunning?: boolean } = {}) {
   const job = await claimJob(db, fit);
@@ -101,7 +129,9 @@ export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent
     if (opts.leaveTrainRunning) return { claimed: job };
     received.train.push(p.spec ?? {});
     const seed = Number(p.spec?.seed);
-    result = { method: behaviour.trainMethod?.(seed) ?? "lora-fp32", snapshots: [1, 2].map((epoch) => ({ epoch, path: `/adapters/s${seed}/epoch-${epoch}`, sha256: adapterSha(seed, epoch) })) };
+    const method = behaviour.trainMethod?.(seed) ?? "lora-fp32";
+    if (method !== "lora-fp32" && method !== "lora-bf16" && method !== "qlora-nf4") throw new Error(`unknown method ${method}`);
+    result = simRunRecord(seed, method);
   } else if (job.type === "generate") {
     received.generate.push(p.spec ?? {});
     const model = modelOf(p.adapterSha256);
@@ -116,19 +146,12 @@ export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent
       if (!t) throw new Error(`unknown task ${task_id}`);
       const main = t.files.filter((f) => f.role === "main");
       const files = behaviour.fixes(model, t) ? t.reference.map((r) => ({ path: r.path, content: r.content })) : main.map((f) => ({ path: f.path, content: f.content }));
-      return { task_id, text: `Here is the fix.\n\n${formatAnswer(files)}` };
+      return { task_id, text: `Here is the fix.\n\n${formatAnswer(files)}`, finish_reason: "stop", completion_tokens: 1 };
     });
     const maxNew = behaviour.maxNewTokens?.(model) ?? Number(p.spec?.max_new_tokens);
     const sent = typeof p.adapterSha256 === "string" ? p.adapterSha256 : null;
-    result = {
-      outputs,
-      summary: {
-        backend: "transformers", backend_version: "4.57.1", dtype: "float32", device: "cpu", stop: ["<|im_end|>"], generation_config: "recipe",
-        chat_template_sha256: sha256Hex("chatml"), model: { ref: String(p.spec?.base_model), revision: null, weights_sha256: sha256Hex("tiny weights") },
-        adapter_sha256: behaviour.loadedAdapter ? behaviour.loadedAdapter(model, sent) : sent,
-        decoding: { do_sample: false, temperature: 0, top_p: 1, seed: 0, max_new_tokens: maxNew },
-      },
-    };
+    const adapter = behaviour.loadedAdapter ? behaviour.loadedAdapter(model, sent) : sent;
+    result = { outputs, summary: simGenerateSummary(String(p.spec?.base_model), adapter, { do_sample: false, temperature: 0, top_p: 1, seed: 0, max_new_tokens: maxNew }, outputs.length) };
   } else if (job.type === "grade") {
     const task = p.task as TaskSpec;
     const key = String((await db.select({ k: schema.jobs.dedupeKey }).from(schema.jobs).where(eq(schema.jobs.id, job.jobId)))[0]?.k ?? "");
@@ -143,7 +166,8 @@ export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent
       // The isolation the payload asked for, echoed as the real grader records it on its result.
       verdict: pass ? "pass" : "fail_hidden", backend: "bwrap", isolation: p.isolation === "in_process" ? "in_process" : "judge", unsandboxed: false, graderVersion: "sim-grader/1", reasons: [],
       tests: [{ id: "tests/test_hidden.py::test_fixed", layer: "hidden", outcome: pass ? "passed" : "failed", message: pass ? "" : "AssertionError: wrong answer" }],
-      ignoredCandidatePaths: [], exitCode: pass ? 0 : 1, signal: null, stdoutTail: pass ? "1 passed" : "1 failed", stderrTail: "", wallTimeMs: 1, cpuTimeMs: 1, peakMemoryKb: 1,
+      ignoredCandidatePaths: [], exitCode: pass ? 0 : 1, signal: null, stdoutTail: pass ? "1 passed" : "1 failed", stderrTail: "", candidateOutputTail: "", wallTimeMs: 1, cpuTimeMs: 1, peakMemoryKb: 1,
+      expectedTestIds: ["tests/test_hidden.py::test_fixed"],
     };
   } else throw new Error(`unexpected job type ${job.type}`);
   await finishAttempt(db, { jobId: job.jobId, attemptId: job.attemptId, reason: "succeeded", exitCode: 0, signal: null, result, error: null });

@@ -5,7 +5,7 @@ import type { ExperimentReport, TaskSpec } from "@agentlab/core";
 import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
 import type { Services } from "../../apps/web/server/services";
 import { createTestDatabase, type TestDb } from "./helpers/db";
-import { adapterSha, agentStep, baseConfig, drive, makeAgent, makeServices, makeSplit, startExperiment, type Behaviour } from "./experiments-harness";
+import { agentStep, simRunRecord, baseConfig, drive, makeAgent, makeServices, makeSplit, startExperiment, type Behaviour } from "./experiments-harness";
 
 let t: TestDb;
 let s: Services;
@@ -59,7 +59,7 @@ describe("experiment stage machine on Postgres", () => {
     if (!claimed) throw new Error("no train job claimed");
     const { finishAttempt } = await import("@agentlab/db");
     const seed = Number((claimed.payload as { spec: { seed: number } }).spec.seed);
-    await finishAttempt(t.db, { jobId: claimed.jobId, attemptId: claimed.attemptId, reason: "succeeded", exitCode: 0, signal: null, error: null, result: { method: "lora-fp32", snapshots: [1, 2].map((e) => ({ epoch: e, path: `/adapters/s${seed}/epoch-${e}`, sha256: adapterSha(seed, e) })) } });
+    await finishAttempt(t.db, { jobId: claimed.jobId, attemptId: claimed.attemptId, reason: "succeeded", exitCode: 0, signal: null, error: null, result: simRunRecord(seed, "lora-fp32") });
     const end = await drive(t.db, second, expId, fit, tasks, learns);
     expect(end).toEqual({ state: "succeeded", error: null });
     // Every generate job ran once: base + 2 seeds × 2 epochs on dev, base + one per seed on test.

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { claimJob, enqueueJob, finishAttempt, reapJobs, renewLeases, appendLogs, requestCancel, getJob, enrollAgent, createEnrollmentToken } from "@agentlab/db";
 import { createTestDatabase, type TestDb } from "./helpers/db";
+import { gradePayload } from "./helpers/payloads";
 
 let t: TestDb;
 let agentId: string;
@@ -35,7 +36,7 @@ describe("job queue on Postgres", () => {
     expect(again.accepted).toBe(true);
     expect((await requestCancel(t.db, gpuJob.id))?.state).toBe("canceled");
     // Untrusted code goes only to agents whose sandbox passed its self-test.
-    const grade = await enqueueJob(t.db, { type: "grade", payload: {} });
+    const grade = await enqueueJob(t.db, { type: "grade", payload: gradePayload() });
     expect(await claimJob(t.db, { ...fit(), sandbox: "none" })).toBeNull();
     expect((await claimJob(t.db, fit()))?.jobId).toBe(grade.id);
   });

@@ -11,6 +11,7 @@ import { jobHandlers } from "../../apps/agent/src/jobs";
 import { SHELL_REFUSED } from "../../apps/agent/src/jobs/shell";
 import { cookieValue, trpcHttp } from "./auth-helpers";
 import { enrollTestAgent, startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
+import { tokenizePayload } from "./helpers/payloads";
 
 // Issue 20, security half: shell jobs are admin-only and opt-in per agent, a password change
 // revokes sessions and API tokens, and every response carries the anti-framing headers.
@@ -37,7 +38,7 @@ describe("shell jobs", () => {
   it("only admins create them; members still create other jobs", async () => {
     await expect(as("member").jobs.create(touch("member"))).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(as("viewer").jobs.create(touch("viewer"))).rejects.toMatchObject({ code: "FORBIDDEN" });
-    const other = await as("member").jobs.create({ type: "tokenize", payload: {} });
+    const other = await as("member").jobs.create({ type: "tokenize", payload: tokenizePayload() });
     expect(other.type).toBe("tokenize");
     await as("admin").jobs.cancel({ id: other.id });
     const job = await as("admin").jobs.create(touch("admin-created"));

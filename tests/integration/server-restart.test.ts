@@ -3,6 +3,7 @@ import { getJob, listAttempts } from "@agentlab/db";
 import type { JobHandler } from "../../apps/agent/src/jobs/types";
 import { spawnShellAgent } from "./helpers/agent-process";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
+import { tokenizePayload } from "./helpers/payloads";
 
 // Item 3 of issue 20: a server restart loses nothing. A job that finishes while the server is down
 // (longer than a lease TTL) is accepted when it comes back, not re-run; the agent is back within
@@ -35,7 +36,7 @@ describe("server restart", () => {
   it("accepts a result finished while the server was down; only a lease nobody came back for is re-run", async () => {
     const survivor = gatedHandler();
     const a = await startInProcessAgent(server, "survivor", { pollMs: 300, handlers: { tokenize: survivor.handler } });
-    const kept = await server.app.services.queue.enqueue({ type: "tokenize", payload: {}, maxAttempts: 3 });
+    const kept = await server.app.services.queue.enqueue({ type: "tokenize", payload: tokenizePayload(), maxAttempts: 3 });
     await waitState(kept.id, "running");
     const b = await spawnShellAgent(server, "casualty", { LOG_LEVEL: "error" });
     const orphan = await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["sleep", "20"] }, maxAttempts: 3 });
@@ -68,7 +69,7 @@ describe("a handler that ignores its abort signal", () => {
   it("cannot hold a shutdown: the supervisor reports the interruption and the job is requeued", async () => {
     const stuck = gatedHandler(); // never opened before the stop: it ignores the signal entirely
     const agent = await startInProcessAgent(server, "stubborn", { pollMs: 300, handlers: { tokenize: stuck.handler }, abandonAfterMs: 1000 });
-    const job = await server.app.services.queue.enqueue({ type: "tokenize", payload: {}, maxAttempts: 3 });
+    const job = await server.app.services.queue.enqueue({ type: "tokenize", payload: tokenizePayload(), maxAttempts: 3 });
     await waitState(job.id, "running");
     // Positive control: it really does not end by itself.
     await new Promise((r) => setTimeout(r, 1500));
@@ -89,13 +90,13 @@ describe("a handler that ignores its abort signal", () => {
     let calls = 0;
     const handler: JobHandler = (ctx) => (++calls === 1 ? stuck.handler(ctx) : Promise.resolve({ reason: "succeeded", result: {} }));
     const agent = await startInProcessAgent(server, "stubborn2", { pollMs: 300, handlers: { tokenize: handler }, abandonAfterMs: 1000 });
-    const job = await server.app.services.queue.enqueue({ type: "tokenize", payload: {}, maxAttempts: 3 });
+    const job = await server.app.services.queue.enqueue({ type: "tokenize", payload: tokenizePayload(), maxAttempts: 3 });
     await waitState(job.id, "running");
     const t0 = Date.now();
     await server.app.services.queue.cancel(job.id);
     await waitState(job.id, "canceled", 10_000);
     expect(Date.now() - t0).toBeLessThan(5000);
-    const next = await server.app.services.queue.enqueue({ type: "tokenize", payload: {} });
+    const next = await server.app.services.queue.enqueue({ type: "tokenize", payload: tokenizePayload() });
     await waitState(next.id, "succeeded", 10_000);
     stuck.open();
     await agent.stop();

@@ -9,6 +9,7 @@ import { Supervisor } from "../../apps/agent/src/supervisor";
 import { startTestApp, viewerOf, type TestApp } from "./auth-helpers";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { enrollTestAgent, testCapabilities, waitFor } from "./helpers/server";
+import { gradePayload } from "./helpers/payloads";
 
 // Item 6 of issue 20, server side: queued jobs no online agent can claim are explained (reason and
 // fix), and the Agents page's re-run makes the agent re-test its sandbox without a restart; once
@@ -29,7 +30,7 @@ afterAll(async () => (await app?.close(), await t?.drop()));
 describe("why is it stuck", () => {
   it("says no online agent passes the sandbox self-test, then a re-test without restart unsticks the job", async () => {
     const caller = app.caller(admin);
-    const job = await app.app.services.queue.enqueue({ type: "grade", payload: {} });
+    const job = await app.app.services.queue.enqueue({ type: "grade", payload: gradePayload() });
     // Nobody online yet.
     expect((await caller.agents.whyStuck({ jobId: job.id }))[0]?.stuck.reason).toBe("no agent is online");
 

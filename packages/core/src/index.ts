@@ -3,6 +3,8 @@ export * from "./names";
 export * from "./hash";
 export * from "./tasks";
 export * from "./jobs/schemas";
+export * from "./jobs/contracts";
+export * from "./jobs/recipe";
 export * from "./jobs/eligibility";
 export * from "./protocol/capabilities";
 export * from "./protocol/messages";

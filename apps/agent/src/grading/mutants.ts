@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { z } from "zod";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,11 +11,22 @@ import { DEFAULT_SANDBOX_LIMITS, type SandboxConfig } from "../sandbox/types";
 // audit parses them inside the sandbox; the synthesizer's inputs are our own datasets and it runs
 // the same script directly, which is much faster for thousands of programs.
 
-export type Mutant = { operator: string; line: number; description: string; source: string };
+const Mutant = z.object({ operator: z.string(), line: z.number().int(), description: z.string(), source: z.string() });
+export type Mutant = z.infer<typeof Mutant>;
 export type MutationSet = { normalized: string; mutants: Mutant[] };
+// mutate.py's answer: the normalized source and its mutants, or an error.
+const MutateAnswer = z.object({ normalized: z.string().optional(), mutants: z.array(Mutant).optional(), error: z.string().optional() });
 
 const parse = (stdout: string): MutationSet => {
-  const out = JSON.parse(stdout) as { normalized?: string; mutants?: Mutant[]; error?: string };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(stdout);
+  } catch {
+    throw new Error(`mutation failed: unreadable output ${stdout.slice(0, 200)}`);
+  }
+  const answer = MutateAnswer.safeParse(raw);
+  if (!answer.success) throw new Error(`mutation failed: answer does not match its schema: ${answer.error.message.slice(0, 500)}`);
+  const out = answer.data;
   if (out.error || out.normalized === undefined || !out.mutants) throw new Error(`mutation failed: ${out.error ?? "no output"}`);
   return { normalized: out.normalized, mutants: out.mutants };
 };

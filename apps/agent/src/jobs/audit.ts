@@ -1,19 +1,16 @@
-import { AuditJobPayload } from "@agentlab/core";
 import { auditTask } from "../grading/audit";
 import type { Grader } from "../grading/grader";
 import { mutantsSandboxed } from "../grading/mutants";
 import type { SandboxConfig } from "../sandbox/types";
+import { contracted } from "./contract";
 import type { JobHandler } from "./types";
 
 // `audit` jobs: task admission (reference 3× pass, buggy fails hidden, mutation score). Mutants
 // are generated inside the sandbox because task files come from users.
 
 export function makeAuditHandler(grader: Grader, cfg: SandboxConfig): JobHandler {
-  return async (ctx) => {
+  return contracted("audit", async (ctx, p) => {
     if (!ctx.agent.sandboxOk) return { reason: "infra_error", error: "sandbox self-test failed on this agent; refusing to audit" };
-    const parsed = AuditJobPayload.safeParse(ctx.payload);
-    if (!parsed.success) return { reason: "user_error", error: `invalid audit payload: ${parsed.error.message}` };
-    const p = parsed.data;
     const result = await auditTask(grader, p.task, {
       referenceRuns: p.referenceRuns,
       maxMutants: p.maxMutants,
@@ -25,5 +22,5 @@ export function makeAuditHandler(grader: Grader, cfg: SandboxConfig): JobHandler
     if (ctx.signal.aborted) return { reason: "infra_error", error: `audit interrupted: ${String(ctx.abortReason() ?? "aborted")}` };
     ctx.log.info({ taskId: p.task.id, status: result.status, score: result.mutationScore, isolation: result.isolation }, "audited");
     return { reason: "succeeded", result: { audit: result } };
-  };
+  });
 }

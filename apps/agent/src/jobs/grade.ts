@@ -1,5 +1,6 @@
-import { GradeJobPayload, taskFingerprint, type GradeResult } from "@agentlab/core";
+import { taskFingerprint, type GradeResult } from "@agentlab/core";
 import type { Grader } from "../grading/grader";
+import { contracted } from "./contract";
 import type { JobHandler } from "./types";
 
 // `grade` jobs: one candidate against one task. The grader (and its warm sandboxes) belongs to
@@ -9,14 +10,12 @@ import type { JobHandler } from "./types";
 export function makeGradeHandler(grader: Grader): JobHandler {
   // The reference's test ids per task fingerprint: computed once per agent, not once per candidate.
   const referenceIds = new Map<string, readonly string[]>();
-  return async (ctx) => {
+  return contracted("grade", async (ctx, payload) => {
     if (!ctx.agent.sandboxOk) return { reason: "infra_error", error: "sandbox self-test failed on this agent; refusing to grade" };
-    const parsed = GradeJobPayload.safeParse(ctx.payload);
-    if (!parsed.success) return { reason: "user_error", error: `invalid grade payload: ${parsed.error.message}` };
-    const { task, candidate, limits, isolation } = parsed.data;
+    const { task, candidate, limits, isolation } = payload;
     const key = `${taskFingerprint(task)}:${isolation}`;
     const signal = ctx.signal;
-    let expected = parsed.data.expectedTestIds ?? referenceIds.get(key) ?? null;
+    let expected = payload.expectedTestIds ?? referenceIds.get(key) ?? null;
     if (!expected) {
       const ref = await grader.referenceIds(task, limits, { isolation, signal });
       if (ref.result.verdict === "infra_error") return { reason: "infra_error", error: ref.result.reasons.join("; ") };
@@ -30,6 +29,6 @@ export function makeGradeHandler(grader: Grader): JobHandler {
     ctx.log.info({ taskId: task.id, verdict: result.verdict, unsandboxed: result.unsandboxed, wallMs: Math.round(result.wallTimeMs) }, "graded");
     if (result.verdict === "infra_error") return { reason: "infra_error", error: result.reasons.join("; "), result };
     // The result is the GradeResult itself (what the teacher and experiment runners parse).
-    return { reason: "succeeded", result: { ...result, expectedTestIds: expected } };
-  };
+    return { reason: "succeeded", result: { ...result, expectedTestIds: [...expected] } };
+  });
 }

@@ -1,5 +1,5 @@
-import { ShellJobPayload } from "@agentlab/core";
 import { runProcessTree } from "../runner/process-tree";
+import { contracted } from "./contract";
 import type { JobHandler } from "./types";
 
 /**
@@ -22,10 +22,7 @@ export const refuseShellJob: JobHandler = async (ctx) => {
 // Runs an argv with env and limits outside the sandbox: only on agents that opted in.
 export const shellJob =
   (graceMs: number): JobHandler =>
-  async (ctx) => {
-    const parsed = ShellJobPayload.safeParse(ctx.payload);
-    if (!parsed.success) return { reason: "user_error", error: `invalid shell payload: ${parsed.error.message}` };
-    const p = parsed.data;
+  contracted("shell", async (ctx, p) => {
     const timer = new AbortController();
     const wall = setTimeout(() => timer.abort(), p.limits.wallTimeoutS * 1000);
     const signal = AbortSignal.any([ctx.signal, timer.signal]);
@@ -45,4 +42,4 @@ export const shellJob =
     if (aborted === "timeout" || timer.signal.aborted) return { ...base, reason: "timeout", error: "wall time limit reached" };
     if (aborted) return { ...base, reason: "infra_error", error: `interrupted: ${aborted}` };
     return res.exitCode === 0 ? { ...base, reason: "succeeded" } : { ...base, reason: "user_error", error: `exited with ${res.exitCode ?? res.signal}` };
-  };
+  });

@@ -1,19 +1,13 @@
 import { join } from "node:path";
-import { z } from "zod";
-import { TrainSpec } from "@agentlab/core";
 import { runPython } from "../trainer/python";
 import { fetchBlob, tarDirectory, trainerJob } from "./trainer-common";
 
 // `train`: SFT on a dataset snapshot fetched by hash; every epoch's adapter is uploaded as soon as
-// it exists, so a canceled run keeps its finished epochs (brief §6).
-const TrainPayload = z.object({
-  datasetHash: z.string().regex(/^[a-f0-9]{64}$/),
-  evalDatasetHash: z.string().regex(/^[a-f0-9]{64}$/).nullable().optional(),
-  spec: TrainSpec.omit({ dataset: true, output_dir: true, eval_dataset: true }).partial({}).passthrough(),
-});
+// it exists, so a canceled run keeps its finished epochs (brief §6). Payload and result: TrainJobPayload
+// and TrainJobResult in core.
 
 export const trainJob = (graceMs: number) =>
-  trainerJob("train", TrainPayload, graceMs, async (ctx, { payload, python }) => {
+  trainerJob("train", graceMs, async (ctx, { payload, python }) => {
     const { spec, datasetHash, evalDatasetHash } = payload;
     const artifacts = new Map<number, string>();
     let uploads = Promise.resolve();

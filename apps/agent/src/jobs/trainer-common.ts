@@ -3,9 +3,10 @@ import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { fetchArtifact } from "../artifacts";
-import type { z } from "zod";
+import type { JobPayload, JobType } from "@agentlab/core";
 import { TrainerRunError, type RunPythonOptions } from "../trainer/python";
-import type { JobContext, JobHandler, JobOutcome } from "./types";
+import { contracted } from "./contract";
+import type { JobContext, JobHandler, TypedOutcome } from "./types";
 
 const exec = promisify(execFile);
 
@@ -37,7 +38,7 @@ export async function adapterDir(ctx: JobContext, artifactSha: string): Promise<
 }
 
 /** Maps a trainer failure to the job's terminal reason, honouring why the agent stopped it. */
-function trainerFailure(ctx: JobContext, err: unknown): JobOutcome {
+function trainerFailure<T extends JobType>(ctx: JobContext, err: unknown): TypedOutcome<T> {
   const aborted = ctx.abortReason();
   if (aborted === "canceled") return { reason: "canceled", error: "canceled" };
   if (aborted === "timeout") return { reason: "timeout", error: "max_duration reached" };
@@ -53,20 +54,18 @@ function trainerFailure(ctx: JobContext, err: unknown): JobOutcome {
 export type TrainerRun<P> = { payload: P; python: RunPythonOptions };
 
 /**
- * A job backed by the Python trainer: checks that the box has the trainer's Python, parses the
- * payload, runs the body, and maps any failure to the job's terminal reason.
+ * A job backed by the Python trainer: checks that the box has the trainer's Python, runs the body
+ * with the payload its contract parsed, and maps any failure to the job's terminal reason.
  */
-export function trainerJob<S extends z.ZodType>(kind: string, schema: S, graceMs: number, body: (ctx: JobContext, run: TrainerRun<z.output<S>>) => Promise<JobOutcome>): JobHandler {
-  return async (ctx) => {
+export function trainerJob<T extends JobType>(type: T, graceMs: number, body: (ctx: JobContext, run: TrainerRun<JobPayload<T>>) => Promise<TypedOutcome<T>>): JobHandler {
+  return contracted(type, async (ctx, payload) => {
     const python = ctx.agent.python;
     if (!python) return { reason: "infra_error", error: "this agent has no Python trainer environment (run scripts/setup-python.sh or set AGENTLAB_PYTHON)" };
-    const parsed = schema.safeParse(ctx.payload);
-    if (!parsed.success) return { reason: "user_error", error: `invalid ${kind} payload: ${parsed.error.message}` };
     const options: RunPythonOptions = { python, signal: ctx.signal, graceMs, tmpDir: ctx.workDir, log: (stream, line) => ctx.emitLog(stream, `${line}\n`) };
     try {
-      return await body(ctx, { payload: parsed.data, python: options });
+      return await body(ctx, { payload, python: options });
     } catch (err) {
       return trainerFailure(ctx, err);
     }
-  };
+  });
 }

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { TerminalReason } from "@agentlab/core";
+import type { JobPayload, JobResult, JobType, TerminalReason } from "@agentlab/core";
 
 // What a job handler gets from the agent's supervisor. Handlers never talk to the server directly:
 // logs, progress and artifacts go through the supervisor, which fences them by attempt.
@@ -43,3 +43,11 @@ export type JobOutcome = {
 };
 
 export type JobHandler = (ctx: JobContext) => Promise<JobOutcome>;
+
+/** What a handler of job type T returns: a success carries T's result (checked against its contract before it is sent). */
+export type TypedOutcome<T extends JobType> =
+  | { reason: "succeeded"; result: JobResult<T>; exitCode?: number | null; signal?: string | null; error?: null }
+  | { reason: Exclude<TerminalReason, "succeeded">; result?: Record<string, unknown>; exitCode?: number | null; signal?: string | null; error?: string | null };
+
+/** A handler of job type T: it gets the payload parsed by T's contract (JOB_CONTRACTS in core). */
+export type TypedHandler<T extends JobType> = (ctx: JobContext, payload: JobPayload<T>) => Promise<TypedOutcome<T>>;

@@ -7,7 +7,8 @@ import type { TrainerEvent } from "@agentlab/core";
 import { findPython, pythonDoctor, runPython, TrainerRunError } from "./python";
 
 // A real (small) python module named agentlab_trainer, put first on the child's path via cwd: it
-// behaves according to spec.mode, so runPython is exercised against a real process tree.
+// behaves according to FAKE_MODE (the spec itself must be a valid one: runPython parses it before
+// writing), so runPython is exercised against a real process tree.
 const FAKE_TRAINER = String.raw`
 import json, os, signal, subprocess, sys, time
 args = sys.argv[1:]
@@ -15,7 +16,7 @@ spec = json.load(open(args[args.index("--spec") + 1]))
 kind = args[0]
 def emit(**e):
     sys.stdout.write(json.dumps(e) + "\n"); sys.stdout.flush()
-mode = spec["mode"]
+mode = os.environ["FAKE_MODE"]
 if mode == "ok":
     print("a human line on stdout", flush=True)
     emit(event="log", level="info", message="spec:" + json.dumps(spec, sort_keys=True))
@@ -33,7 +34,7 @@ elif mode == "bad_event":
     sys.exit(0)
 elif mode in ("cancel", "stubborn"):
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    open(spec["pid_file"], "w").write(str(child.pid))
+    open(os.environ["FAKE_PID_FILE"], "w").write(str(child.pid))
     if mode == "cancel":
         def on_term(signum, frame):
             emit(event="result", command=kind, status="canceled", error={"kind": "canceled", "message": "canceled by signal"})
@@ -75,16 +76,20 @@ async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
   }
 }
 
+const TRAIN = { base_model: "m", dataset: "/d.jsonl", output_dir: "/o" };
+const fake = (mode: string, pidFile = "") => ({ ...process.env, FAKE_MODE: mode, FAKE_PID_FILE: pidFile });
+
 describe("runPython", () => {
   it("passes the spec, parses events, routes other lines to the log, returns the result", async () => {
     const events: TrainerEvent[] = [];
     const logs: string[] = [];
-    const spec = { mode: "ok", output_dir: "/x", corpus: ["a.txt"] } as never;
-    const result = await runPython("tiny-model", spec, { python, cwd: dir, onEvent: (e) => events.push(e), log: (s, l) => logs.push(`${s}:${l}`) });
+    const spec = { output_dir: "/x", corpus: ["a.txt"] };
+    const result = await runPython("tiny-model", spec, { python, cwd: dir, env: fake("ok"), onEvent: (e) => events.push(e), log: (s, l) => logs.push(`${s}:${l}`) });
     expect(result).toMatchObject({ event: "result", command: "tiny-model", status: "succeeded" });
     expect(events.map((e) => e.event)).toEqual(["log", "progress", "result"]);
     const logEvent = events[0];
-    expect(logEvent?.event === "log" && JSON.parse(logEvent.message.slice(5))).toEqual({ corpus: ["a.txt"], mode: "ok", output_dir: "/x" });
+    // The file carries the parsed spec: the caller's keys and every default (Python copies none).
+    expect(logEvent?.event === "log" && JSON.parse(logEvent.message.slice(5))).toMatchObject({ corpus: ["a.txt"], output_dir: "/x", vocab_size: 2048, arch: "llama", force: false });
     expect(logs).toContain("stdout:a human line on stdout");
     expect(logs).toContain("stderr:stderr line");
     const progress = events[1];
@@ -92,7 +97,7 @@ describe("runPython", () => {
   });
 
   it("throws a user_error with the trainer's message on exit 3", async () => {
-    const err = await runPython("train", { mode: "user_error" } as never, { python, cwd: dir }).catch((e: unknown) => e);
+    const err = await runPython("train", TRAIN, { python, cwd: dir, env: fake("user_error") }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TrainerRunError);
     const e = err as TrainerRunError;
     expect(e.reason).toBe("user_error");
@@ -102,7 +107,7 @@ describe("runPython", () => {
   });
 
   it("throws an internal_error with the stderr tail when there is no result", async () => {
-    const e = (await runPython("train", { mode: "crash" } as never, { python, cwd: dir }).catch((x: unknown) => x)) as TrainerRunError;
+    const e = (await runPython("train", TRAIN, { python, cwd: dir, env: fake("crash") }).catch((x: unknown) => x)) as TrainerRunError;
     expect(e.reason).toBe("internal_error");
     expect(e.exitCode).toBe(1);
     expect(e.stderrTail).toContain("Traceback: boom");
@@ -110,7 +115,7 @@ describe("runPython", () => {
 
   it("does not accept events that break the schema", async () => {
     const logs: string[] = [];
-    const e = (await runPython("train", { mode: "bad_event" } as never, { python, cwd: dir, log: (_s, l) => logs.push(l) }).catch((x: unknown) => x)) as TrainerRunError;
+    const e = (await runPython("train", TRAIN, { python, cwd: dir, env: fake("bad_event"), log: (_s, l) => logs.push(l) }).catch((x: unknown) => x)) as TrainerRunError;
     expect(e).toBeInstanceOf(TrainerRunError);
     expect(e.message).toContain("does not match the trainer schema");
     expect(logs.some((l) => l.startsWith("[unparsed event]"))).toBe(true);
@@ -119,8 +124,8 @@ describe("runPython", () => {
   it("cancels with SIGTERM to the whole process group", async () => {
     const pidFile = join(dir, "cancel.pid");
     const ac = new AbortController();
-    const run = runPython("train", { mode: "cancel", pid_file: pidFile } as never, {
-      python, cwd: dir, signal: ac.signal, graceMs: 5000,
+    const run = runPython("train", TRAIN, {
+      python, cwd: dir, env: fake("cancel", pidFile), signal: ac.signal, graceMs: 5000,
       onEvent: (ev) => { if (ev.event === "progress") ac.abort(); },
     });
     const e = (await run.catch((x: unknown) => x)) as TrainerRunError;
@@ -135,8 +140,8 @@ describe("runPython", () => {
     const pidFile = join(dir, "stubborn.pid");
     const ac = new AbortController();
     const started = Date.now();
-    const run = runPython("train", { mode: "stubborn", pid_file: pidFile } as never, {
-      python, cwd: dir, signal: ac.signal, graceMs: 300,
+    const run = runPython("train", TRAIN, {
+      python, cwd: dir, env: fake("stubborn", pidFile), signal: ac.signal, graceMs: 300,
       onEvent: (ev) => { if (ev.event === "progress") ac.abort(); },
     });
     const e = (await run.catch((x: unknown) => x)) as TrainerRunError;
@@ -147,10 +152,18 @@ describe("runPython", () => {
     await waitFor(() => !alive(grandchild));
   });
 
+  it("refuses a spec with a key the trainer does not know before starting it; the same spec without it runs", async () => {
+    const typo = await runPython("train", { ...TRAIN, learning_rat: 1 } as never, { python, cwd: dir, env: fake("ok") }).catch((e: unknown) => e);
+    expect(typo).toBeInstanceOf(TrainerRunError);
+    expect((typo as TrainerRunError).reason).toBe("user_error");
+    expect((typo as TrainerRunError).message).toContain("learning_rat");
+    await expect(runPython("train", TRAIN, { python, cwd: dir, env: fake("ok") })).resolves.toMatchObject({ status: "succeeded" });
+  });
+
   it("refuses to start when already aborted", async () => {
     const ac = new AbortController();
     ac.abort();
-    await expect(runPython("train", { mode: "ok" } as never, { python, cwd: dir, signal: ac.signal })).rejects.toThrow(/canceled before start/);
+    await expect(runPython("train", TRAIN, { python, cwd: dir, env: fake("ok"), signal: ac.signal })).rejects.toThrow(/canceled before start/);
   });
 });
 

@@ -10,7 +10,9 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { guardGroup, killGroup } from "../runner/group";
 import { fileURLToPath } from "node:url";
+import { z } from "zod";
 import { TRAINER_EXIT, TrainerEvent, type TrainerCommand, type TrainerResultEvent, type TrainerSpecs } from "@agentlab/core";
+import { TRAINER_SPEC_SCHEMAS } from "./json-schemas";
 
 export type TrainerLog = (stream: "stdout" | "stderr", line: string) => void;
 
@@ -57,9 +59,15 @@ export async function runPython<K extends TrainerCommand>(kind: K, spec: Trainer
   if (opts.signal?.aborted) {
     throw new TrainerRunError(`trainer ${kind} canceled before start`, { reason: "canceled", exitCode: null, signal: null, stderrTail: "" });
   }
+  // Parsed before it is written: a key the trainer does not know is refused on this side already
+  // (the trainer checks the same contract as JSON Schema), and the file carries every default.
+  const checked = TRAINER_SPEC_SCHEMAS[kind].safeParse(spec);
+  if (!checked.success) {
+    throw new TrainerRunError(`invalid ${kind} spec: ${z.prettifyError(checked.error)}`, { reason: "user_error", exitCode: null, signal: null, stderrTail: "" });
+  }
   const dir = await mkdtemp(join(opts.tmpDir ?? tmpdir(), "agentlab-trainer-"));
   const specFile = join(dir, "spec.json");
-  await writeFile(specFile, JSON.stringify(spec), { mode: 0o600 });
+  await writeFile(specFile, JSON.stringify(checked.data), { mode: 0o600 });
   const log: TrainerLog = opts.log ?? (() => {});
   try {
     return await new Promise<TrainerResultEvent>((resolvePromise, reject) => {
@@ -142,19 +150,21 @@ export function findPython(configured?: string | null, opts: { root?: string } =
   return existsSync(venv) ? venv : "python3";
 }
 
-export type PythonDoctor = {
-  python: string | null;
-  torch: string | null;
-  cuda: string | null;
-  cudaAvailable: boolean;
-  transformers: string | null;
-  peft: string | null;
-  trl: string | null;
-  bitsandbytes: string | null;
-  vllm: string | null;
-  agentlabTrainer: string | null;
-  error?: string;
-};
+const version = z.string().nullable();
+/** What DOCTOR_SNIPPET prints (a missing key reads as not installed). */
+const DoctorAnswer = z.object({
+  python: version.default(null),
+  torch: version.default(null),
+  cuda: version.default(null),
+  cudaAvailable: z.boolean().default(false),
+  transformers: version.default(null),
+  peft: version.default(null),
+  trl: version.default(null),
+  bitsandbytes: version.default(null),
+  vllm: version.default(null),
+  agentlabTrainer: version.default(null),
+});
+export type PythonDoctor = z.infer<typeof DoctorAnswer> & { error?: string };
 
 const DOCTOR_SNIPPET = `
 import json, platform
@@ -190,8 +200,8 @@ export function pythonDoctor(python: string, opts: { timeoutMs?: number } = {}):
         return;
       }
       try {
-        const parsed = JSON.parse(stdout.trim().split("\n").pop() ?? "{}") as Partial<PythonDoctor>;
-        resolvePromise({ ...EMPTY_DOCTOR, ...parsed });
+        const parsed = DoctorAnswer.safeParse(JSON.parse(stdout.trim().split("\n").pop() ?? "{}"));
+        resolvePromise(parsed.success ? parsed.data : { ...EMPTY_DOCTOR, error: `doctor output does not match its schema: ${parsed.error.message.slice(0, 300)}` });
       } catch (e) {
         resolvePromise({ ...EMPTY_DOCTOR, error: `unreadable doctor output: ${(e as Error).message}` });
       }

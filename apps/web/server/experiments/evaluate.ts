@@ -3,8 +3,8 @@ import {
   type Db, type GenerationRow, type NewEvaluation,
 } from "@agentlab/db";
 import {
-  DomainError, GenerateJobResult, GenerationProtocol, GradeResult, PROMPT_TEMPLATE_HASH, generationProtocol, mainPaths, parseAnswer, publicContext, recipeMismatches,
-  renderRepairPrompt, type ExperimentConfig, type TaskSpec, type TrainMethod,
+  DomainError, GenerateJobResult, GenerationProtocol, JOB_CONTRACTS, PROMPT_TEMPLATE_HASH, generateJobPayload, generateJobRequirements, generationProtocol, mainPaths, parseAnswer,
+  recipeMismatches, type EnqueueJob, type ExperimentConfig, type TaskSpec, type TrainMethod,
 } from "@agentlab/core";
 import type { Services } from "../services";
 
@@ -28,34 +28,6 @@ type Ctx = { experimentId: string; config: ExperimentConfig; split: "dev" | "tes
 export const emptyEval = (): EvalState => ({ generate: {}, done: {} });
 
 const ended = (state: string) => state === "succeeded" || state === "failed" || state === "canceled";
-
-/** The generate job: everything that decides the answers comes from the recipe, never from the claiming agent. */
-function generatePayload(ctx: Ctx, m: EvalModel) {
-  const { config, tasks } = ctx;
-  const ev = config.evaluation;
-  return {
-    spec: {
-      base_model: config.baseModel.ref,
-      revision: config.baseModel.revision ?? null,
-      prompts: tasks.map((t) => ({ task_id: t.id, messages: renderRepairPrompt(publicContext(t)) })),
-      max_new_tokens: ev.maxNewTokens,
-      do_sample: ev.decoding.doSample,
-      temperature: ev.decoding.temperature,
-      top_p: ev.decoding.topP,
-      seed: 0,
-      backend: ev.backend,
-      device: ev.device,
-      dtype: ev.dtype,
-      use_checkpoint_generation_config: ev.checkpointGenerationConfig,
-      // The trainer refuses to generate when the unpacked adapter does not hash to this.
-      expected_adapter_sha256: m.adapter?.sha256 ?? null,
-      local_files_only: config.baseModel.source === "path",
-    },
-    adapterSha256: m.adapter?.sha256 ?? null,
-    adapterArtifact: m.adapter?.artifact ?? null,
-    promptTemplateHash: PROMPT_TEMPLATE_HASH,
-  };
-}
 
 /** Reads a finished generate job, checks its protocol against the recipe and stores its answers. */
 async function storeGenerations(services: Services, ctx: Ctx, m: EvalModel, genId: string): Promise<boolean> {
@@ -81,13 +53,14 @@ async function storeGenerations(services: Services, ctx: Ctx, m: EvalModel, genI
   return true;
 }
 
-function gradeJob(ctx: Ctx, m: EvalModel, t: TaskSpec, g: GenerationRow, inProcess: Set<string>) {
+// The answer itself stays in experiment_generations (whether it parsed included); the job carries the candidate files only.
+function gradeJob(ctx: Ctx, m: EvalModel, t: TaskSpec, g: GenerationRow, inProcess: Set<string>): EnqueueJob {
   const answer = parseAnswer(g.text, mainPaths(t));
   // An unparseable answer is graded too (with the buggy file unchanged) so that its row carries the grader's version.
   const candidate = answer.ok ? answer.files : t.files.filter((f) => f.role === "main").map((f) => ({ path: f.path, content: f.content }));
   const attempt = g.gradeJobIds.length + 1;
   const key = `exp:${ctx.experimentId}:${ctx.split}:grade:${m.key}:${t.id}${attempt > 1 ? `:a${attempt}` : ""}`;
-  return { type: "grade" as const, experimentId: ctx.experimentId, dedupeKey: key, maxDurationS: 900, payload: { task: t, candidate, isolation: inProcess.has(t.id) ? ("in_process" as const) : ("judge" as const), meta: { parsed: answer.ok } } };
+  return { type: "grade" as const, experimentId: ctx.experimentId, dedupeKey: key, maxDurationS: 900, payload: { task: t, candidate, isolation: inProcess.has(t.id) ? ("in_process" as const) : ("judge" as const) } };
 }
 
 /** One grading step for one model: new/retried grade jobs, verdicts stored. Returns the answers still pending. */
@@ -112,7 +85,7 @@ async function gradeStep(services: Services, ctx: Ctx, m: EvalModel, rows: Gener
       waiting += 1;
       continue;
     }
-    const grade = job?.state === "succeeded" ? GradeResult.safeParse(job.result) : null;
+    const grade = job?.state === "succeeded" ? JOB_CONTRACTS.grade.result.safeParse(job.result) : null;
     if (grade?.success && grade.data.verdict !== "infra_error") {
       if (grade.data.graderVersion !== ctx.config.evaluation.graderVersion) {
         throw new DomainError("PRECONDITION_FAILED", `protocol mismatch on ${ctx.split}: graded by ${grade.data.graderVersion}, the recipe says ${ctx.config.evaluation.graderVersion}`);
@@ -173,8 +146,9 @@ export async function advanceEvaluation(services: Services, ctx: Ctx, state: Eva
       const round = next.regenerate?.[m.key] ?? 0;
       const job = await queue.enqueue({
         type: "generate", experimentId: ctx.experimentId, dedupeKey: `exp:${ctx.experimentId}:${ctx.split}:gen:${m.key}${round ? `:r${round}` : ""}`, maxDurationS: 6 * 3600,
-        requirements: { labels: [], gpus: ctx.config.evaluation.device === "cuda" ? 1 : 0, gpuMemoryMb: 0 },
-        payload: generatePayload(ctx, m),
+        requirements: generateJobRequirements(ctx.config),
+        // Everything that decides the answers comes from the recipe, never from the claiming agent.
+        payload: generateJobPayload(ctx.config, ctx.tasks, m.adapter),
       });
       next.generate[m.key] = job.id;
       continue;

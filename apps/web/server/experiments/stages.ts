@@ -4,7 +4,8 @@ import {
   type Db, type StageRow,
 } from "@agentlab/db";
 import {
-  DomainError, ModelRef, TrainMethod, assertSameProtocol, bestEpochPerSeed, modelKey, modelLabel, protocolsByModel, selectByDev,
+  DomainError, ModelRef, TrainMethod, assertSameProtocol, bestEpochPerSeed, modelKey, modelLabel, parseJobResult, protocolsByModel, selectByDev, trainJobPayload,
+  trainJobRequirements,
   type DevCandidate, type ExperimentConfig, type StageDef,
 } from "@agentlab/core";
 import type { Services } from "../services";
@@ -21,13 +22,14 @@ export type StageResult = { state: "running" | "succeeded"; output: Record<strin
 
 // `artifact`: the archive of the snapshot in the artifact store, which any agent can fetch.
 const Snapshot = z.object({ epoch: z.number().int().min(1), path: z.string(), sha256: z.string(), artifact: z.string().nullable().optional() });
+const DatasetOutput = z.object({ datasetId: z.string().uuid(), datasetHash: z.string().regex(/^[a-f0-9]{64}$/) });
 const TrainOutput = z.object({ jobId: z.string().optional(), snapshots: z.array(Snapshot).optional(), method: TrainMethod.optional() });
 
 async function trainStage(c: StageCtx): Promise<StageResult> {
   const t = c.stage.target;
   if (t?.model !== "seed") throw new Error("train stage without a seed");
-  const data = c.rows.get("dataset")?.output as { datasetId?: string; datasetHash?: string } | undefined;
-  if (!data?.datasetId) throw new DomainError("PRECONDITION_FAILED", "no SFT dataset recorded by the dataset stage");
+  const data = DatasetOutput.safeParse(c.rows.get("dataset")?.output);
+  if (!data.success) throw new DomainError("PRECONDITION_FAILED", "no SFT dataset (id and hash) recorded by the dataset stage");
   const tc = c.config.training;
   const job = await c.services.queue.enqueue({
     type: "train",
@@ -35,30 +37,19 @@ async function trainStage(c: StageCtx): Promise<StageResult> {
     dedupeKey: `exp:${c.experimentId}:train:s${t.seed}`,
     maxDurationS: 7 * 24 * 3600,
     maxAttempts: 2,
-    payload: {
-      datasetId: data.datasetId,
-      datasetHash: data.datasetHash ?? null,
-      // TrainSpec (packages/core/src/trainer) less the paths, which the agent chooses.
-      spec: {
-        base_model: c.config.baseModel.ref,
-        lora: { r: tc.lora.r, alpha: tc.lora.alpha, dropout: tc.lora.dropout, target_modules: tc.lora.targets },
-        epochs: tc.epochs, learning_rate: tc.learningRate, lr_schedule: tc.schedule, batch_size: tc.batchSize, grad_accum: tc.gradAccum,
-        max_length: tc.maxLength, seed: t.seed, quantization: tc.quantization, local_files_only: c.config.baseModel.source === "path",
-        revision: c.config.baseModel.revision ?? null,
-        // Resolved at creation; the trainer refuses a job it cannot run with exactly this method.
-        method: tc.method ?? null,
-      },
-    },
-    requirements: { labels: [], gpus: tc.method && tc.method !== "lora-fp32" ? 1 : 0, gpuMemoryMb: 0 },
+    // The agent fetches the snapshot by its hash; the dataset id stays in the stage output.
+    payload: trainJobPayload(c.config, t.seed, { datasetHash: data.data.datasetHash }),
+    requirements: trainJobRequirements(c.config),
   });
   const [j] = await stageJobs(c.services.db, [job.id]);
   if (!j || j.state === "queued" || j.state === "running" || j.state === "canceling") return { state: "running", output: { jobId: job.id }, jobIds: [job.id] };
   if (j.state !== "succeeded") throw new DomainError("PRECONDITION_FAILED", `training seed ${t.seed} ${j.state}: ${j.error ?? j.terminalReason ?? "no error given"}`);
-  const snaps = z.object({ snapshots: z.array(Snapshot).min(1), method: TrainMethod }).safeParse(j.result);
-  if (!snaps.success) throw new DomainError("PRECONDITION_FAILED", `training seed ${t.seed} returned no adapter snapshots or no training method`);
+  const record = parseJobResult("train", j.result);
+  if (!record || record.snapshots.length === 0) throw new DomainError("PRECONDITION_FAILED", `training seed ${t.seed} returned no run record with adapter snapshots`);
   // Every seed trains with the method resolved at creation, so seeds differ by their seed only.
-  if (tc.method && snaps.data.method !== tc.method) throw new DomainError("PRECONDITION_FAILED", `training seed ${t.seed} ran ${snaps.data.method}, the experiment resolved ${tc.method}`);
-  return { state: "succeeded", output: { jobId: job.id, snapshots: snaps.data.snapshots, method: snaps.data.method }, jobIds: [job.id] };
+  if (tc.method && record.method !== tc.method) throw new DomainError("PRECONDITION_FAILED", `training seed ${t.seed} ran ${record.method}, the experiment resolved ${tc.method}`);
+  const snapshots = record.snapshots.map((s) => ({ epoch: s.epoch, path: s.path, sha256: s.sha256, artifact: s.artifact }));
+  return { state: "succeeded", output: { jobId: job.id, snapshots, method: record.method }, jobIds: [job.id] };
 }
 
 async function devStage(c: StageCtx): Promise<StageResult> {

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { DomainError, TokenizeSummary } from "@agentlab/core";
+import { DomainError, TokenizeSummary, parseJobPayload, parseJobResult } from "@agentlab/core";
 import { getDataset, queryRows, setDatasetTokenCounts } from "@agentlab/db";
 import type { Services } from "../services";
 
@@ -25,16 +25,21 @@ export async function recordTokenCounts(services: Services, datasetId: string, m
   return setDatasetTokenCounts(services.db, datasetId, { model, supervisedTokens: s.supervised_tokens, totalTokens: s.total_tokens, maxTokens: s.max_tokens, chatTemplateSha256: s.chat_template_sha256 });
 }
 
-/** Picks up finished tokenize jobs (result either the summary or `{ tokenize: summary }`). */
+/** Picks up finished tokenize jobs (payload and result read with the tokenize job's contract). */
 export async function syncTokenizeJobs(services: Services): Promise<void> {
-  const rows = await queryRows<{ payload: { datasetId?: string; model?: string }; result: Record<string, unknown> | null }>(
+  const rows = await queryRows<{ payload: unknown; result: unknown }>(
     services.db,
     sql`select j.payload, j.result from jobs j join sft_datasets d on d.id::text = j.payload->>'datasetId'
         where j.type = 'tokenize' and j.state = 'succeeded' and d.token_counts is null`,
   );
   for (const r of rows) {
-    if (!r.payload.datasetId || !r.payload.model || !r.result) continue;
-    const summary = "tokenize" in r.result ? r.result.tokenize : r.result;
-    await recordTokenCounts(services, r.payload.datasetId, r.payload.model, summary).catch((err: unknown) => services.log.warn({ err, datasetId: r.payload.datasetId }, "tokenize result refused"));
+    const payload = parseJobPayload("tokenize", r.payload);
+    const result = parseJobResult("tokenize", r.result);
+    if (!payload.ok || !result) {
+      services.log.warn({ payload: payload.ok ? undefined : payload.error }, "tokenize job whose payload or result breaks its contract: skipped");
+      continue;
+    }
+    const { datasetId, model } = payload.payload;
+    await recordTokenCounts(services, datasetId, model, result.tokenize).catch((err: unknown) => services.log.warn({ err, datasetId }, "tokenize result refused"));
   }
 }

@@ -15,12 +15,7 @@ export const ProtocolSummary = GenerateSummary.pick({
 });
 export type ProtocolSummary = z.infer<typeof ProtocolSummary>;
 
-/** A `generate` job's result (apps/agent/src/jobs/generate.ts): one text per prompt and the trainer's summary. */
-export const GenerateJobResult = z.object({
-  outputs: z.array(z.object({ task_id: z.string(), text: z.string() })),
-  summary: ProtocolSummary,
-});
-export type GenerateJobResult = z.infer<typeof GenerateJobResult>;
+// A `generate` job's result is GenerateJobResult in jobs/contracts.ts (its summary holds a ProtocolSummary).
 
 /** The protocol recorded with every stored answer (the grader version joins it once graded). */
 export const GenerationProtocol = z.object({

@@ -86,7 +86,8 @@ export const GradeResult = z.object({
 });
 export type GradeResult = z.infer<typeof GradeResult>;
 
-export const GradeJobPayload = z.object({
+// Strict: a misspelled key is refused at enqueue (issue 13), not dropped on the way to the grader.
+export const GradeJobPayload = z.strictObject({
   task: TaskSpec,
   candidate: z.array(CandidateFile).min(1),
   /** Test ids the reference produced; computed by a reference run on the agent when absent. */
@@ -97,7 +98,7 @@ export const GradeJobPayload = z.object({
 });
 export type GradeJobPayload = z.input<typeof GradeJobPayload>;
 
-export const AuditJobPayload = z.object({
+export const AuditJobPayload = z.strictObject({
   task: TaskSpec,
   referenceRuns: z.number().int().min(1).max(10).default(3),
   maxMutants: z.number().int().min(0).max(500).default(60),

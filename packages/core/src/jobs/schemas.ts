@@ -21,8 +21,11 @@ export const RETRYABLE_REASONS: readonly TerminalReason[] = ["agent_lost", "infr
 export const SandboxBackend = z.enum(["bwrap", "process"]);
 export type SandboxBackend = z.infer<typeof SandboxBackend>;
 
+/** A label names a kind of machine ("gpu-a100", "eu.west"): letters, digits, `.`, `_`, `-`, `:`. */
+export const JobLabel = z.string().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, "letters, digits and . _ - : only");
+
 export const JobRequirements = z.object({
-  labels: z.array(z.string().min(1).max(64)).max(32).default([]),
+  labels: z.array(JobLabel).max(32).default([]),
   gpus: z.number().int().min(0).max(64).default(0),
   gpuMemoryMb: z.number().int().min(0).default(0),
   sandbox: SandboxBackend.optional(),
@@ -38,7 +41,7 @@ export const ProcessLimits = z.object({
 });
 export type ProcessLimits = z.infer<typeof ProcessLimits>;
 
-export const ShellJobPayload = z.object({
+export const ShellJobPayload = z.strictObject({
   argv: z.array(z.string()).min(1),
   env: z.record(z.string(), z.string()).default({}),
   cwd: z.string().optional(),
@@ -46,15 +49,4 @@ export const ShellJobPayload = z.object({
 });
 export type ShellJobPayload = z.infer<typeof ShellJobPayload>;
 
-export const EnqueueJob = z.object({
-  type: JobType,
-  payload: z.record(z.string(), z.unknown()),
-  requirements: JobRequirements.default({ labels: [], gpus: 0, gpuMemoryMb: 0 }),
-  priority: z.number().int().min(-1000).max(1000).default(0),
-  maxAttempts: z.number().int().min(1).max(20).default(3),
-  maxDurationS: z.number().int().positive().max(7 * 24 * 3600).default(3600),
-  experimentId: z.string().uuid().optional(),
-  dedupeKey: z.string().max(300).optional(),
-});
-export type EnqueueJob = z.input<typeof EnqueueJob>;
-export type EnqueueJobParsed = z.output<typeof EnqueueJob>;
+// EnqueueJob (typed by job type) lives in contracts.ts, next to the payload schemas it joins.

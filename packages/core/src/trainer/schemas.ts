@@ -12,7 +12,7 @@ export type TrainerCommand = z.infer<typeof TrainerCommand>;
 export const TRAINER_EXIT = { ok: 0, internal: 1, usage: 2, userError: 3, canceled: 143 } as const;
 
 const ChatRole = z.enum(["system", "user", "assistant"]);
-export const ChatMessage = z.object({ role: ChatRole, content: z.string() });
+export const ChatMessage = z.strictObject({ role: ChatRole, content: z.string() });
 export type ChatMessage = z.infer<typeof ChatMessage>;
 
 /** One SFT sample: a line of the dataset JSONL. */
@@ -20,8 +20,11 @@ export const SftSample = z.object({ messages: z.array(ChatMessage).min(1) });
 export type SftSample = z.infer<typeof SftSample>;
 
 // ------------------------------------------------------------------ specs
+// Specs (and the chat messages in them) are strict: a key the trainer does not know is refused, on
+// the Node side by these schemas and in Python by the JSON Schema generated from them
+// (scripts/gen-trainer-schemas.ts → agentlab_trainer/schemas/*.json).
 
-export const TinyModelSpec = z.object({
+export const TinyModelSpec = z.strictObject({
   output_dir: z.string().min(1),
   /** Text files, or task pools (.jsonl / .jsonl.gz, Task spec v1) whose code and tests are used. */
   corpus: z.array(z.string().min(1)).min(1),
@@ -44,7 +47,7 @@ export const TinyModelSpec = z.object({
    * tasks it used. Recorded in the stamp and agentlab-warmup.json.
    */
   warmup: z
-    .object({
+    .strictObject({
       dataset: z.string().min(1),
       task_ids: z.array(z.string().min(1)),
       description: z.string().max(2000),
@@ -60,7 +63,7 @@ export const TinyModelSpec = z.object({
 });
 export type TinyModelSpec = z.infer<typeof TinyModelSpec>;
 
-export const LoraConfig = z.object({
+export const LoraConfig = z.strictObject({
   r: z.number().int().min(1).max(1024).default(16),
   alpha: z.number().positive().default(32),
   dropout: z.number().min(0).lt(1).default(0.05),
@@ -74,7 +77,7 @@ export type TrainMethod = z.infer<typeof TrainMethod>;
 export const LrSchedule = z.enum(["linear", "cosine", "constant"]);
 export type LrSchedule = z.infer<typeof LrSchedule>;
 
-export const TrainSpec = z.object({
+export const TrainSpec = z.strictObject({
   /** Local model folder or hub id (the trainer never downloads in tests). */
   base_model: z.string().min(1),
   /** Name recorded in the run record; defaults to base_model. */
@@ -111,10 +114,10 @@ export const TrainSpec = z.object({
 });
 export type TrainSpec = z.infer<typeof TrainSpec>;
 
-export const GeneratePrompt = z.object({ task_id: z.string().min(1), messages: z.array(ChatMessage).min(1) });
+export const GeneratePrompt = z.strictObject({ task_id: z.string().min(1), messages: z.array(ChatMessage).min(1) });
 export type GeneratePrompt = z.infer<typeof GeneratePrompt>;
 
-export const GenerateSpec = z.object({
+export const GenerateSpec = z.strictObject({
   base_model: z.string().min(1),
   /** Adapter snapshot folder (e.g. <out>/epoch-2); absent for the base model. */
   adapter: z.string().min(1).optional(),
@@ -140,7 +143,7 @@ export const GenerateSpec = z.object({
 });
 export type GenerateSpec = z.infer<typeof GenerateSpec>;
 
-export const TokenizeSpec = z.object({
+export const TokenizeSpec = z.strictObject({
   model: z.string().min(1),
   dataset: z.string().min(1),
   max_length: z.number().int().min(8).optional(),

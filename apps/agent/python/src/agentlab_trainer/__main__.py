@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cancel = CancelFlag().install()
     try:
-        spec = load_spec(args.spec)
+        spec = load_spec(args.spec, args.command)
         if args.command == "tiny-model":
             from . import tiny_model
 

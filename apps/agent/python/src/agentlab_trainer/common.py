@@ -219,7 +219,8 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     return rows
 
 
-def load_spec(path: str | Path) -> dict[str, Any]:
+def load_spec(path: str | Path, command: str | None = None) -> dict[str, Any]:
+    """Reads a spec file; with `command`, checks it against that command's contract (spec_schema)."""
     p = Path(path)
     if not p.is_file():
         raise UserError(f"spec file not found: {p}")
@@ -229,6 +230,12 @@ def load_spec(path: str | Path) -> dict[str, Any]:
         raise UserError(f"spec is not valid JSON: {e}") from e
     if not isinstance(spec, dict):
         raise UserError("spec must be a JSON object")
+    if command is not None:
+        from .spec_schema import validate_spec
+
+        problems = validate_spec(command, spec)
+        if problems:
+            raise UserError(f"the {command} spec breaks its contract: " + "; ".join(problems[:20]))
     return spec
 
 

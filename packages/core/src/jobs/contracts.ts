@@ -1,0 +1,149 @@
+import { z } from "zod";
+import { AuditJobPayload, AuditResult, GradeJobPayload, GradeResult } from "../grading/schemas";
+import { AdapterSnapshot, GenerateSpec, GenerateSummary, RunRecord, TokenizeSummary, TrainSpec } from "../trainer/schemas";
+import { JobRequirements, type JobType, ShellJobPayload } from "./schemas";
+
+// One payload and one result schema per job type: what the control plane enqueues, what the agent's
+// handler receives (parsed with the payload schema) and returns (parsed with the result schema before
+// it is sent), and what the control plane reads back from `jobs.result`. Payloads are strict objects:
+// a misspelled key is refused at enqueue instead of being dropped somewhere on the way to Python.
+
+const Sha256 = z.string().regex(/^[a-f0-9]{64}$/, "a sha256 hex digest");
+
+// ------------------------------------------------------------------ shell
+
+export const ShellJobResult = z.strictObject({ outputTruncated: z.boolean() });
+export type ShellJobResult = z.infer<typeof ShellJobResult>;
+
+// ------------------------------------------------------------------ grade, audit (payloads: grading/schemas.ts)
+
+/** The GradeResult itself (what the teacher and experiment runners parse) plus the reference's test ids. */
+export const GradeJobResult = GradeResult.extend({ expectedTestIds: z.array(z.string()) }).strict();
+export type GradeJobResult = z.infer<typeof GradeJobResult>;
+
+export const AuditJobResult = z.strictObject({ audit: AuditResult });
+export type AuditJobResult = z.infer<typeof AuditJobResult>;
+
+// ------------------------------------------------------------------ train
+
+/** The TrainSpec less the paths, which the agent chooses (its blob cache and scratch folder). */
+export const TrainJobSpec = TrainSpec.omit({ dataset: true, eval_dataset: true, output_dir: true }).strict();
+export type TrainJobSpec = z.input<typeof TrainJobSpec>;
+
+export const TrainJobPayload = z.strictObject({
+  /** The SFT snapshot's blob in the artifact store: required, the agent fetches the dataset by it. */
+  datasetHash: Sha256,
+  evalDatasetHash: Sha256.nullable().optional(),
+  spec: TrainJobSpec,
+});
+
+/** `artifact`: the archive of the snapshot in the artifact store, which any agent can fetch. */
+export const TrainedSnapshot = AdapterSnapshot.extend({ artifact: Sha256.nullable() });
+export type TrainedSnapshot = z.infer<typeof TrainedSnapshot>;
+/** The trainer's run record, each snapshot with the archive the agent uploaded. */
+export const TrainJobResult = RunRecord.extend({ snapshots: z.array(TrainedSnapshot) }).strict();
+export type TrainJobResult = z.infer<typeof TrainJobResult>;
+
+// ------------------------------------------------------------------ generate
+
+export const GenerateJobSpec = GenerateSpec.omit({ adapter: true }).strict();
+export type GenerateJobSpec = z.input<typeof GenerateJobSpec>;
+
+export const GenerateJobPayload = z
+  .strictObject({
+    spec: GenerateJobSpec,
+    /** The adapter's archive in the artifact store (null: the base model). */
+    adapterArtifact: Sha256.nullable().optional(),
+    /** The snapshot folder's sha256_tree; the trainer checks it as spec.expected_adapter_sha256. */
+    adapterSha256: Sha256.nullable().optional(),
+    promptTemplateHash: Sha256.optional(),
+  })
+  .refine((p) => !p.adapterSha256 || p.adapterArtifact, { message: "an adapter was named without its archive (adapterArtifact)", path: ["adapterArtifact"] });
+
+export const GenerateOutput = z.strictObject({
+  task_id: z.string(),
+  text: z.string(),
+  finish_reason: z.enum(["stop", "length"]),
+  completion_tokens: z.number().int(),
+});
+export type GenerateOutput = z.infer<typeof GenerateOutput>;
+/** One text per prompt and the trainer's summary (from which the evaluation protocol is taken). */
+export const GenerateJobResult = z.strictObject({ outputs: z.array(GenerateOutput), summary: GenerateSummary });
+export type GenerateJobResult = z.infer<typeof GenerateJobResult>;
+
+// ------------------------------------------------------------------ tokenize
+
+export const TokenizeJobPayload = z.strictObject({
+  /** The control plane's key for copying the counts back to the dataset row; the agent does not read it. */
+  datasetId: z.string().uuid(),
+  datasetSha256: Sha256,
+  model: z.string().min(1),
+  maxLength: z.number().int().min(8).optional(),
+});
+export const TokenizeJobResult = z.strictObject({ tokenize: TokenizeSummary });
+export type TokenizeJobResult = z.infer<typeof TokenizeJobResult>;
+
+// ------------------------------------------------------------------ the map
+
+export const JOB_CONTRACTS = {
+  shell: { payload: ShellJobPayload, result: ShellJobResult },
+  grade: { payload: GradeJobPayload, result: GradeJobResult },
+  audit: { payload: AuditJobPayload, result: AuditJobResult },
+  train: { payload: TrainJobPayload, result: TrainJobResult },
+  generate: { payload: GenerateJobPayload, result: GenerateJobResult },
+  tokenize: { payload: TokenizeJobPayload, result: TokenizeJobResult },
+} as const satisfies Record<JobType, { payload: z.ZodType; result: z.ZodType }>;
+
+type Contracts = typeof JOB_CONTRACTS;
+/** What a caller writes (defaults may be left out). */
+export type JobPayloadInput<T extends JobType> = z.input<Contracts[T]["payload"]>;
+/** What a handler gets (defaults filled). */
+export type JobPayload<T extends JobType> = z.output<Contracts[T]["payload"]>;
+export type JobResult<T extends JobType> = z.output<Contracts[T]["result"]>;
+
+// The map seen per type, so that indexing it with a generic T keeps the types tied to T.
+type ContractOf = { [T in JobType]: { payload: z.ZodType<JobPayload<T>, JobPayloadInput<T>>; result: z.ZodType<JobResult<T>> } };
+const contracts: ContractOf = JOB_CONTRACTS;
+
+export type JobPayloadParse<T extends JobType> = { ok: true; payload: JobPayload<T> } | { ok: false; error: string };
+
+export function parseJobPayload<T extends JobType>(type: T, payload: unknown): JobPayloadParse<T> {
+  const r = contracts[type].payload.safeParse(payload);
+  return r.success ? { ok: true, payload: r.data } : { ok: false, error: `invalid ${type} payload: ${z.prettifyError(r.error)}` };
+}
+
+/** A stored or reported result read with its type's schema; null when it does not match (an older agent, a failed job). */
+export function parseJobResult<T extends JobType>(type: T, result: unknown): JobResult<T> | null {
+  const r = contracts[type].result.safeParse(result);
+  return r.success ? r.data : null;
+}
+
+/** Like parseJobResult, with zod's message when it does not match. */
+export function checkJobResult<T extends JobType>(type: T, result: unknown): { ok: true; result: JobResult<T> } | { ok: false; error: string } {
+  const r = contracts[type].result.safeParse(result);
+  return r.success ? { ok: true, result: r.data } : { ok: false, error: `${type} result does not match its contract: ${z.prettifyError(r.error)}` };
+}
+
+// ------------------------------------------------------------------ enqueue
+
+const enqueueFields = {
+  requirements: JobRequirements.default({ labels: [], gpus: 0, gpuMemoryMb: 0 }),
+  priority: z.number().int().min(-1000).max(1000).default(0),
+  maxAttempts: z.number().int().min(1).max(20).default(3),
+  maxDurationS: z.number().int().positive().max(7 * 24 * 3600).default(3600),
+  experimentId: z.string().uuid().optional(),
+  dedupeKey: z.string().max(300).optional(),
+};
+const enqueueOf = <T extends JobType>(type: T) => z.object({ type: z.literal(type), payload: JOB_CONTRACTS[type].payload, ...enqueueFields });
+
+/** A job to enqueue: its payload is checked against its type's contract at compile time and parsed at run time. */
+export const EnqueueJob = z.discriminatedUnion("type", [
+  enqueueOf("shell"),
+  enqueueOf("grade"),
+  enqueueOf("audit"),
+  enqueueOf("train"),
+  enqueueOf("generate"),
+  enqueueOf("tokenize"),
+]);
+export type EnqueueJob = z.input<typeof EnqueueJob>;
+export type EnqueueJobParsed = z.output<typeof EnqueueJob>;

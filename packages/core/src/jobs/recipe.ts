@@ -1,0 +1,75 @@
+import type { z } from "zod";
+import type { ExperimentConfig } from "../experiments/config";
+import type { TaskSpec } from "../tasks";
+import { PROMPT_TEMPLATE_HASH, publicContext, renderRepairPrompt } from "../teacher/prompt";
+import type { JobRequirements } from "./schemas";
+import type { GenerateJobPayload, TrainJobPayload } from "./contracts";
+
+// The experiment recipe → the train and generate jobs' payloads. Everything that decides the
+// weights or the answers comes from the recipe, never from the agent that claims the job.
+
+/** The dataset snapshot a train job fetches: its blob hash in the artifact store. */
+export type TrainData = { datasetHash: string; evalDatasetHash?: string | null };
+
+export function trainJobPayload(config: ExperimentConfig, seed: number, data: TrainData): z.input<typeof TrainJobPayload> {
+  const tc = config.training;
+  return {
+    datasetHash: data.datasetHash,
+    evalDatasetHash: data.evalDatasetHash ?? null,
+    spec: {
+      base_model: config.baseModel.ref,
+      lora: { r: tc.lora.r, alpha: tc.lora.alpha, dropout: tc.lora.dropout, target_modules: tc.lora.targets },
+      epochs: tc.epochs,
+      learning_rate: tc.learningRate,
+      lr_schedule: tc.schedule,
+      batch_size: tc.batchSize,
+      grad_accum: tc.gradAccum,
+      max_length: tc.maxLength,
+      seed,
+      quantization: tc.quantization,
+      local_files_only: config.baseModel.source === "path",
+      revision: config.baseModel.revision ?? null,
+      // Resolved at creation; the trainer refuses a job it cannot run with exactly this method.
+      method: tc.method ?? null,
+    },
+  };
+}
+
+/** A GPU for every method but fp32 LoRA (the one a CPU agent can run). */
+export function trainJobRequirements(config: ExperimentConfig): JobRequirements {
+  const m = config.training.method;
+  return { labels: [], gpus: m && m !== "lora-fp32" ? 1 : 0, gpuMemoryMb: 0 };
+}
+
+/** The adapter to generate with: its snapshot hash and its archive; null for the base model. */
+export type GenerateAdapter = { sha256: string; artifact: string | null } | null;
+
+export function generateJobPayload(config: ExperimentConfig, tasks: readonly TaskSpec[], adapter: GenerateAdapter): z.input<typeof GenerateJobPayload> {
+  const ev = config.evaluation;
+  return {
+    spec: {
+      base_model: config.baseModel.ref,
+      revision: config.baseModel.revision ?? null,
+      prompts: tasks.map((t) => ({ task_id: t.id, messages: renderRepairPrompt(publicContext(t)) })),
+      max_new_tokens: ev.maxNewTokens,
+      do_sample: ev.decoding.doSample,
+      temperature: ev.decoding.temperature,
+      top_p: ev.decoding.topP,
+      seed: 0,
+      backend: ev.backend,
+      device: ev.device,
+      dtype: ev.dtype,
+      use_checkpoint_generation_config: ev.checkpointGenerationConfig,
+      // The trainer refuses to generate when the unpacked adapter does not hash to this.
+      expected_adapter_sha256: adapter?.sha256 ?? null,
+      local_files_only: config.baseModel.source === "path",
+    },
+    adapterSha256: adapter?.sha256 ?? null,
+    adapterArtifact: adapter?.artifact ?? null,
+    promptTemplateHash: PROMPT_TEMPLATE_HASH,
+  };
+}
+
+export function generateJobRequirements(config: ExperimentConfig): JobRequirements {
+  return { labels: [], gpus: config.evaluation.device === "cuda" ? 1 : 0, gpuMemoryMb: 0 };
+}

@@ -1,0 +1,14 @@
+// `npm run gen:schemas`: writes the trainer's spec schemas (JSON Schema from the zod schemas in
+// core) to apps/agent/python/src/agentlab_trainer/schemas/. A unit test fails while they are stale.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { TRAINER_SCHEMA_DIR, trainerJsonSchemas } from "../apps/agent/src/trainer/json-schemas";
+
+const root = resolve(fileURLToPath(import.meta.url), "..", "..");
+const dir = join(root, TRAINER_SCHEMA_DIR);
+mkdirSync(dir, { recursive: true });
+for (const [name, text] of Object.entries(trainerJsonSchemas())) {
+  writeFileSync(join(dir, name), text);
+  console.log(`wrote ${join(TRAINER_SCHEMA_DIR, name)}`);
+}
