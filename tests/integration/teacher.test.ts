@@ -76,7 +76,7 @@ async function gradeQueued(): Promise<void> {
     const p = GradeJobPayload.parse(job.payload);
     const pass = p.candidate[0]?.content === refOf(p.task.id) && p.task.id !== failTask;
     const verdict: GradeVerdict = pass ? "pass" : "fail_hidden";
-    const result: GradeResult = { verdict, backend: "process", unsandboxed: true, graderVersion: "test", reasons: pass ? [] : ["test_hidden.py::test_value: failed"], tests: [], ignoredCandidatePaths: [], exitCode: 1, signal: null, stdoutTail: "", stderrTail: "", wallTimeMs: 1, cpuTimeMs: null, peakMemoryKb: null };
+    const result: GradeResult = { verdict, backend: "process", isolation: "judge", unsandboxed: true, graderVersion: "test", reasons: pass ? [] : ["test_hidden.py::test_value: failed"], tests: [], ignoredCandidatePaths: [], exitCode: 1, signal: null, stdoutTail: "", stderrTail: "", candidateOutputTail: "", wallTimeMs: 1, cpuTimeMs: null, peakMemoryKb: null };
     await finishAttempt(t.db, { jobId: job.jobId, attemptId: job.attemptId, reason: "succeeded", exitCode: 0, signal: null, result, error: null });
   }
 }
