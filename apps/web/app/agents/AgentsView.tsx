@@ -17,6 +17,7 @@ import type { AgentRow } from "../_lib/types";
 import { canAct, useViewer } from "../_lib/viewer";
 import { gpuSummary, isStale, runtimeSummary } from "./capabilities";
 import { EnrollPanel } from "./EnrollPanel";
+import { bwrapMissing, INSTALL_BWRAP } from "@agentlab/core/jobs/eligibility";
 
 function StatusCell({ a, now }: { a: AgentRow; now: number }) {
   if (a.revokedAt) return <Badge tone="red">revoked</Badge>;
@@ -48,7 +49,11 @@ function SandboxCell({ a, retest }: { a: AgentRow; retest: { run(id: string): vo
         ) : null}
       </div>
       {sb.detail ? <p className={`max-w-xs text-xs ${sb.selfTestPassed ? "text-zinc-500" : "text-red-700"}`}>{sb.detail}</p> : null}
-      {!sb.selfTestPassed ? <p className="max-w-xs text-xs text-zinc-600">Grade and audit jobs skip this agent. Fix: <code>sudo apt-get install -y bubblewrap</code> on its machine, then re-run the self-test.</p> : null}
+      {!sb.selfTestPassed ? (
+        <p className="max-w-xs text-xs text-zinc-600">
+          Grade and audit jobs skip this agent. Fix: {bwrapMissing(sb.detail) ? <code>{INSTALL_BWRAP}</code> : <>run <code>agentlab-agent doctor</code></>} on its machine, then re-run the self-test.
+        </p>
+      ) : null}
     </div>
   );
 }

@@ -18,6 +18,15 @@ describe("whyUnclaimable", () => {
     expect(out?.reason).toBe("no online agent has a passing sandbox self-test (local: bwrap not found)");
     expect(out?.fix).toMatch(/apt-get install -y bubblewrap.*re-run the self-test/);
   });
+  it("gives the install command only when the binary is missing", () => {
+    const enoent = agent({ capabilities: caps({ sandbox: { backend: "bwrap", selfTestPassed: false, detail: "self-test error: spawn bwrap ENOENT" } }) });
+    expect(whyUnclaimable(grade, [enoent])?.fix).toMatch(/apt-get install -y bubblewrap/);
+    const other = agent({ capabilities: caps({ sandbox: { backend: "bwrap", selfTestPassed: false, detail: "probe did not run (exit 1): bwrap: Can't find source path /x\n" } }) });
+    const out = whyUnclaimable(grade, [other]);
+    expect(out?.fix).not.toMatch(/apt-get/);
+    expect(out?.fix).toMatch(/agentlab-agent doctor/);
+    expect(out?.reason.endsWith("/x)")).toBe(true);
+  });
   it("no agent online, offline or revoked ones do not count", () => {
     expect(whyUnclaimable(grade, [agent({ online: false }), agent({ revoked: true })])?.reason).toBe("no agent is online");
   });

@@ -13,6 +13,9 @@ export type AgentOffer = { name: string; online: boolean; revoked: boolean; drai
 export type Unclaimable = { reason: string; fix: string };
 
 export const INSTALL_BWRAP = "sudo apt-get install -y bubblewrap";
+const BWRAP_MISSING = /spawn bwrap ENOENT|bwrap(: command)? not found|bubblewrap[^.;]*(missing|not installed)/i;
+/** Whether a failed self-test's detail says the bwrap binary itself is missing. */
+export const bwrapMissing = (detail: string): boolean => BWRAP_MISSING.test(detail);
 
 const needsSandbox = (n: JobNeeds) => SANDBOXED_JOB_TYPES.includes(n.type) || n.sandbox !== null;
 
@@ -58,11 +61,13 @@ export function whyUnclaimable(n: JobNeeds, agents: readonly AgentOffer[]): Uncl
   };
   return (
     step((a) => sandboxOk(a, n), (left) => {
-      const details = left.map((a) => `${a.name}: ${a.capabilities?.sandbox.selfTestPassed ? `passes only with ${a.capabilities.sandbox.backend}` : a.capabilities?.sandbox.detail || "self-test failed"}`);
-      const bwrapMissing = left.some((a) => /bwrap|bubblewrap/i.test(a.capabilities?.sandbox.detail ?? ""));
+      const details = left.map((a) => `${a.name}: ${a.capabilities?.sandbox.selfTestPassed ? `passes only with ${a.capabilities.sandbox.backend}` : a.capabilities?.sandbox.detail.trim() || "self-test failed"}`);
+      // Only a missing binary gets the install command; other failures (a missing grader
+      // directory, no user namespaces) get doctor, which says what it is.
+      const missing = left.some((a) => bwrapMissing(a.capabilities?.sandbox.detail ?? ""));
       return {
         reason: `no online agent has a passing ${n.sandbox ?? ""}${n.sandbox ? " " : ""}sandbox self-test (${details.join("; ")})`,
-        fix: `${bwrapMissing ? `install bubblewrap on the agent's machine (\`${INSTALL_BWRAP}\`), then ` : "fix the sandbox on the agent's machine (`agentlab-agent doctor` says what is missing), then "}re-run the self-test from the Agents page`,
+        fix: `${missing ? `install bubblewrap on the agent's machine (\`${INSTALL_BWRAP}\`), then ` : "fix the sandbox on the agent's machine (`agentlab-agent doctor` says what is missing), then "}re-run the self-test from the Agents page`,
       };
     }) ??
     step((a) => shellOk(a, n), (left) => ({
