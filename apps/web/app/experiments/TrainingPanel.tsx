@@ -77,7 +77,7 @@ export function TrainingPanel({ experimentId, live }: { experimentId: string; li
         <p className="text-sm text-zinc-500">No training step reported yet: the curves appear with the trainer&apos;s first progress event.</p>
       ) : (
         <div className="grid gap-4 lg:grid-cols-2">
-          <div className="lg:col-span-2">
+          <div className="max-w-3xl lg:col-span-2">
             <h3 className="mb-1 text-xs font-medium text-zinc-500">Loss by step{hasEval ? " (dashed: eval loss at each epoch end)" : " (no eval split: eval loss not computed)"}</h3>
             <LineChart series={loss} markers={markers} xLabel="step" yLabel="loss" height={260} />
           </div>

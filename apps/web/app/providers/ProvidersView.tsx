@@ -26,6 +26,8 @@ export function ProvidersView() {
   const create = useMutation(trpc.providers.create.mutationOptions({ onSuccess: refresh }));
   const update = useMutation(trpc.providers.update.mutationOptions({ onSuccess: refresh }));
   const setPrice = useMutation(trpc.providers.setPrice.mutationOptions({ onSuccess: refresh }));
+  // Refused by the server (CONFLICT, shown below) once a collection used the provider: it is part of that record.
+  const remove = useMutation(trpc.providers.delete.mutationOptions({ onSuccess: refresh }));
   const [form, setForm] = useState({ name: "", kind: "openai" as "openai" | "reference", baseUrl: "", model: "", apiKey: "", extra: "{}" });
   const [price, setPriceForm] = useState({ model: "", inputPerMTok: "0", outputPerMTok: "0" });
   const [extraError, setExtraError] = useState<string | null>(null);
@@ -54,7 +56,7 @@ export function ProvidersView() {
   return (
     <div className="space-y-5">
       <PageHeader title="Teacher providers" description="OpenAI-compatible endpoints that answer repair prompts, and the reference oracle for offline runs." />
-      <ErrorBox error={providers.error ?? create.error ?? update.error ?? setPrice.error} />
+      <ErrorBox error={providers.error ?? create.error ?? update.error ?? setPrice.error ?? remove.error} />
       <Section title="Providers">
         <Table
           rows={providers.data ?? []}
@@ -67,7 +69,17 @@ export function ProvidersView() {
             { key: "url", header: "Base URL", cell: (p) => <span className="font-mono text-xs">{p.baseUrl ?? "—"}</span> },
             { key: "key", header: "API key", cell: (p) => (p.kind === "reference" ? "—" : p.hasApiKey ? <Badge tone="green">stored (write-only)</Badge> : <Badge title="No Authorization header is sent (local servers)">keyless</Badge>) },
             { key: "extra", header: "Extra params", cell: (p) => <span className="font-mono text-xs">{JSON.stringify(p.extraParams)}</span> },
-            { key: "act", header: "", cell: (p) => (isAdmin && p.kind === "openai" ? <Button size="sm" onClick={() => rotateKey(p.id)}>Set key…</Button> : null) },
+            {
+              key: "act",
+              header: "",
+              cell: (p) =>
+                isAdmin ? (
+                  <span className="flex gap-1">
+                    {p.kind === "openai" ? <Button size="sm" onClick={() => rotateKey(p.id)}>Set key…</Button> : null}
+                    <Button size="sm" variant="danger" disabled={remove.isPending} onClick={() => window.confirm(`Delete provider "${p.name}"? Only possible while no collection used it.`) && remove.mutate({ id: p.id })}>Delete</Button>
+                  </span>
+                ) : null,
+            },
           ]}
         />
       </Section>
