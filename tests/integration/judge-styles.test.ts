@@ -58,7 +58,7 @@ const STYLES: Style[] = [
     name: "a class the candidate defines, used through its methods",
     main: "class Stack:\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n        self.items.append(x)\n    def pop(self):\n        return self.items.pop()\n    def __len__(self):\n        return len(self.items)\n",
     buggy: "class Stack:\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n        self.items.insert(0, x)\n    def pop(self):\n        return self.items.pop()\n    def __len__(self):\n        return len(self.items)\n",
-    tests: "from solution import Stack\n\ndef test_lifo():\n    s = Stack()\n    s.push(1)\n    s.push(2)\n    assert len(s) == 2\n    assert s.pop() == 2\n    assert s.items == [1]\n",
+    tests: "from solution import Stack\n\ndef test_lifo():\n    s = Stack()\n    s.push(1)\n    s.push(2)\n    assert isinstance(s, Stack) and not isinstance([1], Stack)\n    assert len(s) == 2\n    assert s.pop() == 2\n    assert s.items == [1]\n",
   },
   {
     name: "callbacks, exceptions, printed output, floats and dicts with tuple keys",

@@ -93,6 +93,13 @@ class Proxy:
     def __setitem__(self, key, value):
         self._op("setitem", key, value)
 
+    def __instancecheck__(self, obj):
+        # isinstance(x, solution.Stack): only the candidate's own objects can be instances of its
+        # classes (a value that crossed by value never is), so asking it forges nothing.
+        if type(obj) is not Proxy or object.__getattribute__(obj, "_peer") is not self._peer:
+            return False
+        return self._op("isinstance", obj) is True
+
     def __bool__(self):
         raise TypeError("a candidate object has no truth value on the judge's side; compare its values")
 
@@ -367,6 +374,8 @@ class Peer:
             return {"r": repr(obj)[:2000]}
         if op == "str":
             return {"r": str(obj)}
+        if op == "isinstance" and not self.judge:
+            return {"r": isinstance(decoded[0], obj) if isinstance(obj, type) else False}
         if op == "names":
             return {"r": self.codec.encode(_public_names(obj))}
         raise wire.ProtocolError(f"unknown operation {op!r}")
