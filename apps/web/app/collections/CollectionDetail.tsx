@@ -14,11 +14,18 @@ import { OracleBadge, StateBadge, VerdictBadge } from "../_components/StatusBadg
 import { usd } from "../_lib/format";
 import { CollectionBars } from "./CollectionBars";
 
+const PAGE = 200;
+
 export function CollectionDetail({ id }: { id: string }) {
   const trpc = useTRPC();
   const canAlter = canAct(useViewer(), "member");
   const col = useQuery(trpc.collections.byId.queryOptions({ id }, { refetchInterval: (q) => (["done", "failed", "canceled"].includes(q.state.data?.state ?? "") ? false : 2_000) }));
-  const tasks = useQuery(trpc.collections.tasks.queryOptions({ id, limit: 500 }, { refetchInterval: 5_000 }));
+  // Keyset pages of 200 tasks (`after` = the last task id of the page before), never a silent cut.
+  const [pages, setPages] = useState<(string | undefined)[]>([undefined]);
+  const after = pages.at(-1);
+  const tasks = useQuery(trpc.collections.tasks.queryOptions({ id, limit: PAGE, ...(after !== undefined ? { after } : {}) }, { refetchInterval: 5_000 }));
+  const taskRows = tasks.data ?? [];
+  const lastKey = taskRows.at(-1)?.taskKey;
   const ledger = useQuery(trpc.collections.ledger.queryOptions({ by: "provider", collectionId: id }));
   const cancel = useMutation(trpc.collections.cancel.mutationOptions());
   const [taskRowId, setTaskRowId] = useState<string | null>(null);
@@ -56,11 +63,25 @@ export function CollectionDetail({ id }: { id: string }) {
           </Section>
         </>
       ) : null}
-      <Section title="Tasks">
+      <Section
+        title="Tasks"
+        actions={
+          <span className="flex items-center gap-2 text-xs text-zinc-600" data-testid="collection-tasks-shown">
+            {(pages.length - 1) * PAGE + (taskRows.length ? 1 : 0)}–{(pages.length - 1) * PAGE + taskRows.length} of {c?.tasksTotal ?? "?"} tasks
+            <Button size="sm" disabled={pages.length === 1} onClick={() => setPages(pages.slice(0, -1))}>Previous</Button>
+            <Button size="sm" disabled={taskRows.length < PAGE || lastKey === undefined} onClick={() => setPages([...pages, lastKey])}>Next</Button>
+          </span>
+        }
+      >
+        <p className="mb-2 text-xs text-zinc-500">Click a task to open its candidates below.</p>
         <Table
-          rows={tasks.data ?? []}
+          rows={taskRows}
           rowKey={(t) => t.taskRowId}
-          onRowClick={(t) => setTaskRowId(t.taskRowId)}
+          onRowClick={(t) => {
+            setTaskRowId(t.taskRowId);
+            // The candidates open below the table: bring them into view, or the click seems to do nothing.
+            requestAnimationFrame(() => document.getElementById("candidates")?.scrollIntoView({ behavior: "smooth", block: "start" }));
+          }}
           rowClassName={(t) => (t.taskRowId === taskRowId ? "bg-blue-50/60" : "")}
           bare
           columns={[
@@ -73,7 +94,7 @@ export function CollectionDetail({ id }: { id: string }) {
           ]}
         />
       </Section>
-      {taskRowId ? <CandidateBrowser collectionId={id} taskRowId={taskRowId} /> : null}
+      {taskRowId ? <div id="candidates"><CandidateBrowser collectionId={id} taskRowId={taskRowId} /></div> : null}
     </div>
   );
 }
@@ -82,7 +103,7 @@ function CandidateBrowser({ collectionId, taskRowId }: { collectionId: string; t
   const trpc = useTRPC();
   const cands = useQuery(trpc.collections.candidates.queryOptions({ id: collectionId, taskRowId }));
   return (
-    <Section title="Candidates">
+    <Section title="Candidates" className="scroll-mt-4">
       <ErrorBox error={cands.error} />
       <div className="space-y-6">
         {(cands.data ?? []).map(({ sampleIndex, reused, candidate: c }) => (
