@@ -1,4 +1,4 @@
-import type { ExperimentConfigInput } from "@agentlab/core";
+import { GRADER_VERSION, type ExperimentConfigInput } from "@agentlab/core";
 
 // The creation form's fields as strings (what inputs hold) and their translation into an
 // ExperimentConfig input; kept pure so it is unit-tested without a browser.
@@ -29,7 +29,7 @@ export type ExperimentForm = {
 export const defaultForm: ExperimentForm = {
   name: "", splitId: "", data: "teacher", providerId: "", datasetId: "", n: "1", temperature: "0.8", budget: "", baseModel: "",
   epochs: "2", learningRate: "0.0002", batchSize: "4", maxLength: "2048", loraR: "16", loraAlpha: "32", targets: "q_proj,k_proj,v_proj,o_proj",
-  quantization: "auto", maxNewTokens: "512", graderVersion: "agentlab-grader/1 pytest-8.3.4", seeds: "0, 1",
+  quantization: "auto", maxNewTokens: "512", graderVersion: GRADER_VERSION, seeds: "0, 1",
 };
 
 const list = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
