@@ -3,11 +3,11 @@ import {
   type CollectionRow,
 } from "@agentlab/db";
 import { CollectionInput, derivedName, DomainError } from "@agentlab/core";
-import { createCollection } from "../teacher/collections";
-import { startCollection } from "../teacher/runner";
-import { enqueueCollectionGrading, syncGrades } from "../teacher/grading";
-import { createDataset, startReplay, syncReplay } from "../teacher/datasets";
-import type { StageCtx, StageResult } from "./stages";
+import { createCollection } from "../../teacher/collections";
+import { startCollection } from "../../teacher/runner";
+import { enqueueCollectionGrading, syncGrades } from "../../teacher/grading";
+import { createDataset, startReplay, syncReplay } from "../../teacher/datasets";
+import type { StageCtx, StageResult } from "./context";
 
 // The data stages when the experiment builds its own SFT data with the teacher module:
 // collect (a collection of the split's train tasks: SFT data is train-only, dev serves selection

@@ -1,23 +1,19 @@
 import { datasetSamplesPage, getDataset } from "@agentlab/db";
 import { DomainError } from "@agentlab/core";
-import type { StageCtx, StageResult } from "./stages";
-import { splitTasks } from "./tasks";
+import { splitTasks } from "../tasks";
+import type { StageCtx, StageResult } from "./context";
+import { teacherDataset } from "./collect";
 
-import { collectStage, teacherDataset, verifyStage } from "./collect";
-
-// collect → verify → dataset. Without config.datasetId the teacher module builds the data (collect.ts);
-// with it, an existing verified SFT snapshot of the split is reused and the first two stages are no-ops.
+// `dataset`: the SFT snapshot training uses. Without config.datasetId the teacher module built it
+// (collect → verify, ./collect.ts); with it, an existing verified snapshot of the split is reused.
 
 export async function datasetStage(c: StageCtx): Promise<StageResult> {
   const datasetId = c.config.datasetId;
   if (!datasetId) {
-    if (c.stage.kind === "collect") return collectStage(c);
-    if (c.stage.kind === "verify") return verifyStage(c);
     const { ds, provenance } = await teacherDataset(c);
     await refuseNonTrainTasks(c, ds.id);
     return { state: "succeeded", output: { datasetId: ds.id, datasetHash: ds.hash, samples: ds.sampleCount, tasks: ds.taskCount, ...provenance } };
   }
-  if (c.stage.kind !== "dataset") return { state: "succeeded", output: { reusedDatasetId: datasetId } };
   const ds = await getDataset(c.services.db, datasetId);
   if (!ds) throw new DomainError("NOT_FOUND", `no SFT dataset ${datasetId}`);
   if (ds.splitId !== c.config.splitId) throw new DomainError("PRECONDITION_FAILED", "the SFT dataset was built from another split");

@@ -3,9 +3,9 @@ import {
   DomainError, assertSameProtocol, buildReport, contaminationCheck, devContaminationCheck, protocolsByModel,
   type ModelRef, type SelectionDecision, type SftDoc, type TaskOutcome,
 } from "@agentlab/core";
-import { headerFacts } from "./report-facts";
-import type { StageCtx, StageResult } from "./stages";
-import { splitTasks } from "./tasks";
+import { headerFacts } from "../report-facts";
+import type { StageCtx, StageResult } from "./context";
+import { splitTasks } from "../tasks";
 
 // The report stage: every stored verdict (dev and test), checked for one protocol, paired by the
 // report (pure, packages/core), with the pairs that never got a verdict excluded and counted, and

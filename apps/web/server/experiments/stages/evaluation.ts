@@ -1,0 +1,53 @@
+import { claimTestRun, getTestRun, updateStage } from "@agentlab/db";
+import { DomainError, modelKey, modelLabel, type ModelRef } from "@agentlab/core";
+import { advanceEvaluation, emptyEval, type EvalModel, type EvalState } from "../evaluate";
+import { splitTasks } from "../tasks";
+import type { StageCtx, StageResult } from "./context";
+import { testModels } from "./select";
+import { trainOutput } from "./train";
+
+// `dev_eval:*` and `test_eval`: generation + grading of one split (../evaluate.ts), for the base or
+// one seed's snapshots on dev, for the base and each seed's best dev epoch on test.
+
+export async function devStage(c: StageCtx): Promise<StageResult> {
+  const t = c.stage.target;
+  let models: EvalModel[];
+  if (!t || t.model === "base") models = [{ key: "base", adapter: null, trainingMethod: null }];
+  else {
+    const train = trainOutput(c, t.seed);
+    models = (train.snapshots ?? []).map((s) => ({
+      key: modelKey({ model: "adapter", seed: t.seed, seedIndex: t.seedIndex, epoch: s.epoch }), adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null }, trainingMethod: train.method ?? null,
+    }));
+  }
+  const tasks = await splitTasks(c.services.db, c.config.splitId, "dev");
+  const step = await advanceEvaluation(c.services, { experimentId: c.experimentId, config: c.config, split: "dev", tasks, models }, { ...emptyEval(), ...(c.row.output as Partial<EvalState>) });
+  return { state: step.state, output: step.output, jobIds: step.jobIds };
+}
+
+export async function testStage(c: StageCtx): Promise<StageResult> {
+  const { db } = c.services;
+  let output = c.row.output as Partial<EvalState> & { models?: ModelRef[] };
+  if (!output.models) {
+    const models = await testModels(c);
+    // Claiming the run and recording it in the stage happen together, so a crash in between cannot
+    // leave a claimed run that the resumed stage would then be refused.
+    await db.transaction(async (tx) => {
+      await claimTestRun(tx, c.experimentId, models);
+      await updateStage(tx, c.experimentId, c.stage.key, { output: { models } });
+    });
+    output = { models };
+  } else if (!(await getTestRun(db, c.experimentId))) {
+    throw new DomainError("INTERNAL", "test stage recorded models but no test run is claimed");
+  }
+  const snapshots = (seed: number) => trainOutput(c, seed).snapshots ?? [];
+  const models: EvalModel[] = (output.models ?? []).map((m) => {
+    if (m.model === "base") return { key: "base", adapter: null, trainingMethod: null };
+    const s = snapshots(m.seed).find((x) => x.epoch === m.epoch);
+    if (!s) throw new DomainError("PRECONDITION_FAILED", `no adapter snapshot for ${modelLabel(m)}`);
+    const method = trainOutput(c, m.seed).method ?? null;
+    return { key: modelKey(m), adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null }, trainingMethod: method };
+  });
+  const tasks = await splitTasks(db, c.config.splitId, "test");
+  const step = await advanceEvaluation(c.services, { experimentId: c.experimentId, config: c.config, split: "test", tasks, models }, { ...emptyEval(), ...output });
+  return { state: step.state, output: { ...step.output, models: output.models }, jobIds: step.jobIds };
+}
