@@ -1,48 +1,38 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, readdirSync, symlinkSync } from "node:fs";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import type { Browser } from "playwright-core";
 import { and, eq } from "drizzle-orm";
-import { createSplit, importPool, insertProvider, schema } from "@agentlab/db";
+import { createEnrollmentToken, createSplit, enrollAgent, importPool, insertProvider, schema } from "@agentlab/db";
 import { createExperiment } from "../../apps/web/server/experiments/service";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
 import { createFirstAdmin, launchBrowser, startProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 
-// Issue 20 "why is it stuck", in the browser, on the real product whose machine lacks bubblewrap:
-// the local agent is online, green and idle, its sandbox self-test failed; an experiment's grade
-// jobs queue up. The experiment page, the overview and the job page say why and how to fix it,
-// "Requires" states the real requirement, and the Agents page shows the detail and re-runs the test.
-
-/** A PATH like this machine's, without bwrap: what a fresh box without bubblewrap looks like. */
-function pathWithoutBwrap(): string {
-  const dir = mkdtempSync(join(tmpdir(), "agentlab-nobwrap-"));
-  const seen = new Set<string>();
-  for (const d of (process.env.PATH ?? "").split(":")) {
-    const entries = (() => {
-      try {
-        return readdirSync(d);
-      } catch {
-        return [];
-      }
-    })();
-    for (const e of entries) {
-      if (e === "bwrap" || seen.has(e)) continue;
-      seen.add(e);
-      symlinkSync(join(d, e), join(dir, e));
-    }
-  }
-  return dir;
-}
+// Issue 20 "why is it stuck", in the browser, on the real product: the only agent is online, green
+// and idle, but its sandbox self-test failed (its grader directory is missing: the sandbox finds
+// bwrap by a fixed PATH, so a box without bubblewrap cannot be faked here without uninstalling it);
+// an experiment's grade jobs queue up. The experiment page, the overview and the job page say why
+// and what to do, "Requires" states the real requirement, and the Agents page shows the self-test
+// detail and re-runs the test.
+const AGENT_BIN = fileURLToPath(new URL("../../apps/agent/bin/agentlab-agent.mjs", import.meta.url));
+let agent: ChildProcess | null = null;
 
 let app: RunningApp;
 let browser: Browser;
 let experimentId = "";
 beforeAll(async () => {
-  app = await startProduct({ PATH: pathWithoutBwrap() });
+  app = await startProduct({ AGENTLAB_LOCAL_AGENT: "0" });
   browser = await launchBrowser();
   const db = app.db.db;
+  const { token } = await createEnrollmentToken(db, { name: "box", ttlS: 60 });
+  const { agentId, credential } = await enrollAgent(db, token, "box");
+  const home = await mkdtemp(join(tmpdir(), "agentlab-e2e-box-"));
+  await writeFile(join(home, "agent.json"), JSON.stringify({ server: app.url, agentId, credential }), { mode: 0o600 });
+  agent = spawn(process.execPath, [AGENT_BIN, "run"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, AGENTLAB_AGENT_HOME: home, AGENTLAB_GRADER_DIR: "/nonexistent/grader", LOG_LEVEL: "error" }, stdio: "inherit" });
   const imp = await importPool(db, { name: "e2e-stuck", lines: [new TextEncoder().encode(toJsonl(makePool(12, 1)))] });
   if (!imp.ok) throw new Error("pool import failed");
   const splitId = (await createSplit(db, { poolId: imp.poolId, seed: 3, devRatio: 0.25, testRatio: 0.25 })).split.id;
@@ -56,6 +46,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  agent?.kill("SIGTERM");
   await browser?.close();
   await app?.stop();
 });
@@ -70,9 +61,9 @@ describe("why is it stuck", () => {
       // The agent is online but its self-test failed, and the page says why (not only a tooltip).
       await page.goto(`${app.url}/agents`);
       await page.getByText("online", { exact: true }).first().waitFor({ timeout: 120_000 });
-      const sandbox = page.getByTestId("sandbox-local");
+      const sandbox = page.getByTestId("sandbox-box");
       await sandbox.getByText("self-test failed").waitFor({ timeout: 30_000 });
-      await expect(sandbox.textContent()).resolves.toMatch(/bwrap/);
+      await expect(sandbox.textContent()).resolves.toMatch(/Can't find source path \/nonexistent\/grader.*agentlab-agent doctor/s);
 
       // The experiment's collection produces grade jobs nobody can claim.
       await page.goto(`${app.url}/experiments/${experimentId}`);
@@ -80,8 +71,8 @@ describe("why is it stuck", () => {
       await banner.getByText(/no online agent has a passing sandbox self-test/).first().waitFor({ timeout: 120_000 });
       const text = (await banner.textContent()) ?? "";
       expect(text).toMatch(/queued grade job/);
-      expect(text).toMatch(/local: .*bwrap/);
-      expect(text).toMatch(/apt-get install -y bubblewrap/);
+      expect(text).toMatch(/box: /);
+      expect(text).toMatch(/agentlab-agent doctor.*re-run the self-test from the Agents page/);
       await page.screenshot({ path: docScreenshot("stuck-experiment.png") });
 
       await page.goto(`${app.url}/`);
@@ -99,7 +90,7 @@ describe("why is it stuck", () => {
       await page.getByRole("button", { name: "Re-run self-test" }).click();
       await page.waitForTimeout(3000);
       await expect(page.getByText("Could not re-run the self-test").count()).resolves.toBe(0);
-      await page.getByTestId("sandbox-local").getByText("self-test failed").waitFor();
+      await page.getByTestId("sandbox-box").getByText("self-test failed").waitFor();
       await expect(page.getByText("online", { exact: true }).first().isVisible()).resolves.toBe(true);
     } catch (err) {
       await page.screenshot({ path: debugScreenshot("stuck-failure.png") }).catch(() => {});
