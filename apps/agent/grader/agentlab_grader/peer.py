@@ -147,7 +147,9 @@ class Peer:
         self.events: list = []
         self.codec = wire.Codec(shareable_modules=shareable, private_modules=private, export=self._export,
                                 local=self._local, local_named=self._local_named, remote=self._remote,
-                                handed_back=self._handed_back, guarded=judge)
+                                handed_back=self._handed_back, guarded=judge,
+                                exception_class=self._exception_class)
+        self.stand_ins: dict = {}  # judge: (module, qualname) -> stand-in exception class
 
     # -- registry -------------------------------------------------------------------------------
     def _export(self, obj):
@@ -267,16 +269,43 @@ class Peer:
                 stream.write(text)
 
     def _exception(self, e):
-        name, message = (e[0], e[1]) if type(e) is list and len(e) == 2 else ("RuntimeError", "malformed exception")
-        if type(name) is not str or type(message) is not str:
+        ok = type(e) is list and len(e) in (2, 3) and type(e[0]) is str and type(e[1]) is str
+        if not ok:
             return CandidateError("malformed exception")
+        name, message = e[0], e[1]
         cls = wire.BUILTIN_EXCEPTIONS.get(name)
         if cls is None or not issubclass(cls, Exception) or cls is StopIteration:
             return CandidateError(f"{name}: {message}")
+        if len(e) == 3 and e[2]:
+            cls = self._exception_class(name, e[2])
         try:
             return cls(message)
         except Exception:  # noqa: BLE001  (an exception class whose constructor wants more)
             return CandidateError(f"{name}: {message}")
+
+    def _exception_class(self, base_name, chain):
+        """A judge-side stand-in for a candidate's exception class: same module and name, the same
+        candidate-class hierarchy, the same builtin base, and no candidate code. What the test's
+        `pytest.raises(solution.InvalidInput)` sees, and what a raised InvalidInput becomes."""
+        if not self.judge:  # the candidate's own class, by name
+            try:
+                real = self.resolve_named(str(chain[0][0]), str(chain[0][1]))
+            except Exception:  # noqa: BLE001
+                real = None
+            if isinstance(real, type) and issubclass(real, Exception):
+                return real
+        base = wire.BUILTIN_EXCEPTIONS.get(base_name) if type(base_name) is str else None
+        if base is None or not issubclass(base, Exception) or base is StopIteration or type(chain) is not list:
+            raise wire.ProtocolError("malformed exception class")
+        parent = base
+        for entry in reversed(chain[:20]):
+            if type(entry) is not list or len(entry) != 2 or not all(type(x) is str for x in entry) or entry[0] not in self.codec.private:
+                raise wire.ProtocolError("malformed exception class")
+            key = (entry[0], entry[1])
+            if key not in self.stand_ins:
+                self.stand_ins[key] = type(entry[1].rsplit(".", 1)[-1], (parent,), {"__module__": entry[0], "__qualname__": entry[1]})
+            parent = self.stand_ins[key]
+        return parent
 
     # -- serving (the peer asks us) ---------------------------------------------------------------
     def serve_forever(self) -> None:
@@ -302,7 +331,7 @@ class Peer:
         except wire.ProtocolError:
             raise
         except BaseException as e:  # noqa: BLE001  (whatever the code raised travels back)
-            reply = {"e": [_builtin_name(e), _message(e)]}
+            reply = {"e": self._describe(e)}
         finally:
             sys.stdout, sys.stderr = saved
         text = out.getvalue()
@@ -312,6 +341,11 @@ class Peer:
             wire.send_frame(self.fd, reply)
         except wire.FrameTooLarge as e:
             wire.send_frame(self.fd, {"e": ["MemoryError", str(e)]})
+
+    def _describe(self, e):
+        """[builtin base name, message, candidate classes of its MRO] of an exception raised here."""
+        chain = wire.exception_chain(type(e), self.codec.private)
+        return [_builtin_name(e), _message(e) if not chain else _plain_message(e), chain]
 
     def _call(self, obj, packed):
         received = {}
@@ -324,7 +358,7 @@ class Peer:
         try:
             result = obj(*args, **kwargs)
         except BaseException as e:  # noqa: BLE001
-            return {"e": [_builtin_name(e), _message(e)], "s": self.codec.encode([args, kwargs], known=received)}
+            return {"e": self._describe(e), "s": self.codec.encode([args, kwargs], known=received)}
         return {"r": self.codec.encode([result, args, kwargs], known=received)}
 
     def _next(self, it, n):
@@ -336,7 +370,7 @@ class Peer:
         except StopIteration:
             reply["stop"] = True
         except BaseException as e:  # noqa: BLE001  (raised after the items produced before it)
-            reply["e"] = [_builtin_name(e), _message(e)]
+            reply["e"] = self._describe(e)
         reply["r"] = self.codec.encode(items)
         return reply
 
@@ -397,6 +431,13 @@ def _builtin_name(e):
         if cls.__module__ == "builtins":
             return cls.__name__ if cls is type(e) else cls.__name__
     return "RuntimeError"
+
+
+def _plain_message(e):
+    try:
+        return str(e)[:2000]
+    except BaseException:  # noqa: BLE001
+        return "<unprintable exception>"
 
 
 def _message(e):

@@ -66,6 +66,16 @@ class ForeignGlobal:
         return f"<{self.name}: a global the judge does not resolve for the candidate>"
 
 
+def builtin_base(cls: type) -> type:
+    """The nearest builtin class in an exception class's MRO (what the judge can raise faithfully)."""
+    return next(c for c in cls.__mro__ if c.__module__ == "builtins")
+
+
+def exception_chain(cls: type, private: frozenset) -> list:
+    """[module, qualname] of each candidate-defined class in an exception class's MRO, most derived first."""
+    return [[c.__module__, c.__qualname__] for c in cls.__mro__ if c.__module__ in private]
+
+
 def shadows_behaviour(cls: type, name: str) -> bool:
     """True when an instance attribute `name` would hide a method, property or other behaviour of
     `cls`: the candidate may change an object's data on the judge's side, never its behaviour."""

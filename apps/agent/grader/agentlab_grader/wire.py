@@ -15,15 +15,16 @@ import sys
 from .frames import MAX_DEPTH, MAX_FRAME, ChannelClosed, FrameTimeout, FrameTooLarge, ProtocolError, _deep_enough, recv_frame, send_frame
 from .stdtypes import (
     BUILTIN_EXCEPTIONS, NO_IMPORT, SCALARS, STDLIB, ForeignGlobal, _builtin_base, _decode_stdlib, _encode_stdlib, global_name,
-    judge_resolves, resolve_global, shadows_behaviour,
+    builtin_base, exception_chain, judge_resolves, resolve_global, shadows_behaviour,
 )
 
 class Codec:
     """Encodes local values for the peer and decodes the peer's values, per one message."""
 
     def __init__(self, *, shareable_modules: frozenset, private_modules: frozenset, export, local, local_named, remote, handed_back,
-                 guarded: bool = False):
+                 guarded: bool = False, exception_class=None):
         self.guarded = guarded  # the judge's side: globals only within its policy (stdtypes.judge_resolves)
+        self.exception_class = exception_class  # judge: (builtin base, chain) -> its stand-in class
         self.shareable = shareable_modules  # modules both sides load from the same pristine source
         self.private = private_modules  # modules only the candidate has: their objects never cross by value
         self.export = export  # obj -> handle id in our registry
@@ -89,6 +90,8 @@ class Codec:
                 ref = memo.add(v)
                 attrs = [[k, self._enc(x, memo, depth + 1)] for k, x in vars(v).items() if type(k) is str]
                 return memo.wrap(v, ["O", ref, g[0], g[1], attrs])
+        if type(v) is type and issubclass(v, BaseException) and v.__module__ in self.private:
+            return ["E", builtin_base(v).__name__, exception_chain(v, self.private)]  # the judge builds a stand-in
         g = global_name(v, self.private)
         if g is not None:
             return ["G", g[0], g[1]]
@@ -170,6 +173,8 @@ class Codec:
                 return self.local_named(str(n[1]), str(n[2]))
             if tag == "X":
                 return _decode_stdlib(self, n, memo, depth)
+            if tag == "E" and self.exception_class is not None:
+                return self.exception_class(n[1], n[2])
         except ProtocolError:
             raise
         except (TypeError, ValueError, IndexError, KeyError, RecursionError) as e:
@@ -277,5 +282,6 @@ class _Originals(dict):
 
 __all__ = [
     "BUILTIN_EXCEPTIONS", "MAX_DEPTH", "MAX_FRAME", "SCALARS", "ChannelClosed", "Codec", "ForeignGlobal", "FrameTimeout", "FrameTooLarge",
-    "ProtocolError", "global_name", "recv_frame", "resolve_global", "send_frame", "shadows_behaviour",
+    "ProtocolError", "builtin_base", "exception_chain", "global_name", "recv_frame", "resolve_global", "send_frame",
+    "shadows_behaviour",
 ]
