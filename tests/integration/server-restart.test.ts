@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getJob, listAttempts } from "@agentlab/db";
 import type { JobHandler } from "../../apps/agent/src/jobs/types";
+import { AGENT_EVENTS, PROTOCOL_VERSION, type ClaimAck, type WriteAck } from "@agentlab/core";
 import { spawnShellAgent } from "./helpers/agent-process";
-import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
+import { connectAgent, hello, request } from "./security-agent-helpers";
+import { enrollTestAgent, startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 import { tokenizePayload } from "./helpers/payloads";
 
 // Item 3 of issue 20: a server restart loses nothing. A job that finishes while the server is down
@@ -63,6 +65,33 @@ describe("server restart", () => {
     expect((await listAttempts(server.db.db, orphan.id)).map((x) => x.reason)).toEqual(["agent_lost", "succeeded"]);
     await Promise.all([a.stop(), rescuer.stop()]);
   }, 90_000);
+});
+
+describe("a result delivered twice (its first ack lost, as to a restart)", () => {
+  it("gets back the job its first delivery claimed instead of claiming another", async () => {
+    const { credential } = await enrollTestAgent(server.db, "acks");
+    const sock = await connectAgent(server.url, credential);
+    try {
+      expect(await hello(sock)).toMatchObject({ ok: true });
+      const jobs = await server.app.services.queue.enqueueMany([0, 1, 2].map((i) => ({ type: "tokenize" as const, payload: tokenizePayload(), priority: 900 - i })));
+      const claim = await request<ClaimAck>(sock, AGENT_EVENTS.claim, { version: PROTOCOL_VERSION });
+      if (!claim.ok || !claim.data.job) throw new Error("no claim");
+      const first = claim.data.job;
+      expect(first.jobId).toBe(jobs[0]?.id);
+      const result = { version: PROTOCOL_VERSION, jobId: first.jobId, attemptId: first.attemptId, reason: "succeeded", result: {}, claimNext: true };
+      const once = await request<WriteAck>(sock, AGENT_EVENTS.result, result);
+      const twice = await request<WriteAck>(sock, AGENT_EVENTS.result, result);
+      if (!once.ok || !twice.ok) throw new Error("result refused");
+      expect(once.data.next?.jobId).toBe(jobs[1]?.id);
+      expect(twice.data).toMatchObject({ accepted: true, next: { jobId: jobs[1]?.id, attemptId: once.data.next?.attemptId } });
+      // Positive control of the probe: the third job is there to be claimed, and was not.
+      expect(await state(jobs[2]?.id ?? "")).toBe("queued");
+      await server.app.services.queue.cancel(jobs[2]?.id ?? "");
+      await request(sock, AGENT_EVENTS.result, { version: PROTOCOL_VERSION, jobId: jobs[1]?.id, attemptId: once.data.next?.attemptId, reason: "succeeded", result: {} });
+    } finally {
+      sock.close();
+    }
+  });
 });
 
 describe("a handler that ignores its abort signal", () => {
