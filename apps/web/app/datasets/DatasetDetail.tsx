@@ -12,13 +12,21 @@ import { Fields } from "../_components/Stat";
 import { useTRPC, useTRPCClient } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
 
+const SAMPLE_PAGE = 20;
+
 export function DatasetDetail({ id }: { id: string }) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const qc = useQueryClient();
   const canAlter = canAct(useViewer(), "member");
   const ds = useQuery(trpc.datasets.byId.queryOptions({ id }, { refetchInterval: (q) => (q.state.data?.replays.some((r) => r.state === "grading") ? 2_000 : false) }));
-  const samples = useQuery(trpc.datasets.samples.queryOptions({ id, limit: 20 }));
+  // Keyset pages (`after` = the last ordinal of the page before), with the total from the snapshot.
+  const [pages, setPages] = useState<(number | undefined)[]>([undefined]);
+  const after = pages.at(-1);
+  const samples = useQuery(trpc.datasets.samples.queryOptions({ id, limit: SAMPLE_PAGE, ...(after !== undefined ? { after } : {}) }));
+  const shownFrom = (pages.length - 1) * SAMPLE_PAGE;
+  const shown = samples.data?.items.length ?? 0;
+  const next = samples.data?.nextCursor ?? null;
   const replay = useMutation(trpc.datasets.replay.mutationOptions({ onSuccess: () => qc.invalidateQueries({ queryKey: trpc.datasets.byId.queryKey({ id }) }) }));
   const [model, setModel] = useState("");
   const tokenize = useMutation(trpc.datasets.tokenize.mutationOptions());
@@ -79,7 +87,16 @@ export function DatasetDetail({ id }: { id: string }) {
           </ul>
         </Section>
       ) : null}
-      <Section title="Samples (first 20)">
+      <Section
+        title="Samples"
+        actions={
+          <span className="flex items-center gap-2 text-xs text-zinc-600" data-testid="dataset-samples-shown">
+            {shown ? `${shownFrom + 1}–${shownFrom + shown}` : "0"} of {ds.data?.sampleCount ?? "?"}
+            <Button size="sm" disabled={pages.length === 1} onClick={() => setPages(pages.slice(0, -1))}>Previous</Button>
+            <Button size="sm" disabled={next === null} onClick={() => next !== null && setPages([...pages, next])}>Next</Button>
+          </span>
+        }
+      >
         <div className="space-y-4">
           {(samples.data?.items ?? []).map((s) => (
             <details key={s.ordinal}>
