@@ -3,7 +3,7 @@ import {
   type Db, type GenerationRow, type NewEvaluation,
 } from "@agentlab/db";
 import {
-  DomainError, GenerateJobResult, GenerationProtocol, JOB_CONTRACTS, PROMPT_TEMPLATE_HASH, generateJobPayload, generateJobRequirements, generationProtocol, mainPaths, parseAnswer,
+  DomainError, GenerateJobResult, GenerationProtocol, JOB_CONTRACTS, isTerminal, PROMPT_TEMPLATE_HASH, generateJobPayload, generateJobRequirements, generationProtocol, mainPaths, parseAnswer,
   recipeMismatches, type EnqueueJob, type ExperimentConfig, type TaskSpec, type TrainMethod,
 } from "@agentlab/core";
 import type { Services } from "../services";
@@ -27,12 +27,10 @@ type Ctx = { experimentId: string; config: ExperimentConfig; split: "dev" | "tes
 
 export const emptyEval = (): EvalState => ({ generate: {}, done: {} });
 
-const ended = (state: string) => state === "succeeded" || state === "failed" || state === "canceled";
-
 /** Reads a finished generate job, checks its protocol against the recipe and stores its answers. */
 async function storeGenerations(services: Services, ctx: Ctx, m: EvalModel, genId: string): Promise<boolean> {
   const [gen] = await stageJobs(services.db, [genId]);
-  if (!gen || !ended(gen.state)) return false;
+  if (!gen || !isTerminal(gen.state)) return false;
   const what = `generation for ${m.key} on ${ctx.split}`;
   if (gen.state !== "succeeded") throw new DomainError("PRECONDITION_FAILED", `${what} ${gen.state}: ${gen.error ?? "no error given"}`);
   const parsed = GenerateJobResult.safeParse(gen.result);
@@ -81,7 +79,7 @@ async function gradeStep(services: Services, ctx: Ctx, m: EvalModel, rows: Gener
     const key = { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key, taskId: g.taskId };
     const lastId = g.gradeJobIds[g.gradeJobIds.length - 1];
     const job = lastId ? jobs.get(lastId) : undefined;
-    if (lastId && (!job || !ended(job.state))) {
+    if (lastId && (!job || !isTerminal(job.state))) {
       waiting += 1;
       continue;
     }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { stageJobs } from "@agentlab/db";
-import { DomainError, TrainMethod, parseJobResult, trainJobPayload, trainJobRequirements } from "@agentlab/core";
+import { DomainError, TrainMethod, isTerminal, parseJobResult, trainJobPayload, trainJobRequirements } from "@agentlab/core";
 import type { StageCtx, StageResult } from "./context";
 
 // `train:s<seed>`: one train job per seed, its payload mapped from the recipe in core; the stage
@@ -33,7 +33,7 @@ export async function trainStage(c: StageCtx): Promise<StageResult> {
     requirements: trainJobRequirements(c.config),
   });
   const [j] = await stageJobs(c.services.db, [job.id]);
-  if (!j || j.state === "queued" || j.state === "running" || j.state === "canceling") return { state: "running", output: { jobId: job.id }, jobIds: [job.id] };
+  if (!j || !isTerminal(j.state)) return { state: "running", output: { jobId: job.id }, jobIds: [job.id] };
   if (j.state !== "succeeded") throw new DomainError("PRECONDITION_FAILED", `training seed ${t.seed} ${j.state}: ${j.error ?? j.terminalReason ?? "no error given"}`);
   const record = parseJobResult("train", j.result);
   if (!record || record.snapshots.length === 0) throw new DomainError("PRECONDITION_FAILED", `training seed ${t.seed} returned no run record with adapter snapshots`);
