@@ -1,0 +1,108 @@
+// Pieces shared by `npm run demo` and tests/integration/learning-proof.test.ts (issue 14): the
+// synthetic learnable pool, the warmed-up tiny base (built from train-split text only), and the
+// control's SFT snapshot whose answers are shuffled across train tasks.
+import { readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { allDatasetSamples, getDataset, insertDataset, type Db } from "@agentlab/db";
+import { datasetHash, renderRepairPrompt, sampleHash, sftLine, sftSample, TaskSpec, type SftSample, type TinyModelSummary } from "@agentlab/core";
+import { LEARNABLE_POOL_FILE } from "../apps/web/server/bootstrap/builtin-pool";
+import { echoWarmupSamples } from "../apps/agent/src/synth/warmup-data";
+import { runPython } from "../apps/agent/src/trainer/python";
+
+export const WARMUP_DESCRIPTION =
+  "echo warm-up: each TRAIN task's repair prompt answered with its own buggy MAIN file unchanged (plus copies with identifiers and integers renamed to other train tasks' ones); " +
+  "teaches the answer format and copying, never the repair; no dev or test text";
+
+export function learnableTasks(): TaskSpec[] {
+  return gunzipSync(readFileSync(LEARNABLE_POOL_FILE))
+    .toString("utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => TaskSpec.parse(JSON.parse(l)));
+}
+
+export type TinyShape = { vocab: number; hidden: number; intermediate: number; layers: number; warmupSteps: number; warmupLr: number; warmupBatch: number; copies: number };
+type Training = { epochs: number; learningRate: number; batchSize: number; maxLength: number; lora: { r: number; alpha: number; dropout: number; target_modules: string[] } };
+
+// Settings measured on the shared 2-core machine (docs/status.md, issue 14): small enough for
+// minutes, large enough to copy a short function and learn the one repair.
+export const DEMO_SHAPE: TinyShape = { vocab: 1024, hidden: 128, intermediate: 256, layers: 2, warmupSteps: 250, warmupLr: 1e-2, warmupBatch: 16, copies: 2 };
+export const DEMO_TRAINING: Training = { epochs: 4, learningRate: 1e-2, batchSize: 8, maxLength: 1024, lora: { r: 8, alpha: 16, dropout: 0, target_modules: ["q_proj", "k_proj", "v_proj", "o_proj"] } };
+export const TEST_SHAPE: TinyShape = DEMO_SHAPE;
+export const TEST_TRAINING: Training = DEMO_TRAINING;
+
+/**
+ * The tiny base: tokenizer fitted on the train tasks (and the fixed prompt template text), random
+ * weights, then the echo warm-up on train tasks only. Cached by the tiny-model stamp in `dir`.
+ */
+export async function buildWarmBase(opts: { python: string; dir: string; train: readonly TaskSpec[]; shape: TinyShape; env?: NodeJS.ProcessEnv }): Promise<TinyModelSummary> {
+  const first = opts.train[0];
+  if (!first) throw new Error("no train tasks");
+  const template = join(opts.dir, "prompt-template.txt");
+  // The template's fixed words (system prompt, headings, footer) with a train task's prompt; no task text of other parts.
+  await writeFile(template, renderRepairPrompt(first).map((m) => m.content).join("\n"));
+  const warm = join(opts.dir, "warmup.jsonl");
+  await writeFile(warm, echoWarmupSamples(opts.train, { copies: opts.shape.copies, seed: 1 }).map(sftLine).join("\n") + "\n");
+  const ids = opts.train.map((t) => t.id);
+  const s = opts.shape;
+  const res = await runPython(
+    "tiny-model",
+    {
+      output_dir: join(opts.dir, "tiny-model"),
+      corpus: [LEARNABLE_POOL_FILE, template],
+      train_task_ids: ids,
+      vocab_size: s.vocab,
+      hidden_size: s.hidden,
+      intermediate_size: s.intermediate,
+      num_layers: s.layers,
+      max_position_embeddings: 1024,
+      warmup: { dataset: warm, task_ids: ids, description: WARMUP_DESCRIPTION, steps: s.warmupSteps, learning_rate: s.warmupLr, batch_size: s.warmupBatch },
+    },
+    { python: opts.python, env: opts.env },
+  );
+  if (!res.tiny_model) throw new Error("tiny-model returned no summary");
+  return res.tiny_model;
+}
+
+/** The train tasks' SFT samples with the reference fix as the answer (what the reference teacher yields). */
+export const referenceSamples = (train: readonly TaskSpec[]): SftSample[] => train.map((t) => sftSample(t, t.reference));
+
+/**
+ * The control's data: the same train prompts, each answered with ANOTHER train task's fix (a
+ * rotation by a seeded offset, so no sample keeps its own answer). The adapter sees the answer
+ * format and `<=` but never the right function for a prompt: it cannot learn the repair.
+ */
+export async function shuffledAnswersDataset(db: Db, datasetId: string, seed: number): Promise<string> {
+  const ds = await getDataset(db, datasetId);
+  if (!ds) throw new Error(`no dataset ${datasetId}`);
+  const rows = (await allDatasetSamples(db, datasetId)).map((r) => r.sample).sort((a, b) => a.ordinal - b.ordinal);
+  if (rows.length < 2) throw new Error("a shuffled control needs at least 2 samples");
+  const offset = 1 + (seed % (rows.length - 1));
+  const samples = rows.map((r, i) => {
+    const other = rows[(i + offset) % rows.length] ?? r;
+    const answer = other.messages.filter((m) => m.role === "assistant");
+    const messages = [...r.messages.filter((m) => m.role !== "assistant"), ...answer];
+    return { row: r, messages, hash: sampleHash({ messages }) };
+  });
+  samples.sort((a, b) => (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
+  const row = await insertDataset(
+    db,
+    {
+      name: `${ds.name} (answers shuffled across train tasks: control)`.slice(0, 200),
+      hash: datasetHash(samples.map((s) => sftLine({ messages: s.messages }))),
+      splitId: ds.splitId,
+      experimentId: null,
+      sourceCollectionIds: ds.sourceCollectionIds,
+      parentId: null,
+      promptHash: ds.promptHash,
+      sampleCount: samples.length,
+      taskCount: ds.taskCount,
+      oracleSamples: ds.oracleSamples,
+      createdBy: null,
+    },
+    samples.map((s, ordinal) => ({ ordinal, hash: s.hash, candidateId: s.row.candidateId, taskRowId: s.row.taskRowId, taskKey: s.row.taskKey, oracle: s.row.oracle, messages: s.messages })),
+  );
+  return row.id;
+}
