@@ -8,6 +8,7 @@ that child reads it (agentlab_grader/judge.py), so neither zygote's memory ever 
 Requests arrive on stdin as `<length>\\n<json>`; each answer is one JSON line on stdout.
 Forking a pre-imported interpreter is what makes grading fast: pytest's import dominates.
 """
+
 import argparse
 import json
 import os
@@ -66,7 +67,7 @@ def serve_one(ctx: Context, done_w: int) -> None:
         res, code = {"id": (req or {}).get("id", ""), "infra_error": f"{type(e).__name__}: {e}"}, 1
     data = (json.dumps(res) + "\n").encode()
     while data:
-        data = data[os.write(1, data):]
+        data = data[os.write(1, data) :]
     os.write(done_w, b"1")
     if not ctx.sandboxed and req:
         shutil.rmtree(os.path.join(ctx.scratch, req.get("id", "-")), ignore_errors=True)
@@ -83,8 +84,23 @@ def warm_up(ini: str, scratch: str) -> None:
     saved = (list(sys.path), list(sys.meta_path), set(sys.modules), sys.stdout)
     sys.stdout = open(os.devnull, "w")
     try:
-        pytest.main(["-c", ini, "--rootdir", d, "--noconftest", "-p", "no:cacheprovider", "-q",
-                     "--junitxml", os.path.join(d, "junit.xml"), "--basetemp", os.path.join(d, "bt"), d])
+        pytest.main(
+            [
+                "-c",
+                ini,
+                "--rootdir",
+                d,
+                "--noconftest",
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                "--junitxml",
+                os.path.join(d, "junit.xml"),
+                "--basetemp",
+                os.path.join(d, "bt"),
+                d,
+            ]
+        )
     finally:
         sys.stdout.close()
         sys.path[:], sys.meta_path[:], sys.stdout = saved[0], saved[1], saved[3]
@@ -108,7 +124,7 @@ def serve(args) -> None:
     if sandboxed:
         isolation.set_dumpable(False)
     ctx = Context(sandboxed, args.ini, args.scratch, spawn_judge)
-    ready = {"ready": True, "pid": os.getpid(), "caps": isolation.effective_caps(), "protocol": 2}
+    ready: dict | None = {"ready": True, "pid": os.getpid(), "caps": isolation.effective_caps(), "protocol": 2}
     while True:
         done_r, done_w = os.pipe()
         pid = os.fork()

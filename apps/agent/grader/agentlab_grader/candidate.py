@@ -5,6 +5,7 @@ in this process's memory. Its workspace holds the candidate's main files and the
 support files only: hidden tests and the reference never enter. It answers the judge over one
 socket (peer.py) and never reports a test result: what it says are values, not verdicts.
 """
+
 import importlib
 import json
 import os
@@ -13,8 +14,7 @@ import signal
 import socket
 import sys
 
-from . import isolation
-from . import wire
+from . import isolation, wire
 from .peer import Peer
 
 BOX = "/box"
@@ -49,7 +49,9 @@ def set_limits(lim: dict, sandboxed: bool, address_space: bool) -> None:
 
 def clean_env(home: str) -> None:
     os.environ.clear()
-    os.environ.update({"PYTHONHASHSEED": "0", "TZ": "UTC", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"})
+    os.environ.update(
+        {"PYTHONHASHSEED": "0", "TZ": "UTC", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"}
+    )
 
 
 def candidate_zygote(spawn: socket.socket, sandboxed: bool, scratch: str) -> None:

@@ -1,4 +1,5 @@
 """Framing of the judge <-> candidate channel: 4-byte big-endian length, then JSON; size and depth limits."""
+
 import json
 import os
 import select

@@ -7,6 +7,7 @@ daemons, SysV objects, abstract sockets) is visible to another, and none can see
 process outside its own PID namespace. Before any task or candidate code runs, the process
 empties every capability set (bounding set included, verified) and sets no_new_privs.
 """
+
 import ctypes
 import os
 

@@ -8,6 +8,7 @@ tests, calling the candidate over a socket. It enforces the wall clock and the o
 replaces a candidate that timed out or died, and answers with what pytest's JUnit and our
 plugin's stream recorded, both written on the judge's side only.
 """
+
 import json
 import os
 import selectors
@@ -17,9 +18,7 @@ import sys
 import time
 
 from . import candidate as cand
-from . import isolation
-from . import judge_plugin
-from . import wire
+from . import isolation, judge_plugin, wire
 from .peer import Peer
 from .trusted_plugin import TrustedPlugin, module_name, read_junit, read_plugin_stream
 
@@ -51,7 +50,7 @@ class Capture:
         if len(self.buf) < self.cap:
             self.buf += chunk[: self.cap - len(self.buf)]
         else:
-            self.buf = self.buf[-self.cap // 2:] + chunk[-self.cap // 2:]
+            self.buf = self.buf[-self.cap // 2 :] + chunk[-self.cap // 2 :]
 
 
 def modules_of(files: list) -> list:
@@ -69,9 +68,16 @@ def spawn_candidate(spawn: socket.socket, req: dict) -> tuple:
         raise RuntimeError("the candidate zygote sent no channel")
     pid = int(json.loads(msg)["pid"])
     chan, out = fds
-    wire.send_frame(chan, {"files": req["candidate"] + req["support"], "private": modules_of(req["candidate"]),
-                           "shareable": modules_of(req["support"]), "limits": req["limits"],
-                           "addressSpaceLimit": bool(req.get("addressSpaceLimit"))})
+    wire.send_frame(
+        chan,
+        {
+            "files": req["candidate"] + req["support"],
+            "private": modules_of(req["candidate"]),
+            "shareable": modules_of(req["support"]),
+            "limits": req["limits"],
+            "addressSpaceLimit": bool(req.get("addressSpaceLimit")),
+        },
+    )
     return pid, chan, out
 
 
@@ -84,10 +90,26 @@ def kill(pid: int) -> None:
 
 def handle(req: dict, ctx) -> dict:
     lim = req["limits"]
-    res = {"id": req["id"], "syntax_errors": [], "limit": None, "limit_detail": "", "infra_error": None,
-           "exit_code": None, "signal": None, "junit": None, "plugin": None, "events": [], "stdout": "",
-           "candidate_output": "", "output_truncated": False, "wall_ms": 0.0, "cpu_ms": None, "maxrss_kb": None,
-           "isolation": req["isolation"], "candidate_restarts": 0}
+    res = {
+        "id": req["id"],
+        "syntax_errors": [],
+        "limit": None,
+        "limit_detail": "",
+        "infra_error": None,
+        "exit_code": None,
+        "signal": None,
+        "junit": None,
+        "plugin": None,
+        "events": [],
+        "stdout": "",
+        "candidate_output": "",
+        "output_truncated": False,
+        "wall_ms": 0.0,
+        "cpu_ms": None,
+        "maxrss_kb": None,
+        "isolation": req["isolation"],
+        "candidate_restarts": 0,
+    }
     res["syntax_errors"] = syntax_errors(req["candidate"])
     if res["syntax_errors"]:
         return res
@@ -184,10 +206,14 @@ def handle(req: dict, ctx) -> dict:
         kill(pid)
         _, status, rusage = os.wait4(pid, 0)
     res["wall_ms"] = (time.monotonic() - t0) * 1000
-    res["stdout"], res["candidate_output"] = tail(bytes(judge_out.buf), lim["maxOutputBytes"]), tail(bytes(cand_out.buf), lim["maxOutputBytes"])
+    res["stdout"], res["candidate_output"] = (
+        tail(bytes(judge_out.buf), lim["maxOutputBytes"]),
+        tail(bytes(cand_out.buf), lim["maxOutputBytes"]),
+    )
     res["output_truncated"] = judge_out.total > lim["maxOutputBytes"] or cand_out.total > lim["maxOutputBytes"]
-    res["cpu_ms"] = (rusage.ru_utime + rusage.ru_stime) * 1000
-    res["maxrss_kb"] = rusage.ru_maxrss
+    if rusage is not None:
+        res["cpu_ms"] = (rusage.ru_utime + rusage.ru_stime) * 1000
+        res["maxrss_kb"] = rusage.ru_maxrss
     if os.WIFEXITED(status):
         res["exit_code"] = os.WEXITSTATUS(status)
     elif os.WIFSIGNALED(status):
@@ -215,7 +241,9 @@ def run_judge_process(req, ws, out, tmp, wfd, chan, ctl, ctx) -> None:
             isolation.set_dumpable(True)
             isolation.mount_proc()
         cand.set_limits(lim, ctx.sandboxed, bool(req.get("addressSpaceLimit")))
-        report_fd = os.open(os.path.join(out, "plugin.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+        report_fd = os.open(
+            os.path.join(out, "plugin.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600
+        )
         if ctx.sandboxed:
             isolation.drop_all_privileges()
         os.chdir(ws)
@@ -236,18 +264,37 @@ def run_judge_process(req, ws, out, tmp, wfd, chan, ctl, ctx) -> None:
         sys.stderr = sys.stdout
         modules = {module_name(t["path"]): t["layer"] for t in req["tests"]}
         trusted = TrustedPlugin(report_fd, modules)
-        plugins = [trusted]
+        plugins: list[object] = [trusted]
         if req["isolation"] == "judge":
             private = frozenset(modules_of(req["candidate"]))
             peer = Peer(chan, judge=True, shareable=frozenset(modules_of(req["support"])), private=private)
             sources = {module_name(f["path"]): f["content"] for f in req["original"]}
             link = judge_plugin.CandidateLink(peer, ctl, report_fd, trusted.id_of)
-            sys.meta_path.insert(0, judge_plugin.CandidateFinder(peer, judge_plugin.original_bindings(sources, private)))
+            sys.meta_path.insert(
+                0, judge_plugin.CandidateFinder(peer, judge_plugin.original_bindings(sources, private))
+            )
             plugins.append(judge_plugin.JudgePlugin(link, lim["testTimeoutS"]))
         # --confcutdir: without it pytest 8 collects every parent directory up to / (listing each).
-        args = ["-c", ctx.ini, "--rootdir", ws, "--confcutdir", ws, "--noconftest", "-p", "no:cacheprovider", "-p", "no:stepwise",
-                "--junitxml", os.path.join(out, "junit.xml"), "--continue-on-collection-errors",
-                "-q", "--basetemp", os.path.join(tmp, "pytest"), *[t["path"] for t in req["tests"]]]
+        args = [
+            "-c",
+            ctx.ini,
+            "--rootdir",
+            ws,
+            "--confcutdir",
+            ws,
+            "--noconftest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:stepwise",
+            "--junitxml",
+            os.path.join(out, "junit.xml"),
+            "--continue-on-collection-errors",
+            "-q",
+            "--basetemp",
+            os.path.join(tmp, "pytest"),
+            *[t["path"] for t in req["tests"]],
+        ]
         code = __import__("pytest").main(args, plugins=plugins)
         sys.stdout.flush()
         os._exit(int(code))

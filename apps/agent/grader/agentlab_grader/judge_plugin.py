@@ -6,6 +6,7 @@ process. What a star import brings in is decided by the task's ORIGINAL main fil
 context), not by the candidate: a candidate cannot shadow `abs` or `isclose` in the test module,
 and names the original binds by import (`import math`) resolve in the judge's own interpreter.
 """
+
 import ast
 import importlib
 import importlib.abc
@@ -17,6 +18,7 @@ import time
 import types
 
 import pytest
+
 from .peer import CandidateLost, Peer, Proxy
 
 
@@ -59,7 +61,7 @@ def original_bindings(sources: dict, private: frozenset):
     """Per main module: (what a star import brings in: the original's literal `__all__`, else the
     public names it defines or imports; {name: (module, attr)} for names it binds by importing a
     non-candidate module)."""
-    out = {}
+    out: dict[str, tuple[set, dict]] = {}
     for mod, src in sources.items():
         try:
             tree = ast.parse(src)

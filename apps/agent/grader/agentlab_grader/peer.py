@@ -8,9 +8,12 @@ truth on the judge's side (identity, or an error): a candidate never decides whe
 are equal, only which values it produces. The candidate may call back into judge objects that a
 test handed to it, but never reach their private attributes (`__globals__` would expose the tests).
 """
+
 import io
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 from . import wire
 
@@ -36,7 +39,7 @@ def _failed_base():
         return BaseException
 
 
-class CandidateTimeout(_failed_base()):
+class CandidateTimeout(_failed_base()):  # type: ignore[misc]  # pytest's Failed, found at import time
     pass
 
 
@@ -142,13 +145,22 @@ class Peer:
         self.objects: dict = {}
         self.ids: dict = {}
         self.deadline = float("inf")
-        self.on_lost = None  # judge: called with (kind, detail) when the candidate is gone
-        self.before_request = None  # judge: replaces a lost candidate before the next request
+        self.on_lost: Callable[[str, str], None] | None = None  # judge: the candidate is gone (kind, detail)
+        self.before_request: Callable[[], None] | None = None  # judge: replaces a lost candidate first
+        # candidate: (module, name) -> object, importing the module on first use
+        self.resolve_named: Callable[[str, str], Any] | None = None
         self.events: list = []
-        self.codec = wire.Codec(shareable_modules=shareable, private_modules=private, export=self._export,
-                                local=self._local, local_named=self._local_named, remote=self._remote,
-                                handed_back=self._handed_back, guarded=judge,
-                                exception_class=self._exception_class)
+        self.codec = wire.Codec(
+            shareable_modules=shareable,
+            private_modules=private,
+            export=self._export,
+            local=self._local,
+            local_named=self._local_named,
+            remote=self._remote,
+            handed_back=self._handed_back,
+            guarded=judge,
+            exception_class=self._exception_class,
+        )
         self.stand_ins: dict = {}  # judge: (module, qualname) -> stand-in exception class
 
     # -- registry -------------------------------------------------------------------------------
@@ -193,7 +205,7 @@ class Peer:
         [result, args, kwargs] after the call, in which every object we sent comes back by
         identity with its new state: mutated arguments are updated in place, deep inside graphs
         too, and a result that is one of our objects is that object."""
-        sent = {}
+        sent: dict[int, Any] = {}
         packed = self.codec.encode([list(args), dict(kwargs)], record=sent)
         reply = self._roundtrip({"op": "call", "t": target, "a": packed})
         if "e" in reply:
@@ -287,7 +299,7 @@ class Peer:
         """A judge-side stand-in for a candidate's exception class: same module and name, the same
         candidate-class hierarchy, the same builtin base, and no candidate code. What the test's
         `pytest.raises(solution.InvalidInput)` sees, and what a raised InvalidInput becomes."""
-        if not self.judge:  # the candidate's own class, by name
+        if not self.judge and self.resolve_named is not None:  # the candidate's own class, by name
             try:
                 real = self.resolve_named(str(chain[0][0]), str(chain[0][1]))
             except Exception:  # noqa: BLE001
@@ -299,11 +311,18 @@ class Peer:
             raise wire.ProtocolError("malformed exception class")
         parent = base
         for entry in reversed(chain[:20]):
-            if type(entry) is not list or len(entry) != 2 or not all(type(x) is str for x in entry) or entry[0] not in self.codec.private:
+            if (
+                type(entry) is not list
+                or len(entry) != 2
+                or not all(type(x) is str for x in entry)
+                or entry[0] not in self.codec.private
+            ):
                 raise wire.ProtocolError("malformed exception class")
             key = (entry[0], entry[1])
             if key not in self.stand_ins:
-                self.stand_ins[key] = type(entry[1].rsplit(".", 1)[-1], (parent,), {"__module__": entry[0], "__qualname__": entry[1]})
+                self.stand_ins[key] = type(
+                    entry[1].rsplit(".", 1)[-1], (parent,), {"__module__": entry[0], "__qualname__": entry[1]}
+                )
             parent = self.stand_ins[key]
         return parent
 
@@ -348,9 +367,14 @@ class Peer:
         return [_builtin_name(e), _message(e) if not chain else _plain_message(e), chain]
 
     def _call(self, obj, packed):
-        received = {}
+        received: dict[int, tuple] = {}
         unpacked = self.codec.decode(packed, received=received)
-        if type(unpacked) is not list or len(unpacked) != 2 or type(unpacked[0]) is not list or type(unpacked[1]) is not dict:
+        if (
+            type(unpacked) is not list
+            or len(unpacked) != 2
+            or type(unpacked[0]) is not list
+            or type(unpacked[1]) is not dict
+        ):
             raise wire.ProtocolError("malformed call arguments")
         args, kwargs = unpacked
         if not all(type(k) is str for k in kwargs):
@@ -423,8 +447,6 @@ class Peer:
             return self.resolve_named(str(target[1]), str(target[2]))
         raise wire.ProtocolError("unknown target")
 
-    resolve_named = None  # candidate: (module, name) -> object, importing the module on first use
-
 
 def _builtin_name(e):
     for cls in type(e).__mro__:
@@ -451,7 +473,7 @@ def _message(e):
 
 
 def _public_names(module):
-    names = getattr(module, "__all__", None)
+    names: Any = getattr(module, "__all__", None)
     if type(names) in (list, tuple) and all(type(n) is str for n in names):
         return list(names)
     return [n for n in vars(module) if not n.startswith("_")]

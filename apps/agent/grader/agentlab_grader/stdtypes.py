@@ -1,10 +1,13 @@
 """What crosses the channel besides plain containers: the plain values of subclasses of builtin types,
 a few standard types rebuilt as themselves, and references to importable globals (with the judge's
 policy for which globals it will resolve in its own interpreter)."""
+
 import builtins
 import importlib
 import inspect
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from .frames import ProtocolError
 
@@ -42,16 +45,68 @@ def resolve_global(module: str, qual: str):
 # harmless builtins. Anything else the candidate names (os.system, subprocess.Popen, exec) arrives
 # as an inert placeholder, so a test that calls what the candidate returned never runs a command,
 # opens a file or imports a module in the judge.
-PURE_MODULES = frozenset({
-    "abc", "array", "base64", "binascii", "bisect", "calendar", "cmath", "collections", "collections.abc", "copy",
-    "dataclasses", "datetime", "decimal", "difflib", "enum", "fractions", "functools", "hashlib", "heapq", "itertools",
-    "json", "keyword", "math", "numbers", "operator", "random", "re", "statistics", "string", "struct", "textwrap",
-    "types", "typing", "unicodedata",
-})
-UNSAFE_BUILTINS = frozenset({
-    "__build_class__", "__import__", "breakpoint", "compile", "copyright", "credits", "delattr", "eval", "exec", "exit",
-    "getattr", "globals", "help", "input", "license", "locals", "open", "quit", "setattr", "vars",
-})
+PURE_MODULES = frozenset(
+    {
+        "abc",
+        "array",
+        "base64",
+        "binascii",
+        "bisect",
+        "calendar",
+        "cmath",
+        "collections",
+        "collections.abc",
+        "copy",
+        "dataclasses",
+        "datetime",
+        "decimal",
+        "difflib",
+        "enum",
+        "fractions",
+        "functools",
+        "hashlib",
+        "heapq",
+        "itertools",
+        "json",
+        "keyword",
+        "math",
+        "numbers",
+        "operator",
+        "random",
+        "re",
+        "statistics",
+        "string",
+        "struct",
+        "textwrap",
+        "types",
+        "typing",
+        "unicodedata",
+    }
+)
+UNSAFE_BUILTINS = frozenset(
+    {
+        "__build_class__",
+        "__import__",
+        "breakpoint",
+        "compile",
+        "copyright",
+        "credits",
+        "delattr",
+        "eval",
+        "exec",
+        "exit",
+        "getattr",
+        "globals",
+        "help",
+        "input",
+        "license",
+        "locals",
+        "open",
+        "quit",
+        "setattr",
+        "vars",
+    }
+)
 
 
 class ForeignGlobal:
@@ -96,7 +151,9 @@ def judge_resolves(module: str, qual: str, shareable: frozenset) -> bool:
 
 STDLIB = frozenset(sys.stdlib_module_names)
 # Standard modules whose import does something (opens a browser, prints, needs a display).
-NO_IMPORT = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "webbrowser", "pydoc", "ensurepip", "venv"})
+NO_IMPORT = frozenset(
+    {"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "webbrowser", "pydoc", "ensurepip", "venv"}
+)
 
 
 def _builtin_base(v):
@@ -108,7 +165,7 @@ def _builtin_base(v):
     return None
 
 
-_BASES = (
+_BASES: tuple[tuple[type, Callable[[Any], Any]], ...] = (
     (int, lambda v: int.__add__(v, 0)),
     (float, float.__float__),
     (str, lambda v: str.__getitem__(v, slice(None))),
@@ -161,16 +218,16 @@ def _decode_stdlib(codec, n, memo, depth):
         return collections.deque((dec(x) for x in n[2]), None if n[3] is None else int(n[3]))
     if kind in ("Counter", "OrderedDict"):
         cls = collections.Counter if kind == "Counter" else collections.OrderedDict
-        out = cls()
+        out: dict = cls()
         for k, x in n[2]:
             dict.__setitem__(out, dec(k), dec(x))
         return out
     if kind == "defaultdict":
         factory = dec(n[3])
-        out = collections.defaultdict(factory if factory is None or callable(factory) else None)
+        dd: dict = collections.defaultdict(factory if factory is None or callable(factory) else None)
         for k, x in n[2]:
-            out[dec(k)] = dec(x)
-        return out
+            dd[dec(k)] = dec(x)
+        return dd
     if kind == "Decimal":
         return decimal.Decimal(str(n[2]))
     if kind == "Fraction":

@@ -5,6 +5,7 @@ The host requires them to agree (and the canary to fail in both), so a candidate
 one of pytest's report paths is caught by the other. Test ids are `<module>::<rest>` built from
 JUnit's (classname, name) so that both channels (and the reference run) use one vocabulary.
 """
+
 import json
 import os
 import stat
@@ -22,7 +23,7 @@ def test_id(classname: str, name: str, modules: dict) -> tuple:
         return f"{name}::{COLLECT}", modules[name]
     for mod in sorted(modules, key=len, reverse=True):
         if classname == mod or classname.startswith(mod + "."):
-            rest = classname[len(mod) + 1:]
+            rest = classname[len(mod) + 1 :]
             return f"{mod}::{rest + '::' if rest else ''}{name}", modules[mod]
     return f"{classname}::{name}", "unknown"
 
@@ -37,7 +38,7 @@ class TrustedPlugin:
     def __init__(self, fd: int, modules: dict):
         self.fd = fd
         self.modules = modules
-        self.seen = {}
+        self.seen: dict[str, str] = {}
 
     def id_of(self, nodeid: str) -> str:
         names = mangle_test_address(nodeid)
@@ -96,15 +97,26 @@ def read_plugin_stream(path: str) -> tuple:
         try:
             rec = json.loads(line)
             if "event" in rec:
-                events.append({"kind": str(rec["event"]), "test": str(rec.get("test", "")), "detail": str(rec.get("detail", ""))[:300]})
+                events.append(
+                    {
+                        "kind": str(rec["event"]),
+                        "test": str(rec.get("test", "")),
+                        "detail": str(rec.get("detail", ""))[:300],
+                    }
+                )
                 continue
-            out[rec["id"]] = {"id": str(rec["id"]), "layer": str(rec["layer"]), "outcome": str(rec["outcome"]), "message": ""}
+            out[rec["id"]] = {
+                "id": str(rec["id"]),
+                "layer": str(rec["layer"]),
+                "outcome": str(rec["outcome"]),
+                "message": "",
+            }
         except (ValueError, KeyError, TypeError):
             return None, events  # anything unparsable means someone else wrote to our stream
     return list(out.values()), events
 
 
-def read_junit(path: str, modules: dict) -> list:
+def read_junit(path: str, modules: dict) -> list | None:
     data = read_regular(path, MAX_JUNIT_BYTES)
     if data is None or len(data) > MAX_JUNIT_BYTES:
         return None

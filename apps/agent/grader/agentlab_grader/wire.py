@@ -9,20 +9,56 @@ receiver gets a proxy whose operations run back in the owner's process (see peer
 
 Encoding: JSON scalars stand for themselves; every JSON array is a tagged node `[tag, ...]`.
 """
+
 import base64
 import sys
+from typing import Any
 
-from .frames import MAX_DEPTH, MAX_FRAME, ChannelClosed, FrameTimeout, FrameTooLarge, ProtocolError, _deep_enough, recv_frame, send_frame
-from .stdtypes import (
-    BUILTIN_EXCEPTIONS, NO_IMPORT, SCALARS, STDLIB, ForeignGlobal, _builtin_base, _decode_stdlib, _encode_stdlib, global_name,
-    builtin_base, exception_chain, judge_resolves, resolve_global, shadows_behaviour,
+from .frames import (
+    MAX_DEPTH,
+    MAX_FRAME,
+    ChannelClosed,
+    FrameTimeout,
+    FrameTooLarge,
+    ProtocolError,
+    _deep_enough,
+    recv_frame,
+    send_frame,
 )
+from .stdtypes import (
+    BUILTIN_EXCEPTIONS,
+    NO_IMPORT,
+    SCALARS,
+    STDLIB,
+    ForeignGlobal,
+    _builtin_base,
+    _decode_stdlib,
+    _encode_stdlib,
+    builtin_base,
+    exception_chain,
+    global_name,
+    judge_resolves,
+    resolve_global,
+    shadows_behaviour,
+)
+
 
 class Codec:
     """Encodes local values for the peer and decodes the peer's values, per one message."""
 
-    def __init__(self, *, shareable_modules: frozenset, private_modules: frozenset, export, local, local_named, remote, handed_back,
-                 guarded: bool = False, exception_class=None):
+    def __init__(
+        self,
+        *,
+        shareable_modules: frozenset,
+        private_modules: frozenset,
+        export,
+        local,
+        local_named,
+        remote,
+        handed_back,
+        guarded: bool = False,
+        exception_class=None,
+    ):
         self.guarded = guarded  # the judge's side: globals only within its policy (stdtypes.judge_resolves)
         self.exception_class = exception_class  # judge: (builtin base, chain) -> its stand-in class
         self.shareable = shareable_modules  # modules both sides load from the same pristine source
@@ -53,10 +89,16 @@ class Codec:
         if t is list or t is set or t is dict:
             ref = memo.add(v)
             if t is dict:
-                node = ["D", ref, [[self._enc(k, memo, depth + 1), self._enc(x, memo, depth + 1)] for k, x in v.items()]]
+                node = [
+                    "D",
+                    ref,
+                    [[self._enc(k, memo, depth + 1), self._enc(x, memo, depth + 1)] for k, x in v.items()],
+                ]
             else:
                 items = v if t is list else list(v)
-                body = items if all(type(x) in SCALARS for x in items) else [self._enc(x, memo, depth + 1) for x in items]
+                body = (
+                    items if all(type(x) in SCALARS for x in items) else [self._enc(x, memo, depth + 1) for x in items]
+                )
                 node = ["L" if t is list else "S", ref, body]
             return memo.wrap(v, node)
         if t is tuple or t is frozenset:
@@ -73,7 +115,12 @@ class Codec:
         if t is range:
             return ["RG", v.start, v.stop, v.step]
         if t is slice:
-            return ["SL", self._enc(v.start, memo, depth + 1), self._enc(v.stop, memo, depth + 1), self._enc(v.step, memo, depth + 1)]
+            return [
+                "SL",
+                self._enc(v.start, memo, depth + 1),
+                self._enc(v.stop, memo, depth + 1),
+                self._enc(v.step, memo, depth + 1),
+            ]
         theirs = self.handed_back(v)
         if theirs is not None:  # one of the peer's own objects, handed back
             return ["Y", theirs] if type(theirs) is int else ["YN", theirs[0], theirs[1]]
@@ -103,12 +150,14 @@ class Codec:
         """`originals` (index -> object, from encode's `record`) resolves the peer's ["I", …] answers:
         the original object is updated in place and returned, so identities survive a call.
         `received` (a dict) collects id -> (index, object) of every mutable object decoded."""
-        memo = {}
+        memo: dict[int, Any] = {}
         with _deep_enough():
             out = self._dec(node, memo if originals is None else _Originals(memo, originals), 0)
         if received is not None:
             for ref, obj in memo.items():
-                if type(obj) in (list, set, dict) or (hasattr(obj, "__dict__") and type(obj).__module__ in self.shareable):
+                if type(obj) in (list, set, dict) or (
+                    hasattr(obj, "__dict__") and type(obj).__module__ in self.shareable
+                ):
                     received[id(obj)] = (ref, obj)
         return out
 
@@ -124,27 +173,27 @@ class Codec:
             if tag in ("L", "S", "F", "T"):
                 ref, body = n[1], n[2]
                 if tag == "L":
-                    out = []
+                    items_l: list = []
                     if ref >= 0:
-                        memo[ref] = out
-                    out.extend(self._dec(x, memo, depth + 1) for x in body)
-                    return out
+                        memo[ref] = items_l
+                    items_l.extend(self._dec(x, memo, depth + 1) for x in body)
+                    return items_l
                 if tag == "S":
-                    out = set()
-                    memo[ref] = out
-                    out.update(self._dec(x, memo, depth + 1) for x in body)
-                    return out
+                    items_s: set = set()
+                    memo[ref] = items_s
+                    items_s.update(self._dec(x, memo, depth + 1) for x in body)
+                    return items_s
                 items = [self._dec(x, memo, depth + 1) for x in body]
                 if tag == "F":
                     memo[ref] = frozenset(items)
                     return memo[ref]
                 return tuple(items)
             if tag == "D":
-                out = {}
-                memo[n[1]] = out
+                items_d: dict = {}
+                memo[n[1]] = items_d
                 for k, x in n[2]:
-                    out[self._dec(k, memo, depth + 1)] = self._dec(x, memo, depth + 1)
-                return out
+                    items_d[self._dec(k, memo, depth + 1)] = self._dec(x, memo, depth + 1)
+                return items_d
             if tag == "I":
                 return self._dec_into(n, memo, depth)
             if tag == "R":
@@ -225,7 +274,8 @@ class Codec:
         cls = resolve_global(module, qual)
         if type(cls) is not type or cls.__module__ != module:
             raise ProtocolError(f"{module}.{qual} is not a class of that module")
-        obj = cls.__new__(cls)
+        new: Any = cls.__new__  # the class's own allocator, as pickle does: no __init__ runs
+        obj = new(cls)
         memo[n[1]] = obj
         for k, x in attrs:
             if type(k) is not str:
@@ -281,7 +331,21 @@ class _Originals(dict):
 
 
 __all__ = [
-    "BUILTIN_EXCEPTIONS", "MAX_DEPTH", "MAX_FRAME", "SCALARS", "ChannelClosed", "Codec", "ForeignGlobal", "FrameTimeout", "FrameTooLarge",
-    "ProtocolError", "builtin_base", "exception_chain", "global_name", "recv_frame", "resolve_global", "send_frame",
+    "BUILTIN_EXCEPTIONS",
+    "MAX_DEPTH",
+    "MAX_FRAME",
+    "SCALARS",
+    "ChannelClosed",
+    "Codec",
+    "ForeignGlobal",
+    "FrameTimeout",
+    "FrameTooLarge",
+    "ProtocolError",
+    "builtin_base",
+    "exception_chain",
+    "global_name",
+    "recv_frame",
+    "resolve_global",
+    "send_frame",
     "shadows_behaviour",
 ]

@@ -1,6 +1,7 @@
 """Unit tests of the judge <-> candidate channel (wire.py, peer.py), over a real socketpair with
 the candidate side in a thread. The integration tests (tests/integration/judge-*.test.ts) run the
 same code in the sandbox; these pin the codec's rules down one by one."""
+
 import collections
 import decimal
 import os
@@ -24,7 +25,7 @@ class Node:  # stands for a support-file class: shareable under the module name 
 
 Node.__module__ = "nodes_for_test"
 sys.modules["nodes_for_test"] = type(sys)("nodes_for_test")
-sys.modules["nodes_for_test"].Node = Node
+sys.modules["nodes_for_test"].Node = Node  # type: ignore[attr-defined]  # a module made here
 
 
 def candidate_module():
@@ -60,9 +61,20 @@ def candidate_module():
     def poke(obj, name):
         setattr(obj, name, lambda *a, **k: None)
 
-    return {"always_eq": lambda: AlwaysEq(), "fake_int": lambda: FakeInt(5), "gen": gen, "reverse": reverse,
-            "sort_in_place": sort_in_place, "boom": boom, "call_back": call_back, "peek": peek, "poke": poke, "counter": collections.Counter("aab"),
-            "dec": decimal.Decimal("1.10"), "exit": lambda: sys.exit(3)}
+    return {
+        "always_eq": lambda: AlwaysEq(),
+        "fake_int": lambda: FakeInt(5),
+        "gen": gen,
+        "reverse": reverse,
+        "sort_in_place": sort_in_place,
+        "boom": boom,
+        "call_back": call_back,
+        "peek": peek,
+        "poke": poke,
+        "counter": collections.Counter("aab"),
+        "dec": decimal.Decimal("1.10"),
+        "exit": lambda: sys.exit(3),
+    }
 
 
 @pytest.fixture
@@ -77,9 +89,12 @@ def judge():
     t.start()
     peer = Peer(a.fileno(), judge=True, shareable=SHARE, private=frozenset({"solution"}))
     peer.deadline = float("inf")
+
     def named(name):
         value = peer.request("get", ["N", "solution", ""], [name])
-        return Proxy(peer, value._hid, value._gen, value._kind, name=("solution", name)) if type(value) is Proxy else value
+        return (
+            Proxy(peer, value._hid, value._gen, value._kind, name=("solution", name)) if type(value) is Proxy else value
+        )
 
     yield named
     a.close()
@@ -121,6 +136,7 @@ def test_exceptions_and_exits(judge):
 
 def test_callbacks_and_private_attributes(judge):
     assert judge("call_back")(lambda v: v * 7, 6) == 42
+
     class Probe:
         public = 1
         _expected = 42
@@ -142,15 +158,23 @@ def test_data_may_change_behaviour_may_not(judge):
     with pytest.raises(PermissionError):
         judge("poke")(c, "check")  # would make c.check a candidate function
     assert c.check(41) is False
-    codec = wire.Codec(shareable_modules=SHARE, private_modules=frozenset(), export=id, local=None, local_named=None,
-                       remote=None, handed_back=lambda v: None, guarded=True)
-    Node.describe = lambda self: "node"
+    codec = wire.Codec(
+        shareable_modules=SHARE,
+        private_modules=frozenset(),
+        export=id,
+        local=None,
+        local_named=None,
+        remote=None,
+        handed_back=lambda v: None,
+        guarded=True,
+    )
+    Node.describe = lambda self: "node"  # type: ignore[attr-defined]  # a method added for this test
     try:
         with pytest.raises(wire.ProtocolError):
             codec.decode(["O", 0, "nodes_for_test", "Node", [["describe", "forged"]]])
         assert codec.decode(["O", 0, "nodes_for_test", "Node", [["value", 1]]]).value == 1
     finally:
-        del Node.describe
+        delattr(Node, "describe")
 
 
 def test_standard_types_rebuild_as_themselves(judge):
@@ -160,8 +184,15 @@ def test_standard_types_rebuild_as_themselves(judge):
 
 
 def test_deep_structures_cross():
-    codec = wire.Codec(shareable_modules=SHARE, private_modules=frozenset(), export=id, local=None, local_named=None,
-                       remote=None, handed_back=lambda v: None)
+    codec = wire.Codec(
+        shareable_modules=SHARE,
+        private_modules=frozenset(),
+        export=id,
+        local=None,
+        local_named=None,
+        remote=None,
+        handed_back=lambda v: None,
+    )
     head = None
     for i in range(1500):
         head = Node(i, head)
@@ -175,11 +206,25 @@ def test_deep_structures_cross():
 def test_the_judge_resolves_only_pure_globals():
     import math
 
-    judge = wire.Codec(shareable_modules=SHARE, private_modules=frozenset({"solution"}), export=id, local=None,
-                       local_named=None, remote=None, handed_back=lambda v: None, guarded=True)
+    judge = wire.Codec(
+        shareable_modules=SHARE,
+        private_modules=frozenset({"solution"}),
+        export=id,
+        local=None,
+        local_named=None,
+        remote=None,
+        handed_back=lambda v: None,
+        guarded=True,
+    )
     assert judge.decode(["G", "math", "sqrt"]) is math.sqrt
     assert judge.decode(["G", "builtins", "len"]) is len
-    for module, name in (("os", "system"), ("subprocess", "Popen"), ("builtins", "exec"), ("builtins", "open"), ("os", "")):
+    for module, name in (
+        ("os", "system"),
+        ("subprocess", "Popen"),
+        ("builtins", "exec"),
+        ("builtins", "open"),
+        ("os", ""),
+    ):
         value = judge.decode(["G", module, name])
         assert type(value) is wire.ForeignGlobal and not callable(value)
 
@@ -192,9 +237,22 @@ def test_malformed_frames_are_protocol_errors():
     os.write(b.fileno(), (wire.MAX_FRAME + 1).to_bytes(4, "big"))
     with pytest.raises(wire.FrameTooLarge):
         wire.recv_frame(a.fileno())
-    codec = wire.Codec(shareable_modules=SHARE, private_modules=frozenset({"solution"}), export=id, local=None,
-                       local_named=None, remote=None, handed_back=lambda v: None)
-    for bad in (["O", 0, "os", "system", []], ["G", "solution", "f"], ["G", "antigravity", ""], ["I", 3, ["L", 0, []]], ["Q"]):
+    codec = wire.Codec(
+        shareable_modules=SHARE,
+        private_modules=frozenset({"solution"}),
+        export=id,
+        local=None,
+        local_named=None,
+        remote=None,
+        handed_back=lambda v: None,
+    )
+    for bad in (
+        ["O", 0, "os", "system", []],
+        ["G", "solution", "f"],
+        ["G", "antigravity", ""],
+        ["I", 3, ["L", 0, []]],
+        ["Q"],
+    ):
         with pytest.raises(wire.ProtocolError):
             codec.decode(bad)
     a.close()
