@@ -12,9 +12,9 @@ import type { Program } from "./sources";
 
 export const LEARNABLE_BUG = "LtE -> Lt";
 
-type Rng = () => number;
+export type Rng = () => number;
 // mulberry32: a fixed, tiny PRNG so the generated family is byte-identical for a seed.
-function rng(seed: number): Rng {
+export function rng(seed: number): Rng {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -1,4 +1,5 @@
 import { formatAnswer, renderRepairPrompt, type SftSample, type TaskSpec } from "@agentlab/core";
+import { rng, type Rng } from "./learnable";
 
 // The tiny base's warm-up data (issue 14). Random weights write nothing parseable, so before an
 // experiment the base learns the answer format and copying — and nothing else: every sample is a
@@ -12,18 +13,6 @@ const KEEP = new Set(
   "def return for in if else elif while and or not is lambda True False None sum all any len range int str list print import from solution noqa test assert".split(" "),
 );
 const IDENT = /\b[A-Za-z_][A-Za-z0-9_]*\b/g;
-
-type Rng = () => number;
-function rng(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const mainCode = (t: TaskSpec) => t.files.filter((f) => f.role === "main").map((f) => f.content).join("\n");
 const names = (code: string) => [...new Set(code.match(IDENT) ?? [])].filter((n) => !KEEP.has(n) && !n.startsWith("test_"));
@@ -53,14 +42,21 @@ const echo = (t: TaskSpec): SftSample => {
 };
 
 /** `1 + copies` echo samples per train task (the original, then renamed copies); deterministic for `seed`. */
-export function echoWarmupSamples(train: readonly TaskSpec[], opts: { copies: number; seed: number; identifiers?: boolean }): SftSample[] {
+export function echoWarmupSamples(train: readonly TaskSpec[], opts: { copies: number; seed: number; identifiers?: boolean; bundle?: number }): SftSample[] {
   const pool = opts.identifiers ? [...new Set(train.flatMap((t) => names(mainCode(t))))].sort() : [];
   const ints = [...new Set(train.flatMap((t) => (mainCode(t).match(/\b\d+\b/g) ?? []).map(Number)))].sort((a, b) => a - b);
   const r = rng(opts.seed);
   const out: SftSample[] = [];
   for (const t of train) {
     out.push(echo(t));
-    for (let i = 0; i < opts.copies; i++) out.push(echo(renamed(t, pool, ints, r)));
+    for (let i = 0; i < opts.copies; i++) {
+      const copy = renamed(t, pool, ints, r);
+      // Bundled copies: the MAIN file holds several renamed train functions, so one sample carries
+      // several constants to copy instead of one (the copy signal is otherwise one token a sample).
+      const extra = Array.from({ length: Math.max(0, (opts.bundle ?? 1) - 1) }, () => renamed(train[Math.floor(r() * train.length)] ?? t, pool, ints, r));
+      const files = copy.files.map((f) => (f.role === "main" ? { ...f, content: [f.content, ...extra.map(mainCode)].join("\n") } : f));
+      out.push(echo({ ...copy, files }));
+    }
   }
   return out;
 }
