@@ -122,7 +122,9 @@ describe("daily workflow pages", () => {
     const fit = await makeAgent(db);
     const job = await enqueueJob(db, { type: "shell", payload: { argv: ["true"] }, requirements: { labels: ["e2e-train"] } });
     await updateStage(db, ids.training, "train:s1", { state: "running", jobIds: [job.id] });
-    const claimed = await claimJob(db, { ...fit, labels: ["e2e-train"], shellJobs: true });
+    // The runner's own queued jobs (of the other runs) may come first: claim until ours.
+    let claimed = await claimJob(db, { ...fit, labels: ["e2e-train"], shellJobs: true });
+    for (let i = 0; claimed && claimed.jobId !== job.id && i < 50; i++) claimed = await claimJob(db, { ...fit, labels: ["e2e-train"], shellJobs: true });
     if (!claimed || claimed.jobId !== job.id) throw new Error("not claimed");
     for (let step = 1; step <= 30; step++) {
       const epoch = step <= 15 ? 1 : 2;
