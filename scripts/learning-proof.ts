@@ -12,7 +12,7 @@ import { echoWarmupSamples } from "../apps/agent/src/synth/warmup-data";
 import { runPython } from "../apps/agent/src/trainer/python";
 
 export const WARMUP_DESCRIPTION =
-  "echo warm-up: each TRAIN task's repair prompt answered with its own buggy MAIN file unchanged (plus copies with identifiers and integers renamed to other train tasks' ones); " +
+  "echo warm-up: each TRAIN task's repair prompt answered with its own buggy MAIN file unchanged (plus copies with the integers renamed to other train tasks' ones); " +
   "teaches the answer format and copying, never the repair; no dev or test text";
 
 export function learnableTasks(): TaskSpec[] {
