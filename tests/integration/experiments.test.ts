@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
-import { claimTestRun, getSelection, listStages, reportByExperiment, schema } from "@agentlab/db";
+import { claimTestRun, getSelection, listStages, reportByExperiment, schema, stageJobCounts, stageJobs } from "@agentlab/db";
 import type { ExperimentReport, TaskSpec } from "@agentlab/core";
 import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
 import type { Services } from "../../apps/web/server/services";
@@ -64,6 +64,21 @@ describe("experiment stage machine on Postgres", () => {
     expect(end).toEqual({ state: "succeeded", error: null });
     // Every generate job ran once: base + 2 seeds × 2 epochs on dev, base + one per seed on test.
     expect((await jobsOf(expId, "generate")).length).toBe(5 + 3);
+  });
+
+  it("counts each stage's job states in the database, equal to counting the loaded rows", async () => {
+    const counts = await stageJobCounts(t.db, expId, 50);
+    const stages = await listStages(t.db, expId);
+    let jobsSeen = 0;
+    for (const st of stages) {
+      const rows = await stageJobs(t.db, st.jobIds);
+      const c = counts.get(st.key);
+      expect(c?.total, st.key).toBe(rows.length);
+      expect(c?.done, st.key).toBe(rows.filter((r) => r.state === "succeeded" || r.state === "failed" || r.state === "canceled").length);
+      expect(c?.jobs.length, st.key).toBe(Math.min(50, rows.length));
+      jobsSeen += rows.length;
+    }
+    expect(jobsSeen).toBeGreaterThan(50); // the grade jobs of the dev and test evaluations
   });
 
   it("selects by dev pass@1 with ties between epochs keeping the earlier one, and reports the test comparison", async () => {

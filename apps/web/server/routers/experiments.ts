@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DomainError, ExperimentConfig, planProgress, stagePlan } from "@agentlab/core";
-import { getExperiment, getSelection, listExperiments, listStages, setExperimentState, stageJobs } from "@agentlab/db";
+import { getExperiment, getSelection, listExperiments, listStages, setExperimentState, stageJobCounts, stageJobs } from "@agentlab/db";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 import { createExperiment, resumeExperiment } from "../experiments/service";
 
@@ -18,18 +18,17 @@ export const experimentsRouter = router({
     const config = ExperimentConfig.parse(exp.config);
     const plan = stagePlan(config);
     const rows = new Map((await listStages(ctx.db, exp.id)).map((r) => [r.key, r]));
-    const stages = await Promise.all(
-      plan.map(async (s) => {
-        const row = rows.get(s.key);
-        const jobs = await stageJobs(ctx.db, (row?.jobIds ?? []).slice(0, 2000));
-        const done = jobs.filter((j) => ["succeeded", "failed", "canceled"].includes(j.state)).length;
-        return {
-          key: s.key, kind: s.kind, state: row?.state ?? "pending", error: row?.error ?? null, startedAt: row?.startedAt ?? null, finishedAt: row?.finishedAt ?? null,
-          jobs: jobs.slice(0, 50).map((j) => ({ id: j.id, state: j.state, error: j.error })), jobCount: jobs.length, jobsDone: done,
-          progress: row?.state === "succeeded" ? 1 : jobs.length ? done / jobs.length : 0,
-        };
-      }),
-    );
+    // Job states are counted by the database (no job rows or payloads loaded), 50 listed per stage.
+    const counts = await stageJobCounts(ctx.db, exp.id, 50);
+    const stages = plan.map((s) => {
+      const row = rows.get(s.key);
+      const c = counts.get(s.key) ?? { total: 0, done: 0, jobs: [] };
+      return {
+        key: s.key, kind: s.kind, state: row?.state ?? "pending", error: row?.error ?? null, startedAt: row?.startedAt ?? null, finishedAt: row?.finishedAt ?? null,
+        jobs: c.jobs, jobCount: c.total, jobsDone: c.done,
+        progress: row?.state === "succeeded" ? 1 : c.total ? c.done / c.total : 0,
+      };
+    });
     return { ...exp, config, stages, progress: planProgress(plan, [...rows.values()]), selection: (await getSelection(ctx.db, exp.id)) ?? null };
   }),
 

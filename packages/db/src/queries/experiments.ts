@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import { DomainError } from "@agentlab/core";
-import type { Db } from "../client";
+import { queryRows, type Db } from "../client";
 import { evaluations, experimentStages, experiments, jobs, selectionDecisions, testRuns } from "../schema";
 
 export type ExperimentRow = typeof experiments.$inferSelect;
@@ -112,6 +112,27 @@ export async function getTestRun(db: Db, experimentId: string) {
 }
 
 /** The jobs a stage waits on, with what it needs to read their outcome. */
+type JobState = (typeof jobs.$inferSelect)["state"];
+export type StageJobCounts = { total: number; done: number; jobs: { id: string; state: JobState; error: string | null }[] };
+
+/**
+ * Per stage key: how many jobs it lists and how many ended, counted by the database, plus the first
+ * `sample` of them (id, state, error: no payloads) for the stage's job list.
+ */
+export async function stageJobCounts(db: Db, experimentId: string, sample = 50): Promise<Map<string, StageJobCounts>> {
+  const rows = await queryRows<{ key: string; total: number; done: number; sample: { id: string; state: JobState; error: string | null }[] }>(
+    db,
+    sql`select s.key, count(j.id)::int as total,
+          count(j.id) filter (where j.state in ('succeeded', 'failed', 'canceled'))::int as done,
+          coalesce((select json_agg(json_build_object('id', x.id, 'state', x.state, 'error', x.error))
+                    from (select jj.id, jj.state, jj.error from jobs jj where jj.id = any(s.job_ids[1:${sample}])) x), '[]'::json) as sample
+        from experiment_stages s left join jobs j on j.id = any(s.job_ids)
+        where s.experiment_id = ${experimentId}
+        group by s.key, s.job_ids`,
+  );
+  return new Map(rows.map((r) => [r.key, { total: r.total, done: r.done, jobs: r.sample }]));
+}
+
 export async function stageJobs(db: Db, ids: string[]) {
   if (ids.length === 0) return [];
   return db
