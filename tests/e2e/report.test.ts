@@ -80,7 +80,7 @@ describe("the report in the browser", () => {
     await expect(header.textContent()).resolves.toMatch(/ran generate, grade, train/);
     expect(await page.getByTestId("selection-table").locator("tbody tr").count()).toBe(5);
     await expect(page.getByTestId("isolation").textContent()).resolves.toMatch(/verdicts from in-process grading/);
-    await page.screenshot({ path: debugScreenshot("report-simulated.png"), fullPage: true });
+    await page.screenshot({ path: docScreenshot("report-simulated.png"), fullPage: true });
     await page.close();
   });
 
