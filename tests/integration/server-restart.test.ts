@@ -37,9 +37,15 @@ const waitState = (id: string, s: string, ms = 30_000) => waitFor(async () => (a
 describe("server restart", () => {
   it("accepts a result finished while the server was down; only a lease nobody came back for is re-run", async () => {
     const survivor = gatedHandler();
-    const a = await startInProcessAgent(server, "survivor", { pollMs: 300, handlers: { tokenize: survivor.handler } });
+    const a = await startInProcessAgent(server, "survivor", { pollMs: 300, handlers: { tokenize: survivor.handler }, shellJobs: false });
     const kept = await server.app.services.queue.enqueue({ type: "tokenize", payload: tokenizePayload(), maxAttempts: 3 });
     await waitState(kept.id, "running");
+    // A second job still running when the server comes back (it ends 3 s after): it must not be
+    // fenced for the outage, nor re-run.
+    const through = gatedHandler();
+    const c = await startInProcessAgent(server, "through", { pollMs: 300, handlers: { tokenize: through.handler }, shellJobs: false });
+    const spanning = await server.app.services.queue.enqueue({ type: "tokenize", payload: tokenizePayload(), maxAttempts: 3 });
+    await waitState(spanning.id, "running");
     const b = await spawnShellAgent(server, "casualty", { LOG_LEVEL: "error" });
     const orphan = await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["sleep", "20"] }, maxAttempts: 3 });
     await waitState(orphan.id, "running", 60_000);
@@ -51,6 +57,7 @@ describe("server restart", () => {
     setTimeout(() => b.child.kill("SIGKILL"), TTL_MS);
     await server.restart(3 * TTL_MS);
     const backAt = Date.now();
+    setTimeout(() => through.open(), 3000);
     const rescuer = await startInProcessAgent(server, "rescuer", { pollMs: 300, handlers: { shell: async () => ({ reason: "succeeded", result: { by: "rescuer" } }) } });
 
     await waitState(kept.id, "succeeded", 20_000);
@@ -59,11 +66,13 @@ describe("server restart", () => {
     const keptAttempts = await listAttempts(server.db.db, kept.id);
     expect(keptAttempts.map((x) => x.reason)).toEqual(["succeeded"]);
     expect((await getJob(server.db.db, kept.id))?.result).toEqual({ attemptId: keptAttempts[0]?.id });
+    await waitState(spanning.id, "succeeded", 20_000);
+    expect((await listAttempts(server.db.db, spanning.id)).map((x) => x.reason)).toEqual(["succeeded"]);
 
     // Control: nobody renews the casualty's lease, so after the start grace it is reaped and re-run.
     await waitState(orphan.id, "succeeded", 40_000);
     expect((await listAttempts(server.db.db, orphan.id)).map((x) => x.reason)).toEqual(["agent_lost", "succeeded"]);
-    await Promise.all([a.stop(), rescuer.stop()]);
+    await Promise.all([a.stop(), c.stop(), rescuer.stop()]);
   }, 90_000);
 });
 

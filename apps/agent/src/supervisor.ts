@@ -63,6 +63,9 @@ export class Supervisor {
     this.link = new ServerLink(opts.serverUrl, opts.credential, opts.log);
     this.outbox = new Outbox(this.link, opts.stateDir, opts.log, (attemptId) => this.abortAttempt(attemptId, "lease_lost"));
     this.link.onConnect(() => void this.hello());
+    // Until hello is answered on the new connection, leases are not judged: the self-fencing
+    // check would otherwise see the whole outage as unrenewed time and stop jobs the server kept.
+    this.link.socket.on("disconnect", () => (this.helloDone = false));
     this.link.socket.on(AGENT_EVENTS.jobsAvailable, () => this.wakeAll());
     this.link.socket.on(AGENT_EVENTS.cancel, (msg: { attemptId?: string }) => msg.attemptId && this.abortAttempt(msg.attemptId, "canceled"));
     this.link.socket.on(AGENT_EVENTS.selftest, () => void this.retest());
