@@ -1,7 +1,7 @@
 import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { WriteAck } from "@agentlab/core";
+import { AGENT_EVENTS, WriteAck } from "@agentlab/core";
 import type { ServerLink } from "./link";
 import { RequestRefused } from "./link";
 
@@ -35,7 +35,11 @@ export class Outbox {
     const lines = raw.split("\n").filter(Boolean);
     this.queue = lines.flatMap((l) => {
       try {
-        return [JSON.parse(l) as OutboxItem];
+        const item = JSON.parse(l) as OutboxItem;
+        // A result spooled by the previous process asked for its next job in the same ack; this
+        // process has nobody waiting for that ack, so the job claimed for it would sit on the
+        // agent's name, unrun, until its lease expired (and then be re-run).
+        return [item.event === AGENT_EVENTS.result ? { ...item, payload: { ...item.payload, claimNext: false } } : item];
       } catch {
         this.log.warn({ line: l.slice(0, 200) }, "skipping a torn line in the outbox spool");
         return [];
