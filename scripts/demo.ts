@@ -79,10 +79,14 @@ async function main() {
   const python = findPython(null, { root: join(ROOT, "apps/agent") });
   const trainIds = new Set((await db.select({ id: schema.splitAssignments.taskId }).from(schema.splitAssignments).where(and(eq(schema.splitAssignments.splitId, split.id), eq(schema.splitAssignments.part, "train")))).map((r) => r.id));
   const train = learnableTasks().filter((t) => trainIds.has(t.id));
-  const tiny = await buildWarmBase({ python, dir: dataDir, train, shape: DEMO_SHAPE });
+  // Cached across runs by the tiny-model stamp (same train tasks, shape and warm-up data): the
+  // warm-up is most of a first run's wall time on 2 cores.
+  const cacheDir = resolve(ROOT, ".agentlab/cache/demo-base");
+  await mkdir(cacheDir, { recursive: true });
+  const tiny = await buildWarmBase({ python, dir: cacheDir, train, shape: DEMO_SHAPE });
   const warm = tiny.warmup;
   if (!warm) throw new Error("the tiny base was not warmed up");
-  say(`tiny base: ${tiny.parameters} parameters, vocab ${tiny.vocab_size}; warm-up on ${warm.samples} echo samples of ${warm.task_ids.length} TRAIN tasks only (${warm.steps} steps, loss ${String(warm.final_loss)}, data sha256 ${warm.dataset_sha256.slice(0, 12)}): ${warm.description}`);
+  say(`tiny base${tiny.cached ? " (cached)" : ""}: ${tiny.parameters} parameters, vocab ${tiny.vocab_size}; warm-up on ${warm.samples} echo samples of ${warm.task_ids.length} TRAIN tasks only (${warm.steps} steps, loss ${String(warm.final_loss)}, data sha256 ${warm.dataset_sha256.slice(0, 12)}): ${warm.description}`);
   const baseNote = ` Base: ${tiny.parameters}-parameter tiny model, warm-up data sha256 ${warm.dataset_sha256} (${warm.samples} echo samples of ${warm.task_ids.length} train tasks, ${warm.steps} steps).`;
 
   const agent = await startLocalAgent(app.services, url, { PATH: env.PATH ?? "", HOME: env.HOME ?? "", AGENTLAB_PYTHON: python, AGENTLAB_CONCURRENCY: "2" });
@@ -110,7 +114,7 @@ async function main() {
         const [stage] = await db.select().from(schema.experimentStages).where(and(eq(schema.experimentStages.experimentId, mainId), eq(schema.experimentStages.key, "dataset")));
         const source = (stage?.output as { datasetId?: string } | undefined)?.datasetId;
         if (!source) throw new Error("the main experiment recorded no dataset");
-        datasetId = await shuffledAnswersDataset(db, source, 1);
+        datasetId = await shuffledAnswersDataset(app.services, source, 1);
       }
       const exp = await createExperiment(db, recipe(kind === "main" ? "learning proof: synthetic family, tiny model" : "learning proof CONTROL: answers shuffled", datasetId), admin?.id ?? null);
       say(`${kind} experiment ${exp.id} started`);
@@ -143,7 +147,7 @@ async function main() {
   console.log(`report JSON:  ${main.file}\ncontrol JSON: ${control.file}`);
   console.log(`report URL:   http://localhost:3000/reports/${main.id}  (serve it with: AGENTLAB_DATA_DIR=${dataDir} npm start)`);
   console.log(`share URL:    http://localhost:3000/share/${token}  (read-only, no login)`);
-  console.log(JSON.stringify({ demo: "ok", synthetic: true, wallSeconds, reportId: main.id, reportJson: main.file, controlReportJson: control.file, main: m, control: c }));
+  console.log(JSON.stringify({ demo: "ok", synthetic: true, wallSeconds, baseCached: tiny.cached, reportId: main.id, reportJson: main.file, controlReportJson: control.file, main: m, control: c }));
 }
 
 main().catch((err: unknown) => {

@@ -5,11 +5,13 @@ import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { allDatasetSamples, getDataset, insertDataset, type Db } from "@agentlab/db";
-import { datasetHash, renderRepairPrompt, sampleHash, sftLine, sftSample, TaskSpec, type SftSample, type TinyModelSummary } from "@agentlab/core";
+import { allDatasetSamples, getDataset } from "@agentlab/db";
+import { renderRepairPrompt, sampleHash, sftLine, sftSample, TaskSpec, type SftSample, type TinyModelSummary } from "@agentlab/core";
 import { LEARNABLE_POOL_FILE } from "../apps/web/server/bootstrap/builtin-pool";
 import { echoWarmupSamples } from "../apps/agent/src/synth/warmup-data";
 import { runPython } from "../apps/agent/src/trainer/python";
+import { writeSnapshot, type Built } from "../apps/web/server/teacher/datasets";
+import type { Services } from "../apps/web/server/services";
 
 export const WARMUP_DESCRIPTION =
   "echo warm-up: each TRAIN task's repair prompt answered with its own buggy MAIN file unchanged (plus copies with the integers renamed to other train tasks' ones); " +
@@ -74,35 +76,22 @@ export const referenceSamples = (train: readonly TaskSpec[]): SftSample[] => tra
  * rotation by a seeded offset, so no sample keeps its own answer). The adapter sees the answer
  * format and `<=` but never the right function for a prompt: it cannot learn the repair.
  */
-export async function shuffledAnswersDataset(db: Db, datasetId: string, seed: number): Promise<string> {
-  const ds = await getDataset(db, datasetId);
+export async function shuffledAnswersDataset(services: Services, datasetId: string, seed: number): Promise<string> {
+  const ds = await getDataset(services.db, datasetId);
   if (!ds) throw new Error(`no dataset ${datasetId}`);
-  const rows = (await allDatasetSamples(db, datasetId)).map((r) => r.sample).sort((a, b) => a.ordinal - b.ordinal);
+  const rows = (await allDatasetSamples(services.db, datasetId)).map((r) => r.sample).sort((a, b) => a.ordinal - b.ordinal);
   if (rows.length < 2) throw new Error("a shuffled control needs at least 2 samples");
   const offset = 1 + (seed % (rows.length - 1));
-  const samples = rows.map((r, i) => {
+  const built: Built[] = rows.map((r, i) => {
     const other = rows[(i + offset) % rows.length] ?? r;
-    const answer = other.messages.filter((m) => m.role === "assistant");
-    const messages = [...r.messages.filter((m) => m.role !== "assistant"), ...answer];
-    return { row: r, messages, hash: sampleHash({ messages }) };
+    const sample = { messages: [...r.messages.filter((m) => m.role !== "assistant"), ...other.messages.filter((m) => m.role === "assistant")] };
+    return { ordinal: 0, hash: sampleHash(sample), candidateId: r.candidateId, taskRowId: r.taskRowId, taskKey: r.taskKey, oracle: r.oracle, messages: sample.messages, line: sftLine(sample) };
   });
-  samples.sort((a, b) => (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
-  const row = await insertDataset(
-    db,
-    {
-      name: `${ds.name} (answers shuffled across train tasks: control)`.slice(0, 200),
-      hash: datasetHash(samples.map((s) => sftLine({ messages: s.messages }))),
-      splitId: ds.splitId,
-      experimentId: null,
-      sourceCollectionIds: ds.sourceCollectionIds,
-      parentId: null,
-      promptHash: ds.promptHash,
-      sampleCount: samples.length,
-      taskCount: ds.taskCount,
-      oracleSamples: ds.oracleSamples,
-      createdBy: null,
-    },
-    samples.map((s, ordinal) => ({ ordinal, hash: s.hash, candidateId: s.row.candidateId, taskRowId: s.row.taskRowId, taskKey: s.row.taskKey, oracle: s.row.oracle, messages: s.messages })),
+  // writeSnapshot orders by hash, stores the rows and publishes the export the train job fetches.
+  const row = await writeSnapshot(
+    services,
+    { name: `${ds.name} (answers shuffled across train tasks: control)`.slice(0, 200), splitId: ds.splitId, experimentId: null, sourceCollectionIds: ds.sourceCollectionIds, parentId: null, createdBy: null },
+    built,
   );
   return row.id;
 }

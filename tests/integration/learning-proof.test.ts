@@ -93,6 +93,7 @@ const compare = (b: Map<string, number>, a: Map<string, number>): PairedComparis
   comparePaired(test.map((t) => ({ group: t.source_group, base: b.get(t.id) ?? 0, treated: a.get(t.id) ?? 0 })), { iterations: 2000, seed: 0 });
 // A "win" is what the report would claim: significant by its own rule, with a positive Δ.
 const wins = (c: PairedComparison) => c.significant && c.delta > 0;
+const show = (name: string, c: PairedComparison) => console.log(`learning-proof ${name}`, JSON.stringify({ delta: c.delta, ci: c.ci, p: c.p, test: c.test, n: c.n }));
 
 describe("the learning proof on the synthetic learnable family (tiny settings)", () => {
   let baseOutcomes = new Map<string, number>();
@@ -112,7 +113,7 @@ describe("the learning proof on the synthetic learnable family (tiny settings)",
     if (!last) throw new Error("no snapshot");
     trained = { path: last.path, sha256: last.sha256 };
     const c = compare(baseOutcomes, await grade(await generate(trained)));
-    console.log("learning-proof good", JSON.stringify({ delta: c.delta, ci: c.ci, p: c.p, test: c.test, n: c.n }));
+    show("good", c);
     expect(wins(c)).toBe(true);
   });
 
@@ -122,6 +123,7 @@ describe("the learning proof on the synthetic learnable family (tiny settings)",
     const r = await runBroken(["ignore-adapter", "generate", "--spec", spec]);
     expect(r.code).toBe(0);
     const c = compare(baseOutcomes, await grade(texts(r.events)));
+    show("ignore-adapter", c);
     expect(wins(c)).toBe(false);
   });
 
@@ -132,6 +134,7 @@ describe("the learning proof on the synthetic learnable family (tiny settings)",
     expect(r.code).toBe(0);
     const snap = JSON.parse(r.stdout.trim().split("\n").at(-1) ?? "{}") as { path: string; sha256: string };
     const c = compare(baseOutcomes, await grade(await generate(snap)));
+    show("untrained-epoch", c);
     expect(wins(c)).toBe(false);
   });
 
@@ -144,6 +147,7 @@ describe("the learning proof on the synthetic learnable family (tiny settings)",
     const last = result?.event === "result" ? result.record?.snapshots?.at(-1) : undefined;
     if (!last) throw new Error("the broken trainer produced no snapshot");
     const c = compare(baseOutcomes, await grade(await generate({ path: last.path, sha256: last.sha256 })));
+    show("labels-on-prompt", c);
     expect(wins(c)).toBe(false);
   });
 });

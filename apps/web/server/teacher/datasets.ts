@@ -13,9 +13,10 @@ import { gradePayload } from "./grading";
 // Verified SFT data. A snapshot is written once: its samples, their order and the hash of its
 // JSONL export never change; a replay that drops samples makes a new snapshot with a parent.
 
-type Built = NewSample & { line: string };
+export type Built = NewSample & { line: string };
 
-async function writeSnapshot(services: Services, meta: { name: string; splitId: string; experimentId: string | null; sourceCollectionIds: string[]; parentId: string | null; createdBy: string | null }, built: Built[]): Promise<DatasetRow> {
+/** Orders, hashes and stores a snapshot, and publishes its export as the artifact agents fetch. */
+export async function writeSnapshot(services: Services, meta: { name: string; splitId: string; experimentId: string | null; sourceCollectionIds: string[]; parentId: string | null; createdBy: string | null }, built: Built[]): Promise<DatasetRow> {
   const ordered = orderSamples(built).map((s, i) => ({ ...s, ordinal: i }));
   const lines = ordered.map((s) => s.line);
   const hash = datasetHash(lines);
