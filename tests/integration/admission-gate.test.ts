@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { BUILD_TIME_AUDIT, createSplit, getPool, importPool, poolAuditSummary, schema } from "@agentlab/db";
-import { ensureBuiltinPool, BUILTIN_POOL_NAME } from "../../apps/web/server/bootstrap/builtin-pool";
+import { ensureBuiltinPool, BUILTIN_POOL_NAME, LEARNABLE_POOL_NAME } from "../../apps/web/server/bootstrap/builtin-pool";
 import { createLogger } from "../../apps/web/server/logger";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
 import { startTestApp, viewerOf, type TestApp } from "./auth-helpers";
@@ -88,6 +88,10 @@ describe("the built-in pool", () => {
     expect(rows[0]?.result?.referenceVerdicts).toEqual(["pass", "pass", "pass"]);
     await ensureBuiltinPool(services); // a restart records nothing twice
     expect((await poolAuditSummary(t.db, pool.id)).byState.passed).toBe(pool.taskCount);
-    expect((await t.db.select({ id: schema.taskAudits.id }).from(schema.taskAudits).where(eq(schema.taskAudits.sandbox, BUILD_TIME_AUDIT))).length).toBe(pool.taskCount);
+    // The second built-in pool (the synthetic learnable family, issue 14) is audited the same way.
+    const learnable = await getPool(t.db, { name: LEARNABLE_POOL_NAME });
+    if (!learnable) throw new Error("learnable built-in pool not loaded");
+    expect((await poolAuditSummary(t.db, learnable.id)).byState.passed).toBe(learnable.taskCount);
+    expect((await t.db.select({ id: schema.taskAudits.id }).from(schema.taskAudits).where(eq(schema.taskAudits.sandbox, BUILD_TIME_AUDIT))).length).toBe(pool.taskCount + learnable.taskCount);
   }, 120_000);
 });
