@@ -139,11 +139,12 @@ async function main() {
   const wallSeconds = Math.round((Date.now() - t0) / 1000);
   const m = figures(main.body);
   const c = figures(control.body);
-  const pct = (x: number | null) => (x === null ? "n/a" : `${(100 * x).toFixed(1)} pp`);
+  const pct = (x: number | null) => (x === null ? "n/a" : `${(100 * x).toFixed(1)}%`);
+  const pp = (x: number | null) => (x === null ? "n/a" : `${x >= 0 ? "+" : ""}${(100 * x).toFixed(1)} pp`);
   say(`finished in ${wallSeconds} s`);
   console.log(`\n${DISCLAIMER}\n`);
-  console.log(`main:    base ${pct(m.basePass)} → adapter ${pct(m.adapterPass)}, Δ ${pct(m.delta)} [${m.ci?.map(pct).join(", ") ?? "n/a"}], p = ${String(m.p)} (${m.test ?? "no test"}), ${m.significant ? "significant" : "NOT significant"}; contamination test↔train exact ${m.contamination.exact}, normalized ${m.contamination.normalized}`);
-  console.log(`control: base ${pct(c.basePass)} → adapter ${pct(c.adapterPass)}, Δ ${pct(c.delta)} [${c.ci?.map(pct).join(", ") ?? "n/a"}], p = ${String(c.p)} (${c.test ?? "no test"}), ${c.significant ? "significant" : "not significant"}`);
+  console.log(`main:    base ${pct(m.basePass)} → adapter ${pct(m.adapterPass)}, Δ ${pp(m.delta)} [${m.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(m.p)} (${m.test ?? "no test"}), ${m.significant ? "significant" : "NOT significant"}; contamination test↔train exact ${m.contamination.exact}, normalized ${m.contamination.normalized}`);
+  console.log(`control: base ${pct(c.basePass)} → adapter ${pct(c.adapterPass)}, Δ ${pp(c.delta)} [${c.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(c.p)} (${c.test ?? "no test"}), ${c.significant ? "significant" : "not significant"}`);
   console.log(`report JSON:  ${main.file}\ncontrol JSON: ${control.file}`);
   console.log(`report URL:   http://localhost:3000/reports/${main.id}  (serve it with: AGENTLAB_DATA_DIR=${dataDir} npm start)`);
   console.log(`share URL:    http://localhost:3000/share/${token}  (read-only, no login)`);
