@@ -17,7 +17,7 @@ import { ensureBuiltinPool, LEARNABLE_POOL_NAME } from "../apps/web/server/boots
 import { startLocalAgent } from "../apps/web/server/bootstrap/local-agent";
 import { createExperiment } from "../apps/web/server/experiments/service";
 import { findPython } from "../apps/agent/src/trainer/python";
-import { buildWarmBase, DEMO_SHAPE, DEMO_TRAINING, learnableTasks, shuffledAnswersDataset } from "./learning-proof";
+import { buildWarmBase, LEARNING_SHAPE, LEARNING_TRAINING, learnableTasks, shuffledAnswersDataset } from "./learning-proof";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const DISCLAIMER =
@@ -83,7 +83,7 @@ async function main() {
   // warm-up is most of a first run's wall time on 2 cores.
   const cacheDir = resolve(ROOT, ".agentlab/cache/demo-base");
   await mkdir(cacheDir, { recursive: true });
-  const tiny = await buildWarmBase({ python, dir: cacheDir, train, shape: DEMO_SHAPE });
+  const tiny = await buildWarmBase({ python, dir: cacheDir, train, shape: LEARNING_SHAPE });
   const warm = tiny.warmup;
   if (!warm) throw new Error("the tiny base was not warmed up");
   say(`tiny base${tiny.cached ? " (cached)" : ""}: ${tiny.parameters} parameters, vocab ${tiny.vocab_size}; warm-up on ${warm.samples} echo samples of ${warm.task_ids.length} TRAIN tasks only (${warm.steps} steps, loss ${String(warm.final_loss)}, data sha256 ${warm.dataset_sha256.slice(0, 12)}): ${warm.description}`);
@@ -98,7 +98,7 @@ async function main() {
     teacher: { providerId: provider.id, n: 1 },
     ...(datasetId ? { datasetId } : {}),
     baseModel: { source: "path", ref: tiny.path },
-    training: { epochs: DEMO_TRAINING.epochs, learningRate: DEMO_TRAINING.learningRate, batchSize: DEMO_TRAINING.batchSize, maxLength: DEMO_TRAINING.maxLength, quantization: "none", lora: { r: DEMO_TRAINING.lora.r, alpha: DEMO_TRAINING.lora.alpha, dropout: DEMO_TRAINING.lora.dropout, targets: DEMO_TRAINING.lora.target_modules } },
+    training: { epochs: LEARNING_TRAINING.epochs, learningRate: LEARNING_TRAINING.learningRate, batchSize: LEARNING_TRAINING.batchSize, maxLength: LEARNING_TRAINING.maxLength, quantization: "none", lora: { r: LEARNING_TRAINING.lora.r, alpha: LEARNING_TRAINING.lora.alpha, dropout: LEARNING_TRAINING.lora.dropout, targets: LEARNING_TRAINING.lora.target_modules } },
     evaluation: { maxNewTokens: 80, graderVersion: "agentlab-grader/2 judge pytest-8.3.4" },
     seeds: [1],
     bootstrap: { iterations: 2000, seed: 0 },

@@ -30,10 +30,8 @@ type Training = { epochs: number; learningRate: number; batchSize: number; maxLe
 
 // Settings measured on the shared 2-core machine (docs/status.md, issue 14): small enough for
 // minutes, large enough to copy a short function and learn the one repair.
-export const DEMO_SHAPE: TinyShape = { vocab: 1024, hidden: 128, intermediate: 256, layers: 2, warmupSteps: 250, warmupLr: 1e-2, warmupBatch: 16, copies: 2 };
-export const DEMO_TRAINING: Training = { epochs: 4, learningRate: 1e-2, batchSize: 8, maxLength: 1024, lora: { r: 8, alpha: 16, dropout: 0, target_modules: ["q_proj", "k_proj", "v_proj", "o_proj"] } };
-export const TEST_SHAPE: TinyShape = DEMO_SHAPE;
-export const TEST_TRAINING: Training = DEMO_TRAINING;
+export const LEARNING_SHAPE: TinyShape = { vocab: 1024, hidden: 128, intermediate: 256, layers: 2, warmupSteps: 250, warmupLr: 1e-2, warmupBatch: 16, copies: 2 };
+export const LEARNING_TRAINING: Training = { epochs: 4, learningRate: 1e-2, batchSize: 8, maxLength: 1024, lora: { r: 8, alpha: 16, dropout: 0, target_modules: ["q_proj", "k_proj", "v_proj", "o_proj"] } };
 
 /**
  * The tiny base: tokenizer fitted on the train tasks (and the fixed prompt template text), random

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { comparePaired, mainPaths, parseAnswer, renderRepairPrompt, sftLine, sha256Hex, TrainerEvent, type PairedComparison, type TaskSpec } from "@agentlab/core";
 import { Grader } from "../../apps/agent/src/grading/grader";
 import { findPython, runPython } from "../../apps/agent/src/trainer/python";
-import { buildWarmBase, learnableTasks, referenceSamples, TEST_SHAPE, TEST_TRAINING } from "../../scripts/learning-proof";
+import { buildWarmBase, learnableTasks, referenceSamples, LEARNING_SHAPE, LEARNING_TRAINING } from "../../scripts/learning-proof";
 import { sandboxCfg } from "./helpers/judge";
 
 // Issue 14: the chain data → assistant mask → training → adapter at generation → answer parsing →
@@ -33,7 +33,7 @@ beforeAll(async () => {
   // Cached by the tiny-model stamp across runs (same train tasks, shape and warm-up data).
   const cache = join(ROOT, ".agentlab/cache/learning-proof");
   await mkdir(cache, { recursive: true });
-  base = (await buildWarmBase({ python, dir: cache, train, shape: TEST_SHAPE })).path;
+  base = (await buildWarmBase({ python, dir: cache, train, shape: LEARNING_SHAPE })).path;
 }, 1_200_000);
 afterAll(() => grader?.close());
 
@@ -58,7 +58,7 @@ function runBroken(args: string[]): Promise<{ code: number | null; stdout: strin
 const trainSpec = async (name: string) => {
   const dataset = join(dir, "sft.jsonl");
   await writeFile(dataset, referenceSamples(train).map(sftLine).join("\n") + "\n");
-  return { base_model: base, dataset, output_dir: join(dir, name), lora: TEST_TRAINING.lora, epochs: TEST_TRAINING.epochs, learning_rate: TEST_TRAINING.learningRate, batch_size: TEST_TRAINING.batchSize, max_length: 1024, quantization: "none" as const, device: "cpu" as const, method: "lora-fp32" as const, seed: 1 };
+  return { base_model: base, dataset, output_dir: join(dir, name), lora: LEARNING_TRAINING.lora, epochs: LEARNING_TRAINING.epochs, learning_rate: LEARNING_TRAINING.learningRate, batch_size: LEARNING_TRAINING.batchSize, max_length: 1024, quantization: "none" as const, device: "cpu" as const, method: "lora-fp32" as const, seed: 1 };
 };
 const generateSpec = (adapter?: { path: string; sha256: string }) => ({
   base_model: base,

@@ -49,11 +49,6 @@ function v2Root(): string | null {
   return null;
 }
 
-export function cgroupSupport(): "v2" | "v1" | "none" {
-  if (v2Root()) return "v2";
-  return existsSync(join(ROOT, "pids", "cgroup.procs")) && existsSync(join(ROOT, "memory", "cgroup.procs")) ? "v1" : "none";
-}
-
 export function createCgroup(limits: CgroupLimits): Cgroup | null {
   const name = `agentlab-sbx-${process.pid}-${randomBytes(4).toString("hex")}`;
   try {

@@ -15,7 +15,7 @@ import type { SandboxConfig, SandboxLimits } from "./types";
 // replaced whenever anything about it looks wrong: a missed deadline, an unparsable answer, a
 // process that outlived its request, or a memory charge that did not return to its baseline.
 
-export type { RunnerEvent, RunnerTest } from "@agentlab/core";
+export type { RunnerTest } from "@agentlab/core";
 /** What the host asks for: the runner's request without the id and the host-decided fields. */
 export type RunnerRequest = Omit<CoreRunnerRequest, "id" | "addressSpaceLimit">;
 
