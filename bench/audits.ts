@@ -21,11 +21,22 @@ const N = Number(process.env.BENCH_TASKS ?? 10_000);
 const db = await createTestDatabase();
 const dir = await mkdtemp(join(tmpdir(), "agentlab-bench-audits-"));
 try {
-  const imported = await importPool(db.db, { name: "bench", lines: [new TextEncoder().encode(toJsonl(makePool(N, 4)))] });
+  const imported = await importPool(db.db, {
+    name: "bench",
+    lines: [new TextEncoder().encode(toJsonl(makePool(N, 4)))],
+  });
   if (!imported.ok) throw new Error("import rejected");
   const poolId = imported.poolId;
   const env = loadEnv({ AGENTLAB_DATA_DIR: dir, LOG_LEVEL: "silent" });
-  const services: Services = { env, db: db.db, log: createLogger("silent"), queue: createQueue(db.db), artifacts: createArtifactStore(join(dir, "artifacts")), secrets: createSecretBox("bench-secret-bench-secret-bench-secret-00"), agentHub: { disconnect: () => {} } };
+  const services: Services = {
+    env,
+    db: db.db,
+    log: createLogger("silent"),
+    queue: createQueue(db.db),
+    artifacts: createArtifactStore(join(dir, "artifacts")),
+    secrets: createSecretBox("bench-secret-bench-secret-bench-secret-00"),
+    agentHub: { disconnect: () => {} },
+  };
 
   let t0 = performance.now();
   const started = await enqueueAudits(services, { poolId });
@@ -33,8 +44,12 @@ try {
   if (started.enqueued !== N) throw new Error(`enqueued ${started.enqueued} of ${N}`);
   // Finish them as the sync loop would: 90 % passed, 5 % failed, 3 % error, 2 % still pending;
   // every tenth task also gets an older round, so "newest audit" has to pick.
-  await db.db.execute(sql`update task_audits set status = (case when random() < 0.90 then 'passed' when random() < 0.5 then 'failed' when random() < 0.6 then 'error' else 'pending' end)::audit_row_status, mutation_score = random(), finished_at = now()`);
-  await db.db.execute(sql`insert into task_audits (task_row_id, status, sandbox, grader_version, round, created_at) select task_row_id, 'failed', sandbox, grader_version, round - 1, created_at - interval '1 day' from task_audits where random() < 0.1`);
+  await db.db.execute(
+    sql`update task_audits set status = (case when random() < 0.90 then 'passed' when random() < 0.5 then 'failed' when random() < 0.6 then 'error' else 'pending' end)::audit_row_status, mutation_score = random(), finished_at = now()`,
+  );
+  await db.db.execute(
+    sql`insert into task_audits (task_row_id, status, sandbox, grader_version, round, created_at) select task_row_id, 'failed', sandbox, grader_version, round - 1, created_at - interval '1 day' from task_audits where random() < 0.1`,
+  );
   await db.db.execute(sql`analyze task_audits`);
   const [counts] = await queryRows<{ rows: number }>(db.db, sql`select count(*)::int as rows from task_audits`);
 
@@ -64,11 +79,23 @@ try {
   const again = await enqueueAudits(services, { poolId });
   const skipS = (performance.now() - t0) / 1000;
   const round = (x: number) => Math.round(x * 10) / 10;
-  console.error(`summary ${JSON.stringify(summary.byState)}; re-request skipped ${again.skipped}, enqueued ${again.enqueued} (errors retried)`);
-  console.log(JSON.stringify({
-    bench: "audits", tasks: N, audit_rows: counts?.rows ?? 0, enqueue_all_s: round(enqueueS), enqueue_tasks_per_s: round(N / enqueueS), rerequest_s: round(skipS),
-    summary_ms_median: round(summaryMs), page_ms_median: round(pageAllMs), page_passed_ms_median: round(pagePassedMs), page_failed_ms_median: round(pageFailedMs),
-  }));
+  console.error(
+    `summary ${JSON.stringify(summary.byState)}; re-request skipped ${again.skipped}, enqueued ${again.enqueued} (errors retried)`,
+  );
+  console.log(
+    JSON.stringify({
+      bench: "audits",
+      tasks: N,
+      audit_rows: counts?.rows ?? 0,
+      enqueue_all_s: round(enqueueS),
+      enqueue_tasks_per_s: round(N / enqueueS),
+      rerequest_s: round(skipS),
+      summary_ms_median: round(summaryMs),
+      page_ms_median: round(pageAllMs),
+      page_passed_ms_median: round(pagePassedMs),
+      page_failed_ms_median: round(pageFailedMs),
+    }),
+  );
 } finally {
   await db.drop();
   await rm(dir, { recursive: true, force: true });

@@ -2,7 +2,15 @@
 // and resolving a session cookie and an API token per request against the real Postgres.
 import postgres from "postgres";
 import { randomBytes } from "node:crypto";
-import { createApiToken, createSession, migrateDatabase, openDatabase, principalByApiToken, principalBySession, users } from "@agentlab/db";
+import {
+  createApiToken,
+  createSession,
+  migrateDatabase,
+  openDatabase,
+  principalByApiToken,
+  principalBySession,
+  users,
+} from "@agentlab/db";
 import { hashPassword, verifyPassword } from "../apps/web/server/auth/password";
 
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgres://root@127.0.0.1:5432/postgres";
@@ -30,7 +38,10 @@ const database = await openDatabase({ url: url.toString(), maxConnections: 4 });
 try {
   await migrateDatabase(database);
   const { db } = database;
-  const [user] = await db.insert(users).values({ email: "b@lab.test", name: "B", passwordHash: stored, role: "member" }).returning();
+  const [user] = await db
+    .insert(users)
+    .values({ email: "b@lab.test", name: "B", passwordHash: stored, role: "member" })
+    .returning();
   if (!user) throw new Error("no user");
   const session = await createSession(db, user.id, 3600);
   const token = await createApiToken(db, { userId: user.id, name: "bench" });

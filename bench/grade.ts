@@ -17,12 +17,22 @@ import { run } from "../apps/agent/src/sandbox/run";
 import { DEFAULT_SANDBOX_LIMITS, type SandboxBackend, type SandboxConfig } from "../apps/agent/src/sandbox/types";
 
 const root = process.cwd();
-const all = gunzipSync(readFileSync(join(root, "data/builtin-pool.jsonl.gz"))).toString("utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as TaskSpec);
+const all = gunzipSync(readFileSync(join(root, "data/builtin-pool.jsonl.gz")))
+  .toString("utf8")
+  .split("\n")
+  .filter(Boolean)
+  .map((l) => JSON.parse(l) as TaskSpec);
 const runs = Math.min(all.length, Number(process.env.BENCH_GRADE_RUNS ?? 200));
 const tasks = all.slice(0, runs);
 const workers = availableParallelism();
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-const cfg = (backend: SandboxBackend): SandboxConfig => ({ backend, graderDir: join(root, "apps/agent/grader"), uid: 65534, gid: 65534, scratchDir: join(root, ".agentlab/scratch") });
+const cfg = (backend: SandboxBackend): SandboxConfig => ({
+  backend,
+  graderDir: join(root, "apps/agent/grader"),
+  uid: 65534,
+  gid: 65534,
+  scratchDir: join(root, ".agentlab/scratch"),
+});
 const buggy = (t: TaskSpec) => t.files.filter((f) => f.role === "main");
 
 type Pass = { p50: number; perS: number; verdicts: Record<string, number> };
@@ -63,11 +73,21 @@ async function naive(): Promise<Pass> {
   return lanes(async (t) => {
     const dir = mkdtempSync(join(root, ".agentlab/scratch/naive-"));
     try {
-      for (const f of [...t.files.filter((x) => x.role !== "main"), ...buggy(t), ...t.public_tests, ...t.hidden_tests]) {
+      for (const f of [
+        ...t.files.filter((x) => x.role !== "main"),
+        ...buggy(t),
+        ...t.public_tests,
+        ...t.hidden_tests,
+      ]) {
         mkdirSync(dirname(join(dir, f.path)), { recursive: true });
         writeFileSync(join(dir, f.path), f.content);
       }
-      const r = await run(c, dir, [`${GRADER_MOUNT}/.venv/bin/python`, "-m", "pytest", "-q", "-p", "no:cacheprovider", "."], { ...DEFAULT_SANDBOX_LIMITS, wallTimeoutS: 20 });
+      const r = await run(
+        c,
+        dir,
+        [`${GRADER_MOUNT}/.venv/bin/python`, "-m", "pytest", "-q", "-p", "no:cacheprovider", "."],
+        { ...DEFAULT_SANDBOX_LIMITS, wallTimeoutS: 20 },
+      );
       return r.exitCode === 0 ? "pass" : "fail";
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -79,7 +99,9 @@ mkdirSync(join(root, ".agentlab/scratch"), { recursive: true });
 const bare = await judged("process");
 const sandboxed = await judged("bwrap");
 const simple = await naive();
-console.error(`grade bench: sandboxed ${JSON.stringify(sandboxed.verdicts)}, bare ${JSON.stringify(bare.verdicts)} (${bare.perS.toFixed(1)} runs/s), naive ${JSON.stringify(simple.verdicts)}`);
+console.error(
+  `grade bench: sandboxed ${JSON.stringify(sandboxed.verdicts)}, bare ${JSON.stringify(bare.verdicts)} (${bare.perS.toFixed(1)} runs/s), naive ${JSON.stringify(simple.verdicts)}`,
+);
 console.log(
   JSON.stringify({
     bench: "grade",

@@ -10,7 +10,9 @@ const db = await createTestDatabase();
 try {
   const file = gzipSync(toJsonl(makePool(N, 4)));
   // Feed the file in 64 KiB chunks, as an upload arrives.
-  const chunks = Array.from({ length: Math.ceil(file.length / 65536) }, (_, i) => file.subarray(i * 65536, (i + 1) * 65536));
+  const chunks = Array.from({ length: Math.ceil(file.length / 65536) }, (_, i) =>
+    file.subarray(i * 65536, (i + 1) * 65536),
+  );
   let t0 = performance.now();
   const imported = await importPool(db.db, { name: "bench", lines: chunks });
   const importS = (performance.now() - t0) / 1000;
@@ -35,12 +37,23 @@ try {
     await listTasks(db.db, { poolId: imported.poolId, q: `synth/g${(i * 37) % (N / 4)}/`, limit: 50 });
     searchMs.push(performance.now() - t);
   }
-  console.error(`import ${importS.toFixed(2)} s, split ${splitS.toFixed(2)} s, leakage pairs ${split.leakage.pairs.length}`);
-  console.log(JSON.stringify({
-    bench: "import", tasks: N, gzip_bytes: file.length,
-    import_tasks_per_s: round(N / importS), split_tasks_per_s: round(N / splitS),
-    import_s: round(importS), split_s: round(splitS), page_ms_median: round(median(pageMs)), search_ms_median: round(median(searchMs)), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
-  }));
+  console.error(
+    `import ${importS.toFixed(2)} s, split ${splitS.toFixed(2)} s, leakage pairs ${split.leakage.pairs.length}`,
+  );
+  console.log(
+    JSON.stringify({
+      bench: "import",
+      tasks: N,
+      gzip_bytes: file.length,
+      import_tasks_per_s: round(N / importS),
+      split_tasks_per_s: round(N / splitS),
+      import_s: round(importS),
+      split_s: round(splitS),
+      page_ms_median: round(median(pageMs)),
+      search_ms_median: round(median(searchMs)),
+      peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+    }),
+  );
 } finally {
   await db.drop();
 }

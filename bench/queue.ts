@@ -16,7 +16,11 @@ const noop: JobHandler = async (ctx) => {
   started.set(ctx.jobId, performance.now());
   return { reason: "succeeded" };
 };
-const agents = await Promise.all(Array.from({ length: AGENTS }, (_, i) => startInProcessAgent(server, `bench${i}`, { pollMs: 1000, handlers: { shell: noop } })));
+const agents = await Promise.all(
+  Array.from({ length: AGENTS }, (_, i) =>
+    startInProcessAgent(server, `bench${i}`, { pollMs: 1000, handlers: { shell: noop } }),
+  ),
+);
 await new Promise((r) => setTimeout(r, 500));
 
 // Latency: jobs enqueued one at a time onto idle agents.
@@ -31,18 +35,45 @@ for (let i = 0; i < 200; i++) {
 
 // Throughput: a burst of JOBS enqueued at once, drained by all agents.
 const t0 = performance.now();
-await server.app.services.queue.enqueueMany(Array.from({ length: JOBS }, () => ({ type: "shell" as const, payload: { argv: ["true"] } })));
-await waitFor(async () => {
-  const [r] = await queryRows<{ n: number }>(server.db.db, sql`select count(*)::int as n from jobs where state = 'succeeded'`);
-  return (r?.n ?? 0) >= JOBS + 200;
-}, 600_000, 20);
+await server.app.services.queue.enqueueMany(
+  Array.from({ length: JOBS }, () => ({ type: "shell" as const, payload: { argv: ["true"] } })),
+);
+await waitFor(
+  async () => {
+    const [r] = await queryRows<{ n: number }>(
+      server.db.db,
+      sql`select count(*)::int as n from jobs where state = 'succeeded'`,
+    );
+    return (r?.n ?? 0) >= JOBS + 200;
+  },
+  600_000,
+  20,
+);
 const seconds = (performance.now() - t0) / 1000;
-const [dup] = await queryRows<{ n: number }>(server.db.db, sql`select count(*)::int as n from (select job_id from job_attempts group by job_id having count(*) > 1) d`);
-const [lost] = await queryRows<{ n: number }>(server.db.db, sql`select count(*)::int as n from jobs where state <> 'succeeded'`);
+const [dup] = await queryRows<{ n: number }>(
+  server.db.db,
+  sql`select count(*)::int as n from (select job_id from job_attempts group by job_id having count(*) > 1) d`,
+);
+const [lost] = await queryRows<{ n: number }>(
+  server.db.db,
+  sql`select count(*)::int as n from jobs where state <> 'succeeded'`,
+);
 await Promise.all(agents.map((a) => a.stop()));
 await server.close();
 
 latencies.sort((a, b) => a - b);
-const pct = (p: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0) * 100) / 100;
-console.log(JSON.stringify({ bench: "queue", jobs: JOBS, agents: AGENTS, claims_per_s: Math.round(JOBS / seconds), dispatch_p50_ms: pct(0.5), dispatch_p99_ms: pct(0.99), lost: lost?.n ?? -1, duplicated: dup?.n ?? -1 }));
+const pct = (p: number) =>
+  Math.round((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0) * 100) / 100;
+console.log(
+  JSON.stringify({
+    bench: "queue",
+    jobs: JOBS,
+    agents: AGENTS,
+    claims_per_s: Math.round(JOBS / seconds),
+    dispatch_p50_ms: pct(0.5),
+    dispatch_p99_ms: pct(0.99),
+    lost: lost?.n ?? -1,
+    duplicated: dup?.n ?? -1,
+  }),
+);
 process.exit(0);

@@ -4,7 +4,9 @@ import { fileURLToPath } from "node:url";
 
 const name = process.argv[2];
 const dir = fileURLToPath(new URL(".", import.meta.url));
-const available = readdirSync(dir).filter((f) => f.endsWith(".ts") && f !== "run.ts").map((f) => f.replace(/\.ts$/, ""));
+const available = readdirSync(dir)
+  .filter((f) => f.endsWith(".ts") && f !== "run.ts")
+  .map((f) => f.replace(/\.ts$/, ""));
 if (!name || !existsSync(`${dir}/${name}.ts`)) {
   console.error(`usage: npm run bench -- NAME   (one of: ${available.join(", ")})`);
   process.exit(2);

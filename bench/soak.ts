@@ -21,10 +21,16 @@ const log = (msg: string) => console.error(`[soak +${Math.round((Date.now() - t0
 
 const server = await startTestServer({ AGENTLAB_LEASE_TTL_MS: String(TTL_MS), AGENTLAB_HEARTBEAT_MS: "1000" });
 const db = server.db.db;
-const count = async (where: ReturnType<typeof sql>) => (await queryRows<{ n: number }>(db, sql`select count(*)::int as n from jobs where ${where}`))[0]?.n ?? 0;
+const count = async (where: ReturnType<typeof sql>) =>
+  (await queryRows<{ n: number }>(db, sql`select count(*)::int as n from jobs where ${where}`))[0]?.n ?? 0;
 
 type Agent = { agentId: string; home: string; proc: AgentProcess };
-const env = { AGENTLAB_SANDBOX: "process", AGENTLAB_ALLOW_SHELL_JOBS: "1", LOG_LEVEL: "error", AGENTLAB_CANCEL_GRACE_MS: "1000" };
+const env = {
+  AGENTLAB_SANDBOX: "process",
+  AGENTLAB_ALLOW_SHELL_JOBS: "1",
+  LOG_LEVEL: "error",
+  AGENTLAB_CANCEL_GRACE_MS: "1000",
+};
 let unexpectedExits = 0;
 let stopping = false;
 const start = (a: Omit<Agent, "proc">): Agent => {
@@ -39,14 +45,22 @@ const start = (a: Omit<Agent, "proc">): Agent => {
 };
 const agents: Agent[] = [];
 for (let i = 0; i < AGENTS; i++) agents.push(start(await agentHome(server, `soak${i}`)));
-const online = async () => (await queryRows<{ n: number }>(db, sql`select count(*)::int as n from agents where online and revoked_at is null`))[0]?.n ?? 0;
+const online = async () =>
+  (
+    await queryRows<{ n: number }>(db, sql`select count(*)::int as n from agents where online and revoked_at is null`)
+  )[0]?.n ?? 0;
 await waitFor(async () => (await online()) === AGENTS, 120_000, 200);
 log(`${AGENTS} agents online`);
 
 // Mostly short jobs, some long ones spread through the queue.
 const inputs = Array.from({ length: JOBS }, (_, i) => {
   const long = i % Math.floor(JOBS / LONG_JOBS) === 0;
-  return { type: "shell" as const, payload: { argv: ["sh", "-c", long ? "sleep 20; echo long" : "sleep 0.05; echo ok"] }, maxAttempts: 10, priority: long ? 1 : 0 };
+  return {
+    type: "shell" as const,
+    payload: { argv: ["sh", "-c", long ? "sleep 20; echo long" : "sleep 0.05; echo ok"] },
+    maxAttempts: 10,
+    priority: long ? 1 : 0,
+  };
 });
 await server.app.services.queue.enqueueMany(inputs);
 log(`${JOBS} jobs enqueued`);
@@ -76,7 +90,11 @@ const killer = (async () => {
 // Server restarts: once down DOWN_MS while long jobs run, once briefly.
 async function restart(downMs: number) {
   // Wait until long jobs are running, so some finish while the server is away.
-  await waitFor(async () => (await count(sql`state = 'running' and payload::text like '%sleep 20%'`)) > 0, 120_000, 200).catch(() => null);
+  await waitFor(
+    async () => (await count(sql`state = 'running' and payload::text like '%sleep 20%'`)) > 0,
+    120_000,
+    200,
+  ).catch(() => null);
   const down = Date.now();
   log(`server down for ${downMs / 1000}s`);
   await server.restart(downMs);
@@ -99,8 +117,17 @@ const wallS = (Date.now() - t0) / 1000;
 log("all jobs succeeded; counting");
 
 const lost = await count(sql`state <> 'succeeded'`);
-const [dup] = await queryRows<{ n: number }>(db, sql`select count(*)::int as n from (select job_id from job_attempts where reason = 'succeeded' group by job_id having count(*) > 1) d`);
-const failedAttempts = await queryRows<{ agent_id: string | null; started_at: Date | string; finished_at: Date | string | null; reason: string | null; error: string | null }>(
+const [dup] = await queryRows<{ n: number }>(
+  db,
+  sql`select count(*)::int as n from (select job_id from job_attempts where reason = 'succeeded' group by job_id having count(*) > 1) d`,
+);
+const failedAttempts = await queryRows<{
+  agent_id: string | null;
+  started_at: Date | string;
+  finished_at: Date | string | null;
+  reason: string | null;
+  error: string | null;
+}>(
   db,
   sql`select agent_id, started_at, finished_at, reason, error from job_attempts where reason is distinct from 'succeeded'`,
 );
@@ -110,8 +137,13 @@ const byKill = failedAttempts.filter((a) => {
   const f = a.finished_at ? new Date(a.finished_at).getTime() : Date.now();
   return kills.some((k) => k.agentId === a.agent_id && k.at >= s - 1000 && k.at <= f + 1000);
 }).length;
-for (const a of failedAttempts) log(`re-run: ${a.reason ?? "open"} (${a.error ?? ""}) agent ${a.agent_id ?? "?"} ${new Date(a.started_at).toISOString()} → ${a.finished_at ? new Date(a.finished_at).toISOString() : "open"}`);
-log(`kills: ${kills.map((k) => `${k.agentId} ${new Date(k.at).toISOString()}`).join("; ")}; restarts: ${restartTimes.map((r) => `${new Date(r.down).toISOString()} → ${new Date(r.up).toISOString()}`).join("; ")}`);
+for (const a of failedAttempts)
+  log(
+    `re-run: ${a.reason ?? "open"} (${a.error ?? ""}) agent ${a.agent_id ?? "?"} ${new Date(a.started_at).toISOString()} → ${a.finished_at ? new Date(a.finished_at).toISOString() : "open"}`,
+  );
+log(
+  `kills: ${kills.map((k) => `${k.agentId} ${new Date(k.at).toISOString()}`).join("; ")}; restarts: ${restartTimes.map((r) => `${new Date(r.down).toISOString()} → ${new Date(r.up).toISOString()}`).join("; ")}`,
+);
 const reconnect = restartTimes.map((r) => (r.reconnectedAt ? (r.reconnectedAt - r.up) / 1000 : -1));
 
 stopping = true;
@@ -121,9 +153,20 @@ await server.close();
 
 console.log(
   JSON.stringify({
-    bench: "soak", jobs: JOBS, agents: AGENTS, server_restarts: restarts, agent_kills: kills.length, lost, duplicated: dup?.n ?? -1,
-    rerun: failedAttempts.length, rerun_by_kill: byKill, unexpected_agent_exits: unexpectedExits, rerun_by_restart: failedAttempts.length - byKill,
-    longest_down_s: Math.round(Math.max(...restartTimes.map((r) => r.up - r.down)) / 1000), reconnect_s: reconnect.map((s) => Math.round(s * 10) / 10), wall_s: Math.round(wallS),
+    bench: "soak",
+    jobs: JOBS,
+    agents: AGENTS,
+    server_restarts: restarts,
+    agent_kills: kills.length,
+    lost,
+    duplicated: dup?.n ?? -1,
+    rerun: failedAttempts.length,
+    rerun_by_kill: byKill,
+    unexpected_agent_exits: unexpectedExits,
+    rerun_by_restart: failedAttempts.length - byKill,
+    longest_down_s: Math.round(Math.max(...restartTimes.map((r) => r.up - r.down)) / 1000),
+    reconnect_s: reconnect.map((s) => Math.round(s * 10) / 10),
+    wall_s: Math.round(wallS),
   }),
 );
 process.exit(0);

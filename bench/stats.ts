@@ -16,7 +16,14 @@ const dir = mkdtempSync(join(tmpdir(), "bench-stats-"));
 function file(kind: "binary" | "quarters" | "continuous"): string {
   const rand = mulberry32(kind.length);
   const out: string[] = [];
-  const outcome = (p: number) => (kind === "binary" ? (rand() < p ? 1 : 0) : kind === "quarters" ? Math.round(4 * Math.min(1, Math.max(0, p + (rand() - 0.5) / 2))) / 4 : Math.min(1, Math.max(0, p + (rand() - 0.5) / 3)));
+  const outcome = (p: number) =>
+    kind === "binary"
+      ? rand() < p
+        ? 1
+        : 0
+      : kind === "quarters"
+        ? Math.round(4 * Math.min(1, Math.max(0, p + (rand() - 0.5) / 2))) / 4
+        : Math.min(1, Math.max(0, p + (rand() - 0.5) / 3));
   for (let c = 0; c < COMPARISONS; c++) {
     let task = 0;
     for (let g = 0; task < 300; g++) {
@@ -24,7 +31,15 @@ function file(kind: "binary" | "quarters" | "continuous"): string {
       const size = 1 + Math.floor(rand() * 5);
       const lift = (rand() - 0.4) * 0.3;
       for (let t = 0; t < size && task < 300; t++, task++) {
-        out.push(JSON.stringify({ comparison: `c${c}`, task: `t${task}`, group: `g${g}`, base: outcome(pi), adapter: outcome(Math.min(1, Math.max(0, pi + lift))) }));
+        out.push(
+          JSON.stringify({
+            comparison: `c${c}`,
+            task: `t${task}`,
+            group: `g${g}`,
+            base: outcome(pi),
+            adapter: outcome(Math.min(1, Math.max(0, pi + lift))),
+          }),
+        );
       }
     }
   }
@@ -41,7 +56,11 @@ async function timed(path: string) {
   const code = await main(["stats", "compare", path, "--json"], { out, err, cwd: process.cwd() }, {});
   const s = (performance.now() - t0) / 1000;
   if (code !== 0 || lines !== COMPARISONS) throw new Error(`stats compare exited ${code} with ${lines} lines`);
-  return { s: Number(s.toFixed(2)), perComparisonMs: Number(((1000 * s) / COMPARISONS).toFixed(2)), mb: Number((statSync(path).size / 1e6).toFixed(1)) };
+  return {
+    s: Number(s.toFixed(2)),
+    perComparisonMs: Number(((1000 * s) / COMPARISONS).toFixed(2)),
+    mb: Number((statSync(path).size / 1e6).toFixed(1)),
+  };
 }
 
 try {

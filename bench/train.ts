@@ -5,7 +5,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const setup = spawnSync("bash", [join(root, "scripts", "setup-python.sh")], { stdio: ["ignore", "inherit", "inherit"] });
+const setup = spawnSync("bash", [join(root, "scripts", "setup-python.sh")], {
+  stdio: ["ignore", "inherit", "inherit"],
+});
 if (setup.status !== 0) throw new Error(`setup-python.sh failed (exit ${setup.status ?? setup.signal})`);
 
 const python = join(root, "apps", "agent", "python", ".venv", "bin", "python");
@@ -17,5 +19,11 @@ const run = spawnSync(python, [join(root, "bench", "train_bench.py")], {
 });
 if (run.status !== 0) throw new Error(`bench/train_bench.py failed (exit ${run.status ?? run.signal})`);
 const last = run.stdout.trim().split("\n").pop() ?? "";
-const result = JSON.parse(last) as { bench: string; ours_tokens_per_s: number; trl_tokens_per_s: number; ratio: number; peak_rss_mb: number };
+const result = JSON.parse(last) as {
+  bench: string;
+  ours_tokens_per_s: number;
+  trl_tokens_per_s: number;
+  ratio: number;
+  peak_rss_mb: number;
+};
 console.log(JSON.stringify(result));

@@ -20,7 +20,10 @@ const arg = (name: string, dflt: string) => {
 const datasets = resolve(arg("datasets", join(root, "..", "shared", "datasets")));
 const backend = arg("backend", "bwrap") === "process" ? "process" : "bwrap";
 const graderDir = join(root, "apps/agent/grader");
-const grader = new Grader({ backend, graderDir, uid: 65534, gid: 65534, scratchDir: join(root, ".agentlab/scratch") }, { workers: availableParallelism() });
+const grader = new Grader(
+  { backend, graderDir, uid: 65534, gid: 65534, scratchDir: join(root, ".agentlab/scratch") },
+  { workers: availableParallelism() },
+);
 const programs = [...humanEval(datasets), ...mbpp(datasets, Number(arg("mbpp", "260")))];
 const tasks: TaskSpec[] = [];
 const dropped: Record<string, number> = {};
@@ -31,10 +34,17 @@ async function worker() {
   for (;;) {
     const p = programs[next++];
     if (!p) return;
-    const r = await synthesize(grader, p, { variants: 2, maxTries: 8, mutate: (s, max) => mutantsDirect(graderDir, s, max) });
+    const r = await synthesize(grader, p, {
+      variants: 2,
+      maxTries: 8,
+      mutate: (s, max) => mutantsDirect(graderDir, s, max),
+    });
     tasks.push(...r.tasks);
     if (r.dropped) dropped[r.dropped.split(" (")[0] ?? r.dropped] = (dropped[r.dropped.split(" (")[0] ?? ""] ?? 0) + 1;
-    if (++done % 25 === 0) console.error(`build-builtin-pool: ${done}/${programs.length} programs, ${tasks.length} tasks, ${Math.round((Date.now() - t0) / 1000)} s`);
+    if (++done % 25 === 0)
+      console.error(
+        `build-builtin-pool: ${done}/${programs.length} programs, ${tasks.length} tasks, ${Math.round((Date.now() - t0) / 1000)} s`,
+      );
   }
 }
 try {
@@ -48,4 +58,12 @@ mkdirSync(join(root, "data"), { recursive: true });
 const body = tasks.map((t) => JSON.stringify(t)).join("\n") + "\n";
 // mtime 0 in the gzip header keeps the committed file byte-identical across rebuilds.
 writeFileSync(join(root, "data/builtin-pool.jsonl.gz"), gzipSync(body, { level: 9 }));
-console.log(JSON.stringify({ tasks: tasks.length, groups: groups.size, programs: programs.length, dropped, seconds: Math.round((Date.now() - t0) / 1000) }));
+console.log(
+  JSON.stringify({
+    tasks: tasks.length,
+    groups: groups.size,
+    programs: programs.length,
+    dropped,
+    seconds: Math.round((Date.now() - t0) / 1000),
+  }),
+);

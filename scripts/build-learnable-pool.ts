@@ -21,7 +21,10 @@ const arg = (name: string, dflt: string) => {
 const backend = arg("backend", "bwrap") === "process" ? "process" : "bwrap";
 const workers = Number(arg("workers", "2"));
 const graderDir = join(root, "apps/agent/grader");
-const grader = new Grader({ backend, graderDir, uid: 65534, gid: 65534, scratchDir: join(root, ".agentlab/scratch") }, { workers });
+const grader = new Grader(
+  { backend, graderDir, uid: 65534, gid: 65534, scratchDir: join(root, ".agentlab/scratch") },
+  { workers },
+);
 const programs = learnablePrograms(Number(arg("groups", "160")));
 const tasks: TaskSpec[] = [];
 const dropped: Record<string, number> = {};
@@ -34,7 +37,10 @@ async function worker() {
     // Only the one bug type of the family: a strict comparison where the program has `<=`.
     const mutate = async (s: string, max: number) => {
       const set = await mutantsDirect(graderDir, s, max);
-      return { normalized: set.normalized, mutants: set.mutants.filter((m) => m.operator === "comparison" && m.description === LEARNABLE_BUG) };
+      return {
+        normalized: set.normalized,
+        mutants: set.mutants.filter((m) => m.operator === "comparison" && m.description === LEARNABLE_BUG),
+      };
     };
     const r = await synthesize(grader, p, { variants: 1, maxTries: 1, mutate });
     for (const t of r.tasks) t.metadata = { ...t.metadata, family: "learnable", synthetic: true };
@@ -52,4 +58,12 @@ mkdirSync(join(root, "data"), { recursive: true });
 const body = tasks.map((t) => JSON.stringify(t)).join("\n") + "\n";
 // mtime 0 in the gzip header keeps the committed file byte-identical across rebuilds.
 writeFileSync(join(root, "data/learnable-pool.jsonl.gz"), gzipSync(body, { level: 9 }));
-console.log(JSON.stringify({ tasks: tasks.length, groups: new Set(tasks.map((t) => t.source_group)).size, programs: programs.length, dropped, seconds: Math.round((Date.now() - t0) / 1000) }));
+console.log(
+  JSON.stringify({
+    tasks: tasks.length,
+    groups: new Set(tasks.map((t) => t.source_group)).size,
+    programs: programs.length,
+    dropped,
+    seconds: Math.round((Date.now() - t0) / 1000),
+  }),
+);

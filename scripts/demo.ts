@@ -7,7 +7,17 @@
 // real models. The last line is one JSON object naming both reports' JSON files.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { type Db, createShareLink, createSplit, getPool, insertProvider, migrateDatabase, openDatabase, reportByExperiment, schema } from "@agentlab/db";
+import {
+  type Db,
+  createShareLink,
+  createSplit,
+  getPool,
+  insertProvider,
+  migrateDatabase,
+  openDatabase,
+  reportByExperiment,
+  schema,
+} from "@agentlab/db";
 import { reportToJson, type ExperimentConfigInput, type ExperimentReport } from "@agentlab/core";
 import { and, eq } from "drizzle-orm";
 import { loadEnv } from "../apps/web/server/env";
@@ -17,7 +27,13 @@ import { ensureBuiltinPool, LEARNABLE_POOL_NAME } from "../apps/web/server/boots
 import { startLocalAgent } from "../apps/web/server/bootstrap/local-agent";
 import { createExperiment } from "../apps/web/server/experiments/service";
 import { findPython } from "../apps/agent/src/trainer/python";
-import { buildWarmBase, LEARNING_SHAPE, LEARNING_TRAINING, learnableTasks, shuffledAnswersDataset } from "./learning-proof";
+import {
+  buildWarmBase,
+  LEARNING_SHAPE,
+  LEARNING_TRAINING,
+  learnableTasks,
+  shuffledAnswersDataset,
+} from "./learning-proof";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const DISCLAIMER =
@@ -36,7 +52,8 @@ async function waitForExperiment(db: Db, id: string, tag: string): Promise<void>
     if (line !== last) say(`${tag} ${line}`);
     last = line;
     if (!row || row.state !== "running") {
-      if (row?.state !== "succeeded") throw new Error(`${tag} experiment ${row?.state ?? "missing"}: ${row?.error ?? ""}`);
+      if (row?.state !== "succeeded")
+        throw new Error(`${tag} experiment ${row?.state ?? "missing"}: ${row?.error ?? ""}`);
       return;
     }
     await new Promise((r) => setTimeout(r, 2000));
@@ -63,12 +80,23 @@ const figures = (r: ExperimentReport) => {
 async function main() {
   const dataDir = resolve(ROOT, ".agentlab/demo", new Date().toISOString().replace(/[:.]/g, "-"));
   await mkdir(dataDir, { recursive: true });
-  const env = { ...loadEnv(), NODE_ENV: "production" as const, AGENTLAB_DATA_DIR: dataDir, LOG_LEVEL: "warn" as const, AGENTLAB_LOCAL_AGENT: "1" as const };
+  const env = {
+    ...loadEnv(),
+    NODE_ENV: "production" as const,
+    AGENTLAB_DATA_DIR: dataDir,
+    LOG_LEVEL: "warn" as const,
+    AGENTLAB_LOCAL_AGENT: "1" as const,
+  };
   say(`data dir ${dataDir}`);
   const database = await openDatabase({ dataDir: join(dataDir, "db") });
   await migrateDatabase(database);
   const db = database.db;
-  const app = await createApp({ env, db, log: createLogger(env.LOG_LEVEL), secret: "demo-secret-demo-secret-demo-secret-0123" });
+  const app = await createApp({
+    env,
+    db,
+    log: createLogger(env.LOG_LEVEL),
+    secret: "demo-secret-demo-secret-demo-secret-0123",
+  });
   const url = `http://127.0.0.1:${await app.listen(0)}`;
   await ensureBuiltinPool(app.services);
   const pool = await getPool(db, { name: LEARNABLE_POOL_NAME });
@@ -77,7 +105,14 @@ async function main() {
   say(`synthetic learnable pool: frozen split ${JSON.stringify(split.counts)} (one task per source group)`);
 
   const python = findPython(null, { root: join(ROOT, "apps/agent") });
-  const trainIds = new Set((await db.select({ id: schema.splitAssignments.taskId }).from(schema.splitAssignments).where(and(eq(schema.splitAssignments.splitId, split.id), eq(schema.splitAssignments.part, "train")))).map((r) => r.id));
+  const trainIds = new Set(
+    (
+      await db
+        .select({ id: schema.splitAssignments.taskId })
+        .from(schema.splitAssignments)
+        .where(and(eq(schema.splitAssignments.splitId, split.id), eq(schema.splitAssignments.part, "train")))
+    ).map((r) => r.id),
+  );
   const train = learnableTasks().filter((t) => trainIds.has(t.id));
   // Cached across runs by the tiny-model stamp (same train tasks, shape and warm-up data): the
   // warm-up is most of a first run's wall time on 2 cores.
@@ -86,23 +121,55 @@ async function main() {
   const tiny = await buildWarmBase({ python, dir: cacheDir, train, shape: LEARNING_SHAPE });
   const warm = tiny.warmup;
   if (!warm) throw new Error("the tiny base was not warmed up");
-  say(`tiny base${tiny.cached ? " (cached)" : ""}: ${tiny.parameters} parameters, vocab ${tiny.vocab_size}; warm-up on ${warm.samples} echo samples of ${warm.task_ids.length} TRAIN tasks only (${warm.steps} steps, loss ${String(warm.final_loss)}, data sha256 ${warm.dataset_sha256.slice(0, 12)}): ${warm.description}`);
+  say(
+    `tiny base${tiny.cached ? " (cached)" : ""}: ${tiny.parameters} parameters, vocab ${tiny.vocab_size}; warm-up on ${warm.samples} echo samples of ${warm.task_ids.length} TRAIN tasks only (${warm.steps} steps, loss ${String(warm.final_loss)}, data sha256 ${warm.dataset_sha256.slice(0, 12)}): ${warm.description}`,
+  );
   const baseNote = ` Base: ${tiny.parameters}-parameter tiny model, warm-up data sha256 ${warm.dataset_sha256} (${warm.samples} echo samples of ${warm.task_ids.length} train tasks, ${warm.steps} steps).`;
 
-  const agent = await startLocalAgent(app.services, url, { PATH: env.PATH ?? "", HOME: env.HOME ?? "", AGENTLAB_PYTHON: python, AGENTLAB_CONCURRENCY: "2" });
-  const [admin] = await db.insert(schema.users).values({ email: "demo@agentlab.local", name: "Demo", passwordHash: "!", role: "admin" }).returning();
-  const provider = await insertProvider(db, { name: "reference oracle", kind: "reference", baseUrl: null, model: "reference", apiKeySealed: null, extraParams: {} });
+  const agent = await startLocalAgent(app.services, url, {
+    PATH: env.PATH ?? "",
+    HOME: env.HOME ?? "",
+    AGENTLAB_PYTHON: python,
+    AGENTLAB_CONCURRENCY: "2",
+  });
+  const [admin] = await db
+    .insert(schema.users)
+    .values({ email: "demo@agentlab.local", name: "Demo", passwordHash: "!", role: "admin" })
+    .returning();
+  const provider = await insertProvider(db, {
+    name: "reference oracle",
+    kind: "reference",
+    baseUrl: null,
+    model: "reference",
+    apiKeySealed: null,
+    extraParams: {},
+  });
   const recipe = (name: string, datasetId?: string): ExperimentConfigInput => ({
     name,
     splitId: split.id,
     teacher: { providerId: provider.id, n: 1 },
     ...(datasetId ? { datasetId } : {}),
     baseModel: { source: "path", ref: tiny.path },
-    training: { epochs: LEARNING_TRAINING.epochs, learningRate: LEARNING_TRAINING.learningRate, batchSize: LEARNING_TRAINING.batchSize, maxLength: LEARNING_TRAINING.maxLength, quantization: "none", lora: { r: LEARNING_TRAINING.lora.r, alpha: LEARNING_TRAINING.lora.alpha, dropout: LEARNING_TRAINING.lora.dropout, targets: LEARNING_TRAINING.lora.target_modules } },
+    training: {
+      epochs: LEARNING_TRAINING.epochs,
+      learningRate: LEARNING_TRAINING.learningRate,
+      batchSize: LEARNING_TRAINING.batchSize,
+      maxLength: LEARNING_TRAINING.maxLength,
+      quantization: "none",
+      lora: {
+        r: LEARNING_TRAINING.lora.r,
+        alpha: LEARNING_TRAINING.lora.alpha,
+        dropout: LEARNING_TRAINING.lora.dropout,
+        targets: LEARNING_TRAINING.lora.target_modules,
+      },
+    },
     evaluation: { maxNewTokens: 80, graderVersion: "agentlab-grader/2 judge pytest-8.3.4" },
     seeds: [1],
     bootstrap: { iterations: 2000, seed: 0 },
-    disclaimer: DISCLAIMER + baseNote + (datasetId ? " CONTROL: answers shuffled across train tasks; the adapter cannot learn the repair." : ""),
+    disclaimer:
+      DISCLAIMER +
+      baseNote +
+      (datasetId ? " CONTROL: answers shuffled across train tasks; the adapter cannot learn the repair." : ""),
   });
 
   const reports: Record<string, { body: ExperimentReport; file: string; id: string }> = {};
@@ -111,12 +178,22 @@ async function main() {
       let datasetId: string | undefined;
       if (kind === "control") {
         const mainId = reports.main?.body.experimentId ?? "";
-        const [stage] = await db.select().from(schema.experimentStages).where(and(eq(schema.experimentStages.experimentId, mainId), eq(schema.experimentStages.key, "dataset")));
+        const [stage] = await db
+          .select()
+          .from(schema.experimentStages)
+          .where(and(eq(schema.experimentStages.experimentId, mainId), eq(schema.experimentStages.key, "dataset")));
         const source = (stage?.output as { datasetId?: string } | undefined)?.datasetId;
         if (!source) throw new Error("the main experiment recorded no dataset");
         datasetId = await shuffledAnswersDataset(app.services, source, 1);
       }
-      const exp = await createExperiment(db, recipe(kind === "main" ? "learning proof: synthetic family, tiny model" : "learning proof CONTROL: answers shuffled", datasetId), admin?.id ?? null);
+      const exp = await createExperiment(
+        db,
+        recipe(
+          kind === "main" ? "learning proof: synthetic family, tiny model" : "learning proof CONTROL: answers shuffled",
+          datasetId,
+        ),
+        admin?.id ?? null,
+      );
       say(`${kind} experiment ${exp.id} started`);
       await waitForExperiment(db, exp.id, kind);
       const report = await reportByExperiment(db, exp.id);
@@ -143,12 +220,30 @@ async function main() {
   const pp = (x: number | null) => (x === null ? "n/a" : `${x >= 0 ? "+" : ""}${(100 * x).toFixed(1)} pp`);
   say(`finished in ${wallSeconds} s`);
   console.log(`\n${DISCLAIMER}\n`);
-  console.log(`main:    base ${pct(m.basePass)} → adapter ${pct(m.adapterPass)}, Δ ${pp(m.delta)} [${m.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(m.p)} (${m.test ?? "no test"}), ${m.significant ? "significant" : "NOT significant"}; contamination test↔train exact ${m.contamination.exact}, normalized ${m.contamination.normalized}`);
-  console.log(`control: base ${pct(c.basePass)} → adapter ${pct(c.adapterPass)}, Δ ${pp(c.delta)} [${c.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(c.p)} (${c.test ?? "no test"}), ${c.significant ? "significant" : "not significant"}`);
+  console.log(
+    `main:    base ${pct(m.basePass)} → adapter ${pct(m.adapterPass)}, Δ ${pp(m.delta)} [${m.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(m.p)} (${m.test ?? "no test"}), ${m.significant ? "significant" : "NOT significant"}; contamination test↔train exact ${m.contamination.exact}, normalized ${m.contamination.normalized}`,
+  );
+  console.log(
+    `control: base ${pct(c.basePass)} → adapter ${pct(c.adapterPass)}, Δ ${pp(c.delta)} [${c.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(c.p)} (${c.test ?? "no test"}), ${c.significant ? "significant" : "not significant"}`,
+  );
   console.log(`report JSON:  ${main.file}\ncontrol JSON: ${control.file}`);
-  console.log(`report URL:   http://localhost:3000/reports/${main.id}  (serve it with: AGENTLAB_DATA_DIR=${dataDir} npm start)`);
+  console.log(
+    `report URL:   http://localhost:3000/reports/${main.id}  (serve it with: AGENTLAB_DATA_DIR=${dataDir} npm start)`,
+  );
   console.log(`share URL:    http://localhost:3000/share/${token}  (read-only, no login)`);
-  console.log(JSON.stringify({ demo: "ok", synthetic: true, wallSeconds, baseCached: tiny.cached, reportId: main.id, reportJson: main.file, controlReportJson: control.file, main: m, control: c }));
+  console.log(
+    JSON.stringify({
+      demo: "ok",
+      synthetic: true,
+      wallSeconds,
+      baseCached: tiny.cached,
+      reportId: main.id,
+      reportJson: main.file,
+      controlReportJson: control.file,
+      main: m,
+      control: c,
+    }),
+  );
 }
 
 main().catch((err: unknown) => {

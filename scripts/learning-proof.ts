@@ -6,7 +6,15 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { allDatasetSamples, getDataset } from "@agentlab/db";
-import { renderRepairPrompt, sampleHash, sftLine, sftSample, TaskSpec, type SftSample, type TinyModelSummary } from "@agentlab/core";
+import {
+  renderRepairPrompt,
+  sampleHash,
+  sftLine,
+  sftSample,
+  TaskSpec,
+  type SftSample,
+  type TinyModelSummary,
+} from "@agentlab/core";
 import { LEARNABLE_POOL_FILE } from "../apps/web/server/bootstrap/builtin-pool";
 import { echoWarmupSamples } from "../apps/agent/src/synth/warmup-data";
 import { runPython } from "../apps/agent/src/trainer/python";
@@ -25,26 +33,70 @@ export function learnableTasks(): TaskSpec[] {
     .map((l) => TaskSpec.parse(JSON.parse(l)));
 }
 
-export type TinyShape = { vocab: number; hidden: number; intermediate: number; layers: number; warmupSteps: number; warmupLr: number; warmupBatch: number; copies: number };
-type Training = { epochs: number; learningRate: number; batchSize: number; maxLength: number; lora: { r: number; alpha: number; dropout: number; target_modules: string[] } };
+export type TinyShape = {
+  vocab: number;
+  hidden: number;
+  intermediate: number;
+  layers: number;
+  warmupSteps: number;
+  warmupLr: number;
+  warmupBatch: number;
+  copies: number;
+};
+type Training = {
+  epochs: number;
+  learningRate: number;
+  batchSize: number;
+  maxLength: number;
+  lora: { r: number; alpha: number; dropout: number; target_modules: string[] };
+};
 
 // Settings measured on the shared 2-core machine (docs/status.md, issue 14): small enough for
 // minutes, large enough to copy a short function and learn the one repair.
-export const LEARNING_SHAPE: TinyShape = { vocab: 1024, hidden: 128, intermediate: 256, layers: 2, warmupSteps: 250, warmupLr: 1e-2, warmupBatch: 16, copies: 2 };
-export const LEARNING_TRAINING: Training = { epochs: 4, learningRate: 1e-2, batchSize: 8, maxLength: 1024, lora: { r: 8, alpha: 16, dropout: 0, target_modules: ["q_proj", "k_proj", "v_proj", "o_proj"] } };
+export const LEARNING_SHAPE: TinyShape = {
+  vocab: 1024,
+  hidden: 128,
+  intermediate: 256,
+  layers: 2,
+  warmupSteps: 250,
+  warmupLr: 1e-2,
+  warmupBatch: 16,
+  copies: 2,
+};
+export const LEARNING_TRAINING: Training = {
+  epochs: 4,
+  learningRate: 1e-2,
+  batchSize: 8,
+  maxLength: 1024,
+  lora: { r: 8, alpha: 16, dropout: 0, target_modules: ["q_proj", "k_proj", "v_proj", "o_proj"] },
+};
 
 /**
  * The tiny base: tokenizer fitted on the train tasks (and the fixed prompt template text), random
  * weights, then the echo warm-up on train tasks only. Cached by the tiny-model stamp in `dir`.
  */
-export async function buildWarmBase(opts: { python: string; dir: string; train: readonly TaskSpec[]; shape: TinyShape; env?: NodeJS.ProcessEnv }): Promise<TinyModelSummary> {
+export async function buildWarmBase(opts: {
+  python: string;
+  dir: string;
+  train: readonly TaskSpec[];
+  shape: TinyShape;
+  env?: NodeJS.ProcessEnv;
+}): Promise<TinyModelSummary> {
   const first = opts.train[0];
   if (!first) throw new Error("no train tasks");
   const template = join(opts.dir, "prompt-template.txt");
   // The template's fixed words (system prompt, headings, footer) with a train task's prompt; no task text of other parts.
-  await writeFile(template, renderRepairPrompt(first).map((m) => m.content).join("\n"));
+  await writeFile(
+    template,
+    renderRepairPrompt(first)
+      .map((m) => m.content)
+      .join("\n"),
+  );
   const warm = join(opts.dir, "warmup.jsonl");
-  await writeFile(warm, echoWarmupSamples(opts.train, { copies: opts.shape.copies, seed: 1 }).map(sftLine).join("\n") + "\n");
+  await writeFile(
+    warm,
+    echoWarmupSamples(opts.train, { copies: opts.shape.copies, seed: 1 }).map(sftLine).join("\n") + "\n",
+  );
   const ids = opts.train.map((t) => t.id);
   const s = opts.shape;
   const res = await runPython(
@@ -58,7 +110,14 @@ export async function buildWarmBase(opts: { python: string; dir: string; train: 
       intermediate_size: s.intermediate,
       num_layers: s.layers,
       max_position_embeddings: 1024,
-      warmup: { dataset: warm, task_ids: ids, description: WARMUP_DESCRIPTION, steps: s.warmupSteps, learning_rate: s.warmupLr, batch_size: s.warmupBatch },
+      warmup: {
+        dataset: warm,
+        task_ids: ids,
+        description: WARMUP_DESCRIPTION,
+        steps: s.warmupSteps,
+        learning_rate: s.warmupLr,
+        batch_size: s.warmupBatch,
+      },
     },
     { python: opts.python, env: opts.env },
   );
@@ -67,7 +126,8 @@ export async function buildWarmBase(opts: { python: string; dir: string; train: 
 }
 
 /** The train tasks' SFT samples with the reference fix as the answer (what the reference teacher yields). */
-export const referenceSamples = (train: readonly TaskSpec[]): SftSample[] => train.map((t) => sftSample(t, t.reference));
+export const referenceSamples = (train: readonly TaskSpec[]): SftSample[] =>
+  train.map((t) => sftSample(t, t.reference));
 
 /**
  * The control's data: the same train prompts, each answered with ANOTHER train task's fix (a
@@ -77,18 +137,41 @@ export const referenceSamples = (train: readonly TaskSpec[]): SftSample[] => tra
 export async function shuffledAnswersDataset(services: Services, datasetId: string, seed: number): Promise<string> {
   const ds = await getDataset(services.db, datasetId);
   if (!ds) throw new Error(`no dataset ${datasetId}`);
-  const rows = (await allDatasetSamples(services.db, datasetId)).map((r) => r.sample).sort((a, b) => a.ordinal - b.ordinal);
+  const rows = (await allDatasetSamples(services.db, datasetId))
+    .map((r) => r.sample)
+    .sort((a, b) => a.ordinal - b.ordinal);
   if (rows.length < 2) throw new Error("a shuffled control needs at least 2 samples");
   const offset = 1 + (seed % (rows.length - 1));
   const built: Built[] = rows.map((r, i) => {
     const other = rows[(i + offset) % rows.length] ?? r;
-    const sample = { messages: [...r.messages.filter((m) => m.role !== "assistant"), ...other.messages.filter((m) => m.role === "assistant")] };
-    return { ordinal: 0, hash: sampleHash(sample), candidateId: r.candidateId, taskRowId: r.taskRowId, taskKey: r.taskKey, oracle: r.oracle, messages: sample.messages, line: sftLine(sample) };
+    const sample = {
+      messages: [
+        ...r.messages.filter((m) => m.role !== "assistant"),
+        ...other.messages.filter((m) => m.role === "assistant"),
+      ],
+    };
+    return {
+      ordinal: 0,
+      hash: sampleHash(sample),
+      candidateId: r.candidateId,
+      taskRowId: r.taskRowId,
+      taskKey: r.taskKey,
+      oracle: r.oracle,
+      messages: sample.messages,
+      line: sftLine(sample),
+    };
   });
   // writeSnapshot orders by hash, stores the rows and publishes the export the train job fetches.
   const row = await writeSnapshot(
     services,
-    { name: `${ds.name} (answers shuffled across train tasks: control)`.slice(0, 200), splitId: ds.splitId, experimentId: null, sourceCollectionIds: ds.sourceCollectionIds, parentId: null, createdBy: null },
+    {
+      name: `${ds.name} (answers shuffled across train tasks: control)`.slice(0, 200),
+      splitId: ds.splitId,
+      experimentId: null,
+      sourceCollectionIds: ds.sourceCollectionIds,
+      parentId: null,
+      createdBy: null,
+    },
     built,
   );
   return row.id;

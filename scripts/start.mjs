@@ -34,12 +34,17 @@ function ensureBubblewrap() {
   if (isRoot && onPath("apt-get") && process.env.AGENTLAB_NO_APT !== "1") {
     console.log("bubblewrap (the grading sandbox) is missing: installing it with apt-get…");
     const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-    const ok = spawnSync("apt-get", ["update", "-qq"], { stdio: "inherit", env }).status === 0 && spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "bubblewrap"], { stdio: "inherit", env }).status === 0;
+    const ok =
+      spawnSync("apt-get", ["update", "-qq"], { stdio: "inherit", env }).status === 0 &&
+      spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "bubblewrap"], { stdio: "inherit", env })
+        .status === 0;
     if (ok && onPath("bwrap")) return console.log("bubblewrap installed.");
   }
   const cmd = isRoot ? "apt-get install -y bubblewrap" : "sudo apt-get install -y bubblewrap";
   const bar = "!".repeat(78);
-  console.error(`\n${bar}\n  GRADING IS OFF: bubblewrap (bwrap) is not installed, so the local agent's sandbox\n  self-test fails and grade/audit jobs (every experiment) will wait forever.\n\n  Fix:  ${cmd}\n  then press "Re-run self-test" on the Agents page (no restart needed).\n${bar}\n`);
+  console.error(
+    `\n${bar}\n  GRADING IS OFF: bubblewrap (bwrap) is not installed, so the local agent's sandbox\n  self-test fails and grade/audit jobs (every experiment) will wait forever.\n\n  Fix:  ${cmd}\n  then press "Re-run self-test" on the Agents page (no restart needed).\n${bar}\n`,
+  );
 }
 ensureBubblewrap();
 

@@ -17,11 +17,15 @@ if (run.error) {
 // The grader's own unit tests, with the grader's interpreter; nothing is written into its folder
 // (it is bound read-only into every sandbox): no cache, no bytecode.
 const graderDir = join(dirname(fileURLToPath(import.meta.url)), "../apps/agent/grader");
-const grader = spawnSync(join(graderDir, ".venv/bin/python"), ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], {
-  cwd: graderDir,
-  stdio: "inherit",
-  env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
-});
+const grader = spawnSync(
+  join(graderDir, ".venv/bin/python"),
+  ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+  {
+    cwd: graderDir,
+    stdio: "inherit",
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
+  },
+);
 if (grader.error) {
   console.error(`test:py: cannot run the grader's python: ${grader.error.message} (run scripts/setup-grader.sh)`);
   process.exit(1);

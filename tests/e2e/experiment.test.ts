@@ -26,10 +26,28 @@ beforeAll(async () => {
   const imp = await importPool(db, { name: "e2e-small", lines: [new TextEncoder().encode(toJsonl(makePool(12, 1)))] });
   if (!imp.ok) throw new Error("pool import failed");
   splitId = (await createSplit(db, { poolId: imp.poolId, seed: 3, devRatio: 0.25, testRatio: 0.25 })).split.id;
-  await insertProvider(db, { name: "reference oracle", kind: "reference", baseUrl: null, model: "reference", apiKeySealed: null, extraParams: {} });
+  await insertProvider(db, {
+    name: "reference oracle",
+    kind: "reference",
+    baseUrl: null,
+    model: "reference",
+    apiKeySealed: null,
+    extraParams: {},
+  });
   model = join(await mkdtemp(join(tmpdir(), "agentlab-e2e-model-")), "tiny");
   const python = findPython(null, { root: join(ROOT, "apps/agent") });
-  await runPython("tiny-model", { output_dir: model, corpus: [join(ROOT, "data/builtin-pool.jsonl.gz")], vocab_size: 4096, hidden_size: 64, intermediate_size: 128, max_position_embeddings: 4096 }, { python });
+  await runPython(
+    "tiny-model",
+    {
+      output_dir: model,
+      corpus: [join(ROOT, "data/builtin-pool.jsonl.gz")],
+      vocab_size: 4096,
+      hidden_size: 64,
+      intermediate_size: 128,
+      max_position_embeddings: 4096,
+    },
+    { python },
+  );
 }, 300_000);
 
 afterAll(async () => {
@@ -63,11 +81,16 @@ describe("an experiment in the browser", () => {
 
     const reportLink = page.getByTestId("report-link");
     const failed = page.locator("p[role=alert]"); // the experiment's error (Next has its own role=alert route announcer)
-    await reportLink.or(failed).first().waitFor({ timeout: 240_000 }).catch(async (err: unknown) => {
-      await page.screenshot({ path: debugScreenshot("experiment-timeout.png"), fullPage: true });
-      throw new Error(`no report: ${String(err)}\n${app.output().slice(-4000)}`);
-    });
-    if (await failed.isVisible()) throw new Error(`experiment failed: ${await failed.textContent()}\n${app.output().slice(-4000)}`);
+    await reportLink
+      .or(failed)
+      .first()
+      .waitFor({ timeout: 240_000 })
+      .catch(async (err: unknown) => {
+        await page.screenshot({ path: debugScreenshot("experiment-timeout.png"), fullPage: true });
+        throw new Error(`no report: ${String(err)}\n${app.output().slice(-4000)}`);
+      });
+    if (await failed.isVisible())
+      throw new Error(`experiment failed: ${await failed.textContent()}\n${app.output().slice(-4000)}`);
     await page.screenshot({ path: docScreenshot("experiment.png"), fullPage: true });
     await reportLink.click();
     await page.waitForURL(/\/reports\/[0-9a-f-]{36}$/);

@@ -6,7 +6,15 @@ import { hashToken, reportByExperiment, schema, sessions, users } from "@agentla
 import type { ExperimentReport, TaskSpec } from "@agentlab/core";
 import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
 import { splitTasks } from "../../apps/web/server/experiments/tasks";
-import { baseConfig, drive, makeAgent, makeServices, makeSplit, startExperiment, type Behaviour } from "../integration/experiments-harness";
+import {
+  baseConfig,
+  drive,
+  makeAgent,
+  makeServices,
+  makeSplit,
+  startExperiment,
+  type Behaviour,
+} from "../integration/experiments-harness";
 import { launchBrowser, startProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 
@@ -35,8 +43,14 @@ beforeAll(async () => {
   ({ splitId, tasks } = await makeSplit(db));
   // One test task graded in-process (as its audit would have decided).
   inProcessTask = (await splitTasks(db, splitId, "test"))[0]?.id ?? "";
-  const [split] = await db.select({ poolId: schema.splits.poolId }).from(schema.splits).where(eq(schema.splits.id, splitId));
-  await db.update(schema.tasks).set({ gradingIsolation: "in_process" }).where(and(eq(schema.tasks.poolId, split?.poolId ?? ""), inArray(schema.tasks.taskId, [inProcessTask])));
+  const [split] = await db
+    .select({ poolId: schema.splits.poolId })
+    .from(schema.splits)
+    .where(eq(schema.splits.id, splitId));
+  await db
+    .update(schema.tasks)
+    .set({ gradingIsolation: "in_process" })
+    .where(and(eq(schema.tasks.poolId, split?.poolId ?? ""), inArray(schema.tasks.taskId, [inProcessTask])));
   const fit = await makeAgent(db);
   const run = async (name: string, behaviour: Behaviour, seeds: number[]) => {
     const id = await startExperiment(s, baseConfig(splitId, { name, seeds }));
@@ -47,15 +61,35 @@ beforeAll(async () => {
     return { id, reportId: row.id, report: row.body as unknown as ExperimentReport };
   };
   // Seed 1 fixes the source groups not divisible by 3 from epoch 1 on; seed 2 fixes nothing.
-  selected = await run("e2e report: adapter", { fixes: (m, t) => m.startsWith("s1e") && Number(t.source_group.replace(/\D/g, "")) % 3 !== 0 }, [1, 2]);
+  selected = await run(
+    "e2e report: adapter",
+    { fixes: (m, t) => m.startsWith("s1e") && Number(t.source_group.replace(/\D/g, "")) % 3 !== 0 },
+    [1, 2],
+  );
   kept = await run("e2e report: base kept", { fixes: () => false }, [7]);
 
-  const [user] = await db.insert(users).values({ email: "report@example.com", name: "Rita Report", passwordHash: "unused:login-not-exercised-here", role: "admin" }).returning();
+  const [user] = await db
+    .insert(users)
+    .values({
+      email: "report@example.com",
+      name: "Rita Report",
+      passwordHash: "unused:login-not-exercised-here",
+      role: "admin",
+    })
+    .returning();
   if (!user) throw new Error("no user");
   const token = randomBytes(32).toString("base64url");
-  await db.insert(sessions).values({ tokenHash: hashToken(token), userId: user.id, csrfToken: CSRF, expiresAt: new Date(Date.now() + 3_600_000) });
+  await db.insert(sessions).values({
+    tokenHash: hashToken(token),
+    userId: user.id,
+    csrfToken: CSRF,
+    expiresAt: new Date(Date.now() + 3_600_000),
+  });
   signedIn = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-  await signedIn.addCookies([{ name: "agentlab_session", value: token, url: app.url }, { name: "agentlab_csrf", value: CSRF, url: app.url }]);
+  await signedIn.addCookies([
+    { name: "agentlab_session", value: token, url: app.url },
+    { name: "agentlab_csrf", value: CSRF, url: app.url },
+  ]);
 }, 600_000);
 
 afterAll(async () => {
@@ -69,7 +103,9 @@ describe("the report in the browser", () => {
     await page.goto(`${app.url}/reports/${selected.reportId}`);
     const header = page.getByTestId("report-header");
     await header.waitFor();
-    await expect(header.getByRole("link", { name: "e2e report: adapter" }).getAttribute("href")).resolves.toBe(`/experiments/${selected.id}`);
+    await expect(header.getByRole("link", { name: "e2e report: adapter" }).getAttribute("href")).resolves.toBe(
+      `/experiments/${selected.id}`,
+    );
     await expect(header.locator(`a[href="/splits/${splitId}"]`).count()).resolves.toBe(1);
     const adapters = page.getByTestId("header-adapters").locator("tbody tr");
     expect(await adapters.count()).toBe(4);
@@ -112,13 +148,18 @@ describe("the report in the browser", () => {
     const detail = page.getByTestId("task-detail");
     await detail.waitFor();
     // The base answered the buggy file and failed the hidden test; the adapter answered the reference.
-    await expect(detail.getByTestId("grade-base").getByTestId("failing-tests").textContent()).resolves.toContain("tests/test_hidden.py::test_fixed");
+    await expect(detail.getByTestId("grade-base").getByTestId("failing-tests").textContent()).resolves.toContain(
+      "tests/test_hidden.py::test_fixed",
+    );
     await expect(detail.getByTestId("grade-s1e1").getByTestId("failing-tests").count()).resolves.toBe(0);
     const diff = detail.getByTestId("diff").first();
     const task = tasks.get(target);
     const buggy = (task?.files.find((f) => f.role === "main")?.content ?? "").split("\n");
-    const fixedLine = (task?.reference[0]?.content ?? "").split("\n").find((l) => l.trim() && !buggy.includes(l)) ?? "none";
-    await expect(diff.locator('[data-kind="add"]').filter({ hasText: fixedLine.trim() }).count()).resolves.toBeGreaterThan(0);
+    const fixedLine =
+      (task?.reference[0]?.content ?? "").split("\n").find((l) => l.trim() && !buggy.includes(l)) ?? "none";
+    await expect(
+      diff.locator('[data-kind="add"]').filter({ hasText: fixedLine.trim() }).count(),
+    ).resolves.toBeGreaterThan(0);
     await page.getByTestId("task-view").screenshot({ path: docScreenshot("report-task-diff.png") });
     await detail.getByRole("tab", { name: "base vs buggy", exact: true }).click();
     await expect(detail.getByTestId("diff").first().textContent()).resolves.toContain("identical");
@@ -132,7 +173,9 @@ describe("the report in the browser", () => {
     await page.goto(`${app.url}/reports/${kept.reportId}`);
     await page.getByTestId("task-table").waitFor();
     await expect(page.getByTestId("task-view-shown").textContent()).resolves.toMatch(/no gain is claimed/);
-    expect(await page.getByTestId("task-table").locator("tbody tr").count()).toBe((await splitTasks(app.db.db, splitId, "test")).length);
+    expect(await page.getByTestId("task-table").locator("tbody tr").count()).toBe(
+      (await splitTasks(app.db.db, splitId, "test")).length,
+    );
     await page.getByRole("tab", { name: "dev", exact: true }).click();
     await expect(page.getByTestId("task-view-shown").textContent()).resolves.toMatch(/did not beat the base/);
     await page.close();
@@ -152,7 +195,9 @@ describe("the report in the browser", () => {
       throw err;
     });
     await expect(header.textContent()).resolves.toContain("e2e report: adapter");
-    await expect(header.textContent()).resolves.toContain(selected.report.header?.split?.manifestHash.slice(0, 12) ?? "none");
+    await expect(header.textContent()).resolves.toContain(
+      selected.report.header?.split?.manifestHash.slice(0, 12) ?? "none",
+    );
     expect(await header.locator("a").count()).toBe(0);
     expect(await shared.getByTestId("selection-table").locator("tbody tr").count()).toBe(5);
     const rows = shared.getByTestId("task-table").locator("tbody tr");

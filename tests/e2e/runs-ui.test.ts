@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { claimJob, createSplit, enqueueJob, importPool, listSplits, recordProgress, setExperimentState, updateStage } from "@agentlab/db";
+import {
+  claimJob,
+  createSplit,
+  enqueueJob,
+  importPool,
+  listSplits,
+  recordProgress,
+  setExperimentState,
+  updateStage,
+} from "@agentlab/db";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
 import { baseConfig, makeAgent, makeServices, startExperiment } from "../integration/experiments-harness";
 import { storeReport } from "../integration/helpers/reports";
@@ -49,7 +58,13 @@ describe("daily workflow pages", () => {
     const db = app.db.db;
     const imp = await importPool(db, { name: "e2e-runs", lines: [new TextEncoder().encode(toJsonl(makePool(24, 2)))] });
     if (!imp.ok) throw new Error("pool import failed");
-    const { split } = await createSplit(db, { poolId: imp.poolId, seed: 2, devRatio: 0.25, testRatio: 0.25, name: "main" });
+    const { split } = await createSplit(db, {
+      poolId: imp.poolId,
+      seed: 2,
+      devRatio: 0.25,
+      testRatio: 0.25,
+      name: "main",
+    });
     await page.goto(`${app.url}/experiments/new`);
     const form = page.getByRole("form", { name: "new experiment" });
     await form.locator("input[name=name]").fill("bad lr");
@@ -71,7 +86,10 @@ describe("daily workflow pages", () => {
     const s = await makeServices(db);
     const [split] = await listSplits(db, {});
     if (!split) throw new Error("no split");
-    ids.gain = await startExperiment(s, baseConfig(split.id, { name: "gain", baseModel: { source: "hub", ref: "org/model-a" } }));
+    ids.gain = await startExperiment(
+      s,
+      baseConfig(split.id, { name: "gain", baseModel: { source: "hub", ref: "org/model-a" } }),
+    );
     ids.small = await startExperiment(s, baseConfig(split.id, { name: "small gain" }));
     await storeReport(db, ids.gain, { base: [1, 0, 0, 0, 1, 0, 0, 0], sft: [1, 1, 1, 0, 1, 1, 1, 0] });
     await storeReport(db, ids.small, { base: [1, 0, 0, 0, 1, 0, 0, 0], sft: [1, 1, 0, 0, 1, 0, 0, 0] });
@@ -120,15 +138,31 @@ describe("daily workflow pages", () => {
     // claimed by a test agent that writes the trainer's progress events through the fenced path.
     await setExperimentState(db, ids.training, "canceled", null);
     const fit = await makeAgent(db);
-    const job = await enqueueJob(db, { type: "shell", payload: { argv: ["true"] }, requirements: { labels: ["e2e-train"] } });
+    const job = await enqueueJob(db, {
+      type: "shell",
+      payload: { argv: ["true"] },
+      requirements: { labels: ["e2e-train"] },
+    });
     await updateStage(db, ids.training, "train:s1", { state: "running", jobIds: [job.id] });
     // The runner's own queued jobs (of the other runs) may come first: claim until ours.
     let claimed = await claimJob(db, { ...fit, labels: ["e2e-train"], shellJobs: true });
-    for (let i = 0; claimed && claimed.jobId !== job.id && i < 50; i++) claimed = await claimJob(db, { ...fit, labels: ["e2e-train"], shellJobs: true });
+    for (let i = 0; claimed && claimed.jobId !== job.id && i < 50; i++)
+      claimed = await claimJob(db, { ...fit, labels: ["e2e-train"], shellJobs: true });
     if (!claimed || claimed.jobId !== job.id) throw new Error("not claimed");
     for (let step = 1; step <= 30; step++) {
       const epoch = step <= 15 ? 1 : 2;
-      await recordProgress(db, fit.agentId, job.id, claimed.attemptId, step, { event: "progress", step, total_steps: 40, epoch, epoch_progress: ((step - 1) % 15) / 15, loss: 2 * Math.exp(-step / 12) + 0.1 * Math.sin(step), lr: 2e-4 * (1 - step / 40), tokens_per_s: 900 + step, eta_s: (40 - step) * 3, memory_mb: 600 });
+      await recordProgress(db, fit.agentId, job.id, claimed.attemptId, step, {
+        event: "progress",
+        step,
+        total_steps: 40,
+        epoch,
+        epoch_progress: ((step - 1) % 15) / 15,
+        loss: 2 * Math.exp(-step / 12) + 0.1 * Math.sin(step),
+        lr: 2e-4 * (1 - step / 40),
+        tokens_per_s: 900 + step,
+        eta_s: (40 - step) * 3,
+        memory_mb: 600,
+      });
     }
     await page.goto(`${app.url}/experiments/${ids.training}`);
     await page.getByRole("img", { name: "loss by step" }).waitFor();

@@ -32,14 +32,41 @@ beforeAll(async () => {
   const { agentId, credential } = await enrollAgent(db, token, "box");
   const home = await mkdtemp(join(tmpdir(), "agentlab-e2e-box-"));
   await writeFile(join(home, "agent.json"), JSON.stringify({ server: app.url, agentId, credential }), { mode: 0o600 });
-  agent = spawn(process.execPath, [AGENT_BIN, "run"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, AGENTLAB_AGENT_HOME: home, AGENTLAB_GRADER_DIR: "/nonexistent/grader", LOG_LEVEL: "error" }, stdio: "inherit" });
+  agent = spawn(process.execPath, [AGENT_BIN, "run"], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      AGENTLAB_AGENT_HOME: home,
+      AGENTLAB_GRADER_DIR: "/nonexistent/grader",
+      LOG_LEVEL: "error",
+    },
+    stdio: "inherit",
+  });
   const imp = await importPool(db, { name: "e2e-stuck", lines: [new TextEncoder().encode(toJsonl(makePool(12, 1)))] });
   if (!imp.ok) throw new Error("pool import failed");
   const splitId = (await createSplit(db, { poolId: imp.poolId, seed: 3, devRatio: 0.25, testRatio: 0.25 })).split.id;
-  const providerId = (await insertProvider(db, { name: "reference oracle", kind: "reference", baseUrl: null, model: "reference", apiKeySealed: null, extraParams: {} })).id;
+  const providerId = (
+    await insertProvider(db, {
+      name: "reference oracle",
+      kind: "reference",
+      baseUrl: null,
+      model: "reference",
+      apiKeySealed: null,
+      extraParams: {},
+    })
+  ).id;
   const exp = await createExperiment(
     db,
-    { name: "stuck without bubblewrap", splitId, teacher: { providerId, n: 1 }, baseModel: { source: "path", ref: "/models/none" }, training: { epochs: 1 }, evaluation: { graderVersion: "e2e", device: "cuda" }, seeds: [1], bootstrap: { iterations: 100, seed: 1 } },
+    {
+      name: "stuck without bubblewrap",
+      splitId,
+      teacher: { providerId, n: 1 },
+      baseModel: { source: "path", ref: "/models/none" },
+      training: { epochs: 1 },
+      evaluation: { graderVersion: "e2e", device: "cuda" },
+      seeds: [1],
+      bootstrap: { iterations: 100, seed: 1 },
+    },
     null,
   );
   experimentId = exp.id;
@@ -63,12 +90,17 @@ describe("why is it stuck", () => {
       await page.getByText("online", { exact: true }).first().waitFor({ timeout: 120_000 });
       const sandbox = page.getByTestId("sandbox-box");
       await sandbox.getByText("self-test failed").waitFor({ timeout: 30_000 });
-      await expect(sandbox.textContent()).resolves.toMatch(/Can't find source path \/nonexistent\/grader.*agentlab-agent doctor/s);
+      await expect(sandbox.textContent()).resolves.toMatch(
+        /Can't find source path \/nonexistent\/grader.*agentlab-agent doctor/s,
+      );
 
       // The experiment's collection produces grade jobs nobody can claim.
       await page.goto(`${app.url}/experiments/${experimentId}`);
       const banner = page.getByTestId("stuck-banner");
-      await banner.getByText(/no online agent has a passing sandbox self-test/).first().waitFor({ timeout: 120_000 });
+      await banner
+        .getByText(/no online agent has a passing sandbox self-test/)
+        .first()
+        .waitFor({ timeout: 120_000 });
       const text = (await banner.textContent()) ?? "";
       expect(text).toMatch(/queued grade job/);
       expect(text).toMatch(/box: /);
@@ -76,12 +108,24 @@ describe("why is it stuck", () => {
       await page.screenshot({ path: docScreenshot("stuck-experiment.png") });
 
       await page.goto(`${app.url}/`);
-      await page.getByTestId("stuck-banner").getByText(/no online agent has a passing sandbox self-test/).first().waitFor({ timeout: 30_000 });
+      await page
+        .getByTestId("stuck-banner")
+        .getByText(/no online agent has a passing sandbox self-test/)
+        .first()
+        .waitFor({ timeout: 30_000 });
 
-      const [job] = await app.db.db.select({ id: schema.jobs.id }).from(schema.jobs).where(and(eq(schema.jobs.type, "grade"), eq(schema.jobs.state, "queued"))).limit(1);
+      const [job] = await app.db.db
+        .select({ id: schema.jobs.id })
+        .from(schema.jobs)
+        .where(and(eq(schema.jobs.type, "grade"), eq(schema.jobs.state, "queued")))
+        .limit(1);
       if (!job) throw new Error("no queued grade job");
       await page.goto(`${app.url}/jobs/${job.id}`);
-      await page.getByTestId("stuck-banner").getByText(/no online agent has a passing sandbox self-test/).first().waitFor({ timeout: 30_000 });
+      await page
+        .getByTestId("stuck-banner")
+        .getByText(/no online agent has a passing sandbox self-test/)
+        .first()
+        .waitFor({ timeout: 30_000 });
       await page.getByText("an online agent with a passing sandbox self-test").first().waitFor();
       await expect(page.getByText("any agent", { exact: true }).count()).resolves.toBe(0);
 

@@ -27,10 +27,23 @@ beforeAll(async () => {
   app = await startProduct();
   browser = await launchBrowser();
   const db = app.db.db;
-  const [user] = await db.insert(users).values({ email: "ui@example.com", name: "Grace UI", passwordHash: "unused:login-not-exercised-here", role: "admin" }).returning();
+  const [user] = await db
+    .insert(users)
+    .values({
+      email: "ui@example.com",
+      name: "Grace UI",
+      passwordHash: "unused:login-not-exercised-here",
+      role: "admin",
+    })
+    .returning();
   if (!user) throw new Error("no user");
   const token = randomBytes(32).toString("base64url");
-  await db.insert(sessions).values({ tokenHash: hashToken(token), userId: user.id, csrfToken: CSRF, expiresAt: new Date(Date.now() + 3_600_000) });
+  await db.insert(sessions).values({
+    tokenHash: hashToken(token),
+    userId: user.id,
+    csrfToken: CSRF,
+    expiresAt: new Date(Date.now() + 3_600_000),
+  });
   signedIn = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await signedIn.addCookies([
     { name: "agentlab_session", value: token, url: app.url },
@@ -92,7 +105,10 @@ describe("web UI: shell, agents and jobs", () => {
   });
 
   it("job detail tails the live log of a running shell job and cancels it", async () => {
-    const job = await enqueueJob(app.db.db, { type: "shell", payload: { argv: ["bash", "-c", "for i in $(seq 1 300); do echo ui-tick-$i; sleep 0.2; done"] } });
+    const job = await enqueueJob(app.db.db, {
+      type: "shell",
+      payload: { argv: ["bash", "-c", "for i in $(seq 1 300); do echo ui-tick-$i; sleep 0.2; done"] },
+    });
     const page = await open(`/jobs/${job.id}`);
     const tail = page.getByTestId("log-tail");
     await tail.getByText("ui-tick-3", { exact: false }).first().waitFor({ timeout: 60_000 });

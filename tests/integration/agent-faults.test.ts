@@ -8,7 +8,14 @@ import pino from "pino";
 import { claimJob, finishAttempt, getJob, listAttempts, revokeAgent } from "@agentlab/db";
 import { Supervisor } from "../../apps/agent/src/supervisor";
 import { spawnShellAgent } from "./helpers/agent-process";
-import { enrollTestAgent, startInProcessAgent, startTestServer, testCapabilities, waitFor, type TestServer } from "./helpers/server";
+import {
+  enrollTestAgent,
+  startInProcessAgent,
+  startTestServer,
+  testCapabilities,
+  waitFor,
+  type TestServer,
+} from "./helpers/server";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -19,7 +26,11 @@ afterAll(async () => server?.close());
 describe("faults", () => {
   it("re-leases the job of an agent killed with SIGKILL and refuses the dead attempt's late result", async () => {
     const victim = await spawnShellAgent(server, "victim");
-    const job = await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["sh", "-c", "sleep 2; echo ok"] }, maxAttempts: 3 });
+    const job = await server.app.services.queue.enqueue({
+      type: "shell",
+      payload: { argv: ["sh", "-c", "sleep 2; echo ok"] },
+      maxAttempts: 3,
+    });
     const running = await waitFor(async () => {
       const j = await getJob(server.db.db, job.id);
       return j?.state === "running" ? j : null;
@@ -35,7 +46,15 @@ describe("faults", () => {
     expect(done.agentId).toBe(rescuer.agentId);
     const attempts = await listAttempts(server.db.db, job.id);
     expect(attempts.map((a) => a.reason)).toEqual(["agent_lost", "succeeded"]);
-    const late = await finishAttempt(server.db.db, { jobId: job.id, attemptId: deadAttempt, reason: "succeeded", exitCode: 0, signal: null, result: {}, error: null });
+    const late = await finishAttempt(server.db.db, {
+      jobId: job.id,
+      attemptId: deadAttempt,
+      reason: "succeeded",
+      exitCode: 0,
+      signal: null,
+      result: {},
+      error: null,
+    });
     expect(late.accepted).toBe(false);
     await rescuer.stop();
   });
@@ -43,8 +62,12 @@ describe("faults", () => {
   it("disconnects a revoked agent at once and lets it claim nothing", async () => {
     const { agentId, credential } = await enrollTestAgent(server.db, "revokee");
     const socket = io(server.url, { auth: { token: credential }, transports: ["websocket"], reconnection: false });
-    await new Promise<void>((resolve, reject) => (socket.once("connect", () => resolve()), socket.once("connect_error", reject)));
-    await socket.timeout(5000).emitWithAck(AGENT_EVENTS.hello, { version: PROTOCOL_VERSION, capabilities: testCapabilities() });
+    await new Promise<void>(
+      (resolve, reject) => (socket.once("connect", () => resolve()), socket.once("connect_error", reject)),
+    );
+    await socket
+      .timeout(5000)
+      .emitWithAck(AGENT_EVENTS.hello, { version: PROTOCOL_VERSION, capabilities: testCapabilities() });
     const disconnected = new Promise<string>((resolve) => socket.once("disconnect", (reason) => resolve(reason)));
     await revokeAgent(server.db.db, agentId);
     server.app.services.agentHub.disconnect(agentId);
@@ -62,15 +85,42 @@ describe("the outbox spool", () => {
     const { agentId, credential } = await enrollTestAgent(server.db, "phoenix");
     // Top priority, so that this claim takes this job whatever else is queued.
     const job = await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["true"] }, priority: 1000 });
-    const claimed = await claimJob(server.db.db, { agentId, labels: [], gpuCount: 0, gpuMemoryMb: 0, sandbox: "process", leaseTtlMs: 60_000, shellJobs: true });
+    const claimed = await claimJob(server.db.db, {
+      agentId,
+      labels: [],
+      gpuCount: 0,
+      gpuMemoryMb: 0,
+      sandbox: "process",
+      leaseTtlMs: 60_000,
+      shellJobs: true,
+    });
     expect(claimed?.jobId).toBe(job.id);
     // What the previous run of the agent left on disk: the result, never acknowledged.
     const stateDir = await mkdtemp(join(tmpdir(), "agentlab-spool-"));
-    const result = { version: PROTOCOL_VERSION, jobId: job.id, attemptId: claimed?.attemptId, reason: "succeeded", exitCode: 0, signal: null, result: { from: "spool" }, error: null, lastLogSeq: -1 };
-    await writeFile(join(stateDir, "outbox.jsonl"), JSON.stringify({ event: AGENT_EVENTS.result, attemptId: claimed?.attemptId, payload: result }) + "\n");
+    const result = {
+      version: PROTOCOL_VERSION,
+      jobId: job.id,
+      attemptId: claimed?.attemptId,
+      reason: "succeeded",
+      exitCode: 0,
+      signal: null,
+      result: { from: "spool" },
+      error: null,
+      lastLogSeq: -1,
+    };
+    await writeFile(
+      join(stateDir, "outbox.jsonl"),
+      JSON.stringify({ event: AGENT_EVENTS.result, attemptId: claimed?.attemptId, payload: result }) + "\n",
+    );
     const supervisor = new Supervisor({
-      serverUrl: server.url, credential, stateDir, capabilities: testCapabilities(), handlers: {},
-      runtime: { python: null, sandboxBackend: "process", sandboxOk: true }, log: pino({ level: "silent" }), pollMs: 500,
+      serverUrl: server.url,
+      credential,
+      stateDir,
+      capabilities: testCapabilities(),
+      handlers: {},
+      runtime: { python: null, sandboxBackend: "process", sandboxOk: true },
+      log: pino({ level: "silent" }),
+      pollMs: 500,
     });
     await supervisor.start();
     const done = await waitFor(async () => {

@@ -10,7 +10,8 @@ import { probeTask } from "./helpers/judge";
 // a real process, files on disk, verdicts on stdout, exit codes.
 
 const BIN = fileURLToPath(new URL("../../apps/agent/bin/agentlab-agent.mjs", import.meta.url));
-const agent = (args: string[], cwd: string) => spawnSync(process.execPath, [BIN, "grade", ...args], { cwd, encoding: "utf8", timeout: 300_000 });
+const agent = (args: string[], cwd: string) =>
+  spawnSync(process.execPath, [BIN, "grade", ...args], { cwd, encoding: "utf8", timeout: 300_000 });
 let dir = "";
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "agentlab-grade-cli-"));
@@ -20,7 +21,10 @@ beforeAll(() => {
   writeFileSync(join(dir, "b.json"), JSON.stringify(b));
   writeFileSync(join(dir, "right.py"), "def f(x):\n    return x + 1\n");
   writeFileSync(join(dir, "wrong.py"), "def f(x):\n    return x\n");
-  writeFileSync(join(dir, "forged.py"), "class E:\n    def __eq__(self, o):\n        return True\ndef f(x):\n    return E()\n");
+  writeFileSync(
+    join(dir, "forged.py"),
+    "class E:\n    def __eq__(self, o):\n        return True\ndef f(x):\n    return E()\n",
+  );
   writeFileSync(join(dir, "broken.py"), "def f(x) return x\n");
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -50,9 +54,20 @@ describe("agentlab-agent grade", () => {
     writeFileSync(join(dir, "batch.jsonl"), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n{"task": 1}\n`);
     const out = agent(["--batch", "batch.jsonl", "--json"], dir);
     expect(out.status, out.stderr).toBe(1);
-    const rows = out.stdout.trim().split("\n").map((l) => JSON.parse(l) as { line: number; verdict?: string; error?: string; task?: string });
+    const rows = out.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { line: number; verdict?: string; error?: string; task?: string });
     expect(rows.map((r) => r.line)).toEqual([1, 2, 3, 4, 5, 6, 7]);
-    expect(rows.map((r) => r.verdict ?? "error")).toEqual(["pass", "fail_public", "fail_public", "fail_syntax", "error", "pass", "error"]);
+    expect(rows.map((r) => r.verdict ?? "error")).toEqual([
+      "pass",
+      "fail_public",
+      "fail_public",
+      "fail_syntax",
+      "error",
+      "pass",
+      "error",
+    ]);
     expect(rows[4]?.error).toContain("nope.py");
     expect(rows[6]?.error).toContain("batch.jsonl:7");
     const plain = agent(["--batch", join(dir, "batch.jsonl")], tmpdir()); // relative paths from the batch file's folder

@@ -18,12 +18,22 @@ describe("agents and the job queue over socket.io", () => {
     const dir = await mkdtemp(join(tmpdir(), "agentlab-once-"));
     const ledger = join(dir, "ledger");
     const jobs = await server.app.services.queue.enqueueMany(
-      Array.from({ length: 500 }, (_, i) => ({ type: "shell" as const, payload: { argv: ["sh", "-c", `echo ${i} >> ${ledger}; echo out-${i}`] } })),
+      Array.from({ length: 500 }, (_, i) => ({
+        type: "shell" as const,
+        payload: { argv: ["sh", "-c", `echo ${i} >> ${ledger}; echo out-${i}`] },
+      })),
     );
-    await waitFor(async () => {
-      const [row] = await queryRows<{ n: number }>(server.db.db, sql`select count(*)::int as n from jobs where state = 'succeeded'`);
-      return (row?.n ?? 0) === 500;
-    }, 120_000, 200);
+    await waitFor(
+      async () => {
+        const [row] = await queryRows<{ n: number }>(
+          server.db.db,
+          sql`select count(*)::int as n from jobs where state = 'succeeded'`,
+        );
+        return (row?.n ?? 0) === 500;
+      },
+      120_000,
+      200,
+    );
     const lines = (await readFile(ledger, "utf8")).trim().split("\n").sort();
     expect(lines).toHaveLength(500);
     expect(new Set(lines).size).toBe(500);
@@ -33,7 +43,10 @@ describe("agents and the job queue over socket.io", () => {
     expect(attempt?.reason).toBe("succeeded");
     const logs = await readLogs(server.db.db, attempt?.id ?? "");
     expect(logs.map((l) => l.data).join("")).toBe("out-123\n");
-    const [{ n } = { n: -1 }] = await queryRows<{ n: number }>(server.db.db, sql`select count(*)::int as n from job_attempts`);
+    const [{ n } = { n: -1 }] = await queryRows<{ n: number }>(
+      server.db.db,
+      sql`select count(*)::int as n from job_attempts`,
+    );
     expect(n).toBe(500);
     await Promise.all(agents.map((a) => a.stop()));
   });
@@ -42,7 +55,12 @@ describe("agents and the job queue over socket.io", () => {
     const agent = await startInProcessAgent(server, "canceler");
     const dir = await mkdtemp(join(tmpdir(), "agentlab-tree-"));
     const pids = join(dir, "pids");
-    const job = await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["sh", "-c", `sleep 300 & echo $! >> ${pids}; sleep 300 & echo $! >> ${pids}; echo $$ >> ${pids}; wait`] } });
+    const job = await server.app.services.queue.enqueue({
+      type: "shell",
+      payload: {
+        argv: ["sh", "-c", `sleep 300 & echo $! >> ${pids}; sleep 300 & echo $! >> ${pids}; echo $$ >> ${pids}; wait`],
+      },
+    });
     await waitFor(async () => (await readFile(pids, "utf8").catch(() => "")).trim().split("\n").length === 3);
     await server.app.services.queue.cancel(job.id);
     const done = await waitFor(async () => {
@@ -63,7 +81,10 @@ describe("agents and the job queue over socket.io", () => {
 
   it("delivers a result after a server restart mid-job", async () => {
     const agent = await startInProcessAgent(server, "survivor");
-    const job = await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["sh", "-c", "sleep 1.5; echo finished"] } });
+    const job = await server.app.services.queue.enqueue({
+      type: "shell",
+      payload: { argv: ["sh", "-c", "sleep 1.5; echo finished"] },
+    });
     await waitFor(async () => (await getJob(server.db.db, job.id))?.state === "running");
     await server.restart();
     const done = await waitFor(async () => {

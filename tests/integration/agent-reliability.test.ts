@@ -21,7 +21,11 @@ afterAll(async () => server?.close());
 const agentHome = (name: string) => agentHomeFor(server, name);
 
 const online = (agentId: string) =>
-  waitFor(async () => (await server.db.db.query.agents.findFirst({ where: (a, { eq }) => eq(a.id, agentId) }))?.online, 60_000, 100);
+  waitFor(
+    async () => (await server.db.db.query.agents.findFirst({ where: (a, { eq }) => eq(a.id, agentId) }))?.online,
+    60_000,
+    100,
+  );
 
 describe("a revoked agent", () => {
   it("exits with its own exit code and a clear message; a restart exits at once", async () => {
@@ -30,12 +34,18 @@ describe("a revoked agent", () => {
     await online(agentId); // positive control: the same process is happily connected before the revoke
     await revokeAgent(server.db.db, agentId);
     server.app.services.agentHub.disconnect(agentId);
-    const { code } = await Promise.race([proc.exited, new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`no exit; output: ${proc.output()}`)), 20_000))]);
+    const { code } = await Promise.race([
+      proc.exited,
+      new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`no exit; output: ${proc.output()}`)), 20_000)),
+    ]);
     expect(code).toBe(EXIT_CREDENTIAL_REFUSED);
     expect(proc.output()).toMatch(/revoked by an admin/);
     // Started again with the revoked credential: refused at the handshake, exits instead of retrying.
     const again = spawnAgent(home, ["run"], { AGENTLAB_SANDBOX: "process" });
-    const second = await Promise.race([again.exited, new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`no exit; output: ${again.output()}`)), 20_000))]);
+    const second = await Promise.race([
+      again.exited,
+      new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`no exit; output: ${again.output()}`)), 20_000)),
+    ]);
     expect(second.code).toBe(EXIT_CREDENTIAL_REFUSED);
     expect(again.output()).toMatch(/refused this agent's credential/);
   }, 90_000);
@@ -54,27 +64,45 @@ describe("a revoked agent", () => {
     const after = await doctor(home);
     expect(after.problems.join("\n")).toMatch(/REVOKED/);
     const gone = await mkdtemp(join(tmpdir(), "agentlab-rel-gone-"));
-    await writeFile(join(gone, "agent.json"), JSON.stringify({ server: "http://127.0.0.1:9", agentId, credential: "agt_nothing_here" }));
+    await writeFile(
+      join(gone, "agent.json"),
+      JSON.stringify({ server: "http://127.0.0.1:9", agentId, credential: "agt_nothing_here" }),
+    );
     expect((await doctor(gone)).problems.join("\n")).toMatch(/unreachable/);
   }, 90_000);
 });
 
 // A task whose candidate sleeps far longer than the test: only an interruption ends the grade early.
 const sleepyTask: TaskSpec = {
-  id: "sleepy", source_group: "sleepy", language: "python", instruction: "Return x.", metadata: {},
+  id: "sleepy",
+  source_group: "sleepy",
+  language: "python",
+  instruction: "Return x.",
+  metadata: {},
   files: [{ path: "solution.py", role: "main", content: "def f(x):\n    return 0\n" }],
-  public_tests: [{ path: "test_public.py", content: "from solution import f\n\ndef test_p():\n    assert f(1) == 1\n" }],
-  hidden_tests: [{ path: "test_hidden.py", content: "from solution import f\n\ndef test_h():\n    assert f(2) == 2\n" }],
+  public_tests: [
+    { path: "test_public.py", content: "from solution import f\n\ndef test_p():\n    assert f(1) == 1\n" },
+  ],
+  hidden_tests: [
+    { path: "test_hidden.py", content: "from solution import f\n\ndef test_h():\n    assert f(2) == 2\n" },
+  ],
   reference: [{ path: "solution.py", content: "def f(x):\n    return x\n" }],
 };
 const sleepyCandidate = [{ path: "solution.py", content: "import time\ntime.sleep(300)\n\ndef f(x):\n    return x\n" }];
 
 async function startGradeJob(name: string) {
   const { agentId, home } = await agentHome(name);
-  const proc = spawnAgent(home, ["run"], { AGENTLAB_SANDBOX: "bwrap", AGENTLAB_CANCEL_GRACE_MS: "2000", AGENTLAB_LABELS: name });
+  const proc = spawnAgent(home, ["run"], {
+    AGENTLAB_SANDBOX: "bwrap",
+    AGENTLAB_CANCEL_GRACE_MS: "2000",
+    AGENTLAB_LABELS: name,
+  });
   await online(agentId);
   const job = await server.app.services.queue.enqueue({
-    type: "grade", payload: { task: sleepyTask, candidate: sleepyCandidate, limits: { wallTimeoutS: 300, cpuSeconds: 300 } }, requirements: { labels: [name], gpus: 0, gpuMemoryMb: 0 }, maxAttempts: 3,
+    type: "grade",
+    payload: { task: sleepyTask, candidate: sleepyCandidate, limits: { wallTimeoutS: 300, cpuSeconds: 300 } },
+    requirements: { labels: [name], gpus: 0, gpuMemoryMb: 0 },
+    maxAttempts: 3,
   });
   return { agentId, home, proc, job };
 }
@@ -105,10 +133,14 @@ describe("interrupting a grade job", () => {
     await waitFor(async () => (await getJob(server.db.db, job.id))?.state === "running", 60_000, 100);
     const at = Date.now();
     await server.app.services.queue.cancel(job.id);
-    const done = await waitFor(async () => {
-      const j = await getJob(server.db.db, job.id);
-      return j?.state === "canceled" ? j : null;
-    }, 20_000, 100);
+    const done = await waitFor(
+      async () => {
+        const j = await getJob(server.db.db, job.id);
+        return j?.state === "canceled" ? j : null;
+      },
+      20_000,
+      100,
+    );
     expect(Date.now() - at).toBeLessThan(12_000);
     expect(done.terminalReason).toBe("canceled");
     proc.child.kill("SIGTERM");

@@ -4,7 +4,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { getJob, listJobArtifacts } from "@agentlab/db";
-import { ChatMessage, EvalProtocol, GenerateJobResult, PROMPT_TEMPLATE_HASH, generationProtocol, recipeMismatches } from "@agentlab/core";
+import {
+  ChatMessage,
+  EvalProtocol,
+  GenerateJobResult,
+  PROMPT_TEMPLATE_HASH,
+  generationProtocol,
+  recipeMismatches,
+} from "@agentlab/core";
 import { findPython, runPython } from "../../apps/agent/src/trainer/python";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
@@ -19,7 +26,17 @@ let model: string;
 beforeAll(async () => {
   server = await startTestServer({ AGENTLAB_LEASE_TTL_MS: "30000", AGENTLAB_HEARTBEAT_MS: "1000" });
   model = join(await mkdtemp(join(tmpdir(), "agentlab-tiny-")), "model");
-  await runPython("tiny-model", { output_dir: model, corpus: [join(ROOT, "apps/agent/python/tests/fixtures/corpus.py.txt")], vocab_size: 512, hidden_size: 64, intermediate_size: 128 }, { python });
+  await runPython(
+    "tiny-model",
+    {
+      output_dir: model,
+      corpus: [join(ROOT, "apps/agent/python/tests/fixtures/corpus.py.txt")],
+      vocab_size: 512,
+      hidden_size: 64,
+      intermediate_size: 128,
+    },
+    { python },
+  );
   agent = await startInProcessAgent(server, "trainer", { python, pollMs: 500 });
 }, 300_000);
 afterAll(async () => {
@@ -36,10 +53,14 @@ const sample = (i: number) => ({
 });
 
 const finished = (id: string) =>
-  waitFor(async () => {
-    const j = await getJob(server.db.db, id);
-    return j && ["succeeded", "failed", "canceled"].includes(j.state) ? j : null;
-  }, 240_000, 250);
+  waitFor(
+    async () => {
+      const j = await getJob(server.db.db, id);
+      return j && ["succeeded", "failed", "canceled"].includes(j.state) ? j : null;
+    },
+    240_000,
+    250,
+  );
 
 describe("trainer jobs on the agent", () => {
   it("trains with a snapshot per epoch uploaded, then generates with the adapter fetched by hash", async () => {
@@ -47,12 +68,30 @@ describe("trainer jobs on the agent", () => {
     const datasetHash = await server.app.services.artifacts.put(jsonl);
     const train = await server.app.services.queue.enqueue({
       type: "train",
-      payload: { datasetHash, spec: { base_model: model, epochs: 2, batch_size: 4, max_length: 128, seed: 1, learning_rate: 1e-3, local_files_only: true, torch_threads: 1, lora: { r: 4, alpha: 8, dropout: 0, target_modules: ["q_proj", "v_proj"] } } },
+      payload: {
+        datasetHash,
+        spec: {
+          base_model: model,
+          epochs: 2,
+          batch_size: 4,
+          max_length: 128,
+          seed: 1,
+          learning_rate: 1e-3,
+          local_files_only: true,
+          torch_threads: 1,
+          lora: { r: 4, alpha: 8, dropout: 0, target_modules: ["q_proj", "v_proj"] },
+        },
+      },
     });
     const done = await finished(train.id);
     expect(done.error).toBeNull();
     expect(done.state).toBe("succeeded");
-    const record = done.result as { method: string; dataset_sha256: string; snapshots: Array<{ epoch: number; artifact: string | null; sha256: string }>; supervised_tokens_per_s: number };
+    const record = done.result as {
+      method: string;
+      dataset_sha256: string;
+      snapshots: Array<{ epoch: number; artifact: string | null; sha256: string }>;
+      supervised_tokens_per_s: number;
+    };
     expect(record.method).toBe("lora-fp32");
     expect(record.dataset_sha256).toBe(datasetHash);
     expect(record.snapshots.map((s) => s.epoch)).toEqual([1, 2]);
@@ -62,14 +101,30 @@ describe("trainer jobs on the agent", () => {
     expect(last?.artifact).toBe(artifacts.find((a) => a.name === "adapter-epoch-2")?.sha256);
     expect(await server.app.services.artifacts.has(last?.artifact ?? "")).toBe(true);
 
-    const prompts = [0, 1, 2].map((i) => ({ task_id: `t${i}`, messages: ChatMessage.array().parse(sample(i).messages.slice(0, 2)) }));
+    const prompts = [0, 1, 2].map((i) => ({
+      task_id: `t${i}`,
+      messages: ChatMessage.array().parse(sample(i).messages.slice(0, 2)),
+    }));
     const gen = await server.app.services.queue.enqueue({
       type: "generate",
-      payload: { spec: { base_model: model, prompts, max_new_tokens: 16, local_files_only: true, expected_adapter_sha256: last?.sha256 }, adapterSha256: last?.sha256, adapterArtifact: last?.artifact },
+      payload: {
+        spec: {
+          base_model: model,
+          prompts,
+          max_new_tokens: 16,
+          local_files_only: true,
+          expected_adapter_sha256: last?.sha256,
+        },
+        adapterSha256: last?.sha256,
+        adapterArtifact: last?.artifact,
+      },
     });
     const genDone = await finished(gen.id);
     expect(genDone.error).toBeNull();
-    const out = genDone.result as { outputs: Array<{ task_id: string; text: string }>; summary: { adapter_sha256: string | null; decoding: { do_sample: boolean } } };
+    const out = genDone.result as {
+      outputs: Array<{ task_id: string; text: string }>;
+      summary: { adapter_sha256: string | null; decoding: { do_sample: boolean } };
+    };
     expect(out.outputs.map((o) => o.task_id).sort()).toEqual(["t0", "t1", "t2"]);
     expect(out.summary.decoding.do_sample).toBe(false);
     // The unpacked adapter hashes exactly like the trained snapshot (the trainer refused otherwise).
@@ -77,9 +132,23 @@ describe("trainer jobs on the agent", () => {
     // The real trainer's summary is what the experiment runner reads and checks against a recipe.
     const parsed = GenerateJobResult.parse(genDone.result);
     const recipe = EvalProtocol.parse({ graderVersion: "g", maxNewTokens: 16, device: "cpu", dtype: "float32" });
-    const protocol = generationProtocol(parsed.summary, { promptTemplateHash: PROMPT_TEMPLATE_HASH, trainingMethod: "lora-fp32" });
-    expect(protocol).toMatchObject({ backend: "transformers", device: "cpu", dtype: "float32", generationConfig: "recipe", model: { ref: model, revision: null, weightsSha256: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+    const protocol = generationProtocol(parsed.summary, {
+      promptTemplateHash: PROMPT_TEMPLATE_HASH,
+      trainingMethod: "lora-fp32",
+    });
+    expect(protocol).toMatchObject({
+      backend: "transformers",
+      device: "cpu",
+      dtype: "float32",
+      generationConfig: "recipe",
+      model: { ref: model, revision: null, weightsSha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+    });
     expect(protocol.stop.length).toBeGreaterThan(0);
-    expect(recipeMismatches(protocol, recipe, { promptTemplateHash: PROMPT_TEMPLATE_HASH, adapterSha256: last?.sha256 ?? null })).toEqual([]);
+    expect(
+      recipeMismatches(protocol, recipe, {
+        promptTemplateHash: PROMPT_TEMPLATE_HASH,
+        adapterSha256: last?.sha256 ?? null,
+      }),
+    ).toEqual([]);
   });
 });

@@ -36,7 +36,13 @@ export async function startTestApp(t: TestDb, env: Record<string, string> = {}):
       cb();
     },
   });
-  const appEnv = loadEnv({ NODE_ENV: "test", AGENTLAB_DATA_DIR: dataDir, LOG_LEVEL: "debug", AGENTLAB_LOCAL_AGENT: "0", ...env });
+  const appEnv = loadEnv({
+    NODE_ENV: "test",
+    AGENTLAB_DATA_DIR: dataDir,
+    LOG_LEVEL: "debug",
+    AGENTLAB_LOCAL_AGENT: "0",
+    ...env,
+  });
   const app = await createApp({ env: appEnv, db: t.db, log: createLogger("debug", sink), secret: SECRET });
   const port = await app.listen(0);
   const cookiesSet: string[] = [];
@@ -62,7 +68,10 @@ export async function startTestApp(t: TestDb, env: Record<string, string> = {}):
   };
 }
 
-export const viewerOf = (user: { id: string; email: string; name: string; role: Viewer["role"] }, via: Viewer["via"] = "token"): Viewer => ({
+export const viewerOf = (
+  user: { id: string; email: string; name: string; role: Viewer["role"] },
+  via: Viewer["via"] = "token",
+): Viewer => ({
   userId: user.id,
   email: user.email,
   name: user.name,
@@ -85,7 +94,10 @@ export async function trpcHttp(
   opts: { input?: unknown; method?: "GET" | "POST"; headers?: Record<string, string>; rawBody?: string } = {},
 ): Promise<TrpcReply> {
   const method = opts.method ?? (procedureType(path) === "query" ? "GET" : "POST");
-  const url = method === "GET" && opts.input !== undefined ? `${base}/api/trpc/${path}?input=${encodeURIComponent(JSON.stringify(opts.input))}` : `${base}/api/trpc/${path}`;
+  const url =
+    method === "GET" && opts.input !== undefined
+      ? `${base}/api/trpc/${path}?input=${encodeURIComponent(JSON.stringify(opts.input))}`
+      : `${base}/api/trpc/${path}`;
   const res = await fetch(url, {
     method,
     headers: { "content-type": "application/json", ...opts.headers },

@@ -55,17 +55,26 @@ describe("first-admin setup", () => {
     expect(csrf).not.toMatch(/HttpOnly/);
     admin = browser(ok.setCookies);
 
-    const reuse = await trpcHttp(s.url, "auth.setupFirstAdmin", { input: { token: tokenOf(second), ...ADMIN, email: "other@lab.test" } });
+    const reuse = await trpcHttp(s.url, "auth.setupFirstAdmin", {
+      input: { token: tokenOf(second), ...ADMIN, email: "other@lab.test" },
+    });
     expect(reuse.status).toBe(401);
     expect(await ensureFirstAdminLink(s.app.services)).toBeNull();
   });
 
   it("knows the signed-in user from the cookie and requires the CSRF header on mutations", async () => {
-    expect(data(await trpcHttp(s.url, "auth.me", { headers: as(admin, false) }))).toMatchObject({ email: "admin@lab.test", role: "admin", via: "session" });
+    expect(data(await trpcHttp(s.url, "auth.me", { headers: as(admin, false) }))).toMatchObject({
+      email: "admin@lab.test",
+      role: "admin",
+      via: "session",
+    });
     expect(data(await trpcHttp(s.url, "auth.me"))).toBeNull();
     const noCsrf = await trpcHttp(s.url, "tokens.create", { input: { name: "cli" }, headers: as(admin, false) });
     expect(noCsrf.status).toBe(403);
-    const wrong = await trpcHttp(s.url, "tokens.create", { input: { name: "cli" }, headers: { cookie: admin.cookie, "x-csrf-token": "guess" } });
+    const wrong = await trpcHttp(s.url, "tokens.create", {
+      input: { name: "cli" },
+      headers: { cookie: admin.cookie, "x-csrf-token": "guess" },
+    });
     expect(wrong.status).toBe(403);
     expect((await trpcHttp(s.url, "tokens.create", { input: { name: "cli" }, headers: as(admin) })).status).toBe(200);
   });
@@ -74,7 +83,9 @@ describe("first-admin setup", () => {
 describe("login", () => {
   it("gives one answer for a wrong password and an unknown email, and signs in with the right one", async () => {
     const wrong = await trpcHttp(s.url, "auth.login", { input: { email: ADMIN.email, password: "nope nope nope" } });
-    const unknown = await trpcHttp(s.url, "auth.login", { input: { email: "ghost@lab.test", password: "nope nope nope" } });
+    const unknown = await trpcHttp(s.url, "auth.login", {
+      input: { email: "ghost@lab.test", password: "nope nope nope" },
+    });
     expect([wrong.status, unknown.status]).toEqual([401, 401]);
     expect(errMsg(wrong)).toBe(errMsg(unknown));
     const ok = await trpcHttp(s.url, "auth.login", { input: { email: "ADMIN@lab.test", password: ADMIN.password } });
@@ -85,7 +96,10 @@ describe("login", () => {
   it("rate-limits per account across IPs and per IP across accounts with 429", async () => {
     const codes: string[] = [];
     for (let i = 0; i < 6; i++) {
-      const r = await s.caller(null, { ip: `10.0.0.${i}` }).auth.login({ email: "victim@lab.test", password: "guess guess" }).catch((e: { code: string }) => e.code);
+      const r = await s
+        .caller(null, { ip: `10.0.0.${i}` })
+        .auth.login({ email: "victim@lab.test", password: "guess guess" })
+        .catch((e: { code: string }) => e.code);
       codes.push(String(r));
     }
     expect(codes.slice(0, 5)).toEqual(Array(5).fill("UNAUTHORIZED"));
@@ -95,7 +109,15 @@ describe("login", () => {
     // The bucket holds 20 and regains one every 6 s, so a little refill may happen while scrypt runs.
     while (answers.length < 30 && !answers.some((a) => a.startsWith("TOO_MANY"))) {
       const n = answers.length;
-      answers.push(await s.caller(null, { ip }).auth.login({ email: `u${n}@lab.test`, password: "guess guess" }).then(() => "OK", (e: { code: string; message: string }) => `${e.code}: ${e.message}`));
+      answers.push(
+        await s
+          .caller(null, { ip })
+          .auth.login({ email: `u${n}@lab.test`, password: "guess guess" })
+          .then(
+            () => "OK",
+            (e: { code: string; message: string }) => `${e.code}: ${e.message}`,
+          ),
+      );
     }
     expect(answers.slice(0, 20)).toEqual(Array(20).fill("UNAUTHORIZED: wrong email or password"));
     expect(answers.at(-1)).toMatch(/^TOO_MANY_REQUESTS: too many attempts; try again in \d+ s$/);
@@ -110,12 +132,16 @@ describe("login", () => {
     expect(out.setCookies.find((c) => c.startsWith(`${SESSION_COOKIE}=;`))).toMatch(/Max-Age=0/);
     expect(data(await trpcHttp(s.url, "auth.me", { headers: as(b) }))).toBeNull();
 
-    const again = browser((await trpcHttp(s.url, "auth.login", { input: { email: ADMIN.email, password: ADMIN.password } })).setCookies);
+    const again = browser(
+      (await trpcHttp(s.url, "auth.login", { input: { email: ADMIN.email, password: ADMIN.password } })).setCookies,
+    );
     expect(data(await trpcHttp(s.url, "auth.me", { headers: as(again) }))).not.toBeNull();
     await t.db.update(sessions).set({ expiresAt: new Date(Date.now() - 1000) });
     expect(data(await trpcHttp(s.url, "auth.me", { headers: as(again) }))).toBeNull();
     expect(data(await trpcHttp(s.url, "auth.me", { headers: as(admin) }))).toBeNull();
-    admin = browser((await trpcHttp(s.url, "auth.login", { input: { email: ADMIN.email, password: ADMIN.password } })).setCookies);
+    admin = browser(
+      (await trpcHttp(s.url, "auth.login", { input: { email: ADMIN.email, password: ADMIN.password } })).setCookies,
+    );
   });
 
   it("marks cookies Secure when the lab is published over https", async () => {
@@ -132,78 +158,166 @@ describe("login", () => {
 
 describe("invitations and roles", () => {
   it("an invitation is one-time, bound to its email when given, and expires", async () => {
-    const inv = data(await trpcHttp(s.url, "users.invite", { input: { role: "member", email: "mem@lab.test" }, headers: as(admin) })) as { path: string; id: string };
+    const inv = data(
+      await trpcHttp(s.url, "users.invite", { input: { role: "member", email: "mem@lab.test" }, headers: as(admin) }),
+    ) as { path: string; id: string };
     const token = tokenOf(inv.path);
     const member = { token, email: "mem@lab.test", name: "Mem", password: "member password" };
-    expect((await trpcHttp(s.url, "auth.acceptInvite", { input: { ...member, email: "intruder@lab.test" } })).status).toBe(403);
+    expect(
+      (await trpcHttp(s.url, "auth.acceptInvite", { input: { ...member, email: "intruder@lab.test" } })).status,
+    ).toBe(403);
     expect((await trpcHttp(s.url, "auth.setupFirstAdmin", { input: member })).status).toBe(401); // wrong kind
     const ok = await trpcHttp(s.url, "auth.acceptInvite", { input: member });
     expect(data(ok)).toMatchObject({ user: { role: "member" } });
-    expect((await trpcHttp(s.url, "auth.acceptInvite", { input: { ...member, email: "mem2@lab.test" } })).status).toBe(401);
+    expect((await trpcHttp(s.url, "auth.acceptInvite", { input: { ...member, email: "mem2@lab.test" } })).status).toBe(
+      401,
+    );
 
-    const late = data(await trpcHttp(s.url, "users.invite", { input: { role: "viewer" }, headers: as(admin) })) as { path: string; id: string };
-    await t.db.update(setupTokens).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(setupTokens.id, late.id));
-    expect((await trpcHttp(s.url, "auth.acceptInvite", { input: { token: tokenOf(late.path), email: "late@lab.test", name: "L", password: "viewer password" } })).status).toBe(401);
+    const late = data(await trpcHttp(s.url, "users.invite", { input: { role: "viewer" }, headers: as(admin) })) as {
+      path: string;
+      id: string;
+    };
+    await t.db
+      .update(setupTokens)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(setupTokens.id, late.id));
+    expect(
+      (
+        await trpcHttp(s.url, "auth.acceptInvite", {
+          input: { token: tokenOf(late.path), email: "late@lab.test", name: "L", password: "viewer password" },
+        })
+      ).status,
+    ).toBe(401);
   });
 
   it("keeps one admin at least, and removing a user ends their sessions", async () => {
-    const users = data(await trpcHttp(s.url, "users.list", { headers: as(admin) })) as Array<{ id: string; role: string; email: string }>;
+    const users = data(await trpcHttp(s.url, "users.list", { headers: as(admin) })) as Array<{
+      id: string;
+      role: string;
+      email: string;
+    }>;
     const adminRow = users.find((u) => u.role === "admin");
     const memberRow = users.find((u) => u.email === "mem@lab.test");
     if (!adminRow || !memberRow) throw new Error("users missing");
     expect(JSON.stringify(users)).not.toMatch(/scrypt|password/i);
-    expect((await trpcHttp(s.url, "users.setRole", { input: { id: adminRow.id, role: "member" }, headers: as(admin) })).status).toBe(409);
-    expect((await trpcHttp(s.url, "users.remove", { input: { id: adminRow.id }, headers: as(admin) })).status).toBe(409);
-    const mem = browser((await trpcHttp(s.url, "auth.login", { input: { email: "mem@lab.test", password: "member password" } })).setCookies);
+    expect(
+      (await trpcHttp(s.url, "users.setRole", { input: { id: adminRow.id, role: "member" }, headers: as(admin) }))
+        .status,
+    ).toBe(409);
+    expect((await trpcHttp(s.url, "users.remove", { input: { id: adminRow.id }, headers: as(admin) })).status).toBe(
+      409,
+    );
+    const mem = browser(
+      (await trpcHttp(s.url, "auth.login", { input: { email: "mem@lab.test", password: "member password" } }))
+        .setCookies,
+    );
     expect((await trpcHttp(s.url, "users.list", { headers: as(mem) })).status).toBe(403);
-    expect((await trpcHttp(s.url, "users.setRole", { input: { id: memberRow.id, role: "viewer" }, headers: as(admin) })).status).toBe(200);
+    expect(
+      (await trpcHttp(s.url, "users.setRole", { input: { id: memberRow.id, role: "viewer" }, headers: as(admin) }))
+        .status,
+    ).toBe(200);
     expect(data(await trpcHttp(s.url, "auth.me", { headers: as(mem) }))).toMatchObject({ role: "viewer" }); // role is read live
-    expect((await trpcHttp(s.url, "users.remove", { input: { id: memberRow.id }, headers: as(admin) })).status).toBe(200);
+    expect((await trpcHttp(s.url, "users.remove", { input: { id: memberRow.id }, headers: as(admin) })).status).toBe(
+      200,
+    );
     expect(data(await trpcHttp(s.url, "auth.me", { headers: as(mem) }))).toBeNull();
   });
 
   it("changing the password needs the current one and signs out other sessions", async () => {
-    const other = browser((await trpcHttp(s.url, "auth.login", { input: { email: ADMIN.email, password: ADMIN.password } })).setCookies);
-    expect((await trpcHttp(s.url, "auth.changePassword", { input: { currentPassword: "wrong one!", newPassword: "a brand new pass" }, headers: as(admin) })).status).toBe(403);
-    expect((await trpcHttp(s.url, "auth.changePassword", { input: { currentPassword: ADMIN.password, newPassword: "short" }, headers: as(admin) })).status).toBe(400);
-    const ok = await trpcHttp(s.url, "auth.changePassword", { input: { currentPassword: ADMIN.password, newPassword: "a brand new pass" }, headers: as(admin) });
+    const other = browser(
+      (await trpcHttp(s.url, "auth.login", { input: { email: ADMIN.email, password: ADMIN.password } })).setCookies,
+    );
+    expect(
+      (
+        await trpcHttp(s.url, "auth.changePassword", {
+          input: { currentPassword: "wrong one!", newPassword: "a brand new pass" },
+          headers: as(admin),
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await trpcHttp(s.url, "auth.changePassword", {
+          input: { currentPassword: ADMIN.password, newPassword: "short" },
+          headers: as(admin),
+        })
+      ).status,
+    ).toBe(400);
+    const ok = await trpcHttp(s.url, "auth.changePassword", {
+      input: { currentPassword: ADMIN.password, newPassword: "a brand new pass" },
+      headers: as(admin),
+    });
     expect(ok.status).toBe(200);
     expect(data(await trpcHttp(s.url, "auth.me", { headers: as(other) }))).toBeNull();
     admin = browser(ok.setCookies);
     expect(data(await trpcHttp(s.url, "auth.me", { headers: as(admin) }))).toMatchObject({ role: "admin" });
-    expect((await trpcHttp(s.url, "auth.login", { input: { email: ADMIN.email, password: ADMIN.password } })).status).toBe(401);
+    expect(
+      (await trpcHttp(s.url, "auth.login", { input: { email: ADMIN.email, password: ADMIN.password } })).status,
+    ).toBe(401);
   });
 });
 
 describe("personal API tokens", () => {
   it("shows the value once, lists without it, records last use, and stops working when revoked or expired", async () => {
-    const created = data(await trpcHttp(s.url, "tokens.create", { input: { name: "laptop", ttlDays: 30 }, headers: as(admin) })) as { id: string; token: string; prefix: string };
+    const created = data(
+      await trpcHttp(s.url, "tokens.create", { input: { name: "laptop", ttlDays: 30 }, headers: as(admin) }),
+    ) as { id: string; token: string; prefix: string };
     expect(created.token).toMatch(/^pat_/);
     expect(created.token.startsWith(created.prefix)).toBe(true);
     const bearer = { authorization: `Bearer ${created.token}` };
     expect(data(await trpcHttp(s.url, "auth.me", { headers: bearer }))).toMatchObject({ role: "admin", via: "token" });
     // Bearer calls need no CSRF token, but a token cannot mint more tokens or change the password.
     expect((await trpcHttp(s.url, "tokens.create", { input: { name: "child" }, headers: bearer })).status).toBe(403);
-    expect((await trpcHttp(s.url, "auth.changePassword", { input: { currentPassword: "a brand new pass", newPassword: "another new pass" }, headers: bearer })).status).toBe(403);
+    expect(
+      (
+        await trpcHttp(s.url, "auth.changePassword", {
+          input: { currentPassword: "a brand new pass", newPassword: "another new pass" },
+          headers: bearer,
+        })
+      ).status,
+    ).toBe(403);
 
-    const list = data(await trpcHttp(s.url, "tokens.list", { headers: as(admin) })) as Array<{ id: string; lastUsedAt: string | null }>;
+    const list = data(await trpcHttp(s.url, "tokens.list", { headers: as(admin) })) as Array<{
+      id: string;
+      lastUsedAt: string | null;
+    }>;
     expect(JSON.stringify(list)).not.toContain(created.token);
     expect(JSON.stringify(list)).not.toMatch(/tokenHash|token_hash/);
     expect(list.find((x) => x.id === created.id)?.lastUsedAt).not.toBeNull();
 
-    expect((await trpcHttp(s.url, "tokens.revoke", { input: { id: created.id }, headers: as(admin) })).status).toBe(200);
+    expect((await trpcHttp(s.url, "tokens.revoke", { input: { id: created.id }, headers: as(admin) })).status).toBe(
+      200,
+    );
     expect((await trpcHttp(s.url, "auth.me", { headers: bearer })).body).toMatchObject({ result: { data: null } });
     expect((await trpcHttp(s.url, "jobs.counts", { headers: bearer })).status).toBe(401);
 
-    const old = data(await trpcHttp(s.url, "tokens.create", { input: { name: "old" }, headers: as(admin) })) as { id: string; token: string };
-    await t.db.update(apiTokens).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(apiTokens.id, old.id));
-    expect((await trpcHttp(s.url, "jobs.counts", { headers: { authorization: `Bearer ${old.token}` } })).status).toBe(401);
+    const old = data(await trpcHttp(s.url, "tokens.create", { input: { name: "old" }, headers: as(admin) })) as {
+      id: string;
+      token: string;
+    };
+    await t.db
+      .update(apiTokens)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(apiTokens.id, old.id));
+    expect((await trpcHttp(s.url, "jobs.counts", { headers: { authorization: `Bearer ${old.token}` } })).status).toBe(
+      401,
+    );
   });
 
   it("a user cannot see or revoke another user's token", async () => {
-    const inv = data(await trpcHttp(s.url, "users.invite", { input: { role: "viewer" }, headers: as(admin) })) as { path: string };
-    const v = browser((await trpcHttp(s.url, "auth.acceptInvite", { input: { token: tokenOf(inv.path), email: "v@lab.test", name: "V", password: "viewer password" } })).setCookies);
-    const mine = data(await trpcHttp(s.url, "tokens.create", { input: { name: "admin-only" }, headers: as(admin) })) as { id: string };
+    const inv = data(await trpcHttp(s.url, "users.invite", { input: { role: "viewer" }, headers: as(admin) })) as {
+      path: string;
+    };
+    const v = browser(
+      (
+        await trpcHttp(s.url, "auth.acceptInvite", {
+          input: { token: tokenOf(inv.path), email: "v@lab.test", name: "V", password: "viewer password" },
+        })
+      ).setCookies,
+    );
+    const mine = data(
+      await trpcHttp(s.url, "tokens.create", { input: { name: "admin-only" }, headers: as(admin) }),
+    ) as { id: string };
     expect(data(await trpcHttp(s.url, "tokens.list", { headers: as(v) }))).toEqual([]);
     expect((await trpcHttp(s.url, "tokens.revoke", { input: { id: mine.id }, headers: as(v) })).status).toBe(404);
   });

@@ -21,7 +21,9 @@ beforeAll(() => {
 afterAll(() => grader.close());
 
 describe("the built-in pool in the isolated judge", () => {
-  it(`grades all ${tasks.length} references as pass and all buggy files as failing`, { timeout: 1_800_000 }, async () => {
+  it(`grades all ${tasks.length} references as pass and all buggy files as failing`, {
+    timeout: 1_800_000,
+  }, async () => {
     const wrong: string[] = [];
     let next = 0;
     await Promise.all(
@@ -32,8 +34,13 @@ describe("the built-in pool in the isolated judge", () => {
             wrong.push(`${t.id}: reference ${ref.result.verdict} (${ref.result.reasons.slice(0, 2).join("; ")})`);
             continue;
           }
-          const buggy = await grader.grade(t, t.files.filter((f) => f.role === "main"), { expectedIds: ref.ids });
-          if (!["fail_syntax", "fail_public", "fail_hidden", "timeout"].includes(buggy.verdict)) wrong.push(`${t.id}: buggy ${buggy.verdict} (${buggy.reasons.slice(0, 2).join("; ")})`);
+          const buggy = await grader.grade(
+            t,
+            t.files.filter((f) => f.role === "main"),
+            { expectedIds: ref.ids },
+          );
+          if (!["fail_syntax", "fail_public", "fail_hidden", "timeout"].includes(buggy.verdict))
+            wrong.push(`${t.id}: buggy ${buggy.verdict} (${buggy.reasons.slice(0, 2).join("; ")})`);
         }
       }),
     );

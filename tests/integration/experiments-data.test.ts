@@ -1,6 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { listCollections, listDatasets, createSplit, datasetSamplesPage, getCollection, getDataset, importPool, insertProvider, listStages, schema, setExperimentState } from "@agentlab/db";
+import {
+  listCollections,
+  listDatasets,
+  createSplit,
+  datasetSamplesPage,
+  getCollection,
+  getDataset,
+  importPool,
+  insertProvider,
+  listStages,
+  schema,
+  setExperimentState,
+} from "@agentlab/db";
 import { Grader } from "../../apps/agent/src/grading/grader";
 import { makeGradeHandler } from "../../apps/agent/src/jobs/grade";
 import { createExperiment } from "../../apps/web/server/experiments/service";
@@ -24,19 +36,35 @@ let agent: Supervisor;
 
 // dev_eval:base starts at once, beside the data stages; this test is about data, so the agent holds
 // generate jobs until the experiment is canceled (a real generate is tests/integration/agent-trainer's).
-const holdUntilCanceled: JobHandler = (ctx) => new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve({ reason: "canceled" })));
+const holdUntilCanceled: JobHandler = (ctx) =>
+  new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve({ reason: "canceled" })));
 let splitId = "";
 let providerId = "";
 let parts: Map<string, string>;
 
 beforeAll(async () => {
   srv = await startTestServer({ AGENTLAB_LOCAL_AGENT: "0" });
-  grader = new Grader({ backend: "process", graderDir: join(process.cwd(), "apps/agent/grader"), uid: 65534, gid: 65534, scratchDir: "/tmp/agentlab-test-scratch-exp" }, { workers: 2, limits: { wallTimeoutS: 20, memoryMb: 256, pids: 48 } });
+  grader = new Grader(
+    {
+      backend: "process",
+      graderDir: join(process.cwd(), "apps/agent/grader"),
+      uid: 65534,
+      gid: 65534,
+      scratchDir: "/tmp/agentlab-test-scratch-exp",
+    },
+    { workers: 2, limits: { wallTimeoutS: 20, memoryMb: 256, pids: 48 } },
+  );
   const { credential } = await enrollTestAgent(srv.db, "grader");
   agent = new Supervisor({
-    serverUrl: srv.url, credential, stateDir: await mkdtemp(join(tmpdir(), "agentlab-exp-agent-")), capabilities: testCapabilities(), concurrency: 3,
-    handlers: { grade: makeGradeHandler(grader), generate: holdUntilCanceled }, runtime: { python: null, sandboxBackend: "process", sandboxOk: true },
-    log: pino({ level: "silent" }), pollMs: 200,
+    serverUrl: srv.url,
+    credential,
+    stateDir: await mkdtemp(join(tmpdir(), "agentlab-exp-agent-")),
+    capabilities: testCapabilities(),
+    concurrency: 3,
+    handlers: { grade: makeGradeHandler(grader), generate: holdUntilCanceled },
+    runtime: { python: null, sandboxBackend: "process", sandboxOk: true },
+    log: pino({ level: "silent" }),
+    pollMs: 200,
   });
   await agent.start();
   const db = srv.app.services.db;
@@ -45,7 +73,16 @@ beforeAll(async () => {
   splitId = (await createSplit(db, { poolId: imp.poolId, seed: 3, devRatio: 0.25, testRatio: 0.25 })).split.id;
   const rows = await db.select().from(schema.splitAssignments);
   parts = new Map(rows.filter((r) => r.splitId === splitId).map((r) => [r.taskId, r.part]));
-  providerId = (await insertProvider(db, { name: "oracle", kind: "reference", baseUrl: null, model: "reference", apiKeySealed: null, extraParams: {} })).id;
+  providerId = (
+    await insertProvider(db, {
+      name: "oracle",
+      kind: "reference",
+      baseUrl: null,
+      model: "reference",
+      apiKeySealed: null,
+      extraParams: {},
+    })
+  ).id;
 }, 120_000);
 
 afterAll(async () => {
@@ -58,18 +95,26 @@ async function runDataStages(name: string) {
   const db = srv.app.services.db;
   const { datasetId: _none, ...config } = baseConfig(splitId, { name, teacher: { providerId, n: 1 } });
   const exp = await createExperiment(db, config, null);
-  const stages = await waitFor(async () => {
-    const rows = new Map((await listStages(db, exp.id)).map((r) => [r.key, r]));
-    const failed = [...rows.values()].find((r) => r.state === "failed" && ["collect", "verify", "dataset"].includes(r.kind));
-    if (failed) throw new Error(`${failed.key} failed: ${failed.error}`);
-    return rows.get("dataset")?.state === "succeeded" && rows;
-  }, 120_000, 200);
+  const stages = await waitFor(
+    async () => {
+      const rows = new Map((await listStages(db, exp.id)).map((r) => [r.key, r]));
+      const failed = [...rows.values()].find(
+        (r) => r.state === "failed" && ["collect", "verify", "dataset"].includes(r.kind),
+      );
+      if (failed) throw new Error(`${failed.key} failed: ${failed.error}`);
+      return rows.get("dataset")?.state === "succeeded" && rows;
+    },
+    120_000,
+    200,
+  );
   // The runner ticked many times meanwhile: still one collection and one snapshot for this experiment.
   expect((await listCollections(db, { experimentId: exp.id })).length).toBe(1);
   expect((await listDatasets(db, { experimentId: exp.id })).length).toBe(1);
   // Training is another test's business: stop the experiment here.
   await setExperimentState(db, exp.id, "canceled", "data stages only");
-  for (const j of await db.select().from(schema.jobs)) if (j.experimentId === exp.id && (j.state === "queued" || j.state === "running")) await srv.app.services.queue.cancel(j.id);
+  for (const j of await db.select().from(schema.jobs))
+    if (j.experimentId === exp.id && (j.state === "queued" || j.state === "running"))
+      await srv.app.services.queue.cancel(j.id);
   return stages;
 }
 
@@ -77,7 +122,13 @@ describe("experiment data stages through the teacher module", () => {
   it("collects train tasks only with the reference teacher, grades, snapshots, replays, and never touches a dev or test task", async () => {
     const db = srv.app.services.db;
     const stages = await runDataStages("data-1");
-    const collect = stages.get("collect")?.output as { collectionId: string; tasks: number; samplesTotal: number; reusedCandidates: number; costUsd: number };
+    const collect = stages.get("collect")?.output as {
+      collectionId: string;
+      tasks: number;
+      samplesTotal: number;
+      reusedCandidates: number;
+      costUsd: number;
+    };
     const trainOnly = [...parts.values()].filter((p) => p === "train").length;
     expect(collect.tasks).toBe(trainOnly);
     expect(collect.reusedCandidates).toBe(0);
@@ -85,13 +136,26 @@ describe("experiment data stages through the teacher module", () => {
     expect(col?.parts).toEqual(["train"]);
     expect(col?.state).toBe("done");
 
-    const verify = stages.get("verify")?.output as { verdicts: Record<string, number>; kept: number; dropped: unknown[]; resultDatasetId: string; draftDatasetId: string };
+    const verify = stages.get("verify")?.output as {
+      verdicts: Record<string, number>;
+      kept: number;
+      dropped: unknown[];
+      resultDatasetId: string;
+      draftDatasetId: string;
+    };
     expect(verify.verdicts).toEqual({ pass: trainOnly });
     expect(verify.kept).toBe(trainOnly);
     expect(verify.dropped).toEqual([]);
     expect(verify.resultDatasetId).toBe(verify.draftDatasetId);
 
-    const out = stages.get("dataset")?.output as { datasetId: string; datasetHash: string; samples: number; oracleSamples: number; reusedCandidates: number; costUsd: number };
+    const out = stages.get("dataset")?.output as {
+      datasetId: string;
+      datasetHash: string;
+      samples: number;
+      oracleSamples: number;
+      reusedCandidates: number;
+      costUsd: number;
+    };
     const ds = await getDataset(db, out.datasetId);
     expect(ds?.hash).toBe(out.datasetHash);
     expect(out.samples).toBe(trainOnly);
@@ -105,7 +169,11 @@ describe("experiment data stages through the teacher module", () => {
 
   it("a second experiment reuses every cached candidate and records it", async () => {
     const stages = await runDataStages("data-2");
-    const collect = stages.get("collect")?.output as { samplesTotal: number; reusedCandidates: number; costUsd: number };
+    const collect = stages.get("collect")?.output as {
+      samplesTotal: number;
+      reusedCandidates: number;
+      costUsd: number;
+    };
     expect(collect.reusedCandidates).toBe(collect.samplesTotal);
     const out = stages.get("dataset")?.output as { reusedCandidates: number; samples: number };
     expect(out.reusedCandidates).toBe(collect.samplesTotal);

@@ -2,8 +2,27 @@ import { mkdtemp } from "node:fs/promises";
 import { eq } from "drizzle-orm";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { claimJob, createEnrollmentToken, createSplit, enrollAgent, finishAttempt, importPool, schema, updateStage, type Db } from "@agentlab/db";
-import { formatAnswer, sha256Hex, type ExperimentConfigInput, type GenerateSummary, type TaskSpec, type TrainerEnvironment, type TrainJobResult, type TrainMethod } from "@agentlab/core";
+import {
+  claimJob,
+  createEnrollmentToken,
+  createSplit,
+  enrollAgent,
+  finishAttempt,
+  importPool,
+  schema,
+  updateStage,
+  type Db,
+} from "@agentlab/db";
+import {
+  formatAnswer,
+  sha256Hex,
+  type ExperimentConfigInput,
+  type GenerateSummary,
+  type TaskSpec,
+  type TrainerEnvironment,
+  type TrainJobResult,
+  type TrainMethod,
+} from "@agentlab/core";
 import { createQueue } from "../../apps/web/server/queue";
 import { loadEnv } from "../../apps/web/server/env";
 import { createLogger } from "../../apps/web/server/logger";
@@ -32,24 +51,41 @@ export type Behaviour = {
 };
 
 /** Every spec the simulated agent received, by job type: what the server actually sent. */
-export const received: { train: Record<string, unknown>[]; generate: Record<string, unknown>[] } = { train: [], generate: [] };
+export const received: { train: Record<string, unknown>[]; generate: Record<string, unknown>[] } = {
+  train: [],
+  generate: [],
+};
 
 export async function makeServices(db: Db): Promise<Services> {
   const dir = await mkdtemp(join(tmpdir(), "agentlab-exp-"));
   const env = loadEnv({ NODE_ENV: "test", AGENTLAB_DATA_DIR: dir, LOG_LEVEL: "silent" });
-  return { env, db, log: createLogger("silent"), queue: createQueue(db), artifacts: createArtifactStore(join(dir, "artifacts")), secrets: createSecretBox("test-secret-test-secret-test-secret-0123"), agentHub: { disconnect: () => {} } };
+  return {
+    env,
+    db,
+    log: createLogger("silent"),
+    queue: createQueue(db),
+    artifacts: createArtifactStore(join(dir, "artifacts")),
+    secrets: createSecretBox("test-secret-test-secret-test-secret-0123"),
+    agentHub: { disconnect: () => {} },
+  };
 }
 
 export async function makeSplit(db: Db): Promise<{ splitId: string; tasks: Map<string, TaskSpec> }> {
   const pool = makePool(40, 2);
-  const res = await importPool(db, { name: `exp-pool-${Math.random()}`, lines: [new TextEncoder().encode(toJsonl(pool))] });
+  const res = await importPool(db, {
+    name: `exp-pool-${Math.random()}`,
+    lines: [new TextEncoder().encode(toJsonl(pool))],
+  });
   if (!res.ok) throw new Error("pool import failed");
   const { split } = await createSplit(db, { poolId: res.poolId, seed: 1, devRatio: 0.25, testRatio: 0.25 });
   return { splitId: split.id, tasks: new Map(pool.map((t) => [t.id, t])) };
 }
 
 export async function makeUser(db: Db, role: "member" | "viewer" = "member") {
-  const [u] = await db.insert(schema.users).values({ email: `${Math.random()}@x.test`, name: "u", passwordHash: "x", role }).returning();
+  const [u] = await db
+    .insert(schema.users)
+    .values({ email: `${Math.random()}@x.test`, name: "u", passwordHash: "x", role })
+    .returning();
   if (!u) throw new Error("no user");
   return u;
 }
@@ -72,7 +108,10 @@ export async function startExperiment(s: Services, config: ExperimentConfigInput
   const exp = await createExperiment(s.db, config, null);
   await updateStage(s.db, exp.id, "collect", { state: "succeeded" });
   await updateStage(s.db, exp.id, "verify", { state: "succeeded" });
-  await updateStage(s.db, exp.id, "dataset", { state: "succeeded", output: { datasetId: "00000000-0000-4000-8000-00000000000b", datasetHash: sha256Hex("ds") } });
+  await updateStage(s.db, exp.id, "dataset", {
+    state: "succeeded",
+    output: { datasetId: "00000000-0000-4000-8000-00000000000b", datasetHash: sha256Hex("ds") },
+  });
   return exp.id;
 }
 
@@ -89,38 +128,109 @@ export function adapterSha(seed: number, epoch: number): string {
   adapters.set(sha, `s${seed}e${epoch}`);
   return sha;
 }
-const modelOf = (adapterSha256: unknown): string => (typeof adapterSha256 === "string" ? adapters.get(adapterSha256) ?? "unknown" : "base");
+const modelOf = (adapterSha256: unknown): string =>
+  typeof adapterSha256 === "string" ? (adapters.get(adapterSha256) ?? "unknown") : "base";
 
 // What the simulated trainer reports: full results of the train and generate contracts (the agent
 // checks its results against them before sending, so the server only ever sees complete ones).
 const simEnvironment: TrainerEnvironment = {
-  python: "3.11.0", platform: "sim", torch: "2.13.0", cuda: null, cuda_available: false, driver: null, gpus: [], transformers: "5.24.0", peft: "0.21.2", trl: null,
-  bitsandbytes: null, vllm: null, cpu_count: 2, torch_threads: 2,
+  python: "3.11.0",
+  platform: "sim",
+  torch: "2.13.0",
+  cuda: null,
+  cuda_available: false,
+  driver: null,
+  gpus: [],
+  transformers: "5.24.0",
+  peft: "0.21.2",
+  trl: null,
+  bitsandbytes: null,
+  vllm: null,
+  cpu_count: 2,
+  torch_threads: 2,
 };
 export function simRunRecord(seed: number, method: TrainMethod): TrainJobResult {
   const snapshots = [1, 2].map((epoch) => ({
-    epoch, path: `/adapters/s${seed}/epoch-${epoch}`, sha256: adapterSha(seed, epoch), files: ["adapter_model.safetensors"], train_loss: 1 / epoch, eval_loss: null, step: epoch, artifact: sha256Hex(`archive s${seed}e${epoch}`),
+    epoch,
+    path: `/adapters/s${seed}/epoch-${epoch}`,
+    sha256: adapterSha(seed, epoch),
+    files: ["adapter_model.safetensors"],
+    train_loss: 1 / epoch,
+    eval_loss: null,
+    step: epoch,
+    artifact: sha256Hex(`archive s${seed}e${epoch}`),
   }));
   const t = "2026-01-01T00:00:00Z";
   return {
-    status: "succeeded", method, device: "cpu", config: {}, dataset_sha256: sha256Hex("ds"), eval_dataset_sha256: null, chat_template_sha256: sha256Hex("chatml"),
-    model: { id: "/models/tiny", path: "/models/tiny", weights_sha256: sha256Hex("tiny weights") }, seed, eot_token: "<|im_end|>", samples: 4, eval_samples: 0,
-    supervised_tokens_per_epoch: 40, trainable_parameters: 10, total_steps: 2, steps: 2, epochs_completed: 2, snapshots, final_train_loss: 0.5, final_eval_loss: null,
-    started_at: t, finished_at: t, train_time_s: 1, wall_time_s: 1, supervised_tokens: 80, supervised_tokens_per_s: 80, total_tokens_per_s: 100, peak_memory_mb: 1,
-    environment: simEnvironment, pip_freeze: [],
+    status: "succeeded",
+    method,
+    device: "cpu",
+    config: {},
+    dataset_sha256: sha256Hex("ds"),
+    eval_dataset_sha256: null,
+    chat_template_sha256: sha256Hex("chatml"),
+    model: { id: "/models/tiny", path: "/models/tiny", weights_sha256: sha256Hex("tiny weights") },
+    seed,
+    eot_token: "<|im_end|>",
+    samples: 4,
+    eval_samples: 0,
+    supervised_tokens_per_epoch: 40,
+    trainable_parameters: 10,
+    total_steps: 2,
+    steps: 2,
+    epochs_completed: 2,
+    snapshots,
+    final_train_loss: 0.5,
+    final_eval_loss: null,
+    started_at: t,
+    finished_at: t,
+    train_time_s: 1,
+    wall_time_s: 1,
+    supervised_tokens: 80,
+    supervised_tokens_per_s: 80,
+    total_tokens_per_s: 100,
+    peak_memory_mb: 1,
+    environment: simEnvironment,
+    pip_freeze: [],
   };
 }
 type SimDecoding = GenerateSummary["decoding"];
-function simGenerateSummary(baseModel: string, adapter: string | null, decoding: SimDecoding, count: number): GenerateSummary {
+function simGenerateSummary(
+  baseModel: string,
+  adapter: string | null,
+  decoding: SimDecoding,
+  count: number,
+): GenerateSummary {
   return {
-    backend: "transformers", backend_version: "4.57.1", dtype: "float32", device: "cpu", stop: ["<|im_end|>"], generation_config: "recipe",
-    model: { ref: baseModel, revision: null, weights_sha256: sha256Hex("tiny weights") }, count, base_model: baseModel, adapter: null, adapter_sha256: adapter, decoding,
-    chat_template_sha256: sha256Hex("chatml"), completion_tokens: count, tokens_per_s: 1, wall_time_s: 1, peak_memory_mb: 1, environment: simEnvironment,
+    backend: "transformers",
+    backend_version: "4.57.1",
+    dtype: "float32",
+    device: "cpu",
+    stop: ["<|im_end|>"],
+    generation_config: "recipe",
+    model: { ref: baseModel, revision: null, weights_sha256: sha256Hex("tiny weights") },
+    count,
+    base_model: baseModel,
+    adapter: null,
+    adapter_sha256: adapter,
+    decoding,
+    chat_template_sha256: sha256Hex("chatml"),
+    completion_tokens: count,
+    tokens_per_s: 1,
+    wall_time_s: 1,
+    peak_memory_mb: 1,
+    environment: simEnvironment,
   };
 }
 
 /** Answers one claimed job; returns false when nothing was queued. */
-export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent>>, tasks: Map<string, TaskSpec>, behaviour: Behaviour, opts: { leaveTrainRunning?: boolean } = {}) {
+export async function agentStep(
+  db: Db,
+  fit: Awaited<ReturnType<typeof makeAgent>>,
+  tasks: Map<string, TaskSpec>,
+  behaviour: Behaviour,
+  opts: { leaveTrainRunning?: boolean } = {},
+) {
   const job = await claimJob(db, fit);
   if (!job) return { claimed: null };
   const p = job.payload as Record<string, unknown> & { spec?: Record<string, unknown> };
@@ -130,14 +240,26 @@ export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent
     received.train.push(p.spec ?? {});
     const seed = Number(p.spec?.seed);
     const method = behaviour.trainMethod?.(seed) ?? "lora-fp32";
-    if (method !== "lora-fp32" && method !== "lora-bf16" && method !== "qlora-nf4") throw new Error(`unknown method ${method}`);
+    if (method !== "lora-fp32" && method !== "lora-bf16" && method !== "qlora-nf4")
+      throw new Error(`unknown method ${method}`);
     result = simRunRecord(seed, method);
   } else if (job.type === "generate") {
     received.generate.push(p.spec ?? {});
     const model = modelOf(p.adapterSha256);
-    const key = String((await db.select({ k: schema.jobs.dedupeKey }).from(schema.jobs).where(eq(schema.jobs.id, job.jobId)))[0]?.k ?? "");
+    const key = String(
+      (await db.select({ k: schema.jobs.dedupeKey }).from(schema.jobs).where(eq(schema.jobs.id, job.jobId)))[0]?.k ??
+        "",
+    );
     if (behaviour.generateFails?.(model, /:(dev|test):gen:/.exec(key)?.[1] ?? "?")) {
-      await finishAttempt(db, { jobId: job.jobId, attemptId: job.attemptId, reason: "user_error", exitCode: 1, signal: null, result: {}, error: "CUDA error: an illegal memory access" });
+      await finishAttempt(db, {
+        jobId: job.jobId,
+        attemptId: job.attemptId,
+        reason: "user_error",
+        exitCode: 1,
+        signal: null,
+        result: {},
+        error: "CUDA error: an illegal memory access",
+      });
       return { claimed: job };
     }
     const prompts = (p.spec?.prompts ?? []) as { task_id: string }[];
@@ -145,41 +267,105 @@ export async function agentStep(db: Db, fit: Awaited<ReturnType<typeof makeAgent
       const t = tasks.get(task_id);
       if (!t) throw new Error(`unknown task ${task_id}`);
       const main = t.files.filter((f) => f.role === "main");
-      const files = behaviour.fixes(model, t) ? t.reference.map((r) => ({ path: r.path, content: r.content })) : main.map((f) => ({ path: f.path, content: f.content }));
-      return { task_id, text: `Here is the fix.\n\n${formatAnswer(files)}`, finish_reason: "stop", completion_tokens: 1 };
+      const files = behaviour.fixes(model, t)
+        ? t.reference.map((r) => ({ path: r.path, content: r.content }))
+        : main.map((f) => ({ path: f.path, content: f.content }));
+      return {
+        task_id,
+        text: `Here is the fix.\n\n${formatAnswer(files)}`,
+        finish_reason: "stop",
+        completion_tokens: 1,
+      };
     });
     const maxNew = behaviour.maxNewTokens?.(model) ?? Number(p.spec?.max_new_tokens);
     const sent = typeof p.adapterSha256 === "string" ? p.adapterSha256 : null;
     const adapter = behaviour.loadedAdapter ? behaviour.loadedAdapter(model, sent) : sent;
-    result = { outputs, summary: simGenerateSummary(String(p.spec?.base_model), adapter, { do_sample: false, temperature: 0, top_p: 1, seed: 0, max_new_tokens: maxNew }, outputs.length) };
+    result = {
+      outputs,
+      summary: simGenerateSummary(
+        String(p.spec?.base_model),
+        adapter,
+        { do_sample: false, temperature: 0, top_p: 1, seed: 0, max_new_tokens: maxNew },
+        outputs.length,
+      ),
+    };
   } else if (job.type === "grade") {
     const task = p.task as TaskSpec;
-    const key = String((await db.select({ k: schema.jobs.dedupeKey }).from(schema.jobs).where(eq(schema.jobs.id, job.jobId)))[0]?.k ?? "");
+    const key = String(
+      (await db.select({ k: schema.jobs.dedupeKey }).from(schema.jobs).where(eq(schema.jobs.id, job.jobId)))[0]?.k ??
+        "",
+    );
     const model = /:grade:([^:]+):/.exec(key)?.[1] ?? "?";
     if (behaviour.gradeInfraError?.(model, task.id)) {
-      await finishAttempt(db, { jobId: job.jobId, attemptId: job.attemptId, reason: "user_error", exitCode: 1, signal: null, result: {}, error: "sandbox vanished" });
+      await finishAttempt(db, {
+        jobId: job.jobId,
+        attemptId: job.attemptId,
+        reason: "user_error",
+        exitCode: 1,
+        signal: null,
+        result: {},
+        error: "sandbox vanished",
+      });
       return { claimed: job };
     }
     const cand = p.candidate as { path: string; content: string }[];
     const pass = task.reference.every((r) => cand.find((c) => c.path === r.path)?.content === r.content);
     result = {
       // The isolation the payload asked for, echoed as the real grader records it on its result.
-      verdict: pass ? "pass" : "fail_hidden", backend: "bwrap", isolation: p.isolation === "in_process" ? "in_process" : "judge", unsandboxed: false, graderVersion: "sim-grader/1", reasons: [],
-      tests: [{ id: "tests/test_hidden.py::test_fixed", layer: "hidden", outcome: pass ? "passed" : "failed", message: pass ? "" : "AssertionError: wrong answer" }],
-      ignoredCandidatePaths: [], exitCode: pass ? 0 : 1, signal: null, stdoutTail: pass ? "1 passed" : "1 failed", stderrTail: "", candidateOutputTail: "", wallTimeMs: 1, cpuTimeMs: 1, peakMemoryKb: 1,
+      verdict: pass ? "pass" : "fail_hidden",
+      backend: "bwrap",
+      isolation: p.isolation === "in_process" ? "in_process" : "judge",
+      unsandboxed: false,
+      graderVersion: "sim-grader/1",
+      reasons: [],
+      tests: [
+        {
+          id: "tests/test_hidden.py::test_fixed",
+          layer: "hidden",
+          outcome: pass ? "passed" : "failed",
+          message: pass ? "" : "AssertionError: wrong answer",
+        },
+      ],
+      ignoredCandidatePaths: [],
+      exitCode: pass ? 0 : 1,
+      signal: null,
+      stdoutTail: pass ? "1 passed" : "1 failed",
+      stderrTail: "",
+      candidateOutputTail: "",
+      wallTimeMs: 1,
+      cpuTimeMs: 1,
+      peakMemoryKb: 1,
       expectedTestIds: ["tests/test_hidden.py::test_fixed"],
     };
   } else throw new Error(`unexpected job type ${job.type}`);
-  await finishAttempt(db, { jobId: job.jobId, attemptId: job.attemptId, reason: "succeeded", exitCode: 0, signal: null, result, error: null });
+  await finishAttempt(db, {
+    jobId: job.jobId,
+    attemptId: job.attemptId,
+    reason: "succeeded",
+    exitCode: 0,
+    signal: null,
+    result,
+    error: null,
+  });
   return { claimed: job };
 }
 
 /** Ticks the runner and lets the agent drain the queue until the experiment leaves `running`. */
-export async function drive(db: Db, runner: ExperimentRunner, experimentId: string, fit: Awaited<ReturnType<typeof makeAgent>>, tasks: Map<string, TaskSpec>, behaviour: Behaviour) {
+export async function drive(
+  db: Db,
+  runner: ExperimentRunner,
+  experimentId: string,
+  fit: Awaited<ReturnType<typeof makeAgent>>,
+  tasks: Map<string, TaskSpec>,
+  behaviour: Behaviour,
+) {
   for (let round = 0; round < 40; round++) {
     await runner.advance(experimentId);
     while ((await agentStep(db, fit, tasks, behaviour)).claimed);
-    const [row] = await db.select({ state: schema.experiments.state, error: schema.experiments.error }).from(schema.experiments).where(eqId(experimentId));
+    const [row] = await db
+      .select({ state: schema.experiments.state, error: schema.experiments.error })
+      .from(schema.experiments)
+      .where(eqId(experimentId));
     if (row && row.state !== "running") return row;
   }
   throw new Error("experiment did not finish in 40 rounds");

@@ -9,7 +9,16 @@ import { resumeExperiment } from "../../apps/web/server/experiments/service";
 import { createDataset } from "../../apps/web/server/teacher/datasets";
 import type { Services } from "../../apps/web/server/services";
 import { createTestDatabase, type TestDb } from "./helpers/db";
-import { baseConfig, drive, makeAgent, makeServices, makeSplit, received, startExperiment, type Behaviour } from "./experiments-harness";
+import {
+  baseConfig,
+  drive,
+  makeAgent,
+  makeServices,
+  makeSplit,
+  received,
+  startExperiment,
+  type Behaviour,
+} from "./experiments-harness";
 
 // Issue 12: train-only SFT data (dataset layer and database), infra errors that never count as
 // model failures, and one protocol checked for every evaluation. The server side is real; the
@@ -26,37 +35,87 @@ beforeAll(async () => {
   s = await makeServices(t.db);
   ({ splitId, tasks } = await makeSplit(t.db));
   fit = await makeAgent(t.db);
-  for (const r of await t.db.select().from(schema.splitAssignments).where(eq(schema.splitAssignments.splitId, splitId))) part.set(r.taskId, r.part);
+  for (const r of await t.db.select().from(schema.splitAssignments).where(eq(schema.splitAssignments.splitId, splitId)))
+    part.set(r.taskId, r.part);
 });
 afterAll(async () => t?.drop());
 
-const ids = (p: string) => [...part].filter(([, v]) => v === p).map(([k]) => k).sort();
+const ids = (p: string) =>
+  [...part]
+    .filter(([, v]) => v === p)
+    .map(([k]) => k)
+    .sort();
 const learns: Behaviour = { fixes: (m) => m.startsWith("s1e") };
 // drizzle wraps the database's error; its message (from our triggers) is the cause's.
-const dbError = (p: Promise<unknown>) => p.then(() => "no error", (e: { cause?: { message?: string }; message?: string }) => String(e.cause?.message ?? e.message));
-const experimentRow = async (id: string) => (await t.db.select().from(schema.experiments).where(eq(schema.experiments.id, id)))[0];
+const dbError = (p: Promise<unknown>) =>
+  p.then(
+    () => "no error",
+    (e: { cause?: { message?: string }; message?: string }) => String(e.cause?.message ?? e.message),
+  );
+const experimentRow = async (id: string) =>
+  (await t.db.select().from(schema.experiments).where(eq(schema.experiments.id, id)))[0];
 
 describe("SFT data comes from train tasks only", () => {
   // A collection with one passing candidate per given task, written as the teacher runner would.
   async function collectionOf(taskIds: string[]): Promise<string> {
     const split = await getSplit(t.db, splitId);
-    const provider = await insertProvider(t.db, { name: `p${Math.random()}`, kind: "reference", baseUrl: null, model: "reference", apiKeySealed: null, extraParams: {} });
-    const [col] = await t.db.insert(schema.teacherCollections).values({
-      name: "c", splitId, providerId: provider.id, providerKind: "reference", model: "reference", parts: ["train", "dev", "test"], nSamples: 1, params: { temperature: 0, top_p: 1, max_tokens: 64 },
-      paramsHash: "p", promptHash: "h", concurrency: 1, maxRetries: 0, timeoutMs: 1000, state: "done",
-    }).returning();
+    const provider = await insertProvider(t.db, {
+      name: `p${Math.random()}`,
+      kind: "reference",
+      baseUrl: null,
+      model: "reference",
+      apiKeySealed: null,
+      extraParams: {},
+    });
+    const [col] = await t.db
+      .insert(schema.teacherCollections)
+      .values({
+        name: "c",
+        splitId,
+        providerId: provider.id,
+        providerKind: "reference",
+        model: "reference",
+        parts: ["train", "dev", "test"],
+        nSamples: 1,
+        params: { temperature: 0, top_p: 1, max_tokens: 64 },
+        paramsHash: "p",
+        promptHash: "h",
+        concurrency: 1,
+        maxRetries: 0,
+        timeoutMs: 1000,
+        state: "done",
+      })
+      .returning();
     if (!col || !split) throw new Error("no collection");
     for (const id of taskIds) {
-      const [row] = await t.db.select().from(schema.tasks).where(and(eq(schema.tasks.poolId, split.poolId), eq(schema.tasks.taskId, id)));
+      const [row] = await t.db
+        .select()
+        .from(schema.tasks)
+        .where(and(eq(schema.tasks.poolId, split.poolId), eq(schema.tasks.taskId, id)));
       const spec = tasks.get(id);
       if (!row || !spec) throw new Error(`no task ${id}`);
       const files = spec.reference.map((r) => ({ path: r.path, content: r.content }));
-      const [cand] = await t.db.insert(schema.teacherCandidates).values({
-        cacheKey: `${Math.random()}`, fingerprint: row.fingerprint, promptHash: "h", model: "reference", paramsHash: "p", sampleIndex: 0, providerKind: "reference", oracle: true,
-        originTaskRowId: row.id, answer: formatAnswer(files), files, verdict: "pass",
-      }).returning();
+      const [cand] = await t.db
+        .insert(schema.teacherCandidates)
+        .values({
+          cacheKey: `${Math.random()}`,
+          fingerprint: row.fingerprint,
+          promptHash: "h",
+          model: "reference",
+          paramsHash: "p",
+          sampleIndex: 0,
+          providerKind: "reference",
+          oracle: true,
+          originTaskRowId: row.id,
+          answer: formatAnswer(files),
+          files,
+          verdict: "pass",
+        })
+        .returning();
       if (!cand) throw new Error("no candidate");
-      await t.db.insert(schema.teacherCollectionItems).values({ collectionId: col.id, taskRowId: row.id, sampleIndex: 0, candidateId: cand.id, reused: false });
+      await t.db
+        .insert(schema.teacherCollectionItems)
+        .values({ collectionId: col.id, taskRowId: row.id, sampleIndex: 0, candidateId: cand.id, reused: false });
     }
     return col.id;
   }
@@ -65,22 +124,38 @@ describe("SFT data comes from train tasks only", () => {
     const [train0, train1] = ids("train");
     const [dev0] = ids("dev");
     const [test0] = ids("test");
-    const ok = await createDataset(s, { name: "train only", splitId, collectionIds: [await collectionOf([train0 ?? "", train1 ?? ""])] });
-    expect(ok.sampleCount).toBe(2);
-    await expect(createDataset(s, { name: "with dev", splitId, collectionIds: [await collectionOf([train0 ?? "", dev0 ?? ""])] })).rejects.toMatchObject({
-      code: "PRECONDITION_FAILED", message: expect.stringContaining(`${dev0} (dev)`),
+    const ok = await createDataset(s, {
+      name: "train only",
+      splitId,
+      collectionIds: [await collectionOf([train0 ?? "", train1 ?? ""])],
     });
-    await expect(createDataset(s, { name: "with test", splitId, collectionIds: [await collectionOf([test0 ?? ""])] })).rejects.toMatchObject({
-      code: "PRECONDITION_FAILED", message: expect.stringContaining(`${test0} (test)`),
+    expect(ok.sampleCount).toBe(2);
+    await expect(
+      createDataset(s, { name: "with dev", splitId, collectionIds: [await collectionOf([train0 ?? "", dev0 ?? ""])] }),
+    ).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+      message: expect.stringContaining(`${dev0} (dev)`),
+    });
+    await expect(
+      createDataset(s, { name: "with test", splitId, collectionIds: [await collectionOf([test0 ?? ""])] }),
+    ).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+      message: expect.stringContaining(`${test0} (test)`),
     });
   });
 
   it("the database refuses an SFT sample of a dev or test task whatever code path writes it (train insert as positive control)", async () => {
-    const [ds] = await queryRows<{ id: string; candidate_id: string }>(t.db, sql`select d.id, s.candidate_id from sft_datasets d join sft_samples s on s.dataset_id = d.id where d.split_id = ${splitId} limit 1`);
+    const [ds] = await queryRows<{ id: string; candidate_id: string }>(
+      t.db,
+      sql`select d.id, s.candidate_id from sft_datasets d join sft_samples s on s.dataset_id = d.id where d.split_id = ${splitId} limit 1`,
+    );
     if (!ds) throw new Error("no dataset from the previous test");
     const insert = (taskId: string, ordinal: number) =>
-      queryRows(t.db, sql`insert into sft_samples (dataset_id, ordinal, hash, candidate_id, task_row_id, task_key, oracle, messages)
-        select ${ds.id}, ${ordinal}, 'h', ${ds.candidate_id}, a.task_row_id, a.task_id, true, '[]'::jsonb from split_assignments a where a.split_id = ${splitId} and a.task_id = ${taskId}`);
+      queryRows(
+        t.db,
+        sql`insert into sft_samples (dataset_id, ordinal, hash, candidate_id, task_row_id, task_key, oracle, messages)
+        select ${ds.id}, ${ordinal}, 'h', ${ds.candidate_id}, a.task_row_id, a.task_id, true, '[]'::jsonb from split_assignments a where a.split_id = ${splitId} and a.task_id = ${taskId}`,
+      );
     await expect(insert(ids("train")[5] ?? "", 100)).resolves.toBeDefined();
     expect(await dbError(insert(ids("dev")[0] ?? "", 101))).toMatch(/train tasks only: task \S+ is dev in the split/);
     expect(await dbError(insert(ids("test")[0] ?? "", 102))).toMatch(/train tasks only: task \S+ is test in the split/);
@@ -106,41 +181,69 @@ describe("infra errors never count as model failures", () => {
     expect(attempts.get(`base:${lost}`)).toBe(MAX_GRADE_ATTEMPTS);
     expect(attempts.get(`base:${flaky}`)).toBe(2);
     const gens = await listGenerations(t.db, { experimentId: id, split: "test", modelKey: "base" });
-    expect(gens.find((g) => g.taskId === lost)).toMatchObject({ gradeState: "no_verdict", gradeJobIds: expect.any(Array) });
+    expect(gens.find((g) => g.taskId === lost)).toMatchObject({
+      gradeState: "no_verdict",
+      gradeJobIds: expect.any(Array),
+    });
     expect(gens.find((g) => g.taskId === flaky)?.gradeState).toBe("graded");
     // No second generation: one generate job per model and split.
-    const genJobs = await t.db.select().from(schema.jobs).where(and(eq(schema.jobs.experimentId, id), eq(schema.jobs.type, "generate")));
+    const genJobs = await t.db
+      .select()
+      .from(schema.jobs)
+      .where(and(eq(schema.jobs.experimentId, id), eq(schema.jobs.type, "generate")));
     expect(genJobs.length).toBe(1 + 2 + 2); // dev: base + 2 epochs; test: base + the seed's best
     const report = (await reportByExperiment(t.db, id))?.body as unknown as ExperimentReport;
     const test = report.summary.find((r) => r.split === "test");
     expect(test?.n).toBe(ids("test").length - 1);
-    expect(report.excluded.find((e) => e.split === "test" && e.comparison.startsWith("base vs"))).toMatchObject({ count: 1, taskIds: [lost], note: "1 pair excluded: no verdict" });
+    expect(report.excluded.find((e) => e.split === "test" && e.comparison.startsWith("base vs"))).toMatchObject({
+      count: 1,
+      taskIds: [lost],
+      note: "1 pair excluded: no verdict",
+    });
     expect(report.tasks.some((r) => r.taskId === lost)).toBe(false);
     expect(report.protocol.ok).toBe(true);
-    expect(report.protocol.protocol).toMatchObject({ device: "cpu", dtype: "float32", backend: "transformers", generationConfig: "recipe", graderVersion: "sim-grader/1" });
+    expect(report.protocol.protocol).toMatchObject({
+      device: "cpu",
+      dtype: "float32",
+      backend: "transformers",
+      generationConfig: "recipe",
+      graderVersion: "sim-grader/1",
+    });
   });
 
   it("a failed generation leaves the experiment resumable: resume generates afresh, keeps what exists, and reports", async () => {
     const runner = createExperimentRunner(s, { autoStart: false });
     const id = await startExperiment(s, baseConfig(splitId, { name: "resume", seeds: [1] }));
     let crash = true;
-    const failed = await drive(t.db, runner, id, fit, tasks, { ...learns, generateFails: (m, split) => crash && split === "test" && m !== "base" });
+    const failed = await drive(t.db, runner, id, fit, tasks, {
+      ...learns,
+      generateFails: (m, split) => crash && split === "test" && m !== "base",
+    });
     expect(failed.state).toBe("failed");
     expect(failed.error).toMatch(/^test_eval: generation for s1e\d on test failed: CUDA error/);
     crash = false;
     await resumeExperiment(t.db, id);
     expect(await drive(t.db, runner, id, fit, tasks, learns)).toEqual({ state: "succeeded", error: null });
-    const gen = await t.db.select().from(schema.jobs).where(and(eq(schema.jobs.experimentId, id), eq(schema.jobs.type, "generate")));
+    const gen = await t.db
+      .select()
+      .from(schema.jobs)
+      .where(and(eq(schema.jobs.experimentId, id), eq(schema.jobs.type, "generate")));
     const keys = gen.map((j) => (j.dedupeKey ?? "").replace(`exp:${id}:`, "")).sort();
     // The base's test answers were stored before the failure and are not generated again; only the failed one is.
-    expect(keys.filter((k) => k.startsWith("test:"))).toEqual(["test:gen:base", expect.stringMatching(/^test:gen:s1e\d$/), expect.stringMatching(/^test:gen:s1e\d:r1$/)]);
+    expect(keys.filter((k) => k.startsWith("test:"))).toEqual([
+      "test:gen:base",
+      expect.stringMatching(/^test:gen:s1e\d$/),
+      expect.stringMatching(/^test:gen:s1e\d:r1$/),
+    ]);
     expect(await reportByExperiment(t.db, id)).toBeDefined();
     await expect(resumeExperiment(t.db, id)).rejects.toMatchObject({ code: "PRECONDITION_FAILED" }); // a succeeded one is not resumed
   });
 
   it("the database refuses a test generation before the test run is claimed", async () => {
     const id = await startExperiment(s, baseConfig(splitId, { name: "unclaimed", seeds: [1] }));
-    const row = (g: string) => sql`insert into experiment_generations (experiment_id, split, model_key, task_id, source_group, text, parsed, protocol, generate_job_id)
+    const row = (
+      g: string,
+    ) => sql`insert into experiment_generations (experiment_id, split, model_key, task_id, source_group, text, parsed, protocol, generate_job_id)
       values (${id}, ${g}, 'base', 't', 'g', '', false, '{}'::jsonb, gen_random_uuid())`;
     await expect(queryRows(t.db, row("dev"))).resolves.toBeDefined(); // positive control: dev needs no claim
     expect(await dbError(queryRows(t.db, row("test")))).toMatch(/claimed test run/);
@@ -150,37 +253,72 @@ describe("infra errors never count as model failures", () => {
 describe("one protocol for every evaluation", () => {
   it("refuses a protocol mismatch on dev", async () => {
     const id = await startExperiment(s, baseConfig(splitId, { name: "dev mismatch", seeds: [3] }));
-    const end = await drive(t.db, createExperimentRunner(s, { autoStart: false }), id, fit, tasks, { ...learns, maxNewTokens: (m) => (m === "base" ? 256 : undefined) });
+    const end = await drive(t.db, createExperimentRunner(s, { autoStart: false }), id, fit, tasks, {
+      ...learns,
+      maxNewTokens: (m) => (m === "base" ? 256 : undefined),
+    });
     expect(end.state).toBe("failed");
     expect(end.error).toMatch(/^dev_eval:base: protocol mismatch on dev for base: maxNewTokens 256 ≠ 512/);
   });
 
   it("refuses an adapter whose hash is not the trained snapshot's", async () => {
     const id = await startExperiment(s, baseConfig(splitId, { name: "adapter mismatch", seeds: [4] }));
-    const end = await drive(t.db, createExperimentRunner(s, { autoStart: false }), id, fit, tasks, { ...learns, loadedAdapter: (m, sent) => (m === "base" ? sent : "f".repeat(64)) });
+    const end = await drive(t.db, createExperimentRunner(s, { autoStart: false }), id, fit, tasks, {
+      ...learns,
+      loadedAdapter: (m, sent) => (m === "base" ? sent : "f".repeat(64)),
+    });
     expect(end.state).toBe("failed");
-    expect(end.error).toMatch(/^dev_eval:s4: protocol mismatch on dev for s4e1: adapter hash mismatch: generated with f{64}, trained snapshot is [0-9a-f]{64}/);
+    expect(end.error).toMatch(
+      /^dev_eval:s4: protocol mismatch on dev for s4e1: adapter hash mismatch: generated with f{64}, trained snapshot is [0-9a-f]{64}/,
+    );
   });
 
   it("sends the hub revision and the resolved protocol in the train and generate payloads", async () => {
     received.train.length = 0;
     received.generate.length = 0;
-    const id = await startExperiment(s, baseConfig(splitId, { name: "hub", seeds: [5], baseModel: { source: "hub", ref: "org/tiny", revision: "0123456789abcdef0123456789abcdef01234567" } }));
+    const id = await startExperiment(
+      s,
+      baseConfig(splitId, {
+        name: "hub",
+        seeds: [5],
+        baseModel: { source: "hub", ref: "org/tiny", revision: "0123456789abcdef0123456789abcdef01234567" },
+      }),
+    );
     const end = await drive(t.db, createExperimentRunner(s, { autoStart: false }), id, fit, tasks, learns);
     expect(end.state).toBe("succeeded");
-    expect(received.train).toEqual([expect.objectContaining({ base_model: "org/tiny", revision: "0123456789abcdef0123456789abcdef01234567", method: "lora-fp32", local_files_only: false })]);
+    expect(received.train).toEqual([
+      expect.objectContaining({
+        base_model: "org/tiny",
+        revision: "0123456789abcdef0123456789abcdef01234567",
+        method: "lora-fp32",
+        local_files_only: false,
+      }),
+    ]);
     expect(received.generate.length).toBeGreaterThan(0);
     for (const g of received.generate) {
-      expect(g).toMatchObject({ base_model: "org/tiny", revision: "0123456789abcdef0123456789abcdef01234567", device: "cpu", dtype: "float32", backend: "transformers", use_checkpoint_generation_config: false });
+      expect(g).toMatchObject({
+        base_model: "org/tiny",
+        revision: "0123456789abcdef0123456789abcdef01234567",
+        device: "cpu",
+        dtype: "float32",
+        backend: "transformers",
+        use_checkpoint_generation_config: false,
+      });
     }
     const [exp] = await t.db.select().from(schema.experiments).where(eq(schema.experiments.id, id));
-    expect(exp?.config).toMatchObject({ training: { method: "lora-fp32" }, evaluation: { device: "cpu", dtype: "float32" } });
+    expect(exp?.config).toMatchObject({
+      training: { method: "lora-fp32" },
+      evaluation: { device: "cpu", dtype: "float32" },
+    });
     expect((await experimentRow(id))?.state).toBe("succeeded");
   });
 
   it("refuses a seed trained with another method than the one resolved at creation", async () => {
     const id = await startExperiment(s, baseConfig(splitId, { name: "method", seeds: [6, 8] }));
-    const end = await drive(t.db, createExperimentRunner(s, { autoStart: false }), id, fit, tasks, { ...learns, trainMethod: (seed) => (seed === 8 ? "lora-bf16" : "lora-fp32") });
+    const end = await drive(t.db, createExperimentRunner(s, { autoStart: false }), id, fit, tasks, {
+      ...learns,
+      trainMethod: (seed) => (seed === 8 ? "lora-bf16" : "lora-fp32"),
+    });
     expect(end.state).toBe("failed");
     expect(end.error).toMatch(/^train:s8: training seed 8 ran lora-bf16, the experiment resolved lora-fp32/);
   });
@@ -190,13 +328,32 @@ describe("one protocol for every evaluation", () => {
     await t.db.update(schema.agents).set({ gpuCount: 1 }).where(eq(schema.agents.id, gpu.agentId));
     try {
       const id = await startExperiment(s, baseConfig(splitId, { name: "gpu fleet", seeds: [1] }));
-      expect((await experimentRow(id))?.config).toMatchObject({ training: { method: "lora-bf16" }, evaluation: { device: "cuda", dtype: "bfloat16" } });
+      expect((await experimentRow(id))?.config).toMatchObject({
+        training: { method: "lora-bf16" },
+        evaluation: { device: "cuda", dtype: "bfloat16" },
+      });
       await createExperimentRunner(s, { autoStart: false }).advance(id);
       const jobs = await t.db.select().from(schema.jobs).where(eq(schema.jobs.experimentId, id));
-      expect(jobs.map((j) => [j.type, j.minGpus])).toEqual(expect.arrayContaining([["train", 1], ["generate", 1]]));
+      expect(jobs.map((j) => [j.type, j.minGpus])).toEqual(
+        expect.arrayContaining([
+          ["train", 1],
+          ["generate", 1],
+        ]),
+      );
       // The CPU-only agent cannot claim them; an explicit recipe is kept as written.
-      const nf4 = await startExperiment(s, baseConfig(splitId, { name: "nf4", seeds: [1], training: { epochs: 2, quantization: "nf4" }, evaluation: { graderVersion: "g", device: "cpu" } }));
-      expect((await experimentRow(nf4))?.config).toMatchObject({ training: { method: "qlora-nf4" }, evaluation: { device: "cpu", dtype: "float32" } });
+      const nf4 = await startExperiment(
+        s,
+        baseConfig(splitId, {
+          name: "nf4",
+          seeds: [1],
+          training: { epochs: 2, quantization: "nf4" },
+          evaluation: { graderVersion: "g", device: "cpu" },
+        }),
+      );
+      expect((await experimentRow(nf4))?.config).toMatchObject({
+        training: { method: "qlora-nf4" },
+        evaluation: { device: "cpu", dtype: "float32" },
+      });
     } finally {
       await t.db.update(schema.agents).set({ gpuCount: 0 }).where(eq(schema.agents.id, gpu.agentId));
     }

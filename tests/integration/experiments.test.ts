@@ -1,11 +1,29 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
-import { claimTestRun, getSelection, listStages, reportByExperiment, schema, stageJobCounts, stageJobs } from "@agentlab/db";
+import {
+  claimTestRun,
+  getSelection,
+  listStages,
+  reportByExperiment,
+  schema,
+  stageJobCounts,
+  stageJobs,
+} from "@agentlab/db";
 import type { ExperimentReport, TaskSpec } from "@agentlab/core";
 import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
 import type { Services } from "../../apps/web/server/services";
 import { createTestDatabase, type TestDb } from "./helpers/db";
-import { agentStep, simRunRecord, baseConfig, drive, makeAgent, makeServices, makeSplit, startExperiment, type Behaviour } from "./experiments-harness";
+import {
+  agentStep,
+  simRunRecord,
+  baseConfig,
+  drive,
+  makeAgent,
+  makeServices,
+  makeSplit,
+  startExperiment,
+  type Behaviour,
+} from "./experiments-harness";
 
 let t: TestDb;
 let s: Services;
@@ -21,10 +39,16 @@ beforeAll(async () => {
 afterAll(async () => t?.drop());
 
 const jobsOf = (experimentId: string, type: string) =>
-  t.db.select({ id: schema.jobs.id, state: schema.jobs.state }).from(schema.jobs).where(and(eq(schema.jobs.experimentId, experimentId), eq(schema.jobs.type, type)));
+  t.db
+    .select({ id: schema.jobs.id, state: schema.jobs.state })
+    .from(schema.jobs)
+    .where(and(eq(schema.jobs.experimentId, experimentId), eq(schema.jobs.type, type)));
 
 // Seed 1 fixes every task from epoch 1 on (so epochs 1 and 2 tie and the earlier must win); seed 2 fixes half.
-const learns: Behaviour = { fixes: (m, task) => m.startsWith("s1e") || (m.startsWith("s2e") && Number(task.source_group.replace(/\D/g, "")) % 2 === 0) };
+const learns: Behaviour = {
+  fixes: (m, task) =>
+    m.startsWith("s1e") || (m.startsWith("s2e") && Number(task.source_group.replace(/\D/g, "")) % 2 === 0),
+};
 
 describe("experiment stage machine on Postgres", () => {
   let expId: string;
@@ -59,7 +83,15 @@ describe("experiment stage machine on Postgres", () => {
     if (!claimed) throw new Error("no train job claimed");
     const { finishAttempt } = await import("@agentlab/db");
     const seed = Number((claimed.payload as { spec: { seed: number } }).spec.seed);
-    await finishAttempt(t.db, { jobId: claimed.jobId, attemptId: claimed.attemptId, reason: "succeeded", exitCode: 0, signal: null, error: null, result: simRunRecord(seed, "lora-fp32") });
+    await finishAttempt(t.db, {
+      jobId: claimed.jobId,
+      attemptId: claimed.attemptId,
+      reason: "succeeded",
+      exitCode: 0,
+      signal: null,
+      error: null,
+      result: simRunRecord(seed, "lora-fp32"),
+    });
     const end = await drive(t.db, second, expId, fit, tasks, learns);
     expect(end).toEqual({ state: "succeeded", error: null });
     // Every generate job ran once: base + 2 seeds × 2 epochs on dev, base + one per seed on test.
@@ -74,7 +106,9 @@ describe("experiment stage machine on Postgres", () => {
       const rows = await stageJobs(t.db, st.jobIds);
       const c = counts.get(st.key);
       expect(c?.total, st.key).toBe(rows.length);
-      expect(c?.done, st.key).toBe(rows.filter((r) => r.state === "succeeded" || r.state === "failed" || r.state === "canceled").length);
+      expect(c?.done, st.key).toBe(
+        rows.filter((r) => r.state === "succeeded" || r.state === "failed" || r.state === "canceled").length,
+      );
       expect(c?.jobs.length, st.key).toBe(Math.min(50, rows.length));
       jobsSeen += rows.length;
     }
@@ -114,7 +148,10 @@ describe("experiment stage machine on Postgres", () => {
   it("refuses to compare evaluations run under different protocols", async () => {
     const id = await startExperiment(s, baseConfig(splitId, { name: "mismatch", seeds: [9] }));
     const runner = createExperimentRunner(s, { autoStart: false });
-    const end = await drive(t.db, runner, id, fit, tasks, { fixes: (m) => m !== "base", maxNewTokens: (m) => (m === "base" ? 256 : undefined) });
+    const end = await drive(t.db, runner, id, fit, tasks, {
+      fixes: (m) => m !== "base",
+      maxNewTokens: (m) => (m === "base" ? 256 : undefined),
+    });
     expect(end.state).toBe("failed");
     // Checked when the answers arrive, on dev already (issue 12): no dev evaluation escapes the protocol.
     expect(end.error).toMatch(/dev_eval:base: protocol mismatch on dev for base: maxNewTokens 256 ≠ 512/);

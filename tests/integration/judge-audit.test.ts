@@ -16,9 +16,20 @@ beforeAll(() => {
 });
 afterAll(() => grader.close());
 
-const audit = (task: TaskSpec) => auditTask(grader, task, { referenceRuns: 2, maxMutants: 4, mutate: (src, max) => mutantsSandboxed(cfg, src, max) });
-const task = (id: string, main: string, buggy: string, hidden: string, pub = "import solution\n\ndef test_loads():\n    assert solution is not None\n"): TaskSpec => ({
-  id, source_group: id, language: "python", instruction: "fix", metadata: {},
+const audit = (task: TaskSpec) =>
+  auditTask(grader, task, { referenceRuns: 2, maxMutants: 4, mutate: (src, max) => mutantsSandboxed(cfg, src, max) });
+const task = (
+  id: string,
+  main: string,
+  buggy: string,
+  hidden: string,
+  pub = "import solution\n\ndef test_loads():\n    assert solution is not None\n",
+): TaskSpec => ({
+  id,
+  source_group: id,
+  language: "python",
+  instruction: "fix",
+  metadata: {},
   files: [{ path: "solution.py", role: "main", content: buggy }],
   public_tests: [{ path: "test_public.py", content: pub }],
   hidden_tests: [{ path: "test_hidden.py", content: hidden }],
@@ -27,7 +38,14 @@ const task = (id: string, main: string, buggy: string, hidden: string, pub = "im
 
 describe("admission audits in the judge", () => {
   it("an ordinary task is admitted for the isolated judge", async () => {
-    const r = await audit(task("plain", "def f(x):\n    return x + 1\n", "def f(x):\n    return x\n", "from solution import f\n\ndef test_f():\n    assert f(1) == 2\n    assert f(-3) == -2\n"));
+    const r = await audit(
+      task(
+        "plain",
+        "def f(x):\n    return x + 1\n",
+        "def f(x):\n    return x\n",
+        "from solution import f\n\ndef test_f():\n    assert f(1) == 2\n    assert f(-3) == -2\n",
+      ),
+    );
     expect(r.status, r.reasons.join("; ")).toBe("passed");
     expect(r.isolation).toBe("judge");
     expect(r.isolationReason).toBe("");
@@ -35,8 +53,11 @@ describe("admission audits in the judge", () => {
 
   it("tests that monkeypatch the candidate's module are found and graded in-process, with the reason", async () => {
     const main = "def helper():\n    return 1\n\ndef f():\n    return helper() + 1\n";
-    const hidden = "import solution\n\ndef test_patched(monkeypatch):\n    monkeypatch.setattr(solution, 'helper', lambda: 41)\n    assert solution.f() == 42\n";
-    const r = await audit(task("patches", main, "def helper():\n    return 1\n\ndef f():\n    return helper()\n", hidden));
+    const hidden =
+      "import solution\n\ndef test_patched(monkeypatch):\n    monkeypatch.setattr(solution, 'helper', lambda: 41)\n    assert solution.f() == 42\n";
+    const r = await audit(
+      task("patches", main, "def helper():\n    return 1\n\ndef f():\n    return helper()\n", hidden),
+    );
     expect(r.isolation).toBe("in_process");
     expect(r.isolationReason).toContain("fails in the isolated judge");
     expect(r.status, r.reasons.join("; ")).toBe("passed");
@@ -50,10 +71,13 @@ describe("admission audits in the judge", () => {
   });
 
   it("a buggy program that loops forever on a hidden test fails the hidden tests, and the test is named", async () => {
-    const main = "def halve_to_zero(n):\n    steps = 0\n    while n > 0:\n        n //= 2\n        steps += 1\n    return steps\n";
-    const buggy = "def halve_to_zero(n):\n    steps = 0\n    while n != 0:\n        n = n - 2 if n % 2 == 0 else n\n        steps += 1\n    return steps\n";
+    const main =
+      "def halve_to_zero(n):\n    steps = 0\n    while n > 0:\n        n //= 2\n        steps += 1\n    return steps\n";
+    const buggy =
+      "def halve_to_zero(n):\n    steps = 0\n    while n != 0:\n        n = n - 2 if n % 2 == 0 else n\n        steps += 1\n    return steps\n";
     const pub = "from solution import halve_to_zero\n\ndef test_zero():\n    assert halve_to_zero(0) == 0\n";
-    const hidden = "from solution import halve_to_zero\n\ndef test_seven():\n    assert halve_to_zero(7) == 3\n\ndef test_one():\n    assert halve_to_zero(1) == 1\n";
+    const hidden =
+      "from solution import halve_to_zero\n\ndef test_seven():\n    assert halve_to_zero(7) == 3\n\ndef test_one():\n    assert halve_to_zero(1) == 1\n";
     const r = await audit(task("loops", main, buggy, hidden, pub));
     expect(r.status, r.reasons.join("; ")).toBe("passed");
     expect(r.buggyVerdict).toBe("timeout");

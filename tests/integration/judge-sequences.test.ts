@@ -27,20 +27,24 @@ afterAll(() => {
 // Writes a marker (and a sitecustomize.py / .pth that would plant one) wherever it can. The
 // positive control runs unsandboxed, as the agent's own user: it writes to the shared /tmp only,
 // never into the host's system or Python directories.
-const EVERYWHERE = "['/', '/tmp', '/var/tmp', '/dev/shm', '/dev', '/box', '/opt', '/etc', '/usr/lib', '/lib', os.getcwd(), os.path.expanduser('~'), os.environ.get('TMPDIR', '/tmp')] + sys.path + site.getsitepackages()";
-const poison = (dirs: string) => [
-  "import site, sys",
-  `dirs = ${dirs}`,
-  "wrote = False",
-  "for d in dirs:",
-  "    for name, body in ((" + JSON.stringify(POISON_FILE) + ", 'x'), ('sitecustomize.py', 'import builtins; builtins.POISONED = True'), ('agentlab-poison.pth', 'import builtins; builtins.POISONED = True')):",
-  "        try:",
-  "            open(os.path.join(d, name), 'w').write(body)",
-  "            wrote = True",
-  "        except OSError:",
-  "            pass",
-  "return wrote",
-].join("\n");
+const EVERYWHERE =
+  "['/', '/tmp', '/var/tmp', '/dev/shm', '/dev', '/box', '/opt', '/etc', '/usr/lib', '/lib', os.getcwd(), os.path.expanduser('~'), os.environ.get('TMPDIR', '/tmp')] + sys.path + site.getsitepackages()";
+const poison = (dirs: string) =>
+  [
+    "import site, sys",
+    `dirs = ${dirs}`,
+    "wrote = False",
+    "for d in dirs:",
+    "    for name, body in ((" +
+      JSON.stringify(POISON_FILE) +
+      ", 'x'), ('sitecustomize.py', 'import builtins; builtins.POISONED = True'), ('agentlab-poison.pth', 'import builtins; builtins.POISONED = True')):",
+    "        try:",
+    "            open(os.path.join(d, name), 'w').write(body)",
+    "            wrote = True",
+    "        except OSError:",
+    "            pass",
+    "return wrote",
+  ].join("\n");
 const POISON = poison(EVERYWHERE);
 // Right only if something of an earlier candidate is visible.
 const SEES_POISON = [
@@ -81,11 +85,26 @@ describe("the judge: one candidate cannot reach the next", () => {
   });
 
   it("rob: nothing of an earlier task's hidden tests or reference is in a later candidate's memory", async () => {
-    const control = await gradeWith(g, "inProcess", B, ifWorks(SCAN_MEMORY.replace("return False", "return False")).replace("_OK = bool(_attack())", "_OK = False").replace("return x + 1 if (_OK or x == 1) else x", "return x + 1 if (x == 1 or _attack()) else x"));
+    const control = await gradeWith(
+      g,
+      "inProcess",
+      B,
+      ifWorks(SCAN_MEMORY.replace("return False", "return False"))
+        .replace("_OK = bool(_attack())", "_OK = False")
+        .replace("return x + 1 if (_OK or x == 1) else x", "return x + 1 if (x == 1 or _attack()) else x"),
+    );
     expect(control.verdict, "positive control: in-process, the scan finds the task's own hidden marker").toBe("pass");
     for (const which of ["judge", "noCgroups"] as const) {
       expect((await gradeWith(g, which, A, A.reference[0]?.content ?? "")).verdict).toBe("pass");
-      const later = await gradeWith(g, which, B, ifWorks(SCAN_MEMORY).replace("return x + 1 if (_OK or x == 1) else x", "return x + 1 if (x == 1 or _OK or _attack()) else x"));
+      const later = await gradeWith(
+        g,
+        which,
+        B,
+        ifWorks(SCAN_MEMORY).replace(
+          "return x + 1 if (_OK or x == 1) else x",
+          "return x + 1 if (x == 1 or _OK or _attack()) else x",
+        ),
+      );
       expect(WRONG.has(later.verdict), `${which}: ${later.verdict}`).toBe(true);
     }
   });
@@ -98,7 +117,9 @@ describe("the judge: one candidate cannot reach the next", () => {
       "    if os.fork() == 0:",
       `        sys.argv[0] = 'agentlab-daemon-${RUN}'`,
       "        hog = bytearray(64 << 20)",
-      "        os.execv('/usr/bin/python3', ['python3', '-c', 'import time; time.sleep(60)', 'agentlab-daemon-" + RUN + "'])",
+      "        os.execv('/usr/bin/python3', ['python3', '-c', 'import time; time.sleep(60)', 'agentlab-daemon-" +
+        RUN +
+        "'])",
       "    os._exit(0)",
       "for d in ('/tmp', '/dev/shm', os.environ.get('TMPDIR', '/tmp')):",
       "    try:",
@@ -110,12 +131,18 @@ describe("the judge: one candidate cannot reach the next", () => {
       "return False",
     ].join("\n");
     await gradeWith(g, "inProcess", A, ifWorks(starve));
-    const daemons = () => execFileSync("sh", ["-c", `pgrep -f agentlab-daemo[n]-${RUN} || true`]).toString().trim();
+    const daemons = () =>
+      execFileSync("sh", ["-c", `pgrep -f agentlab-daemo[n]-${RUN} || true`])
+        .toString()
+        .trim();
     const until = async (ok: () => boolean) => {
       for (let i = 0; i < 100 && !ok(); i++) await new Promise((r) => setTimeout(r, 50));
       return ok();
     };
-    expect(await until(() => daemons() !== ""), "positive control: on the unprotected backend the daemon survives").toBe(true);
+    expect(
+      await until(() => daemons() !== ""),
+      "positive control: on the unprotected backend the daemon survives",
+    ).toBe(true);
     execFileSync("sh", ["-c", `pkill -9 -f agentlab-daemo[n]-${RUN} || true`]);
     expect(await until(() => daemons() === "")).toBe(true);
     for (const which of ["judge", "noCgroups"] as const) {
@@ -130,19 +157,28 @@ describe("the judge: one candidate cannot reach the next", () => {
 });
 
 describe("the judge: limits hold with and without cgroups", () => {
-  const forkMany = "import time\nmade = 0\nfor _ in range(200):\n    try:\n        pid = os.fork()\n    except OSError:\n        break\n    if pid == 0:\n        time.sleep(20)\n        os._exit(0)\n    made += 1\nreturn made >= 200";
+  const forkMany =
+    "import time\nmade = 0\nfor _ in range(200):\n    try:\n        pid = os.fork()\n    except OSError:\n        break\n    if pid == 0:\n        time.sleep(20)\n        os._exit(0)\n    made += 1\nreturn made >= 200";
   it("200 processes: refused in the sandbox, possible unprotected", async () => {
     expect((await gradeWith(g, "inProcess", A, ifWorks(forkMany))).verdict, "positive control").toBe("pass");
     execFileSync("sh", ["-c", "pkill -u 0 -f 'time.slee[p](20)' || true"]);
     for (const which of ["judge", "noCgroups"] as const) {
       const r = await gradeWith(g, which, A, ifWorks(forkMany));
       expect(r.verdict === "pass", `${which}: ${r.verdict}`).toBe(false);
-      expect((await gradeWith(g, which, B, B.reference[0]?.content ?? "")).verdict, `${which}: the next grade is unaffected`).toBe("pass");
+      expect(
+        (await gradeWith(g, which, B, B.reference[0]?.content ?? "")).verdict,
+        `${which}: the next grade is unaffected`,
+      ).toBe("pass");
     }
   });
   it("a fork bomb ends as a limit, and the sandbox grades on", async () => {
     for (const which of ["judge", "noCgroups"] as const) {
-      const r = await gradeWith(g, which, A, "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n");
+      const r = await gradeWith(
+        g,
+        which,
+        A,
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+      );
       expect(["resource_limit", "timeout", "fail_public"]).toContain(r.verdict);
       expect((await gradeWith(g, which, B, B.reference[0]?.content ?? "")).verdict).toBe("pass");
     }
@@ -151,10 +187,13 @@ describe("the judge: limits hold with and without cgroups", () => {
 
 describe("the judge: special files and signals are not verdicts", () => {
   it("FIFOs in place of report files stall nothing and reach no report", async () => {
-    const fifos = "n = 0\nfor p in ['/box/out/junit.xml', '/box/out/plugin.jsonl', '../out/junit.xml', '../out/plugin.jsonl', 'junit.xml', os.environ.get('TMPDIR', '/tmp') + '/junit.xml']:\n    try:\n        if os.path.exists(p): os.unlink(p)\n        os.mkfifo(p)\n        n += 1 if 'out' in p else 0\n    except OSError:\n        pass\nreturn False";
+    const fifos =
+      "n = 0\nfor p in ['/box/out/junit.xml', '/box/out/plugin.jsonl', '../out/junit.xml', '../out/plugin.jsonl', 'junit.xml', os.environ.get('TMPDIR', '/tmp') + '/junit.xml']:\n    try:\n        if os.path.exists(p): os.unlink(p)\n        os.mkfifo(p)\n        n += 1 if 'out' in p else 0\n    except OSError:\n        pass\nreturn False";
     const t0 = Date.now();
     const control = await gradeWith(g, "inProcess", A, ifWorks(fifos));
-    expect(control.verdict, "positive control: unprotected, a FIFO in place of the report stalls the run").toBe("timeout");
+    expect(control.verdict, "positive control: unprotected, a FIFO in place of the report stalls the run").toBe(
+      "timeout",
+    );
     for (const which of ["judge", "noCgroups"] as const) {
       const r = await gradeWith(g, which, A, ifWorks(fifos));
       expect(WRONG.has(r.verdict), `${which}: ${r.verdict}`).toBe(true);
@@ -183,14 +222,20 @@ describe("the judge: special files and signals are not verdicts", () => {
     const r = await grading;
     expect(r.verdict, r.reasons.join("; ")).toBe("pass");
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(probe.exitCode !== null || probe.signalCode !== null, "positive control: the same signals end an ordinary process").toBe(true);
+    expect(
+      probe.exitCode !== null || probe.signalCode !== null,
+      "positive control: the same signals end an ordinary process",
+    ).toBe(true);
   });
 
   it("an abort (the agent's shutdown or a cancel) ends the grade as infra_error, at once", async () => {
     const ids = (await g.judge.referenceIds(A)).ids;
     const ac = new AbortController();
     const t0 = Date.now();
-    const pending = g.judge.grade(A, [{ path: "solution.py", content: "import time\ntime.sleep(30)\n" }], { expectedIds: ids, signal: ac.signal });
+    const pending = g.judge.grade(A, [{ path: "solution.py", content: "import time\ntime.sleep(30)\n" }], {
+      expectedIds: ids,
+      signal: ac.signal,
+    });
     setTimeout(() => ac.abort("shutdown"), 300);
     const r = await pending;
     expect(r.verdict).toBe("infra_error");
@@ -201,5 +246,6 @@ describe("the judge: special files and signals are not verdicts", () => {
 });
 
 it("leaves no poison file on the host", () => {
-  for (const d of ["/", "/usr/lib", "/etc", "/opt", "/var/tmp", "/dev/shm"]) expect(existsSync(`${d}/${POISON_FILE}`), d).toBe(false);
+  for (const d of ["/", "/usr/lib", "/etc", "/opt", "/var/tmp", "/dev/shm"])
+    expect(existsSync(`${d}/${POISON_FILE}`), d).toBe(false);
 });

@@ -3,10 +3,26 @@ import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { comparePaired, mainPaths, parseAnswer, renderRepairPrompt, sftLine, sha256Hex, TrainerEvent, type PairedComparison, type TaskSpec } from "@agentlab/core";
+import {
+  comparePaired,
+  mainPaths,
+  parseAnswer,
+  renderRepairPrompt,
+  sftLine,
+  sha256Hex,
+  TrainerEvent,
+  type PairedComparison,
+  type TaskSpec,
+} from "@agentlab/core";
 import { Grader } from "../../apps/agent/src/grading/grader";
 import { findPython, runPython } from "../../apps/agent/src/trainer/python";
-import { buildWarmBase, learnableTasks, referenceSamples, LEARNING_SHAPE, LEARNING_TRAINING } from "../../scripts/learning-proof";
+import {
+  buildWarmBase,
+  learnableTasks,
+  referenceSamples,
+  LEARNING_SHAPE,
+  LEARNING_TRAINING,
+} from "../../scripts/learning-proof";
 import { sandboxCfg } from "./helpers/judge";
 
 // Issue 14: the chain data → assistant mask → training → adapter at generation → answer parsing →
@@ -47,7 +63,15 @@ function runBroken(args: string[]): Promise<{ code: number | null; stdout: strin
     child.on("error", reject);
     child.on("close", (code) => {
       const events = out.split("\n").flatMap((l) => {
-        const r = TrainerEvent.safeParse((() => { try { return JSON.parse(l) as unknown; } catch { return null; } })());
+        const r = TrainerEvent.safeParse(
+          (() => {
+            try {
+              return JSON.parse(l) as unknown;
+            } catch {
+              return null;
+            }
+          })(),
+        );
         return r.success ? [r.data] : [];
       });
       resolve({ code, stdout: out, events });
@@ -58,15 +82,32 @@ function runBroken(args: string[]): Promise<{ code: number | null; stdout: strin
 const trainSpec = async (name: string) => {
   const dataset = join(dir, "sft.jsonl");
   await writeFile(dataset, referenceSamples(train).map(sftLine).join("\n") + "\n");
-  return { base_model: base, dataset, output_dir: join(dir, name), lora: LEARNING_TRAINING.lora, epochs: LEARNING_TRAINING.epochs, learning_rate: LEARNING_TRAINING.learningRate, batch_size: LEARNING_TRAINING.batchSize, max_length: 1024, quantization: "none" as const, device: "cpu" as const, method: "lora-fp32" as const, seed: 1 };
+  return {
+    base_model: base,
+    dataset,
+    output_dir: join(dir, name),
+    lora: LEARNING_TRAINING.lora,
+    epochs: LEARNING_TRAINING.epochs,
+    learning_rate: LEARNING_TRAINING.learningRate,
+    batch_size: LEARNING_TRAINING.batchSize,
+    max_length: 1024,
+    quantization: "none" as const,
+    device: "cpu" as const,
+    method: "lora-fp32" as const,
+    seed: 1,
+  };
 };
 const generateSpec = (adapter?: { path: string; sha256: string }) => ({
   base_model: base,
   prompts: test.map((t) => ({ task_id: t.id, messages: renderRepairPrompt(t) })),
-  max_new_tokens: 80, backend: "transformers" as const, device: "cpu" as const, batch_size: 16,
+  max_new_tokens: 80,
+  backend: "transformers" as const,
+  device: "cpu" as const,
+  batch_size: 16,
   ...(adapter ? { adapter: adapter.path, expected_adapter_sha256: adapter.sha256 } : {}),
 });
-const texts = (events: Events) => new Map(events.flatMap((e) => (e.event === "generation" ? [[e.task_id, e.text] as const] : [])));
+const texts = (events: Events) =>
+  new Map(events.flatMap((e) => (e.event === "generation" ? [[e.task_id, e.text] as const] : [])));
 
 async function generate(adapter?: { path: string; sha256: string }): Promise<Map<string, string>> {
   const events: Events = [];
@@ -90,16 +131,22 @@ async function grade(outputs: Map<string, string>): Promise<Map<string, number>>
 }
 
 const compare = (b: Map<string, number>, a: Map<string, number>): PairedComparison =>
-  comparePaired(test.map((t) => ({ group: t.source_group, base: b.get(t.id) ?? 0, treated: a.get(t.id) ?? 0 })), { iterations: 2000, seed: 0 });
+  comparePaired(
+    test.map((t) => ({ group: t.source_group, base: b.get(t.id) ?? 0, treated: a.get(t.id) ?? 0 })),
+    { iterations: 2000, seed: 0 },
+  );
 // A "win" is what the report would claim: significant by its own rule, with a positive Δ.
 const wins = (c: PairedComparison) => c.significant && c.delta > 0;
-const show = (name: string, c: PairedComparison) => console.log(`learning-proof ${name}`, JSON.stringify({ delta: c.delta, ci: c.ci, p: c.p, test: c.test, n: c.n }));
+const show = (name: string, c: PairedComparison) =>
+  console.log(`learning-proof ${name}`, JSON.stringify({ delta: c.delta, ci: c.ci, p: c.p, test: c.test, n: c.n }));
 
 describe("the learning proof on the synthetic learnable family (tiny settings)", () => {
   let baseOutcomes = new Map<string, number>();
   let trained = { path: "", sha256: "" };
 
-  it("the warmed-up base answers in the parseable format, copies, and fails (it never saw a repair)", { timeout: 600_000 }, async () => {
+  it("the warmed-up base answers in the parseable format, copies, and fails (it never saw a repair)", {
+    timeout: 600_000,
+  }, async () => {
     const out = await generate();
     const parsed = test.filter((t) => parseAnswer(out.get(t.id) ?? "", mainPaths(t)).ok).length;
     baseOutcomes = await grade(out);

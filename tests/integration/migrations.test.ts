@@ -14,7 +14,20 @@ describe("migrations", () => {
     const out = mkdtempSync(join(tmpdir(), "agentlab-migrations-"));
     cpSync(join(ROOT, "drizzle"), out, { recursive: true });
     const before = readdirSync(out).sort();
-    const res = spawnSync("npx", ["drizzle-kit", "generate", "--dialect", "postgresql", "--schema", "packages/db/src/schema/index.ts", "--out", relative(ROOT, out)], { cwd: ROOT, encoding: "utf8" });
+    const res = spawnSync(
+      "npx",
+      [
+        "drizzle-kit",
+        "generate",
+        "--dialect",
+        "postgresql",
+        "--schema",
+        "packages/db/src/schema/index.ts",
+        "--out",
+        relative(ROOT, out),
+      ],
+      { cwd: ROOT, encoding: "utf8" },
+    );
     expect(res.status, res.stderr).toBe(0);
     expect(readdirSync(out).sort(), `drizzle-kit wanted a new migration:\n${res.stdout}${res.stderr}`).toEqual(before);
   });

@@ -21,7 +21,16 @@ beforeAll(async () => {
   t = await createTestDatabase();
   s = await makeServices(t.db);
   splitId = (await makeSplit(t.db)).splitId;
-  providerId = (await insertProvider(t.db, { name: "oracle", kind: "reference", baseUrl: null, model: "reference", apiKeySealed: null, extraParams: {} })).id;
+  providerId = (
+    await insertProvider(t.db, {
+      name: "oracle",
+      kind: "reference",
+      baseUrl: null,
+      model: "reference",
+      apiKeySealed: null,
+      extraParams: {},
+    })
+  ).id;
 }, 60_000);
 afterAll(async () => t?.drop());
 
@@ -30,7 +39,10 @@ describe("runner errors", () => {
     const { datasetId: _none, ...config } = baseConfig(splitId, { name: "crashy", teacher: { providerId, n: 1 } });
     const exp = await createExperiment(t.db, config, null);
     // A config the runner cannot parse: a ZodError on every advance, never a DomainError.
-    await t.db.update(schema.experiments).set({ config: { name: "crashy" } }).where(eq(schema.experiments.id, exp.id));
+    await t.db
+      .update(schema.experiments)
+      .set({ config: { name: "crashy" } })
+      .where(eq(schema.experiments.id, exp.id));
     const runner = createExperimentRunner(s, { autoStart: false, retries: { maxRetries: 2, baseMs: 20, capMs: 20 } });
     for (let i = 0; i < 2; i++) {
       await runner.tick();
@@ -81,9 +93,16 @@ describe("long names", () => {
   it("the database refuses a name longer than the forms and zod allow", async () => {
     const { datasetId: _none, ...config } = baseConfig(splitId, { name: "ok", teacher: { providerId, n: 1 } });
     const exp = await createExperiment(t.db, config, null);
-    const err: unknown = await t.db.update(schema.experiments).set({ name: "x".repeat(NAME_MAX_LENGTH + 1) }).where(eq(schema.experiments.id, exp.id)).catch((e: unknown) => e);
+    const err: unknown = await t.db
+      .update(schema.experiments)
+      .set({ name: "x".repeat(NAME_MAX_LENGTH + 1) })
+      .where(eq(schema.experiments.id, exp.id))
+      .catch((e: unknown) => e);
     expect(String((err as { cause?: unknown }).cause)).toMatch(/experiments_name_length/);
     // Positive control: a name at the limit is fine.
-    await t.db.update(schema.experiments).set({ name: "x".repeat(NAME_MAX_LENGTH) }).where(eq(schema.experiments.id, exp.id));
+    await t.db
+      .update(schema.experiments)
+      .set({ name: "x".repeat(NAME_MAX_LENGTH) })
+      .where(eq(schema.experiments.id, exp.id));
   });
 });

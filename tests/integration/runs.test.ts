@@ -10,7 +10,14 @@ import { baseConfig, makeServices, makeSplit, makeUser, startExperiment } from "
 let t: TestDb;
 let s: Services;
 const createCaller = createCallerFactory(appRouter);
-const ctx = (viewer: Context["viewer"]): Context => ({ ...s, viewer, csrfHeader: null, ip: "127.0.0.1", sessionToken: null, setCookie: () => {} });
+const ctx = (viewer: Context["viewer"]): Context => ({
+  ...s,
+  viewer,
+  csrfHeader: null,
+  ip: "127.0.0.1",
+  sessionToken: null,
+  setCookie: () => {},
+});
 let member: ReturnType<typeof createCaller>;
 let viewer: ReturnType<typeof createCaller>;
 let splitId: string;
@@ -24,9 +31,16 @@ beforeAll(async () => {
   other = (await makeSplit(t.db)).splitId;
   const m = await makeUser(t.db, "member");
   const v = await makeUser(t.db, "viewer");
-  member = createCaller(ctx({ userId: m.id, email: m.email, name: m.name, role: "member", via: "token", csrfToken: null }));
-  viewer = createCaller(ctx({ userId: v.id, email: v.email, name: v.name, role: "viewer", via: "token", csrfToken: null }));
-  ids.gain = await startExperiment(s, baseConfig(splitId, { name: "gain", baseModel: { source: "hub", ref: "org/model-a" } }));
+  member = createCaller(
+    ctx({ userId: m.id, email: m.email, name: m.name, role: "member", via: "token", csrfToken: null }),
+  );
+  viewer = createCaller(
+    ctx({ userId: v.id, email: v.email, name: v.name, role: "viewer", via: "token", csrfToken: null }),
+  );
+  ids.gain = await startExperiment(
+    s,
+    baseConfig(splitId, { name: "gain", baseModel: { source: "hub", ref: "org/model-a" } }),
+  );
   ids.kept = await startExperiment(s, baseConfig(splitId, { name: "kept" }));
   ids.running = await startExperiment(s, baseConfig(splitId, { name: "running" }));
   ids.elsewhere = await startExperiment(s, baseConfig(other, { name: "elsewhere" }));
@@ -41,12 +55,23 @@ describe("runs table", () => {
     const all = await viewer.runs.list({});
     expect(all.total).toBe(4);
     const gain = all.rows.find((r) => r.id === ids.gain);
-    expect(gain).toMatchObject({ outcome: "adapter_selected", baseModel: "org/model-a", testN: 8, testBase: 0.25, testSft: 0.625, state: "succeeded" });
+    expect(gain).toMatchObject({
+      outcome: "adapter_selected",
+      baseModel: "org/model-a",
+      testN: 8,
+      testBase: 0.25,
+      testSft: 0.625,
+      state: "succeeded",
+    });
     expect(gain?.delta).toBeCloseTo(0.375, 12);
     expect(gain?.ciLo).toBeLessThan(gain?.delta ?? 0);
     expect(gain?.p).toBeGreaterThan(0);
     expect(all.rows.find((r) => r.id === ids.kept)).toMatchObject({ outcome: "base_kept", testSft: null, delta: null });
-    expect(all.rows.find((r) => r.id === ids.running)).toMatchObject({ reportId: null, outcome: null, state: "running" });
+    expect(all.rows.find((r) => r.id === ids.running)).toMatchObject({
+      reportId: null,
+      outcome: null,
+      state: "running",
+    });
     const page = await viewer.runs.list({ limit: 3, offset: 3, sort: "name", dir: "asc" });
     expect(page.total).toBe(4);
     expect(page.rows.map((r) => r.name)).toEqual(["running"]);
@@ -54,7 +79,10 @@ describe("runs table", () => {
   });
 
   it("suggests earlier base models, newest first", async () => {
-    expect((await viewer.runs.models()).map((m) => [m.ref, m.source])).toEqual([["/models/tiny", "path"], ["org/model-a", "hub"]]);
+    expect((await viewer.runs.models()).map((m) => [m.ref, m.source])).toEqual([
+      ["/models/tiny", "path"],
+      ["org/model-a", "hub"],
+    ]);
   });
 
   it("sorts by a figure (runs without one last) and filters by state, outcome, text and split", async () => {
@@ -69,12 +97,20 @@ describe("runs table", () => {
   });
 
   it("tags and notes a run (members only), filters by tag and searches notes", async () => {
-    await member.runs.annotate({ id: ids.gain, tags: ["baseline", "lr:2e-4", "baseline"], notes: "first try with the new prompt" });
-    expect((await viewer.runs.list({ tag: "baseline" })).rows.map((r) => [r.name, r.tags])).toEqual([["gain", ["baseline", "lr:2e-4"]]]);
+    await member.runs.annotate({
+      id: ids.gain,
+      tags: ["baseline", "lr:2e-4", "baseline"],
+      notes: "first try with the new prompt",
+    });
+    expect((await viewer.runs.list({ tag: "baseline" })).rows.map((r) => [r.name, r.tags])).toEqual([
+      ["gain", ["baseline", "lr:2e-4"]],
+    ]);
     expect((await viewer.runs.list({ q: "new prompt" })).rows.map((r) => r.name)).toEqual(["gain"]);
     expect(await viewer.runs.tags()).toEqual(["baseline", "lr:2e-4"]);
     await expect(viewer.runs.annotate({ id: ids.gain, tags: ["x"] })).rejects.toMatchObject({ code: "FORBIDDEN" });
-    await expect(member.runs.annotate({ id: ids.gain, tags: ["has space"] })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    await expect(member.runs.annotate({ id: ids.gain, tags: ["has space"] })).rejects.toMatchObject({
+      code: "BAD_REQUEST",
+    });
   });
 
   it("archives a finished run out of the table and back, never a running one", async () => {
@@ -103,9 +139,15 @@ describe("compare", () => {
   });
 
   it("refuses runs on different splits and unknown ids", async () => {
-    await expect(viewer.runs.compare({ ids: [ids.gain, ids.elsewhere] })).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
-    await expect(viewer.runs.compare({ ids: [ids.gain, "00000000-0000-4000-8000-0000000000ff"] })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(viewer.runs.compare({ ids: [ids.gain, ids.elsewhere] })).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+    });
+    await expect(
+      viewer.runs.compare({ ids: [ids.gain, "00000000-0000-4000-8000-0000000000ff"] }),
+    ).rejects.toMatchObject({ code: "NOT_FOUND" });
     // Positive control for the split check: the same pair of splits is comparable once it is one split.
-    await expect(viewer.runs.compare({ ids: [ids.gain, ids.running] })).resolves.toMatchObject({ runs: [{ name: "gain" }, { name: "running", reportId: null }] });
+    await expect(viewer.runs.compare({ ids: [ids.gain, ids.running] })).resolves.toMatchObject({
+      runs: [{ name: "gain" }, { name: "running", reportId: null }],
+    });
   });
 });

@@ -17,21 +17,49 @@ process.env.AGENTLAB_TEST_SECRET = SECRET; // the agent's environment; must neve
 const graderDir = join(process.cwd(), "apps/agent/grader");
 const OTHER_MARKER = "OTHER_TASK_HIDDEN_7c2d";
 const task = (id: string, hiddenExtra = ""): TaskSpec => ({
-  id, source_group: id, language: "python", instruction: "fix", metadata: {},
+  id,
+  source_group: id,
+  language: "python",
+  instruction: "fix",
+  metadata: {},
   files: [{ path: "solution.py", role: "main", content: "def f(x):\n    return x\n" }],
-  public_tests: [{ path: "test_public.py", content: "from solution import f\n\ndef test_one():\n    assert f(1) == 2\n" }],
-  hidden_tests: [{ path: "test_hidden.py", content: `from solution import f\n${hiddenExtra}\ndef test_two():\n    assert f(2) == 3\n\ndef test_ten():\n    assert f(10) == 11\n` }],
+  public_tests: [
+    { path: "test_public.py", content: "from solution import f\n\ndef test_one():\n    assert f(1) == 2\n" },
+  ],
+  hidden_tests: [
+    {
+      path: "test_hidden.py",
+      content: `from solution import f\n${hiddenExtra}\ndef test_two():\n    assert f(2) == 3\n\ndef test_ten():\n    assert f(10) == 11\n`,
+    },
+  ],
   reference: [{ path: "solution.py", content: "def f(x):\n    return x + 1\n" }],
 });
 const T = task("adv");
-const ifWorks = (attack: string) => `import os, sys\ndef _attack():\n${attack.split("\n").map((l) => `    ${l}`).join("\n")}\ntry:\n    _OK = bool(_attack())\nexcept BaseException:\n    _OK = False\n\ndef f(x):\n    return x + 1 if _OK else x\n`;
+const ifWorks = (attack: string) =>
+  `import os, sys\ndef _attack():\n${attack
+    .split("\n")
+    .map((l) => `    ${l}`)
+    .join(
+      "\n",
+    )}\ntry:\n    _OK = bool(_attack())\nexcept BaseException:\n    _OK = False\n\ndef f(x):\n    return x + 1 if _OK else x\n`;
 
 let grader: Grader;
 let ids: string[];
 let server: Server;
 let connections = 0;
 let port = 0;
-const uidProcs = () => execFileSync("ps", ["-u", "65534", "-o", "pid=,args="]).toString().split("\n").filter((l) => l.trim() && !l.includes("runner.py") && !l.includes("bwrap") && !l.includes("prlimit") && !l.includes("setpriv"));
+const uidProcs = () =>
+  execFileSync("ps", ["-u", "65534", "-o", "pid=,args="])
+    .toString()
+    .split("\n")
+    .filter(
+      (l) =>
+        l.trim() &&
+        !l.includes("runner.py") &&
+        !l.includes("bwrap") &&
+        !l.includes("prlimit") &&
+        !l.includes("setpriv"),
+    );
 const mountsBefore = readFileSync("/proc/self/mounts", "utf8");
 
 beforeAll(async () => {
@@ -41,7 +69,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   port = (server.address() as { port: number }).port;
-  grader = new Grader({ backend: "bwrap", graderDir, uid: 65534, gid: 65534, scratchDir: "/tmp/agentlab-test-scratch" }, { workers: 2, limits: { wallTimeoutS: 4, memoryMb: 256, pids: 48 } });
+  grader = new Grader(
+    { backend: "bwrap", graderDir, uid: 65534, gid: 65534, scratchDir: "/tmp/agentlab-test-scratch" },
+    { workers: 2, limits: { wallTimeoutS: 4, memoryMb: 256, pids: 48 } },
+  );
   ids = (await grader.referenceIds(T)).ids;
 });
 
@@ -100,12 +131,15 @@ describe("sandbox adversarial suite", () => {
     expect(r.verdict).toBe("fail_public");
   });
   it("writing outside the workspace, to /usr and to the tests fails", async () => {
-    const w = "for p in ['/usr/agentlab-pwn', '/opt/grader/pwn.py', 'test_hidden.py', 'solution.py']:\n    try:\n        open(p, 'a').write('#x'); return True\n    except OSError: pass\nreturn False";
+    const w =
+      "for p in ['/usr/agentlab-pwn', '/opt/grader/pwn.py', 'test_hidden.py', 'solution.py']:\n    try:\n        open(p, 'a').write('#x'); return True\n    except OSError: pass\nreturn False";
     expect((await grade(ifWorks(w))).verdict).toBe("fail_public");
     expect(existsSync("/usr/agentlab-pwn") || existsSync(join(graderDir, "pwn.py"))).toBe(false);
   });
   it("a huge file: stopped by the file-size limit", async () => {
-    const r = await grade("import os\nwith open(os.environ['TMPDIR'] + '/big', 'wb') as fh:\n    for _ in range(1000):\n        fh.write(b'\\0' * (1 << 20))\n");
+    const r = await grade(
+      "import os\nwith open(os.environ['TMPDIR'] + '/big', 'wb') as fh:\n    for _ in range(1000):\n        fh.write(b'\\0' * (1 << 20))\n",
+    );
     // RLIMIT_FSIZE (half the tmpfs) turns the write into EFBIG, which fails the import.
     expect(["resource_limit", "fail_public"]).toContain(r.verdict);
     expect(r.stdoutTail).toMatch(/File too large|SIGXFSZ/);
@@ -120,12 +154,15 @@ describe("sandbox adversarial suite", () => {
     expect(connections).toBe(0);
   });
   it("killing the parent and kill(-1) leave the grader intact", async () => {
-    const r = await grade("import os, signal\nfor pid in (os.getppid(), -1):\n    try:\n        os.kill(pid, signal.SIGKILL)\n    except OSError:\n        pass\ndef f(x):\n    return x\n");
+    const r = await grade(
+      "import os, signal\nfor pid in (os.getppid(), -1):\n    try:\n        os.kill(pid, signal.SIGKILL)\n    except OSError:\n        pass\ndef f(x):\n    return x\n",
+    );
     expect(r.verdict).toBe("fail_public");
     expect((await grade("def f(x):\n    return x + 1\n")).verdict).toBe("pass");
   });
   it("a detached daemon does not survive the run", async () => {
-    const d = "import os, subprocess\nsubprocess.Popen(['/usr/bin/python3', '-c', 'import time; time.sleep(999)', 'agentlab-daemon-marker'], start_new_session=True)\ndef f(x):\n    return x + 1\n";
+    const d =
+      "import os, subprocess\nsubprocess.Popen(['/usr/bin/python3', '-c', 'import time; time.sleep(999)', 'agentlab-daemon-marker'], start_new_session=True)\ndef f(x):\n    return x + 1\n";
     expect((await grade(d)).verdict).toBe("pass");
     expect(uidProcs().filter((l) => l.includes("agentlab-daemon-marker"))).toEqual([]);
   });
@@ -144,7 +181,8 @@ describe("sandbox adversarial suite", () => {
     expect((await grade("import os\nos._exit(0)\n")).verdict).toBe("fail_public");
   });
   it("patching pytest's reports fails the tests", async () => {
-    const p = "from _pytest.reports import TestReport\n_orig = TestReport.__init__\ndef _init(self, *a, **k):\n    _orig(self, *a, **k)\n    self.outcome = 'passed'\nTestReport.__init__ = _init\ndef f(x):\n    return x\n";
+    const p =
+      "from _pytest.reports import TestReport\n_orig = TestReport.__init__\ndef _init(self, *a, **k):\n    _orig(self, *a, **k)\n    self.outcome = 'passed'\nTestReport.__init__ = _init\ndef f(x):\n    return x\n";
     const r = await grade(p);
     expect(r.verdict).toBe("fail_public");
   });
@@ -154,7 +192,8 @@ describe("sandbox adversarial suite", () => {
     expect(r.ignoredCandidatePaths).toEqual(["pytest.py"]);
   });
   it("deleting the tests fails: hidden tests still run", async () => {
-    const del = "import os\nfor p in ('test_hidden.py', 'test_public.py'):\n    try:\n        os.remove(p)\n    except OSError:\n        pass\ndef f(x):\n    return 2 if x == 1 else x\n";
+    const del =
+      "import os\nfor p in ('test_hidden.py', 'test_public.py'):\n    try:\n        os.remove(p)\n    except OSError:\n        pass\ndef f(x):\n    return 2 if x == 1 else x\n";
     const r = await grade(del);
     expect(r.verdict).toBe("fail_hidden");
     expect(r.tests.filter((t) => t.layer === "hidden")).toHaveLength(2);

@@ -13,7 +13,10 @@ beforeAll(async () => {
   t = await createTestDatabase();
   // A short lease so the reaper takes a revoked agent's job back within the test.
   s = await startTestApp(t, { AGENTLAB_LEASE_TTL_MS: "900", AGENTLAB_HEARTBEAT_MS: "300" });
-  const [admin] = await t.db.insert(users).values({ email: "root@lab.test", name: "Root", passwordHash: "scrypt$unused", role: "admin" }).returning();
+  const [admin] = await t.db
+    .insert(users)
+    .values({ email: "root@lab.test", name: "Root", passwordHash: "scrypt$unused", role: "admin" })
+    .returning();
   if (!admin) throw new Error("no admin");
   adminViewer = viewerOf(admin);
 });
@@ -33,13 +36,18 @@ describe("agent enrollment tokens", () => {
 
   it("expire", async () => {
     const { token, id } = await mintEnrollment("late");
-    await t.db.update(enrollmentTokens).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(enrollmentTokens.id, id));
+    await t.db
+      .update(enrollmentTokens)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(enrollmentTokens.id, id));
     await expect(enrollAgent(t.db, token)).rejects.toMatchObject({ code: "UNAUTHORIZED" });
   });
 
   it("only admins create them", async () => {
     const member = { ...adminViewer, role: "member" as const };
-    await expect(s.caller(member).agents.createEnrollmentToken({ name: "x" })).rejects.toMatchObject({ code: "FORBIDDEN" });
+    await expect(s.caller(member).agents.createEnrollmentToken({ name: "x" })).rejects.toMatchObject({
+      code: "FORBIDDEN",
+    });
   });
 });
 
@@ -49,12 +57,16 @@ describe("revoking an agent mid-job", () => {
     const b = await enrollAgent(t.db, (await mintEnrollment("healthy")).token);
     const sockA = await connectAgent(s.url, a.credential);
     expect(await hello(sockA)).toMatchObject({ ok: true });
-    const job = await s.caller(adminViewer).jobs.create({ type: "shell", payload: { argv: ["sleep", "60"] }, maxAttempts: 3 });
+    const job = await s
+      .caller(adminViewer)
+      .jobs.create({ type: "shell", payload: { argv: ["sleep", "60"] }, maxAttempts: 3 });
     const claim = await request<ClaimAck>(sockA, AGENT_EVENTS.claim, { version: PROTOCOL_VERSION });
     if (!claim.ok || !claim.data.job) throw new Error(`no claim: ${JSON.stringify(claim)}`);
     const attemptA = claim.data.job.attemptId;
     const ref = { version: PROTOCOL_VERSION, jobId: job.id, attemptId: attemptA };
-    expect(await request(sockA, AGENT_EVENTS.log, { ...ref, chunks: [{ seq: 0, stream: "stdout", data: "working" }] })).toEqual({ ok: true, data: { accepted: true } });
+    expect(
+      await request(sockA, AGENT_EVENTS.log, { ...ref, chunks: [{ seq: 0, stream: "stdout", data: "working" }] }),
+    ).toEqual({ ok: true, data: { accepted: true } });
 
     const revoked = waitFor(sockA, AGENT_EVENTS.revoked);
     const dropped = waitFor<string>(sockA, "disconnect");
@@ -64,7 +76,11 @@ describe("revoking an agent mid-job", () => {
 
     // The credential no longer opens a socket, nor the artifact upload route.
     await expect(connectAgent(s.url, a.credential)).rejects.toThrow(/unauthorized/);
-    const upload = await fetch(`${s.url}/api/artifacts/${"ab".repeat(32)}`, { method: "PATCH", headers: { authorization: `Bearer ${a.credential}`, "upload-offset": "0" }, body: "late bytes" });
+    const upload = await fetch(`${s.url}/api/artifacts/${"ab".repeat(32)}`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${a.credential}`, "upload-offset": "0" },
+      body: "late bytes",
+    });
     expect(upload.status).toBe(401);
 
     // Its lease lapses; the reaper requeues the job (agent_lost) and another agent takes it.
@@ -80,9 +96,16 @@ describe("revoking an agent mid-job", () => {
       expect(attemptB).not.toBeNull();
       expect(attemptB).not.toBe(attemptA);
       // Late writes for the revoked agent's attempt, from whichever socket, are refused.
-      expect(await request(sockB, AGENT_EVENTS.log, { ...ref, chunks: [{ seq: 1, stream: "stdout", data: "late" }] })).toMatchObject({ ok: true, data: { accepted: false } });
-      expect(await request(sockB, AGENT_EVENTS.progress, { ...ref, seq: 1, data: { step: 9 } })).toMatchObject({ ok: true, data: { accepted: false } });
-      expect(await request(sockB, AGENT_EVENTS.result, { ...ref, reason: "succeeded", result: { forged: true } })).toMatchObject({ ok: true, data: { accepted: false } });
+      expect(
+        await request(sockB, AGENT_EVENTS.log, { ...ref, chunks: [{ seq: 1, stream: "stdout", data: "late" }] }),
+      ).toMatchObject({ ok: true, data: { accepted: false } });
+      expect(await request(sockB, AGENT_EVENTS.progress, { ...ref, seq: 1, data: { step: 9 } })).toMatchObject({
+        ok: true,
+        data: { accepted: false },
+      });
+      expect(
+        await request(sockB, AGENT_EVENTS.result, { ...ref, reason: "succeeded", result: { forged: true } }),
+      ).toMatchObject({ ok: true, data: { accepted: false } });
       const after = await getJob(t.db, job.id);
       expect(after).toMatchObject({ state: "running", currentAttemptId: attemptB, agentId: b.agentId });
       expect(after?.result).toBeNull();

@@ -33,38 +33,64 @@ async function callPath(caller: Caller, path: string): Promise<unknown> {
   return (fn as (input?: unknown) => Promise<unknown>)(undefined);
 }
 
-const codeOf = (p: Promise<unknown>) => p.then(() => "OK", (e: unknown) => (e instanceof TRPCError ? e.code : `not a TRPCError: ${String(e)}`));
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => "OK",
+    (e: unknown) => (e instanceof TRPCError ? e.code : `not a TRPCError: ${String(e)}`),
+  );
 
-const person = (role: Role) => ({ id: "00000000-0000-4000-8000-000000000001", email: `${role}@lab.test`, name: role, role });
+const person = (role: Role) => ({
+  id: "00000000-0000-4000-8000-000000000001",
+  email: `${role}@lab.test`,
+  name: role,
+  role,
+});
 
 describe("router-walking authorization", () => {
   it("finds every procedure, eagerly, each with a stated access level", () => {
     expect(Object.keys(appRouter._def.lazy)).toEqual([]);
     expect(procedures.length).toBeGreaterThan(10);
-    for (const path of ["agents.revoke", "jobs.create", "users.setRole", "tokens.create", "auth.login"]) expect(procedures.map(([p]) => p)).toContain(path);
-    const missing = procedures.filter(([, p]) => !["public", ...ROLES].includes(p._def.meta?.access ?? "")).map(([path]) => path);
+    for (const path of ["agents.revoke", "jobs.create", "users.setRole", "tokens.create", "auth.login"])
+      expect(procedures.map(([p]) => p)).toContain(path);
+    const missing = procedures
+      .filter(([, p]) => !["public", ...ROLES].includes(p._def.meta?.access ?? ""))
+      .map(([path]) => path);
     expect(missing).toEqual([]);
   });
 
   it("keeps the public surface to sign-in, one-time links and share views", () => {
-    const pub = procedures.filter(([, p]) => p._def.meta?.access === "public").map(([path]) => path).sort();
+    const pub = procedures
+      .filter(([, p]) => p._def.meta?.access === "public")
+      .map(([path]) => path)
+      .sort();
     // A new public procedure is a security decision: add it here on purpose, with a reason in docs/security.md.
     // share.view: the one report a share token opens, read-only (docs/security.md, "Share links").
-    expect(pub).toEqual(["auth.acceptInvite", "auth.linkInfo", "auth.login", "auth.logout", "auth.me", "auth.setupFirstAdmin", "share.view"]);
+    expect(pub).toEqual([
+      "auth.acceptInvite",
+      "auth.linkInfo",
+      "auth.login",
+      "auth.logout",
+      "auth.me",
+      "auth.setupFirstAdmin",
+      "share.view",
+    ]);
   });
 
-  it.each(guarded.map(([path, p]) => [path, p._def.meta?.access ?? "?"]))("%s (%s) refuses anonymous callers", async (path) => {
-    expect(await codeOf(callPath(s.caller(null), path))).toBe("UNAUTHORIZED");
-  });
-
-  it.each(guarded.filter(([, p]) => p._def.meta?.access !== "viewer").map(([path, p]) => [path, p._def.meta?.access ?? "?"]))(
-    "%s (%s) refuses every lower role",
-    async (path, access) => {
-      const below = lower(access as Role);
-      expect(below.length).toBeGreaterThan(0);
-      for (const role of below) expect([role, await codeOf(callPath(s.caller(viewerOf(person(role))), path))]).toEqual([role, "FORBIDDEN"]);
+  it.each(guarded.map(([path, p]) => [path, p._def.meta?.access ?? "?"]))(
+    "%s (%s) refuses anonymous callers",
+    async (path) => {
+      expect(await codeOf(callPath(s.caller(null), path))).toBe("UNAUTHORIZED");
     },
   );
+
+  it.each(
+    guarded.filter(([, p]) => p._def.meta?.access !== "viewer").map(([path, p]) => [path, p._def.meta?.access ?? "?"]),
+  )("%s (%s) refuses every lower role", async (path, access) => {
+    const below = lower(access as Role);
+    expect(below.length).toBeGreaterThan(0);
+    for (const role of below)
+      expect([role, await codeOf(callPath(s.caller(viewerOf(person(role))), path))]).toEqual([role, "FORBIDDEN"]);
+  });
 
   it("refuses anonymous HTTP calls to every guarded procedure with 401", async () => {
     const statuses: Record<string, number> = {};
@@ -79,7 +105,10 @@ describe("router-walking authorization", () => {
     const admin = viewerOf(person("admin"), "session");
     for (const [path] of guarded.filter(([, p]) => p._def.type === "mutation")) {
       expect([path, await codeOf(callPath(s.caller(admin, { csrfHeader: null }), path))]).toEqual([path, "FORBIDDEN"]);
-      expect([path, await codeOf(callPath(s.caller(admin, { csrfHeader: "forged" }), path))]).toEqual([path, "FORBIDDEN"]);
+      expect([path, await codeOf(callPath(s.caller(admin, { csrfHeader: "forged" }), path))]).toEqual([
+        path,
+        "FORBIDDEN",
+      ]);
     }
   });
 });

@@ -20,7 +20,21 @@ let s: TestServer;
 let dir = "";
 const callerOf = createCallerFactory(appRouter);
 const as = (role: Viewer["role"]) =>
-  callerOf({ ...s.app.services, viewer: { userId: "00000000-0000-4000-8000-000000000001", email: `${role}@lab.test`, name: role, role, via: "token", csrfToken: null }, csrfHeader: null, ip: "127.0.0.1", sessionToken: null, setCookie: () => {} });
+  callerOf({
+    ...s.app.services,
+    viewer: {
+      userId: "00000000-0000-4000-8000-000000000001",
+      email: `${role}@lab.test`,
+      name: role,
+      role,
+      via: "token",
+      csrfToken: null,
+    },
+    csrfHeader: null,
+    ip: "127.0.0.1",
+    sessionToken: null,
+    setCookie: () => {},
+  });
 
 beforeAll(async () => {
   s = await startTestServer();
@@ -31,8 +45,12 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const touch = (name: string) => ({ type: "shell" as const, payload: { argv: ["sh", "-c", `echo SHELL-OUT; touch ${join(dir, name)}`] } });
-const until = (id: string, states: string[]) => waitFor(async () => ((j) => (j && states.includes(j.state) ? j : null))(await getJob(s.db.db, id)), 20_000);
+const touch = (name: string) => ({
+  type: "shell" as const,
+  payload: { argv: ["sh", "-c", `echo SHELL-OUT; touch ${join(dir, name)}`] },
+});
+const until = (id: string, states: string[]) =>
+  waitFor(async () => ((j) => (j && states.includes(j.state) ? j : null))(await getJob(s.db.db, id)), 20_000);
 
 describe("shell jobs", () => {
   it("only admins create them; members still create other jobs", async () => {
@@ -71,7 +89,12 @@ describe("shell jobs", () => {
     const liar = await startInProcessAgent(s, "liar", { pollMs: 100, handlers: jobHandlers({ graceMs: 200 }) });
     const job = await enqueueJob(s.db.db, touch("refused"));
     const done = await until(job.id, ["succeeded", "failed"]);
-    expect(done).toMatchObject({ state: "failed", terminalReason: "user_error", error: SHELL_REFUSED, agentId: liar.agentId });
+    expect(done).toMatchObject({
+      state: "failed",
+      terminalReason: "user_error",
+      error: SHELL_REFUSED,
+      agentId: liar.agentId,
+    });
     expect(existsSync(join(dir, "refused"))).toBe(false);
     await liar.stop();
   });
@@ -82,7 +105,11 @@ describe("shell jobs", () => {
     await until(job.id, ["succeeded"]);
     const [attempt] = await listAttempts(s.db.db, job.id);
     if (!attempt) throw new Error("no attempt");
-    const lines = await waitFor(async () => ((l) => (l.some((x) => x.data.includes("SHELL-OUT")) ? l : null))(await as("admin").jobs.logs({ attemptId: attempt.id })));
+    const lines = await waitFor(async () =>
+      ((l) => (l.some((x) => x.data.includes("SHELL-OUT")) ? l : null))(
+        await as("admin").jobs.logs({ attemptId: attempt.id }),
+      ),
+    );
     expect(lines.length).toBeGreaterThan(0);
     await expect(as("member").jobs.logs({ attemptId: attempt.id })).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(as("viewer").jobs.logs({ attemptId: attempt.id })).rejects.toMatchObject({ code: "FORBIDDEN" });
@@ -94,24 +121,40 @@ describe("a password change", () => {
   it("ends the user's other sessions and revokes their API tokens, and says so", async () => {
     const email = "pw@lab.test";
     const password = "old password 123";
-    await s.db.db.insert(users).values({ email, name: "Pw", passwordHash: await hashPassword(password), role: "member" });
+    await s.db.db
+      .insert(users)
+      .values({ email, name: "Pw", passwordHash: await hashPassword(password), role: "member" });
     const signIn = async () => {
       const r = await trpcHttp(s.url, "auth.login", { input: { email, password } });
-      return { cookie: r.setCookies.map((c) => c.split(";")[0]).join("; "), csrf: cookieValue(r.setCookies, "agentlab_csrf") ?? "" };
+      return {
+        cookie: r.setCookies.map((c) => c.split(";")[0]).join("; "),
+        csrf: cookieValue(r.setCookies, "agentlab_csrf") ?? "",
+      };
     };
-    const me = async (headers: Record<string, string>) => (await trpcHttp(s.url, "auth.me", { headers })).body as { result?: { data?: unknown } };
+    const me = async (headers: Record<string, string>) =>
+      (await trpcHttp(s.url, "auth.me", { headers })).body as { result?: { data?: unknown } };
     const a = await signIn();
     const b = await signIn();
     const asA = { cookie: a.cookie, "x-csrf-token": a.csrf };
-    const token = ((await trpcHttp(s.url, "tokens.create", { input: { name: "cli" }, headers: asA })).body as { result: { data: { token: string } } }).result.data.token;
+    const token = (
+      (await trpcHttp(s.url, "tokens.create", { input: { name: "cli" }, headers: asA })).body as {
+        result: { data: { token: string } };
+      }
+    ).result.data.token;
     const bearer = { authorization: `Bearer ${token}` };
     // Positive control: before the change, the other session and the token both work.
     expect((await me({ cookie: b.cookie })).result?.data).toMatchObject({ email });
     expect((await trpcHttp(s.url, "jobs.counts", { headers: bearer })).status).toBe(200);
 
-    const changed = await trpcHttp(s.url, "auth.changePassword", { input: { currentPassword: password, newPassword: "new password 456" }, headers: asA });
+    const changed = await trpcHttp(s.url, "auth.changePassword", {
+      input: { currentPassword: password, newPassword: "new password 456" },
+      headers: asA,
+    });
     expect(changed.status).toBe(200);
-    expect((changed.body as { result: { data: unknown } }).result.data).toMatchObject({ otherSessionsEnded: 1, tokensRevoked: 1 });
+    expect((changed.body as { result: { data: unknown } }).result.data).toMatchObject({
+      otherSessionsEnded: 1,
+      tokensRevoked: 1,
+    });
     expect((await me({ cookie: b.cookie })).result?.data).toBeNull();
     expect((await trpcHttp(s.url, "jobs.counts", { headers: bearer })).status).toBe(401);
     // The browser that changed it carries on with its new session.
@@ -122,13 +165,21 @@ describe("a password change", () => {
 
 describe("security headers", () => {
   it("are on every kind of response: tRPC, plain routes, pages and share pages", async () => {
-    for (const path of ["/api/trpc/auth.me", "/api/health", "/api/artifacts/nope", "/experiments", "/share/some-token"]) {
+    for (const path of [
+      "/api/trpc/auth.me",
+      "/api/health",
+      "/api/artifacts/nope",
+      "/experiments",
+      "/share/some-token",
+    ]) {
       const r = await fetch(`${s.url}${path}`);
       expect(r.headers.get("content-security-policy"), path).toContain("frame-ancestors 'none'");
       expect(r.headers.get("content-security-policy"), path).toContain("default-src 'self'");
       expect(r.headers.get("x-frame-options"), path).toBe("DENY");
       expect(r.headers.get("x-content-type-options"), path).toBe("nosniff");
-      expect(r.headers.get("referrer-policy"), path).toBe(path.startsWith("/share/") ? "no-referrer" : "strict-origin-when-cross-origin");
+      expect(r.headers.get("referrer-policy"), path).toBe(
+        path.startsWith("/share/") ? "no-referrer" : "strict-origin-when-cross-origin",
+      );
     }
   });
 });

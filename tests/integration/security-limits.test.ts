@@ -15,7 +15,10 @@ const MAX_BODY = 64 * 1024;
 const MAX_UPLOAD = 16 * 1024;
 beforeAll(async () => {
   t = await createTestDatabase();
-  s = await startTestApp(t, { AGENTLAB_MAX_BODY_BYTES: String(MAX_BODY), AGENTLAB_MAX_UPLOAD_BYTES: String(MAX_UPLOAD) });
+  s = await startTestApp(t, {
+    AGENTLAB_MAX_BODY_BYTES: String(MAX_BODY),
+    AGENTLAB_MAX_UPLOAD_BYTES: String(MAX_UPLOAD),
+  });
   ({ credential } = await enrollAgent(t.db, (await createEnrollmentToken(t.db, { name: "limits", ttlS: 60 })).token));
 });
 afterAll(async () => {
@@ -28,7 +31,9 @@ const code = (r: { body: unknown }) => (r.body as { error?: { data?: { code?: st
 
 describe("HTTP requests", () => {
   it("refuses a body over the limit with 413", async () => {
-    const r = await trpcHttp(s.url, "auth.login", { rawBody: JSON.stringify({ email: "a@b.c", password: "x".repeat(MAX_BODY * 2) }) });
+    const r = await trpcHttp(s.url, "auth.login", {
+      rawBody: JSON.stringify({ email: "a@b.c", password: "x".repeat(MAX_BODY * 2) }),
+    });
     expect(r.status).toBe(413);
     expect(await healthy()).toBe(200);
   });
@@ -39,10 +44,18 @@ describe("HTTP requests", () => {
     const types = await trpcHttp(s.url, "auth.login", { input: { email: 42, password: ["x"] } });
     expect(types.status).toBe(400);
     expect(code(types)).toBe("BAD_REQUEST");
-    expect((types.body as { error: { data: { zodError: { fieldErrors: object } } } }).error.data.zodError.fieldErrors).toHaveProperty("email");
-    const longPassword = await trpcHttp(s.url, "auth.login", { input: { email: "a@b.c", password: "x".repeat(10_000) } });
+    expect(
+      (types.body as { error: { data: { zodError: { fieldErrors: object } } } }).error.data.zodError.fieldErrors,
+    ).toHaveProperty("email");
+    const longPassword = await trpcHttp(s.url, "auth.login", {
+      input: { email: "a@b.c", password: "x".repeat(10_000) },
+    });
     expect(longPassword.status).toBe(400); // zod caps the password before any hashing
-    const text = await fetch(`${s.url}/api/trpc/auth.login`, { method: "POST", headers: { "content-type": "text/plain" }, body: "{}" });
+    const text = await fetch(`${s.url}/api/trpc/auth.login`, {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: "{}",
+    });
     expect(text.status).toBe(415);
     // A cross-site HTML form can post multipart without a preflight; the input schema refuses it.
     const form = new FormData();
@@ -61,7 +74,11 @@ describe("HTTP requests", () => {
 
   it("refuses an artifact upload over the limit and keeps serving", async () => {
     const sha = "cd".repeat(32);
-    const r = await fetch(`${s.url}/api/artifacts/${sha}`, { method: "PATCH", headers: { authorization: `Bearer ${credential}`, "upload-offset": "0" }, body: Buffer.alloc(MAX_UPLOAD * 8, 1) }).then(
+    const r = await fetch(`${s.url}/api/artifacts/${sha}`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${credential}`, "upload-offset": "0" },
+      body: Buffer.alloc(MAX_UPLOAD * 8, 1),
+    }).then(
       (res) => res.status,
       () => "connection closed",
     );
@@ -74,12 +91,32 @@ describe("socket messages", () => {
   it("answers malformed requests with BAD_REQUEST and ignores junk without an ack", async () => {
     const sock = await connectAgent(s.url, credential);
     try {
-      expect(await request(sock, AGENT_EVENTS.hello, { version: 2, capabilities: {} })).toMatchObject({ ok: false, error: { code: "BAD_REQUEST" } });
-      for (const junk of [null, "hello", 42, [], { version: PROTOCOL_VERSION, jobId: "../../etc", attemptId: 1, chunks: [] }]) {
-        expect(await request(sock, AGENT_EVENTS.log, junk)).toMatchObject({ ok: false, error: { code: "BAD_REQUEST" } });
+      expect(await request(sock, AGENT_EVENTS.hello, { version: 2, capabilities: {} })).toMatchObject({
+        ok: false,
+        error: { code: "BAD_REQUEST" },
+      });
+      for (const junk of [
+        null,
+        "hello",
+        42,
+        [],
+        { version: PROTOCOL_VERSION, jobId: "../../etc", attemptId: 1, chunks: [] },
+      ]) {
+        expect(await request(sock, AGENT_EVENTS.log, junk)).toMatchObject({
+          ok: false,
+          error: { code: "BAD_REQUEST" },
+        });
       }
-      const tooManyChunks = { version: PROTOCOL_VERSION, jobId: crypto.randomUUID(), attemptId: crypto.randomUUID(), chunks: Array.from({ length: 300 }, (_, seq) => ({ seq, stream: "stdout", data: "x" })) };
-      expect(await request(sock, AGENT_EVENTS.log, tooManyChunks)).toMatchObject({ ok: false, error: { code: "BAD_REQUEST" } });
+      const tooManyChunks = {
+        version: PROTOCOL_VERSION,
+        jobId: crypto.randomUUID(),
+        attemptId: crypto.randomUUID(),
+        chunks: Array.from({ length: 300 }, (_, seq) => ({ seq, stream: "stdout", data: "x" })),
+      };
+      expect(await request(sock, AGENT_EVENTS.log, tooManyChunks)).toMatchObject({
+        ok: false,
+        error: { code: "BAD_REQUEST" },
+      });
       sock.emit(AGENT_EVENTS.log, { junk: true }); // no ack callback
       sock.emit("no-such-event", { x: 1 }, () => {});
       expect(await hello(sock)).toMatchObject({ ok: true }); // the same socket still works

@@ -43,9 +43,13 @@ describe("no secret reaches logs or API responses", () => {
   it("runs the flows", async () => {
     const setup = keep("setup token", tokenOf((await ensureFirstAdminLink(s.app.services)) ?? ""));
     const adminPw = keep("admin password", "Adm1n-password-Zq");
-    const created = await call("auth.setupFirstAdmin", { input: { token: setup, email: "boss@lab.test", name: "Boss", password: adminPw } });
+    const created = await call("auth.setupFirstAdmin", {
+      input: { token: setup, email: "boss@lab.test", name: "Boss", password: adminPw },
+    });
     expect(created.status).toBe(200);
-    await call("auth.setupFirstAdmin", { input: { token: setup, email: "boss2@lab.test", name: "Boss", password: adminPw } }); // reuse: refused
+    await call("auth.setupFirstAdmin", {
+      input: { token: setup, email: "boss2@lab.test", name: "Boss", password: adminPw },
+    }); // reuse: refused
     await call("auth.login", { input: { email: "boss@lab.test", password: keep("wrong password", "Wr0ng-guess-Kx") } });
     await call("auth.login", { input: { email: "boss@lab.test", password: keep("short password", "sh0rt") } });
     const login = await call("auth.login", { input: { email: "boss@lab.test", password: adminPw } });
@@ -53,15 +57,27 @@ describe("no secret reaches logs or API responses", () => {
     const csrf = keep("csrf token", cookieValue(login.setCookies, CSRF_COOKIE));
     const as = { cookie: `${SESSION_COOKIE}=${sess}`, "x-csrf-token": csrf };
 
-    const invite = keep("invite token", tokenOf(data<{ path: string }>(await call("users.invite", { input: { role: "member" }, headers: as })).path));
+    const invite = keep(
+      "invite token",
+      tokenOf(data<{ path: string }>(await call("users.invite", { input: { role: "member" }, headers: as })).path),
+    );
     const memberPw = keep("member password", "Memb3r-password-Yw");
     await call("auth.acceptInvite", { input: { token: invite, email: "m@lab.test", name: "M", password: memberPw } });
     await call("auth.acceptInvite", { input: { token: invite, email: "m2@lab.test", name: "M", password: "x" } }); // invalid input + used token
     const newPw = keep("new admin password", "N3w-admin-password-Pp");
-    const changed = await call("auth.changePassword", { input: { currentPassword: adminPw, newPassword: newPw }, headers: as });
-    const as2 = { cookie: `${SESSION_COOKIE}=${keep("new session", cookieValue(changed.setCookies, SESSION_COOKIE))}`, "x-csrf-token": keep("new csrf", cookieValue(changed.setCookies, CSRF_COOKIE)) };
+    const changed = await call("auth.changePassword", {
+      input: { currentPassword: adminPw, newPassword: newPw },
+      headers: as,
+    });
+    const as2 = {
+      cookie: `${SESSION_COOKIE}=${keep("new session", cookieValue(changed.setCookies, SESSION_COOKIE))}`,
+      "x-csrf-token": keep("new csrf", cookieValue(changed.setCookies, CSRF_COOKIE)),
+    };
 
-    const pat = keep("api token", data<{ token: string }>(await call("tokens.create", { input: { name: "cli" }, headers: as2 })).token);
+    const pat = keep(
+      "api token",
+      data<{ token: string }>(await call("tokens.create", { input: { name: "cli" }, headers: as2 })).token,
+    );
     const bearer = { authorization: `Bearer ${pat}` };
     await call("auth.me", { headers: bearer });
     await call("tokens.list", { headers: as2 });
@@ -69,7 +85,11 @@ describe("no secret reaches logs or API responses", () => {
     await call("users.invites", { headers: bearer });
     await call("jobs.counts", { headers: { authorization: `Bearer ${pat}x` } }); // a wrong token
 
-    const enr = keep("enrollment token", data<{ token: string }>(await call("agents.createEnrollmentToken", { input: { name: "box" }, headers: as2 })).token);
+    const enr = keep(
+      "enrollment token",
+      data<{ token: string }>(await call("agents.createEnrollmentToken", { input: { name: "box" }, headers: as2 }))
+        .token,
+    );
     const { credential } = await enrollAgent(t.db, enr);
     keep("agent credential", credential);
     const sock = await connectAgent(s.url, credential);
@@ -78,7 +98,10 @@ describe("no secret reaches logs or API responses", () => {
     sock.close();
     await connectAgent(s.url, `${credential}x`).catch(() => null);
     await call("agents.list", { headers: as2 });
-    await fetch(`${s.url}/api/artifacts/${"ef".repeat(32)}`, { method: "HEAD", headers: { authorization: `Bearer ${credential}` } });
+    await fetch(`${s.url}/api/artifacts/${"ef".repeat(32)}`, {
+      method: "HEAD",
+      headers: { authorization: `Bearer ${credential}` },
+    });
 
     // Provider keys: sealed at rest; a careless log line that carries one by its usual name is censored.
     const providerKey = keep("provider key", "sk-test-Provider-Key-0123456789abcdef");
@@ -86,8 +109,14 @@ describe("no secret reaches logs or API responses", () => {
     expect(sealed).not.toContain(providerKey);
     expect(s.app.services.secrets.open(sealed)).toBe(providerKey);
     s.app.services.log.info({ provider: { name: "openai", apiKey: providerKey }, sealed }, "provider configured");
-    s.app.services.log.info({ password: adminPw, token: pat, credential, authorization: `Bearer ${pat}` }, "careless line");
-    s.app.services.log.info({ req: { headers: { authorization: `Bearer ${pat}`, cookie: `${SESSION_COOKIE}=${sess}` } } }, "request");
+    s.app.services.log.info(
+      { password: adminPw, token: pat, credential, authorization: `Bearer ${pat}` },
+      "careless line",
+    );
+    s.app.services.log.info(
+      { req: { headers: { authorization: `Bearer ${pat}`, cookie: `${SESSION_COOKIE}=${sess}` } } },
+      "request",
+    );
     await call("auth.logout", { method: "POST", headers: as2 });
     await new Promise((r) => setTimeout(r, 100)); // let pino flush
   });
@@ -95,7 +124,12 @@ describe("no secret reaches logs or API responses", () => {
   it("finds none of them, nor their hashes, in the captured logs", () => {
     expect(s.logs.length).toBeGreaterThan(10);
     const text = s.logs.join("\n");
-    const leaks = [...secrets].flatMap(([label, v]) => [text.includes(v) ? label : null, text.includes(sha256Hex(v)) ? `sha256 of ${label}` : null]).filter(Boolean);
+    const leaks = [...secrets]
+      .flatMap(([label, v]) => [
+        text.includes(v) ? label : null,
+        text.includes(sha256Hex(v)) ? `sha256 of ${label}` : null,
+      ])
+      .filter(Boolean);
     expect(leaks).toEqual([]);
     expect(text).not.toMatch(/scrypt\$/);
     expect(text).toContain("[redacted]"); // the careless lines were written, censored

@@ -12,7 +12,12 @@ let a = "";
 let b = "";
 const QUOTA = 1000;
 beforeAll(async () => {
-  s = await startTestServer({ AGENTLAB_MAX_UPLOAD_BYTES: "800", AGENTLAB_UPLOAD_QUOTA_BYTES: String(QUOTA), AGENTLAB_MAX_OPEN_UPLOADS: "2", AGENTLAB_UPLOAD_EXPIRY_MS: "10000" });
+  s = await startTestServer({
+    AGENTLAB_MAX_UPLOAD_BYTES: "800",
+    AGENTLAB_UPLOAD_QUOTA_BYTES: String(QUOTA),
+    AGENTLAB_MAX_OPEN_UPLOADS: "2",
+    AGENTLAB_UPLOAD_EXPIRY_MS: "10000",
+  });
   a = (await enrollTestAgent(s.db, "a")).credential;
   b = (await enrollTestAgent(s.db, "b")).credential;
 });
@@ -26,9 +31,25 @@ const blob = (n: number, fill: number) => {
 };
 const url = (sha: string, complete = false) => `${s.url}/api/artifacts/${sha}${complete ? "/complete" : ""}`;
 const patch = (cred: string, sha: string, offset: number, body: Buffer) =>
-  fetch(url(sha), { method: "PATCH", headers: { authorization: `Bearer ${cred}`, "upload-offset": String(offset) }, body }).then(async (r) => ({ status: r.status, body: (await r.json().catch(() => null)) as { offset?: number; error?: { message: string } } | null }), () => ({ status: 0, body: null }));
-const head = async (cred: string, sha: string) => Number((await fetch(url(sha), { method: "HEAD", headers: { authorization: `Bearer ${cred}` } })).headers.get("upload-offset"));
-const complete = (cred: string, sha: string) => fetch(url(sha, true), { method: "POST", headers: { authorization: `Bearer ${cred}` } }).then((r) => r.status);
+  fetch(url(sha), {
+    method: "PATCH",
+    headers: { authorization: `Bearer ${cred}`, "upload-offset": String(offset) },
+    body,
+  }).then(
+    async (r) => ({
+      status: r.status,
+      body: (await r.json().catch(() => null)) as { offset?: number; error?: { message: string } } | null,
+    }),
+    () => ({ status: 0, body: null }),
+  );
+const head = async (cred: string, sha: string) =>
+  Number(
+    (await fetch(url(sha), { method: "HEAD", headers: { authorization: `Bearer ${cred}` } })).headers.get(
+      "upload-offset",
+    ),
+  );
+const complete = (cred: string, sha: string) =>
+  fetch(url(sha, true), { method: "POST", headers: { authorization: `Bearer ${cred}` } }).then((r) => r.status);
 
 describe("a partial upload", () => {
   it("belongs to the agent that started it: another agent can neither see, append to nor complete it", async () => {

@@ -37,17 +37,37 @@ const waitState = (id: string, s: string, ms = 30_000) => waitFor(async () => (a
 describe("server restart", () => {
   it("accepts a result finished while the server was down; only a lease nobody came back for is re-run", async () => {
     const survivor = gatedHandler();
-    const a = await startInProcessAgent(server, "survivor", { pollMs: 300, handlers: { tokenize: survivor.handler }, shellJobs: false });
-    const kept = await server.app.services.queue.enqueue({ type: "tokenize", payload: tokenizePayload(), maxAttempts: 3 });
+    const a = await startInProcessAgent(server, "survivor", {
+      pollMs: 300,
+      handlers: { tokenize: survivor.handler },
+      shellJobs: false,
+    });
+    const kept = await server.app.services.queue.enqueue({
+      type: "tokenize",
+      payload: tokenizePayload(),
+      maxAttempts: 3,
+    });
     await waitState(kept.id, "running");
     // A second job still running when the server comes back (it ends 3 s after): it must not be
     // fenced for the outage, nor re-run.
     const through = gatedHandler();
-    const c = await startInProcessAgent(server, "through", { pollMs: 300, handlers: { tokenize: through.handler }, shellJobs: false });
-    const spanning = await server.app.services.queue.enqueue({ type: "tokenize", payload: tokenizePayload(), maxAttempts: 3 });
+    const c = await startInProcessAgent(server, "through", {
+      pollMs: 300,
+      handlers: { tokenize: through.handler },
+      shellJobs: false,
+    });
+    const spanning = await server.app.services.queue.enqueue({
+      type: "tokenize",
+      payload: tokenizePayload(),
+      maxAttempts: 3,
+    });
     await waitState(spanning.id, "running");
     const b = await spawnShellAgent(server, "casualty", { LOG_LEVEL: "error" });
-    const orphan = await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["sleep", "20"] }, maxAttempts: 3 });
+    const orphan = await server.app.services.queue.enqueue({
+      type: "shell",
+      payload: { argv: ["sleep", "20"] },
+      maxAttempts: 3,
+    });
     await waitState(orphan.id, "running", 60_000);
     expect((await getJob(server.db.db, orphan.id))?.agentId).toBe(b.agentId);
 
@@ -58,7 +78,10 @@ describe("server restart", () => {
     await server.restart(3 * TTL_MS);
     const backAt = Date.now();
     setTimeout(() => through.open(), 3000);
-    const rescuer = await startInProcessAgent(server, "rescuer", { pollMs: 300, handlers: { shell: async () => ({ reason: "succeeded", result: { by: "rescuer" } }) } });
+    const rescuer = await startInProcessAgent(server, "rescuer", {
+      pollMs: 300,
+      handlers: { shell: async () => ({ reason: "succeeded", result: { by: "rescuer" } }) },
+    });
 
     await waitState(kept.id, "succeeded", 20_000);
     const keptAfterMs = Date.now() - backAt;
@@ -82,21 +105,39 @@ describe("a result delivered twice (its first ack lost, as to a restart)", () =>
     const sock = await connectAgent(server.url, credential);
     try {
       expect(await hello(sock)).toMatchObject({ ok: true });
-      const jobs = await server.app.services.queue.enqueueMany([0, 1, 2].map((i) => ({ type: "tokenize" as const, payload: tokenizePayload(), priority: 900 - i })));
+      const jobs = await server.app.services.queue.enqueueMany(
+        [0, 1, 2].map((i) => ({ type: "tokenize" as const, payload: tokenizePayload(), priority: 900 - i })),
+      );
       const claim = await request<ClaimAck>(sock, AGENT_EVENTS.claim, { version: PROTOCOL_VERSION });
       if (!claim.ok || !claim.data.job) throw new Error("no claim");
       const first = claim.data.job;
       expect(first.jobId).toBe(jobs[0]?.id);
-      const result = { version: PROTOCOL_VERSION, jobId: first.jobId, attemptId: first.attemptId, reason: "succeeded", result: {}, claimNext: true };
+      const result = {
+        version: PROTOCOL_VERSION,
+        jobId: first.jobId,
+        attemptId: first.attemptId,
+        reason: "succeeded",
+        result: {},
+        claimNext: true,
+      };
       const once = await request<WriteAck>(sock, AGENT_EVENTS.result, result);
       const twice = await request<WriteAck>(sock, AGENT_EVENTS.result, result);
       if (!once.ok || !twice.ok) throw new Error("result refused");
       expect(once.data.next?.jobId).toBe(jobs[1]?.id);
-      expect(twice.data).toMatchObject({ accepted: true, next: { jobId: jobs[1]?.id, attemptId: once.data.next?.attemptId } });
+      expect(twice.data).toMatchObject({
+        accepted: true,
+        next: { jobId: jobs[1]?.id, attemptId: once.data.next?.attemptId },
+      });
       // Positive control of the probe: the third job is there to be claimed, and was not.
       expect(await state(jobs[2]?.id ?? "")).toBe("queued");
       await server.app.services.queue.cancel(jobs[2]?.id ?? "");
-      await request(sock, AGENT_EVENTS.result, { version: PROTOCOL_VERSION, jobId: jobs[1]?.id, attemptId: once.data.next?.attemptId, reason: "succeeded", result: {} });
+      await request(sock, AGENT_EVENTS.result, {
+        version: PROTOCOL_VERSION,
+        jobId: jobs[1]?.id,
+        attemptId: once.data.next?.attemptId,
+        reason: "succeeded",
+        result: {},
+      });
     } finally {
       sock.close();
     }
@@ -106,8 +147,16 @@ describe("a result delivered twice (its first ack lost, as to a restart)", () =>
 describe("a handler that ignores its abort signal", () => {
   it("cannot hold a shutdown: the supervisor reports the interruption and the job is requeued", async () => {
     const stuck = gatedHandler(); // never opened before the stop: it ignores the signal entirely
-    const agent = await startInProcessAgent(server, "stubborn", { pollMs: 300, handlers: { tokenize: stuck.handler }, abandonAfterMs: 1000 });
-    const job = await server.app.services.queue.enqueue({ type: "tokenize", payload: tokenizePayload(), maxAttempts: 3 });
+    const agent = await startInProcessAgent(server, "stubborn", {
+      pollMs: 300,
+      handlers: { tokenize: stuck.handler },
+      abandonAfterMs: 1000,
+    });
+    const job = await server.app.services.queue.enqueue({
+      type: "tokenize",
+      payload: tokenizePayload(),
+      maxAttempts: 3,
+    });
     await waitState(job.id, "running");
     // Positive control: it really does not end by itself.
     await new Promise((r) => setTimeout(r, 1500));
@@ -126,9 +175,18 @@ describe("a handler that ignores its abort signal", () => {
   it("cannot hold a cancel: the job ends canceled and the agent takes the next one", async () => {
     const stuck = gatedHandler();
     let calls = 0;
-    const handler: JobHandler = (ctx) => (++calls === 1 ? stuck.handler(ctx) : Promise.resolve({ reason: "succeeded", result: {} }));
-    const agent = await startInProcessAgent(server, "stubborn2", { pollMs: 300, handlers: { tokenize: handler }, abandonAfterMs: 1000 });
-    const job = await server.app.services.queue.enqueue({ type: "tokenize", payload: tokenizePayload(), maxAttempts: 3 });
+    const handler: JobHandler = (ctx) =>
+      ++calls === 1 ? stuck.handler(ctx) : Promise.resolve({ reason: "succeeded", result: {} });
+    const agent = await startInProcessAgent(server, "stubborn2", {
+      pollMs: 300,
+      handlers: { tokenize: handler },
+      abandonAfterMs: 1000,
+    });
+    const job = await server.app.services.queue.enqueue({
+      type: "tokenize",
+      payload: tokenizePayload(),
+      maxAttempts: 3,
+    });
     await waitState(job.id, "running");
     const t0 = Date.now();
     await server.app.services.queue.cancel(job.id);

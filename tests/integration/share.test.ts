@@ -11,7 +11,14 @@ import { baseConfig, makeServices, makeSplit, makeUser, startExperiment } from "
 let t: TestDb;
 let s: Services;
 const createCaller = createCallerFactory(appRouter);
-const ctx = (viewer: Context["viewer"]): Context => ({ ...s, viewer, csrfHeader: null, ip: "127.0.0.1", sessionToken: null, setCookie: () => {} });
+const ctx = (viewer: Context["viewer"]): Context => ({
+  ...s,
+  viewer,
+  csrfHeader: null,
+  ip: "127.0.0.1",
+  sessionToken: null,
+  setCookie: () => {},
+});
 
 let member: ReturnType<typeof createCaller>;
 let anon: ReturnType<typeof createCaller>;
@@ -22,7 +29,9 @@ beforeAll(async () => {
   s = await makeServices(t.db);
   const { splitId } = await makeSplit(t.db);
   const u = await makeUser(t.db);
-  member = createCaller(ctx({ userId: u.id, email: u.email, name: u.name, role: "member", via: "token", csrfToken: null }));
+  member = createCaller(
+    ctx({ userId: u.id, email: u.email, name: u.name, role: "member", via: "token", csrfToken: null }),
+  );
   anon = createCaller(ctx(null));
   // Two stored reports (their content is what the share view must return verbatim).
   const a = await startExperiment(s, baseConfig(splitId, { name: "A" }));
@@ -57,13 +66,18 @@ describe("share links", () => {
   it("expire", async () => {
     const { token, link } = await member.share.create({ reportId: reportA, expiresInHours: 1 });
     expect((await anon.share.view({ token })).report).toMatchObject({ name: "A" });
-    await t.db.update(schema.shareLinks).set({ expiresAt: sql`now() - interval '1 second'` }).where(eq(schema.shareLinks.id, link.id));
+    await t.db
+      .update(schema.shareLinks)
+      .set({ expiresAt: sql`now() - interval '1 second'` })
+      .where(eq(schema.shareLinks.id, link.id));
     await expect(anon.share.view({ token })).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 
   it("are created by members only", async () => {
     const v = await makeUser(t.db, "viewer");
-    const viewer = createCaller(ctx({ userId: v.id, email: v.email, name: v.name, role: "viewer", via: "token", csrfToken: null }));
+    const viewer = createCaller(
+      ctx({ userId: v.id, email: v.email, name: v.name, role: "viewer", via: "token", csrfToken: null }),
+    );
     await expect(viewer.share.create({ reportId: reportA })).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(anon.share.create({ reportId: reportA })).rejects.toMatchObject({ code: "UNAUTHORIZED" });
   });

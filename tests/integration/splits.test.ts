@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
-import { createSplit, getPool, importPool, listSplitGroups, queryRows, splitGroupsSpanningParts, schema } from "@agentlab/db";
+import {
+  createSplit,
+  getPool,
+  importPool,
+  listSplitGroups,
+  queryRows,
+  splitGroupsSpanningParts,
+  schema,
+} from "@agentlab/db";
 import type { SplitPart, TaskSpec } from "@agentlab/core";
 import { appRouter } from "../../apps/web/server/routers";
 import { createCallerFactory } from "../../apps/web/server/trpc/init";
@@ -17,11 +25,18 @@ const enc = (tasks: readonly TaskSpec[]) => [new TextEncoder().encode(toJsonl(ta
 
 beforeAll(async () => {
   t = await createTestDatabase();
-  const [u] = await t.db.insert(schema.users).values({ email: "m@example.test", name: "m", passwordHash: "x", role: "member" }).returning();
+  const [u] = await t.db
+    .insert(schema.users)
+    .values({ email: "m@example.test", name: "m", passwordHash: "x", role: "member" })
+    .returning();
   if (!u) throw new Error("no user");
   const ctx = {
-    env: loadEnv({ NODE_ENV: "test" }), db: t.db, log: createLogger("silent"),
-    viewer: { userId: u.id, email: u.email, name: u.name, role: "member", via: "token", csrfToken: null }, csrfHeader: null, ip: "127.0.0.1",
+    env: loadEnv({ NODE_ENV: "test" }),
+    db: t.db,
+    log: createLogger("silent"),
+    viewer: { userId: u.id, email: u.email, name: u.name, role: "member", via: "token", csrfToken: null },
+    csrfHeader: null,
+    ip: "127.0.0.1",
   } as unknown as Context;
   caller = createCaller(ctx);
 });
@@ -36,7 +51,15 @@ async function poolWith(name: string, tasks: TaskSpec[]) {
 // A near-copy filed under another source group: same program, one constant changed.
 const nearCopy = (g: number, id: string): TaskSpec => {
   const base = makeTask(g, 0);
-  return { ...base, id, source_group: `copies/${id}`, files: [{ path: "solution.py", role: "main", content: groupProgram(g).replace("# accumulate", "# accumulate values") }], reference: [] };
+  return {
+    ...base,
+    id,
+    source_group: `copies/${id}`,
+    files: [
+      { path: "solution.py", role: "main", content: groupProgram(g).replace("# accumulate", "# accumulate values") },
+    ],
+    reference: [],
+  };
 };
 
 describe("splits", () => {
@@ -46,7 +69,10 @@ describe("splits", () => {
     const a = await caller.splits.create(params);
     expect(a.created).toBe(true);
     expect(await splitGroupsSpanningParts(t.db, a.id)).toEqual([]);
-    const rows = await queryRows<{ group_key: string; parts: number }>(t.db, sql`select group_key, count(distinct part)::int as parts from split_assignments where split_id = ${a.id} group by group_key`);
+    const rows = await queryRows<{ group_key: string; parts: number }>(
+      t.db,
+      sql`select group_key, count(distinct part)::int as parts from split_assignments where split_id = ${a.id} group by group_key`,
+    );
     expect(rows).toHaveLength(200);
     expect(rows.every((r) => r.parts === 1)).toBe(true);
     expect(a.counts.train.tasks + a.counts.dev.tasks + a.counts.test.tasks).toBe(600);
@@ -67,7 +93,12 @@ describe("splits", () => {
     const groups = await caller.splits.groups({ splitId: a.id, part: "test", limit: 10 });
     expect(groups.items).toHaveLength(10);
     expect(groups.items.every((g) => g.part === "test" && g.size === 3)).toBe(true);
-    const next = await listSplitGroups(t.db, { splitId: a.id, part: "test", after: groups.nextCursor ?? undefined, limit: 1000 });
+    const next = await listSplitGroups(t.db, {
+      splitId: a.id,
+      part: "test",
+      after: groups.nextCursor ?? undefined,
+      limit: 1000,
+    });
     expect(groups.items.length + next.items.length).toBe(a.counts.test.groups);
     const testPart = await caller.pools.exportPage({ poolId: pool.poolId, splitId: a.id, part: "test", limit: 1000 });
     expect(testPart.items).toHaveLength(a.counts.test.tasks);
@@ -76,7 +107,10 @@ describe("splits", () => {
   it("cannot be altered once frozen: the database refuses UPDATE, DELETE, INSERT and TRUNCATE", async () => {
     const pool = await poolWith("s2", makePool(40, 2, 300));
     const { split } = await createSplit(t.db, { poolId: pool.poolId, seed: 1, devRatio: 0.2, testRatio: 0.2 });
-    const [row] = await queryRows<{ task_id: string; task_row_id: string; part: SplitPart }>(t.db, sql`select task_id, task_row_id, part from split_assignments where split_id = ${split.id} limit 1`);
+    const [row] = await queryRows<{ task_id: string; task_row_id: string; part: SplitPart }>(
+      t.db,
+      sql`select task_id, task_row_id, part from split_assignments where split_id = ${split.id} limit 1`,
+    );
     if (!row) throw new Error("no assignment");
     const refused = [
       sql`update splits set seed = 2 where id = ${split.id}`,
@@ -90,10 +124,18 @@ describe("splits", () => {
     ];
     for (const q of refused) {
       // drizzle wraps the driver's error; the database's own message is its cause.
-      const err = await t.db.execute(q).then(() => null, (e: Error & { cause?: Error }) => e.cause?.message ?? e.message);
-      expect(err, String(q.queryChunks[0])).toMatch(/is frozen|TRUNCATE of split_assignments is refused|violates foreign key/);
+      const err = await t.db.execute(q).then(
+        () => null,
+        (e: Error & { cause?: Error }) => e.cause?.message ?? e.message,
+      );
+      expect(err, String(q.queryChunks[0])).toMatch(
+        /is frozen|TRUNCATE of split_assignments is refused|violates foreign key/,
+      );
     }
-    const after = await queryRows<{ n: number; manifest: string }>(t.db, sql`select count(*)::int as n, min(s.manifest_hash) as manifest from split_assignments a join splits s on s.id = a.split_id where s.id = ${split.id}`);
+    const after = await queryRows<{ n: number; manifest: string }>(
+      t.db,
+      sql`select count(*)::int as n, min(s.manifest_hash) as manifest from split_assignments a join splits s on s.id = a.split_id where s.id = ${split.id}`,
+    );
     expect(after[0]).toEqual({ n: 40, manifest: split.manifestHash });
   });
 
@@ -103,7 +145,14 @@ describe("splits", () => {
     const copies = Array.from({ length: 60 }, (_, g) => nearCopy(g, `copy/${g}`));
     const pool = await poolWith("s3", [...tasks, ...copies]);
     const { split } = await createSplit(t.db, { poolId: pool.poolId, seed: 5, devRatio: 0.1, testRatio: 0.2 });
-    const parts = new Map((await queryRows<{ task_id: string; part: SplitPart }>(t.db, sql`select task_id, part from split_assignments where split_id = ${split.id}`)).map((r) => [r.task_id, r.part]));
+    const parts = new Map(
+      (
+        await queryRows<{ task_id: string; part: SplitPart }>(
+          t.db,
+          sql`select task_id, part from split_assignments where split_id = ${split.id}`,
+        )
+      ).map((r) => [r.task_id, r.part]),
+    );
     const expected: [string, string][] = [];
     for (let g = 0; g < 60; g++) {
       const copy = `copy/${g}`;
@@ -113,10 +162,13 @@ describe("splits", () => {
       }
     }
     expect(expected.length).toBeGreaterThan(4);
-    const found = new Set(split.leakage.pairs.filter((p) => p.sharedNgrams > 0).map((p) => `${p.testTaskId}|${p.otherTaskId}`));
+    const found = new Set(
+      split.leakage.pairs.filter((p) => p.sharedNgrams > 0).map((p) => `${p.testTaskId}|${p.otherTaskId}`),
+    );
     for (const [testId, otherId] of expected) expect(found, `${testId} ~ ${otherId}`).toContain(`${testId}|${otherId}`);
     // Unrelated tasks are not reported: every listed pair involves a planted copy and its original group.
-    for (const p of split.leakage.pairs) expect([p.testTaskId, p.otherTaskId].some((id) => id.startsWith("copy/"))).toBe(true);
+    for (const p of split.leakage.pairs)
+      expect([p.testTaskId, p.otherTaskId].some((id) => id.startsWith("copy/"))).toBe(true);
     const copyPair = split.leakage.pairs.find((p) => p.testTaskId.startsWith("copy/"));
     if (copyPair) expect(copyPair.overlap).toBeGreaterThan(0.5);
   });
@@ -125,7 +177,9 @@ describe("splits", () => {
     const pool = await poolWith("s4", [...makePool(40, 2, 500), nearCopy(503, "stray/1")]);
     expect(pool.mergeProposals).toBe(1);
     const proposals = await caller.pools.mergeProposals({ poolId: pool.poolId, status: "pending" });
-    expect(proposals).toEqual([expect.objectContaining({ groupA: "copies/stray/1", groupB: "synth/g503", status: "pending" })]);
+    expect(proposals).toEqual([
+      expect.objectContaining({ groupA: "copies/stray/1", groupB: "synth/g503", status: "pending" }),
+    ]);
     const p = proposals[0];
     if (!p) throw new Error("no proposal");
     expect(p.similarity).toBeGreaterThan(0.7);
@@ -137,11 +191,17 @@ describe("splits", () => {
     expect(after?.groupCount).toBe((before?.groupCount ?? 0) - 1);
     expect(after?.snapshotHash).not.toBe(before?.snapshotHash);
     const split = await caller.splits.create({ poolId: pool.poolId, seed: 9, devRatio: 0.3, testRatio: 0.3 });
-    const parts = await queryRows<{ part: string }>(t.db, sql`select distinct part from split_assignments where split_id = ${split.id} and task_id in ('stray/1', 'synth/g503/v0', 'synth/g503/v1')`);
+    const parts = await queryRows<{ part: string }>(
+      t.db,
+      sql`select distinct part from split_assignments where split_id = ${split.id} and task_id in ('stray/1', 'synth/g503/v0', 'synth/g503/v1')`,
+    );
     expect(parts).toHaveLength(1);
     // A later import of another variant of a merged group joins the merged group.
     await poolWith("s4", [makeTask(503, 2)]);
-    const [row] = await queryRows<{ group_key: string }>(t.db, sql`select group_key from tasks where task_id = 'synth/g503/v2'`);
+    const [row] = await queryRows<{ group_key: string }>(
+      t.db,
+      sql`select group_key from tasks where task_id = 'synth/g503/v2'`,
+    );
     expect(row?.group_key).toBe("copies/stray/1");
   });
 

@@ -21,7 +21,10 @@ let admin: ReturnType<typeof viewerOf>;
 beforeAll(async () => {
   t = await createTestDatabase();
   app = await startTestApp(t, { LOG_LEVEL: "silent" });
-  const [u] = await t.db.insert(schema.users).values({ email: "stuck@lab.test", name: "a", passwordHash: "x", role: "admin" }).returning();
+  const [u] = await t.db
+    .insert(schema.users)
+    .values({ email: "stuck@lab.test", name: "a", passwordHash: "x", role: "admin" })
+    .returning();
   if (!u) throw new Error("no user");
   admin = viewerOf({ id: u.id, email: u.email, name: u.name, role: "admin" });
 }, 60_000);
@@ -35,17 +38,32 @@ describe("why is it stuck", () => {
     expect((await caller.agents.whyStuck({ jobId: job.id }))[0]?.stuck.reason).toBe("no agent is online");
 
     const { agentId, credential } = await enrollTestAgent(t, "local");
-    const failing: Capabilities = { ...testCapabilities(), sandbox: { backend: "bwrap", selfTestPassed: false, detail: "bwrap not found" } };
+    const failing: Capabilities = {
+      ...testCapabilities(),
+      sandbox: { backend: "bwrap", selfTestPassed: false, detail: "bwrap not found" },
+    };
     let installed = false; // flipped by the test: "bubblewrap got installed"
     const supervisor = new Supervisor({
-      serverUrl: app.url, credential, stateDir: await mkdtemp(join(tmpdir(), "agentlab-stuck-")), capabilities: failing,
+      serverUrl: app.url,
+      credential,
+      stateDir: await mkdtemp(join(tmpdir(), "agentlab-stuck-")),
+      capabilities: failing,
       handlers: { grade: async () => ({ reason: "succeeded", result: { graded: true } }) },
-      runtime: { python: null, sandboxBackend: "bwrap", sandboxOk: false }, log: pino({ level: "silent" }), pollMs: 200,
-      retestSandbox: async () => ({ ...failing, sandbox: installed ? { backend: "bwrap", selfTestPassed: true, detail: "all probes contained" } : failing.sandbox }),
+      runtime: { python: null, sandboxBackend: "bwrap", sandboxOk: false },
+      log: pino({ level: "silent" }),
+      pollMs: 200,
+      retestSandbox: async () => ({
+        ...failing,
+        sandbox: installed
+          ? { backend: "bwrap", selfTestPassed: true, detail: "all probes contained" }
+          : failing.sandbox,
+      }),
     });
     await supervisor.start();
     try {
-      await waitFor(async () => (await t.db.query.agents.findFirst({ where: (a, { eq }) => eq(a.id, agentId) }))?.online);
+      await waitFor(
+        async () => (await t.db.query.agents.findFirst({ where: (a, { eq }) => eq(a.id, agentId) }))?.online,
+      );
       const [group] = await caller.agents.whyStuck({ jobId: job.id });
       expect(group?.stuck.reason).toBe("no online agent has a passing sandbox self-test (local: bwrap not found)");
       expect(group?.stuck.fix).toMatch(/sudo apt-get install -y bubblewrap/);
@@ -70,6 +88,8 @@ describe("why is it stuck", () => {
 
   it("refuses a re-test for an agent that is not connected", async () => {
     const { agentId } = await enrollTestAgent(t, "offline");
-    await expect(app.caller(admin).agents.retestSandbox({ id: agentId })).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
+    await expect(app.caller(admin).agents.retestSandbox({ id: agentId })).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+    });
   });
 });

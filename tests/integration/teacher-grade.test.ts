@@ -15,10 +15,21 @@ import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "
 // buggy file fails, and a replay of the verified dataset keeps every sample.
 
 const task = (i: number): TaskSpec => ({
-  id: `g${i}`, source_group: `grp${i}`, language: "python", instruction: `Fix task g${i}.`, metadata: {},
+  id: `g${i}`,
+  source_group: `grp${i}`,
+  language: "python",
+  instruction: `Fix task g${i}.`,
+  metadata: {},
   files: [{ path: "solution.py", role: "main", content: `def f(x):\n    return x + ${i - 1}\n` }],
-  public_tests: [{ path: "test_public.py", content: "from solution import f\n\ndef test_type():\n    assert isinstance(f(1), int)\n" }],
-  hidden_tests: [{ path: "test_hidden.py", content: `from solution import f\n\ndef test_value():\n    assert f(1) == ${1 + i}\n` }],
+  public_tests: [
+    {
+      path: "test_public.py",
+      content: "from solution import f\n\ndef test_type():\n    assert isinstance(f(1), int)\n",
+    },
+  ],
+  hidden_tests: [
+    { path: "test_hidden.py", content: `from solution import f\n\ndef test_value():\n    assert f(1) == ${1 + i}\n` },
+  ],
   reference: [{ path: "solution.py", content: `def f(x):\n    return x + ${i}\n` }],
 });
 const TASKS = Array.from({ length: 6 }, (_, i) => task(i + 1));
@@ -33,13 +44,35 @@ let splitId = "";
 
 beforeAll(async () => {
   srv = await startTestServer({ AGENTLAB_LOCAL_AGENT: "0" });
-  grader = new Grader({ backend: "bwrap", graderDir: join(process.cwd(), "apps/agent/grader"), uid: 65534, gid: 65534, scratchDir: "/tmp/agentlab-test-scratch" }, { workers: 2, limits: { wallTimeoutS: 10, memoryMb: 256, pids: 48 } });
+  grader = new Grader(
+    {
+      backend: "bwrap",
+      graderDir: join(process.cwd(), "apps/agent/grader"),
+      uid: 65534,
+      gid: 65534,
+      scratchDir: "/tmp/agentlab-test-scratch",
+    },
+    { workers: 2, limits: { wallTimeoutS: 10, memoryMb: 256, pids: 48 } },
+  );
   agent = await startInProcessAgent(srv, "grader", { pollMs: 200, handlers: { grade: makeGradeHandler(grader) } });
   const db = srv.app.services.db;
-  const [u] = await db.insert(schema.users).values({ email: "g@lab.test", name: "g", passwordHash: "x", role: "admin" }).returning();
+  const [u] = await db
+    .insert(schema.users)
+    .values({ email: "g@lab.test", name: "g", passwordHash: "x", role: "admin" })
+    .returning();
   if (!u) throw new Error("no user");
-  caller = createCaller({ ...srv.app.services, viewer: { userId: u.id, email: u.email, name: u.name, role: "admin", via: "token", csrfToken: null }, csrfHeader: null, ip: "127.0.0.1", sessionToken: null, setCookie: () => {} });
-  const imp = await importPool(db, { name: "grade", lines: [new TextEncoder().encode(TASKS.map((x) => JSON.stringify(x)).join("\n"))] });
+  caller = createCaller({
+    ...srv.app.services,
+    viewer: { userId: u.id, email: u.email, name: u.name, role: "admin", via: "token", csrfToken: null },
+    csrfHeader: null,
+    ip: "127.0.0.1",
+    sessionToken: null,
+    setCookie: () => {},
+  });
+  const imp = await importPool(db, {
+    name: "grade",
+    lines: [new TextEncoder().encode(TASKS.map((x) => JSON.stringify(x)).join("\n"))],
+  });
   if (!imp.ok) throw new Error("import failed");
   splitId = (await createSplit(db, { poolId: imp.poolId, seed: 1, devRatio: 0, testRatio: 0.2 })).split.id;
   // A "teacher" that answers with the buggy file unchanged: well-formed, and wrong.
@@ -49,7 +82,16 @@ beforeAll(async () => {
     req.on("end", () => {
       const i = Number(/Fix task g(\d+)\./.exec(body)?.[1] ?? 0);
       const content = `solution.py\n\`\`\`python\ndef f(x):\n    return x + ${i - 1}\n\`\`\`\n`;
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ id: "x", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1 } }));
+      res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({
+          id: "x",
+          object: "chat.completion",
+          created: 1,
+          model: "m",
+          choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 1, completion_tokens: 1 },
+        }),
+      );
     });
   });
   await new Promise<void>((r) => fake.listen(0, "127.0.0.1", () => r()));
@@ -62,15 +104,32 @@ afterAll(async () => {
   await srv?.close();
 });
 
-const settled = (id: string) => waitFor(async () => {
-  const c = await caller.collections.byId({ id });
-  return c.state === "done" && c;
-}, 90_000, 200);
+const settled = (id: string) =>
+  waitFor(
+    async () => {
+      const c = await caller.collections.byId({ id });
+      return c.state === "done" && c;
+    },
+    90_000,
+    200,
+  );
 
 describe("teacher candidates graded by a real agent", () => {
   it("passes the oracle, fails the buggy teacher, and a replay keeps every verified sample", async () => {
-    const oracle = await caller.providers.create({ name: "oracle", kind: "reference", model: "reference", extraParams: {} });
-    const bad = await caller.providers.create({ name: "buggy", kind: "openai", baseUrl: `http://127.0.0.1:${(fake.address() as { port: number }).port}/v1`, model: "m", apiKey: "k", extraParams: {} });
+    const oracle = await caller.providers.create({
+      name: "oracle",
+      kind: "reference",
+      model: "reference",
+      extraParams: {},
+    });
+    const bad = await caller.providers.create({
+      name: "buggy",
+      kind: "openai",
+      baseUrl: `http://127.0.0.1:${(fake.address() as { port: number }).port}/v1`,
+      model: "m",
+      apiKey: "k",
+      extraParams: {},
+    });
     const a = await caller.collections.create({ splitId, providerId: oracle.id, parts: ["train"] });
     const b = await caller.collections.create({ splitId, providerId: bad.id, parts: ["train"], maxRetries: 0 });
     await Promise.all([awaitCollection(a.id), awaitCollection(b.id)]);
@@ -79,15 +138,21 @@ describe("teacher candidates graded by a real agent", () => {
     expect(cb.verdicts).toEqual({ fail_hidden: cb.samplesTotal });
     const rows = await caller.collections.tasks({ id: b.id });
     const cands = await caller.collections.candidates({ id: b.id, taskRowId: rows[0]?.taskRowId ?? "" });
-    expect(cands[0]?.candidate.gradeResult?.tests.some((t) => t.layer === "hidden" && t.outcome === "failed")).toBe(true);
+    expect(cands[0]?.candidate.gradeResult?.tests.some((t) => t.layer === "hidden" && t.outcome === "failed")).toBe(
+      true,
+    );
 
     const d = await caller.datasets.create({ name: "verified", splitId, collectionIds: [a.id, b.id] });
     expect(d).toMatchObject({ sampleCount: ca.samplesTotal, oracleSamples: ca.samplesTotal });
     const r = await caller.datasets.replay({ id: d.id });
-    const done = await waitFor(async () => {
-      const x = await caller.datasets.replayStatus({ id: r.id });
-      return x.state === "done" && x;
-    }, 90_000, 200);
+    const done = await waitFor(
+      async () => {
+        const x = await caller.datasets.replayStatus({ id: r.id });
+        return x.state === "done" && x;
+      },
+      90_000,
+      200,
+    );
     expect(done).toMatchObject({ kept: d.sampleCount, dropped: [], resultDatasetId: d.id });
   });
 });

@@ -24,10 +24,20 @@ let splitId = "";
 let userId = "";
 
 const task = (i: number): TaskSpec => ({
-  id: `r${String(i).padStart(2, "0")}`, source_group: `g${i}`, language: "python", instruction: `Fix task r${String(i).padStart(2, "0")}.`,
+  id: `r${String(i).padStart(2, "0")}`,
+  source_group: `g${i}`,
+  language: "python",
+  instruction: `Fix task r${String(i).padStart(2, "0")}.`,
   files: [{ path: "solution.py", role: "main", content: `def f():\n    return ${i} - 1\n` }],
-  public_tests: [{ path: "test_public.py", content: "from solution import f\n\ndef test_type():\n    assert isinstance(f(), int)\n" }],
-  hidden_tests: [{ path: "test_hidden.py", content: `from solution import f\n\ndef test_value():\n    assert f() == ${i}\n` }],
+  public_tests: [
+    {
+      path: "test_public.py",
+      content: "from solution import f\n\ndef test_type():\n    assert isinstance(f(), int)\n",
+    },
+  ],
+  hidden_tests: [
+    { path: "test_hidden.py", content: `from solution import f\n\ndef test_value():\n    assert f() == ${i}\n` },
+  ],
   reference: [{ path: "solution.py", content: `def f():\n    return ${i}\n` }],
   metadata: {},
 });
@@ -43,13 +53,27 @@ function startFake(): Promise<string> {
     let body = "";
     req.on("data", (c: Buffer) => (body += c.toString("utf8")));
     req.on("end", () => {
-      const send = (status: number, json: unknown, headers: Record<string, string> = {}) => res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(json));
+      const send = (status: number, json: unknown, headers: Record<string, string> = {}) =>
+        res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(json));
       const ok = () => {
         const content = `Fix.\n\n${formatAnswer([{ path: "solution.py", content: "def f():\n    return 0\n" }])}`;
-        send(200, { id: "c", object: "chat.completion", created: 1, model: MODEL, choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+        send(200, {
+          id: "c",
+          object: "chat.completion",
+          created: 1,
+          model: MODEL,
+          choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+        });
       };
       const route = (req.url ?? "").split("/")[1];
-      if (route === "echo") return send(401, { error: { message: `Incorrect API key provided. Request headers: Authorization: ${req.headers.authorization ?? ""}; api-key ${KEY}`, type: "invalid_request_error" } });
+      if (route === "echo")
+        return send(401, {
+          error: {
+            message: `Incorrect API key provided. Request headers: Authorization: ${req.headers.authorization ?? ""}; api-key ${KEY}`,
+            type: "invalid_request_error",
+          },
+        });
       if (route === "down") return send(500, { error: { message: "boom", type: "server_error" } });
       if (route === "keyless") {
         keylessAuth.push(req.headers.authorization ?? "");
@@ -69,7 +93,11 @@ function startFake(): Promise<string> {
         const useDate = limiter.refused % 2 === 0;
         if (useDate) limiter.dates++;
         limiter.promised.set(sample, useDate ? at : now + waitS * 1000);
-        return send(429, { error: { message: "rate limited", type: "rate_limit" } }, { "retry-after": useDate ? new Date(at).toUTCString() : String(waitS) });
+        return send(
+          429,
+          { error: { message: "rate limited", type: "rate_limit" } },
+          { "retry-after": useDate ? new Date(at).toUTCString() : String(waitS) },
+        );
       }
       limiter.promised.delete(sample);
       limiter.nextFree = now + WINDOW_MS;
@@ -77,18 +105,26 @@ function startFake(): Promise<string> {
       ok();
     });
   });
-  return new Promise((resolve) => fake.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(fake.address() as { port: number }).port}`)));
+  return new Promise((resolve) =>
+    fake.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(fake.address() as { port: number }).port}`)),
+  );
 }
 
 beforeAll(async () => {
   t = await createTestDatabase();
   s = await startTestApp(t);
   base = await startFake();
-  const [u] = await t.db.insert(schema.users).values({ email: "admin@lab.test", name: "A", passwordHash: "x", role: "admin" }).returning();
+  const [u] = await t.db
+    .insert(schema.users)
+    .values({ email: "admin@lab.test", name: "A", passwordHash: "x", role: "admin" })
+    .returning();
   if (!u) throw new Error("no user");
   userId = u.id;
   admin = s.caller(viewerOf(u));
-  const imp = await importPool(t.db, { name: "rel", lines: [new TextEncoder().encode(Array.from({ length: 10 }, (_, i) => JSON.stringify(task(i))).join("\n"))] });
+  const imp = await importPool(t.db, {
+    name: "rel",
+    lines: [new TextEncoder().encode(Array.from({ length: 10 }, (_, i) => JSON.stringify(task(i))).join("\n"))],
+  });
   if (!imp.ok) throw new Error(JSON.stringify(imp.problems));
   splitId = (await createSplit(t.db, { poolId: imp.poolId, seed: 1, devRatio: 0, testRatio: 0.2 })).split.id;
 });
@@ -98,8 +134,20 @@ afterAll(async () => {
   await t?.drop();
 });
 
-const collect = async (providerId: string, extra: { nSamples?: number; concurrency?: number; maxRetries?: number } = {}) => {
-  const col = await admin.collections.create({ splitId, providerId, parts: ["train"], grade: false, nSamples: extra.nSamples ?? 1, concurrency: extra.concurrency ?? 2, maxRetries: extra.maxRetries ?? 0, params: { temperature: 0.5, top_p: 1, max_tokens: 256, seed: 7 } });
+const collect = async (
+  providerId: string,
+  extra: { nSamples?: number; concurrency?: number; maxRetries?: number } = {},
+) => {
+  const col = await admin.collections.create({
+    splitId,
+    providerId,
+    parts: ["train"],
+    grade: false,
+    nSamples: extra.nSamples ?? 1,
+    concurrency: extra.concurrency ?? 2,
+    maxRetries: extra.maxRetries ?? 0,
+    params: { temperature: 0.5, top_p: 1, max_tokens: 256, seed: 7 },
+  });
   await awaitCollection(col.id);
   return admin.collections.byId({ id: col.id });
 };
@@ -107,9 +155,21 @@ const collect = async (providerId: string, extra: { nSamples?: number; concurren
 describe("provider errors", () => {
   it("are scrubbed of the key before they are stored or logged", async () => {
     // Positive control: the raw error of this provider carries the key.
-    const raw = await new OpenAI({ baseURL: `${base}/echo/v1`, apiKey: KEY, maxRetries: 0 }).chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "x" }] }).then(() => "", (e: unknown) => String(e instanceof Error ? e.message : e));
+    const raw = await new OpenAI({ baseURL: `${base}/echo/v1`, apiKey: KEY, maxRetries: 0 }).chat.completions
+      .create({ model: MODEL, messages: [{ role: "user", content: "x" }] })
+      .then(
+        () => "",
+        (e: unknown) => String(e instanceof Error ? e.message : e),
+      );
     expect(raw).toContain(KEY);
-    const p = await admin.providers.create({ name: "echo", kind: "openai", baseUrl: `${base}/echo/v1`, model: "m-echo", apiKey: KEY, extraParams: {} });
+    const p = await admin.providers.create({
+      name: "echo",
+      kind: "openai",
+      baseUrl: `${base}/echo/v1`,
+      model: "m-echo",
+      apiKey: KEY,
+      extraParams: {},
+    });
     const done = await collect(p.id);
     expect(done.state).toBe("failed");
     expect(done.stopReason).toContain("401");
@@ -124,7 +184,13 @@ describe("provider errors", () => {
 
 describe("a keyless provider", () => {
   it("can be created and collects from a local server without any Authorization header", async () => {
-    const p = await admin.providers.create({ name: "local", kind: "openai", baseUrl: `${base}/keyless/v1`, model: MODEL, extraParams: {} });
+    const p = await admin.providers.create({
+      name: "local",
+      kind: "openai",
+      baseUrl: `${base}/keyless/v1`,
+      model: MODEL,
+      extraParams: {},
+    });
     expect(p.hasApiKey).toBe(false);
     const done = await collect(p.id);
     expect(done).toMatchObject({ state: "done", samplesFailed: 0 });
@@ -137,7 +203,12 @@ describe("a keyless provider", () => {
 describe("a rate limiter that enforces Retry-After", () => {
   it("detects a client that comes back early (positive control)", async () => {
     const before = limiter.tooEarly;
-    const hit = () => fetch(`${base}/limited/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ seed: -1, messages: [{ content: "Fix task r99." }] }) });
+    const hit = () =>
+      fetch(`${base}/limited/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ seed: -1, messages: [{ content: "Fix task r99." }] }),
+      });
     await hit();
     expect((await hit()).status).toBe(429);
     expect((await hit()).status).toBe(429);
@@ -150,7 +221,14 @@ describe("a rate limiter that enforces Retry-After", () => {
   });
 
   it("gets no request too early and drops no sample", { timeout: 90_000 }, async () => {
-    const p = await admin.providers.create({ name: "limited", kind: "openai", baseUrl: `${base}/limited/v1`, model: "m-limited", apiKey: "sk-limited-key-000000", extraParams: {} });
+    const p = await admin.providers.create({
+      name: "limited",
+      kind: "openai",
+      baseUrl: `${base}/limited/v1`,
+      model: "m-limited",
+      apiKey: "sk-limited-key-000000",
+      extraParams: {},
+    });
     const served = limiter.served;
     const done = await collect(p.id, { nSamples: 2, concurrency: 4, maxRetries: 0 });
     expect(limiter.refused).toBeGreaterThan(0); // the limiter did push back
@@ -161,18 +239,52 @@ describe("a rate limiter that enforces Retry-After", () => {
     expect(limiter.served - served).toBe(done.samplesTotal);
     // Every 429 was counted and is visible on the collection.
     expect(done.stopReason).toMatch(new RegExp(`^${limiter.refused} rate-limited answer\\(s\\) \\(429\\) waited out`));
-    console.info(JSON.stringify({ samples: done.samplesTotal, served: limiter.served - served, refused429: limiter.refused, httpDates: limiter.dates, tooEarly: limiter.tooEarly }));
+    console.info(
+      JSON.stringify({
+        samples: done.samplesTotal,
+        served: limiter.served - served,
+        refused429: limiter.refused,
+        httpDates: limiter.dates,
+        tooEarly: limiter.tooEarly,
+      }),
+    );
   });
 });
 
 describe("a collection in which every sample failed", () => {
   it("ends failed, and `agentlab collect` exits non-zero", async () => {
-    const p = await admin.providers.create({ name: "down", kind: "openai", baseUrl: `${base}/down/v1`, model: "m-down", apiKey: "sk-down-key-0000000", extraParams: {} });
+    const p = await admin.providers.create({
+      name: "down",
+      kind: "openai",
+      baseUrl: `${base}/down/v1`,
+      model: "m-down",
+      apiKey: "sk-down-key-0000000",
+      extraParams: {},
+    });
     const { token } = await createApiToken(t.db, { userId, name: "cli" });
     const out = new PassThrough();
     let text = "";
     out.on("data", (c: Buffer) => (text += c.toString("utf8")));
-    const code = await cli(["--server", s.url, "--token", token, "collect", "--split", splitId, "--provider", p.id, "--poll-ms", "100", "--concurrency", "2", "--max-retries", "1"], { out, err: out, cwd: process.cwd() });
+    const code = await cli(
+      [
+        "--server",
+        s.url,
+        "--token",
+        token,
+        "collect",
+        "--split",
+        splitId,
+        "--provider",
+        p.id,
+        "--poll-ms",
+        "100",
+        "--concurrency",
+        "2",
+        "--max-retries",
+        "1",
+      ],
+      { out, err: out, cwd: process.cwd() },
+    );
     expect(text).toMatch(/^failed\t0\/\d+ samples/m);
     expect(text).toContain("no usable sample");
     expect(code).not.toBe(0);

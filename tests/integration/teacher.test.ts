@@ -6,8 +6,28 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { sql } from "drizzle-orm";
-import { GradeJobPayload, formatAnswer, parseAnswer, type GradeResult, type GradeVerdict, type TaskSpec } from "@agentlab/core";
-import { claimJob, collectableTasks, createApiToken, createEnrollmentToken, createSplit, enrollAgent, finishAttempt, importPool, queryRows, schema, setDatasetTokenCounts, setPrice } from "@agentlab/db";
+import {
+  GradeJobPayload,
+  formatAnswer,
+  parseAnswer,
+  type GradeResult,
+  type GradeVerdict,
+  type TaskSpec,
+} from "@agentlab/core";
+import {
+  claimJob,
+  collectableTasks,
+  createApiToken,
+  createEnrollmentToken,
+  createSplit,
+  enrollAgent,
+  finishAttempt,
+  importPool,
+  queryRows,
+  schema,
+  setDatasetTokenCounts,
+  setPrice,
+} from "@agentlab/db";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { startTestApp, trpcHttp, viewerOf, type Caller, type TestApp } from "./auth-helpers";
 import { awaitCollection } from "../../apps/web/server/teacher/runner";
@@ -37,10 +57,26 @@ let grader: ReturnType<typeof setInterval> | undefined;
 let failTask: string | null = null; // a task whose candidates the grading agent fails (replay test)
 
 const task = (i: number): TaskSpec => ({
-  id: `t${String(i).padStart(2, "0")}`, source_group: `g${i}`, language: "python", instruction: `Fix task t${String(i).padStart(2, "0")}.`,
-  files: [{ path: "solution.py", role: "main", content: `def f():\n    return ${i} - 1\n` }, { path: "util.py", role: "dependency", content: "X = 1\n" }],
-  public_tests: [{ path: "test_public.py", content: "from solution import f\n\ndef test_type():\n    assert isinstance(f(), int)\n" }],
-  hidden_tests: [{ path: "test_hidden.py", content: `from solution import f\n\ndef test_value():\n    assert f() == ${i}  # HIDDEN_MARKER\n` }],
+  id: `t${String(i).padStart(2, "0")}`,
+  source_group: `g${i}`,
+  language: "python",
+  instruction: `Fix task t${String(i).padStart(2, "0")}.`,
+  files: [
+    { path: "solution.py", role: "main", content: `def f():\n    return ${i} - 1\n` },
+    { path: "util.py", role: "dependency", content: "X = 1\n" },
+  ],
+  public_tests: [
+    {
+      path: "test_public.py",
+      content: "from solution import f\n\ndef test_type():\n    assert isinstance(f(), int)\n",
+    },
+  ],
+  hidden_tests: [
+    {
+      path: "test_hidden.py",
+      content: `from solution import f\n\ndef test_value():\n    assert f() == ${i}  # HIDDEN_MARKER\n`,
+    },
+  ],
   reference: [{ path: "solution.py", content: `def f():\n    return ${i}  # REFERENCE_MARKER\n` }],
   metadata: {},
 });
@@ -57,27 +93,76 @@ function startFake(): Promise<string> {
       const n = (hits.get(id) ?? 0) + 1;
       hits.set(id, n);
       const mode = modes.get(id) ?? "normal";
-      const send = (status: number, json: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(json));
+      const send = (status: number, json: unknown) =>
+        res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(json));
       if (mode === "500always") return send(500, { error: { message: "boom", type: "server_error" } });
-      if (mode === "slow") return void setTimeout(() => send(200, { id: "c", object: "chat.completion", created: 1, model: MODEL, choices: [] }), 1500);
+      if (mode === "slow")
+        return void setTimeout(
+          () => send(200, { id: "c", object: "chat.completion", created: 1, model: MODEL, choices: [] }),
+          1500,
+        );
       if (mode === "429once" && n === 1) return send(429, { error: { message: "slow down", type: "rate_limit" } });
-      const content = mode === "malformed" ? "I think you should return i instead." : `Here is the fix.\n\n${formatAnswer([{ path: "solution.py", content: refOf(id) }])}`;
-      send(200, { id: "c1", object: "chat.completion", created: 1, model: MODEL, choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 } });
+      const content =
+        mode === "malformed"
+          ? "I think you should return i instead."
+          : `Here is the fix.\n\n${formatAnswer([{ path: "solution.py", content: refOf(id) }])}`;
+      send(200, {
+        id: "c1",
+        object: "chat.completion",
+        created: 1,
+        model: MODEL,
+        choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 },
+      });
     });
   });
-  return new Promise((resolve) => fake.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(fake.address() as { port: number }).port}/v1`)));
+  return new Promise((resolve) =>
+    fake.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(fake.address() as { port: number }).port}/v1`)),
+  );
 }
 
 // The agent side of grading, over the real queue: claim, decide, report a GradeResult.
 async function gradeQueued(): Promise<void> {
   for (;;) {
-    const job = await claimJob(t.db, { agentId, labels: [], gpuCount: 0, gpuMemoryMb: 0, sandbox: "process", leaseTtlMs: 30_000 });
+    const job = await claimJob(t.db, {
+      agentId,
+      labels: [],
+      gpuCount: 0,
+      gpuMemoryMb: 0,
+      sandbox: "process",
+      leaseTtlMs: 30_000,
+    });
     if (!job) return;
     const p = GradeJobPayload.parse(job.payload);
     const pass = p.candidate[0]?.content === refOf(p.task.id) && p.task.id !== failTask;
     const verdict: GradeVerdict = pass ? "pass" : "fail_hidden";
-    const result: GradeResult = { verdict, backend: "process", isolation: "judge", unsandboxed: true, graderVersion: "test", reasons: pass ? [] : ["test_hidden.py::test_value: failed"], tests: [], ignoredCandidatePaths: [], exitCode: 1, signal: null, stdoutTail: "", stderrTail: "", candidateOutputTail: "", wallTimeMs: 1, cpuTimeMs: null, peakMemoryKb: null };
-    await finishAttempt(t.db, { jobId: job.jobId, attemptId: job.attemptId, reason: "succeeded", exitCode: 0, signal: null, result, error: null });
+    const result: GradeResult = {
+      verdict,
+      backend: "process",
+      isolation: "judge",
+      unsandboxed: true,
+      graderVersion: "test",
+      reasons: pass ? [] : ["test_hidden.py::test_value: failed"],
+      tests: [],
+      ignoredCandidatePaths: [],
+      exitCode: 1,
+      signal: null,
+      stdoutTail: "",
+      stderrTail: "",
+      candidateOutputTail: "",
+      wallTimeMs: 1,
+      cpuTimeMs: null,
+      peakMemoryKb: null,
+    };
+    await finishAttempt(t.db, {
+      jobId: job.jobId,
+      attemptId: job.attemptId,
+      reason: "succeeded",
+      exitCode: 0,
+      signal: null,
+      result,
+      error: null,
+    });
   }
 }
 
@@ -95,19 +180,31 @@ beforeAll(async () => {
   t = await createTestDatabase();
   s = await startTestApp(t);
   fakeUrl = await startFake();
-  const [u] = await t.db.insert(schema.users).values({ email: "admin@lab.test", name: "A", passwordHash: "x", role: "admin" }).returning();
+  const [u] = await t.db
+    .insert(schema.users)
+    .values({ email: "admin@lab.test", name: "A", passwordHash: "x", role: "admin" })
+    .returning();
   if (!u) throw new Error("no user");
   admin = s.caller(viewerOf(u));
-  const imp = await importPool(t.db, { name: "teach", lines: [new TextEncoder().encode(TASKS.map((x) => JSON.stringify(x)).join("\n"))] });
+  const imp = await importPool(t.db, {
+    name: "teach",
+    lines: [new TextEncoder().encode(TASKS.map((x) => JSON.stringify(x)).join("\n"))],
+  });
   if (!imp.ok) throw new Error(JSON.stringify(imp.problems));
   const { split } = await createSplit(t.db, { poolId: imp.poolId, seed: 3, devRatio: 0.2, testRatio: 0.25 });
   splitId = split.id;
-  const rows = await queryRows<{ task_id: string; part: "train" | "dev" | "test" }>(t.db, sql`select task_id, part from split_assignments where split_id = ${splitId} order by task_id`);
+  const rows = await queryRows<{ task_id: string; part: "train" | "dev" | "test" }>(
+    t.db,
+    sql`select task_id, part from split_assignments where split_id = ${splitId} order by task_id`,
+  );
   for (const r of rows) parts[r.part].push(r.task_id);
   expect(parts.train.length).toBeGreaterThanOrEqual(4);
   expect(parts.test.length).toBeGreaterThanOrEqual(1);
   const [a, b, c] = parts.train;
-  modes.set(a ?? "", "429once").set(b ?? "", "500always").set(c ?? "", "malformed");
+  modes
+    .set(a ?? "", "429once")
+    .set(b ?? "", "500always")
+    .set(c ?? "", "malformed");
   await setPrice(t.db, { model: MODEL, inputPerMTok: 1000, outputPerMTok: 2000 }); // 100 in + 50 out = $0.20 a call
   const { token } = await createEnrollmentToken(t.db, { name: "grader", ttlS: 60 });
   ({ agentId } = await enrollAgent(t.db, token, "grader"));
@@ -126,24 +223,59 @@ let col1 = "";
 
 describe("teacher collection", () => {
   it("stores the provider key sealed and never returns it", async () => {
-    const p = keep(await admin.providers.create({ name: "fake", kind: "openai", baseUrl: fakeUrl, model: MODEL, apiKey: KEY, extraParams: {} }));
+    const p = keep(
+      await admin.providers.create({
+        name: "fake",
+        kind: "openai",
+        baseUrl: fakeUrl,
+        model: MODEL,
+        apiKey: KEY,
+        extraParams: {},
+      }),
+    );
     providerId = p.id;
     expect(p.hasApiKey).toBe(true);
     keep(await admin.providers.list());
     keep(await admin.providers.byId({ id: p.id }));
-    const [row] = await queryRows<{ k: string }>(t.db, sql`select api_key_sealed as k from teacher_providers where id = ${p.id}`);
+    const [row] = await queryRows<{ k: string }>(
+      t.db,
+      sql`select api_key_sealed as k from teacher_providers where id = ${p.id}`,
+    );
     expect(row?.k).toMatch(/^v1\./);
     expect(row?.k).not.toContain(KEY);
   });
 
   it("collects with retries on 429, gives up on 500s past the limit, keeps malformed answers, and fills the ledger", async () => {
     const [a, b, c] = parts.train;
-    const col = keep(await admin.collections.create({ splitId, providerId, experimentId: "00000000-0000-4000-8000-00000000000a", parts: ["train"], nSamples: 1, concurrency: 3, maxRetries: 2, params: { temperature: 0.8, top_p: 1, max_tokens: 512 } }));
+    const col = keep(
+      await admin.collections.create({
+        splitId,
+        providerId,
+        experimentId: "00000000-0000-4000-8000-00000000000a",
+        parts: ["train"],
+        nSamples: 1,
+        concurrency: 3,
+        maxRetries: 2,
+        params: { temperature: 0.8, top_p: 1, max_tokens: 512 },
+      }),
+    );
     col1 = col.id;
     await awaitCollection(col.id);
-    const done = keep(await waitFor(async () => { const x = await admin.collections.byId({ id: col.id }); return x.state === "done" && x; }));
+    const done = keep(
+      await waitFor(async () => {
+        const x = await admin.collections.byId({ id: col.id });
+        return x.state === "done" && x;
+      }),
+    );
     const n = parts.train.length;
-    expect(done).toMatchObject({ samplesTotal: n, samplesDone: n - 1, samplesFailed: 1, reused: 0, tokensIn: 100 * (n - 1), tokensOut: 50 * (n - 1) });
+    expect(done).toMatchObject({
+      samplesTotal: n,
+      samplesDone: n - 1,
+      samplesFailed: 1,
+      reused: 0,
+      tokensIn: 100 * (n - 1),
+      tokensOut: 50 * (n - 1),
+    });
     expect(done.costUsd).toBeCloseTo(0.2 * (n - 1), 9);
     expect(done.stopReason).toMatch(/1 request\(s\) failed after retries.*500/);
     expect(done.verdicts).toEqual({ pass: n - 2, fail_syntax: 1 });
@@ -154,16 +286,43 @@ describe("teacher collection", () => {
     const bad = summary.find((r) => r.taskKey === c);
     expect(bad).toMatchObject({ samples: 1, malformed: 1, passed: 0 });
     const cands = keep(await admin.collections.candidates({ id: col.id, taskRowId: bad?.taskRowId ?? "" }));
-    expect(cands[0]?.candidate).toMatchObject({ verdict: "fail_syntax", verdictReasons: ["no fenced code block in the answer"], parseError: "no fenced code block in the answer", files: null });
+    expect(cands[0]?.candidate).toMatchObject({
+      verdict: "fail_syntax",
+      verdictReasons: ["no fenced code block in the answer"],
+      parseError: "no fenced code block in the answer",
+      files: null,
+    });
     const ledger = keep(await admin.collections.ledger({ by: "provider" }));
-    expect(ledger).toEqual([expect.objectContaining({ key: providerId, label: "fake", calls: n - 1, tokensIn: 100 * (n - 1), tokensOut: 50 * (n - 1) })]);
+    expect(ledger).toEqual([
+      expect.objectContaining({
+        key: providerId,
+        label: "fake",
+        calls: n - 1,
+        tokensIn: 100 * (n - 1),
+        tokensOut: 50 * (n - 1),
+      }),
+    ]);
     // Only public context went out: no hidden test, no reference, no test-split task.
-    expect(seen.some((r) => r.body.includes("HIDDEN_MARKER") || r.body.includes("REFERENCE_MARKER") || r.body.includes("test_hidden"))).toBe(false);
+    expect(
+      seen.some(
+        (r) =>
+          r.body.includes("HIDDEN_MARKER") || r.body.includes("REFERENCE_MARKER") || r.body.includes("test_hidden"),
+      ),
+    ).toBe(false);
   });
 
   it("reuses cached candidates on a second experiment and reports the cost saved", async () => {
     const before = seen.length;
-    const col = keep(await admin.collections.create({ splitId, providerId, experimentId: "00000000-0000-4000-8000-00000000000b", parts: ["train"], maxRetries: 0, params: { temperature: 0.8, top_p: 1, max_tokens: 512 } }));
+    const col = keep(
+      await admin.collections.create({
+        splitId,
+        providerId,
+        experimentId: "00000000-0000-4000-8000-00000000000b",
+        parts: ["train"],
+        maxRetries: 0,
+        params: { temperature: 0.8, top_p: 1, max_tokens: 512 },
+      }),
+    );
     await awaitCollection(col.id);
     const done = keep(await admin.collections.byId({ id: col.id }));
     const n = parts.train.length;
@@ -175,7 +334,18 @@ describe("teacher collection", () => {
   });
 
   it("stops cleanly at the budget cap and says why", async () => {
-    const col = keep(await admin.collections.create({ splitId, providerId, parts: ["train", "dev"], concurrency: 1, budgetUsd: 0.3, maxRetries: 0, grade: false, params: { temperature: 0.5, top_p: 1, max_tokens: 512 } }));
+    const col = keep(
+      await admin.collections.create({
+        splitId,
+        providerId,
+        parts: ["train", "dev"],
+        concurrency: 1,
+        budgetUsd: 0.3,
+        maxRetries: 0,
+        grade: false,
+        params: { temperature: 0.5, top_p: 1, max_tokens: 512 },
+      }),
+    );
     await awaitCollection(col.id);
     const done = keep(await admin.collections.byId({ id: col.id }));
     expect(done.state).toBe("stopped_budget");
@@ -189,7 +359,18 @@ describe("teacher collection", () => {
     const slow = parts.dev[0] ?? "";
     modes.set(slow, "slow");
     const before = hits.get(slow) ?? 0;
-    const col = keep(await admin.collections.create({ splitId, providerId, parts: ["dev"], taskIds: [slow], timeoutMs: 200, maxRetries: 1, grade: false, params: { temperature: 0.1, top_p: 1, max_tokens: 512 } }));
+    const col = keep(
+      await admin.collections.create({
+        splitId,
+        providerId,
+        parts: ["dev"],
+        taskIds: [slow],
+        timeoutMs: 200,
+        maxRetries: 1,
+        grade: false,
+        params: { temperature: 0.1, top_p: 1, max_tokens: 512 },
+      }),
+    );
     await awaitCollection(col.id);
     modes.delete(slow);
     const done = keep(await admin.collections.byId({ id: col.id }));
@@ -202,9 +383,15 @@ describe("teacher collection", () => {
   it("refuses test-split tasks in the collection code itself", async () => {
     const testTask = parts.test[0] ?? "";
     const before = seen.length;
-    await expect(admin.collections.create({ splitId, providerId, parts: ["train", "test"] })).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
-    await expect(admin.collections.create({ splitId, providerId, parts: ["train"], taskIds: [parts.train[3] ?? "", testTask] })).rejects.toMatchObject({ code: "PRECONDITION_FAILED", message: expect.stringContaining(testTask) });
-    await expect(collectableTasks(t.db, { splitId, parts: ["dev"], taskIds: [testTask] })).rejects.toThrow(/test-split tasks never reach a teacher/);
+    await expect(admin.collections.create({ splitId, providerId, parts: ["train", "test"] })).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+    });
+    await expect(
+      admin.collections.create({ splitId, providerId, parts: ["train"], taskIds: [parts.train[3] ?? "", testTask] }),
+    ).rejects.toMatchObject({ code: "PRECONDITION_FAILED", message: expect.stringContaining(testTask) });
+    await expect(collectableTasks(t.db, { splitId, parts: ["dev"], taskIds: [testTask] })).rejects.toThrow(
+      /test-split tasks never reach a teacher/,
+    );
     expect(seen.length).toBe(before);
     expect(seen.some((r) => parts.test.includes(r.task))).toBe(false);
   });
@@ -216,7 +403,10 @@ describe("teacher collection", () => {
     const exp = keep(await admin.datasets.export({ id: d.id }));
     expect(createHash("sha256").update(exp.jsonl).digest("hex")).toBe(d.hash);
     expect(readFileSync(s.app.services.artifacts.path(d.hash), "utf8")).toBe(exp.jsonl); // agents fetch these bytes
-    const lines = exp.jsonl.trim().split("\n").map((l) => JSON.parse(l) as { messages: { role: string; content: string }[] });
+    const lines = exp.jsonl
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { messages: { role: string; content: string }[] });
     expect(lines).toHaveLength(n - 2);
     expect(lines[0]?.messages.map((m) => m.role)).toEqual(["system", "user", "assistant"]);
     expect(parseAnswer(lines[0]?.messages[2]?.content ?? "", ["solution.py"]).ok).toBe(true);
@@ -224,7 +414,12 @@ describe("teacher collection", () => {
     failTask = parts.train[0] ?? null; // e.g. a grader change now fails this one
     const r = await admin.datasets.replay({ id: d.id });
     expect(r.jobs).toBe(n - 2);
-    const replay = keep(await waitFor(async () => { const x = await admin.datasets.replayStatus({ id: r.id }); return x.state === "done" && x; }));
+    const replay = keep(
+      await waitFor(async () => {
+        const x = await admin.datasets.replayStatus({ id: r.id });
+        return x.state === "done" && x;
+      }),
+    );
     failTask = null;
     expect(replay.kept).toBe(n - 3);
     expect(replay.dropped).toEqual([expect.objectContaining({ taskKey: parts.train[0], verdict: "fail_hidden" })]);
@@ -233,17 +428,29 @@ describe("teacher collection", () => {
     expect(verified.hash).not.toBe(d.hash);
     expect((await admin.datasets.byId({ id: d.id })).hash).toBe(d.hash); // the original is untouched
     // Immutable in the database itself, not only by convention.
-    await expect(queryRows(t.db, sql`update sft_samples set task_key = 'x' where dataset_id = ${d.id}`)).rejects.toThrow();
+    await expect(
+      queryRows(t.db, sql`update sft_samples set task_key = 'x' where dataset_id = ${d.id}`),
+    ).rejects.toThrow();
     await expect(queryRows(t.db, sql`delete from sft_samples where dataset_id = ${d.id}`)).rejects.toThrow();
     await expect(queryRows(t.db, sql`update sft_datasets set sample_count = 0 where id = ${d.id}`)).rejects.toThrow();
-    const counts = { model: "tiny", supervisedTokens: 10, totalTokens: 30, maxTokens: 12, chatTemplateSha256: "0".repeat(64) };
+    const counts = {
+      model: "tiny",
+      supervisedTokens: 10,
+      totalTokens: 30,
+      maxTokens: 12,
+      chatTemplateSha256: "0".repeat(64),
+    };
     expect(await setDatasetTokenCounts(t.db, d.id, counts)).toBe(true);
     expect(await setDatasetTokenCounts(t.db, d.id, { ...counts, supervisedTokens: 11 })).toBe(false);
-    await expect(queryRows(t.db, sql`update sft_datasets set token_counts = null where id = ${d.id}`)).rejects.toThrow();
+    await expect(
+      queryRows(t.db, sql`update sft_datasets set token_counts = null where id = ${d.id}`),
+    ).rejects.toThrow();
   });
 
   it("runs the reference oracle through the CLI and exports its dataset", async () => {
-    const ref = keep(await admin.providers.create({ name: "oracle", kind: "reference", model: "reference", extraParams: {} }));
+    const ref = keep(
+      await admin.providers.create({ name: "oracle", kind: "reference", model: "reference", extraParams: {} }),
+    );
     const [u] = await queryRows<{ id: string }>(t.db, sql`select id from users limit 1`);
     const { token } = await createApiToken(t.db, { userId: u?.id ?? "", name: "cli" });
     const dir = mkdtempSync(join(tmpdir(), "agentlab-teacher-"));

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { attachArtifact, claimJob, enqueueJob, finishAttempt, recordArtifactBlob, recordProgress, updateStage } from "@agentlab/db";
+import {
+  attachArtifact,
+  claimJob,
+  enqueueJob,
+  finishAttempt,
+  recordArtifactBlob,
+  recordProgress,
+  updateStage,
+} from "@agentlab/db";
 import { sha256Hex } from "@agentlab/core";
 import { appRouter } from "../../apps/web/server/routers";
 import { createCallerFactory } from "../../apps/web/server/trpc/init";
@@ -20,12 +28,30 @@ beforeAll(async () => {
   t = await createTestDatabase();
   s = await makeServices(t.db);
   const u = await makeUser(t.db, "viewer");
-  const ctx: Context = { ...s, viewer: { userId: u.id, email: u.email, name: u.name, role: "viewer", via: "token", csrfToken: null }, csrfHeader: null, ip: "127.0.0.1", sessionToken: null, setCookie: () => {} };
+  const ctx: Context = {
+    ...s,
+    viewer: { userId: u.id, email: u.email, name: u.name, role: "viewer", via: "token", csrfToken: null },
+    csrfHeader: null,
+    ip: "127.0.0.1",
+    sessionToken: null,
+    setCookie: () => {},
+  };
   viewer = createCaller(ctx);
 });
 afterAll(async () => t?.drop());
 
-const event = (step: number, epoch: number, loss: number) => ({ event: "progress", step, total_steps: 8, epoch, epoch_progress: (step % 4) / 4, loss, lr: 2e-4 * (1 - step / 8), tokens_per_s: 1000 + step, eta_s: (8 - step) * 5, memory_mb: 512 });
+const event = (step: number, epoch: number, loss: number) => ({
+  event: "progress",
+  step,
+  total_steps: 8,
+  epoch,
+  epoch_progress: (step % 4) / 4,
+  loss,
+  lr: 2e-4 * (1 - step / 8),
+  tokens_per_s: 1000 + step,
+  eta_s: (8 - step) * 5,
+  memory_mb: 512,
+});
 
 describe("training curves", () => {
   it("reads each seed's steps, epoch marks, per-epoch eval loss and ETA while training, and the run record after", async () => {
@@ -38,26 +64,64 @@ describe("training curves", () => {
     const claimed = await claimJob(t.db, { ...fit, shellJobs: true });
     if (!claimed) throw new Error("not claimed");
     const at = claimed.attemptId;
-    for (const [seq, [step, epoch, loss]] of [[1, 1, 2.0], [2, 1, 1.6], [3, 1, 1.5], [4, 1, 1.3], [5, 2, 1.2], [6, 2, 1.1]].entries()) {
-      expect(await recordProgress(t.db, fit.agentId, job.id, at, seq, event(step ?? 0, epoch ?? 0, loss ?? 0))).toBe(true);
+    for (const [seq, [step, epoch, loss]] of [
+      [1, 1, 2.0],
+      [2, 1, 1.6],
+      [3, 1, 1.5],
+      [4, 1, 1.3],
+      [5, 2, 1.2],
+      [6, 2, 1.1],
+    ].entries()) {
+      expect(await recordProgress(t.db, fit.agentId, job.id, at, seq, event(step ?? 0, epoch ?? 0, loss ?? 0))).toBe(
+        true,
+      );
     }
     // A stale attempt's progress is refused by the fence, so it never reaches the curve (positive control: the writes above were accepted).
-    expect(await recordProgress(t.db, fit.agentId, job.id, "00000000-0000-4000-8000-000000000099", 99, event(7, 2, 9))).toBe(false);
+    expect(
+      await recordProgress(t.db, fit.agentId, job.id, "00000000-0000-4000-8000-000000000099", 99, event(7, 2, 9)),
+    ).toBe(false);
     const sha = sha256Hex("adapter-1");
     await recordArtifactBlob(t.db, sha, 10);
-    expect(await attachArtifact(t.db, fit.agentId, { jobId: job.id, attemptId: at, name: "adapter-epoch-1", kind: "adapter", sha256: sha, meta: { epoch: 1, trainLoss: 1.55, evalLoss: 1.7 } })).toBe(true);
+    expect(
+      await attachArtifact(t.db, fit.agentId, {
+        jobId: job.id,
+        attemptId: at,
+        name: "adapter-epoch-1",
+        kind: "adapter",
+        sha256: sha,
+        meta: { epoch: 1, trainLoss: 1.55, evalLoss: 1.7 },
+      }),
+    ).toBe(true);
 
     const [s1, s2] = await viewer.runs.training({ id });
-    expect(s1).toMatchObject({ seed: 1, jobState: "running", marks: [{ epoch: 2, step: 5 }], epochs: [{ epoch: 1, step: 4, trainLoss: 1.55, evalLoss: 1.7 }], etaS: 10 });
+    expect(s1).toMatchObject({
+      seed: 1,
+      jobState: "running",
+      marks: [{ epoch: 2, step: 5 }],
+      epochs: [{ epoch: 1, step: 4, trainLoss: 1.55, evalLoss: 1.7 }],
+      etaS: 10,
+    });
     expect(s1?.points.map((p) => p.loss)).toEqual([2, 1.6, 1.5, 1.3, 1.2, 1.1]);
     expect(s1?.fraction).toBeCloseTo(6 / 8, 12);
     expect(s2).toMatchObject({ seed: 2, stageState: "pending", points: [], fraction: null, etaS: null });
 
-    const result = { snapshots: [{ epoch: 1, step: 4, train_loss: 1.5, eval_loss: 1.69 }, { epoch: 2, step: 8, train_loss: 1.05, eval_loss: 1.4 }] };
-    await finishAttempt(t.db, { jobId: job.id, attemptId: at, reason: "succeeded", exitCode: 0, signal: null, result, error: null }, fit.agentId);
+    const result = {
+      snapshots: [
+        { epoch: 1, step: 4, train_loss: 1.5, eval_loss: 1.69 },
+        { epoch: 2, step: 8, train_loss: 1.05, eval_loss: 1.4 },
+      ],
+    };
+    await finishAttempt(
+      t.db,
+      { jobId: job.id, attemptId: at, reason: "succeeded", exitCode: 0, signal: null, result, error: null },
+      fit.agentId,
+    );
     await updateStage(t.db, id, "train:s1", { state: "succeeded" });
     const [done] = await viewer.runs.training({ id });
     expect(done).toMatchObject({ jobState: "succeeded", fraction: 1, etaS: null });
-    expect(done?.epochs.map((e) => [e.epoch, e.evalLoss])).toEqual([[1, 1.69], [2, 1.4]]);
+    expect(done?.epochs.map((e) => [e.epoch, e.evalLoss])).toEqual([
+      [1, 1.69],
+      [2, 1.4],
+    ]);
   });
 });

@@ -9,7 +9,12 @@ import { pipeline } from "node:stream/promises";
  * Uploads a file to the server's content-addressed store, resuming from the offset the server
  * already holds (HEAD), then asks it to verify the hash and publish. Returns the sha256.
  */
-export async function uploadArtifact(serverUrl: string, credential: string, path: string, attempts = 5): Promise<string> {
+export async function uploadArtifact(
+  serverUrl: string,
+  credential: string,
+  path: string,
+  attempts = 5,
+): Promise<string> {
   const hash = createHash("sha256");
   await pipeline(createReadStream(path), hash);
   const sha = hash.digest("hex");
@@ -23,7 +28,12 @@ export async function uploadArtifact(serverUrl: string, credential: string, path
         const offset = Number(head.headers.get("upload-offset") ?? "0");
         if (offset < size) {
           const body = Readable.toWeb(createReadStream(path, { start: offset })) as ReadableStream;
-          const res = await fetch(url, { method: "PATCH", headers: { ...headers, "upload-offset": String(offset), "content-type": "application/octet-stream" }, body, duplex: "half" } as RequestInit);
+          const res = await fetch(url, {
+            method: "PATCH",
+            headers: { ...headers, "upload-offset": String(offset), "content-type": "application/octet-stream" },
+            body,
+            duplex: "half",
+          } as RequestInit);
           if (!res.ok) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
         }
       }
@@ -41,11 +51,24 @@ export async function uploadArtifact(serverUrl: string, credential: string, path
  * Fetches a content-addressed blob into `dir/<sha256>` unless it is already there, verifying the
  * hash before the file appears (written to a temporary name, then renamed).
  */
-export async function fetchArtifact(serverUrl: string, credential: string, sha256: string, dir: string): Promise<string> {
+export async function fetchArtifact(
+  serverUrl: string,
+  credential: string,
+  sha256: string,
+  dir: string,
+): Promise<string> {
   const dest = join(dir, sha256);
-  if (await stat(dest).then(() => true, () => false)) return dest;
+  if (
+    await stat(dest).then(
+      () => true,
+      () => false,
+    )
+  )
+    return dest;
   await mkdir(dir, { recursive: true });
-  const res = await fetch(new URL(`/api/artifacts/${sha256}`, serverUrl), { headers: { authorization: `Bearer ${credential}` } });
+  const res = await fetch(new URL(`/api/artifacts/${sha256}`, serverUrl), {
+    headers: { authorization: `Bearer ${credential}` },
+  });
   if (!res.ok || !res.body) throw new Error(`artifact ${sha256} could not be fetched: ${res.status}`);
   const tmp = `${dest}.${process.pid}.part`;
   const hash = createHash("sha256");

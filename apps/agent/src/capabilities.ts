@@ -9,7 +9,11 @@ export const AGENT_VERSION = "0.1.0";
 
 /** GPUs as nvidia-smi reports them; none when the tool is absent. */
 export async function detectGpus(): Promise<GpuInfo[]> {
-  const out = await run("nvidia-smi", ["--query-gpu=name,memory.total,uuid,driver_version", "--format=csv,noheader,nounits"], { timeout: 10_000 }).catch(() => null);
+  const out = await run(
+    "nvidia-smi",
+    ["--query-gpu=name,memory.total,uuid,driver_version", "--format=csv,noheader,nounits"],
+    { timeout: 10_000 },
+  ).catch(() => null);
   if (!out) return [];
   return out.stdout
     .trim()
@@ -21,8 +25,16 @@ export async function detectGpus(): Promise<GpuInfo[]> {
     });
 }
 
-export async function collectCapabilities(opts: { python: string | null; sandbox: { backend: SandboxBackend; selfTestPassed: boolean; detail: string }; labels: string[]; shellJobs?: boolean }): Promise<Capabilities & { pythonStack: PythonDoctor | null }> {
-  const [gpus, stack] = await Promise.all([detectGpus(), opts.python ? pythonDoctor(opts.python) : Promise.resolve(null)]);
+export async function collectCapabilities(opts: {
+  python: string | null;
+  sandbox: { backend: SandboxBackend; selfTestPassed: boolean; detail: string };
+  labels: string[];
+  shellJobs?: boolean;
+}): Promise<Capabilities & { pythonStack: PythonDoctor | null }> {
+  const [gpus, stack] = await Promise.all([
+    detectGpus(),
+    opts.python ? pythonDoctor(opts.python) : Promise.resolve(null),
+  ]);
   return {
     agentVersion: AGENT_VERSION,
     os: `${platform()} ${release()}`,

@@ -4,7 +4,9 @@ import { z } from "zod";
 
 // The only place the agent reads process.env.
 const Env = z.object({
-  AGENTLAB_AGENT_HOME: z.string().default(join(process.env.XDG_CONFIG_HOME ?? join(homedir(), ".config"), "agentlab-agent")),
+  AGENTLAB_AGENT_HOME: z
+    .string()
+    .default(join(process.env.XDG_CONFIG_HOME ?? join(homedir(), ".config"), "agentlab-agent")),
   AGENTLAB_SERVER: z.string().url().optional(),
   AGENTLAB_PYTHON: z.string().optional(),
   AGENTLAB_SANDBOX: z.enum(["bwrap", "process"]).default("bwrap"),
@@ -23,6 +25,9 @@ export type AgentEnv = z.infer<typeof Env>;
 
 export function loadAgentEnv(source: Record<string, string | undefined> = process.env): AgentEnv {
   const parsed = Env.safeParse(source);
-  if (!parsed.success) throw new Error(`invalid environment: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  if (!parsed.success)
+    throw new Error(
+      `invalid environment: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
   return parsed.data;
 }

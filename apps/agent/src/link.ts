@@ -4,7 +4,10 @@ import type { Logger } from "pino";
 import { AckEnvelope } from "@agentlab/core";
 
 export class RequestRefused extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -16,7 +19,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 /** Full-jitter exponential backoff: a random delay in [0, min(cap, base * 2^n)]. */
-export const backoffMs = (attempt: number, baseMs = 1000, capMs = 60_000) => Math.random() * Math.min(capMs, baseMs * 2 ** attempt);
+export const backoffMs = (attempt: number, baseMs = 1000, capMs = 60_000) =>
+  Math.random() * Math.min(capMs, baseMs * 2 ** attempt);
 
 // Reconnect attempts are cheap (one refused TCP connect while the server is down), and an agent
 // that notices late a server that is back holds finished results that long: cap the wait at 4 s,
@@ -44,8 +48,19 @@ export class ServerLink {
   private connectHooks: Array<() => void> = [];
   private refusedHooks: Array<(err: CredentialRefused) => void> = [];
 
-  constructor(url: string, credential: string, private readonly log: Logger, private readonly timeoutMs = 15_000) {
-    this.socket = io(url, { path: "/socket.io", auth: { token: credential }, reconnection: false, autoConnect: false, transports: ["websocket"] });
+  constructor(
+    url: string,
+    credential: string,
+    private readonly log: Logger,
+    private readonly timeoutMs = 15_000,
+  ) {
+    this.socket = io(url, {
+      path: "/socket.io",
+      auth: { token: credential },
+      reconnection: false,
+      autoConnect: false,
+      transports: ["websocket"],
+    });
     this.socket.on("connect", () => {
       this.reconnectAttempt = 0;
       this.log.info("connected to server");
@@ -58,7 +73,8 @@ export class ServerLink {
     this.socket.on("connect_error", (err) => {
       // The gateway answers "unauthorized" only for an unknown or revoked credential (a database
       // failure is "unavailable"), so this one is final: stop instead of retrying forever.
-      if (err.message === "unauthorized") return this.refuse("the server refused this agent's credential: it was revoked or never enrolled there");
+      if (err.message === "unauthorized")
+        return this.refuse("the server refused this agent's credential: it was revoked or never enrolled there");
       this.log.warn({ err: err.message }, "cannot reach server");
       this.scheduleReconnect();
     });
@@ -109,7 +125,12 @@ export class ServerLink {
   }
 
   /** Sends until acknowledged; throws RequestRefused when the server rejects the request itself. */
-  async request<S extends z.ZodType>(event: string, payload: unknown, schema: S, signal?: AbortSignal): Promise<z.output<S>> {
+  async request<S extends z.ZodType>(
+    event: string,
+    payload: unknown,
+    schema: S,
+    signal?: AbortSignal,
+  ): Promise<z.output<S>> {
     for (let attempt = 0; ; attempt++) {
       if (this.closed || signal?.aborted) throw new RequestRefused("ABORTED", `${event} aborted`);
       await this.waitConnected(signal);

@@ -6,7 +6,11 @@ export class LogStream {
   private pending: { stream: LogChunk["stream"]; data: string } | null = null;
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly sink: (chunks: LogChunk[]) => void, private readonly intervalMs = 250, private readonly maxBytes = 64 * 1024) {}
+  constructor(
+    private readonly sink: (chunks: LogChunk[]) => void,
+    private readonly intervalMs = 250,
+    private readonly maxBytes = 64 * 1024,
+  ) {}
 
   write(stream: LogChunk["stream"], data: string) {
     if (this.pending && this.pending.stream !== stream) this.flush();
@@ -22,7 +26,8 @@ export class LogStream {
     const { stream, data } = this.pending;
     this.pending = null;
     const chunks: LogChunk[] = [];
-    for (let i = 0; i < data.length; i += this.maxBytes) chunks.push({ seq: this.seq++, stream, data: data.slice(i, i + this.maxBytes) });
+    for (let i = 0; i < data.length; i += this.maxBytes)
+      chunks.push({ seq: this.seq++, stream, data: data.slice(i, i + this.maxBytes) });
     this.sink(chunks);
   }
 

@@ -23,7 +23,12 @@ export class Outbox {
   private spoolWrites: Promise<void> = Promise.resolve();
   private closed = false;
 
-  constructor(private readonly link: ServerLink, stateDir: string, private readonly log: Logger, private readonly onStale: (attemptId: string) => void) {
+  constructor(
+    private readonly link: ServerLink,
+    stateDir: string,
+    private readonly log: Logger,
+    private readonly onStale: (attemptId: string) => void,
+  ) {
     this.spoolPath = join(stateDir, "outbox.jsonl");
   }
 
@@ -39,7 +44,9 @@ export class Outbox {
         // A result spooled by the previous process asked for its next job in the same ack; this
         // process has nobody waiting for that ack, so the job claimed for it would sit on the
         // agent's name, unrun, until its lease expired (and then be re-run).
-        return [item.event === AGENT_EVENTS.result ? { ...item, payload: { ...item.payload, claimNext: false } } : item];
+        return [
+          item.event === AGENT_EVENTS.result ? { ...item, payload: { ...item.payload, claimNext: false } } : item,
+        ];
       } catch {
         this.log.warn({ line: l.slice(0, 200) }, "skipping a torn line in the outbox spool");
         return [];
@@ -58,7 +65,9 @@ export class Outbox {
   }
 
   private spool(write: () => Promise<void>) {
-    this.spoolWrites = this.spoolWrites.then(write).catch((err: unknown) => this.log.error({ err }, "spool write failed"));
+    this.spoolWrites = this.spoolWrites
+      .then(write)
+      .catch((err: unknown) => this.log.error({ err }, "spool write failed"));
   }
 
   /** Resolves once everything queued so far is delivered (or dropped as stale). */
@@ -103,7 +112,10 @@ export class Outbox {
       this.deliveredHooks.get(item)?.(ack);
       this.deliveredHooks.delete(item);
       if (ack && !ack.accepted) {
-        this.log.warn({ attemptId: item.attemptId, event: item.event }, "attempt is stale; dropping its pending writes");
+        this.log.warn(
+          { attemptId: item.attemptId, event: item.event },
+          "attempt is stale; dropping its pending writes",
+        );
         const dropped = this.queue.filter((q) => q.attemptId === item.attemptId);
         dropped.forEach((q) => (this.deliveredHooks.get(q)?.(null), this.deliveredHooks.delete(q)));
         this.queue = this.queue.filter((q) => q.attemptId !== item.attemptId);

@@ -1,7 +1,15 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { AGENT_EVENTS, ClaimAck, HeartbeatAck, HelloAck, PROTOCOL_VERSION, type Capabilities, type ClaimedJob } from "@agentlab/core";
+import {
+  AGENT_EVENTS,
+  ClaimAck,
+  HeartbeatAck,
+  HelloAck,
+  PROTOCOL_VERSION,
+  type Capabilities,
+  type ClaimedJob,
+} from "@agentlab/core";
 import { CredentialRefused, ServerLink } from "./link";
 import { Outbox } from "./outbox";
 import { LogStream } from "./log-stream";
@@ -35,7 +43,14 @@ export type SupervisorOptions = {
 export const EXIT_CREDENTIAL_REFUSED = 3;
 
 // `done`: the handler returned and the result is queued in the outbox (spooled), delivered or not.
-type Running = { job: ClaimedJob; controller: AbortController; reason: AbortReason | null; renewedAt: number; stale: boolean; done: boolean };
+type Running = {
+  job: ClaimedJob;
+  controller: AbortController;
+  reason: AbortReason | null;
+  renewedAt: number;
+  stale: boolean;
+  done: boolean;
+};
 
 /**
  * The agent's supervisor: the only part that talks to the server. It claims jobs, heartbeats the
@@ -61,13 +76,18 @@ export class Supervisor {
     this.drain = opts.drain ?? false;
     this.capabilities = opts.capabilities;
     this.link = new ServerLink(opts.serverUrl, opts.credential, opts.log);
-    this.outbox = new Outbox(this.link, opts.stateDir, opts.log, (attemptId) => this.abortAttempt(attemptId, "lease_lost"));
+    this.outbox = new Outbox(this.link, opts.stateDir, opts.log, (attemptId) =>
+      this.abortAttempt(attemptId, "lease_lost"),
+    );
     this.link.onConnect(() => void this.hello());
     // Until hello is answered on the new connection, leases are not judged: the self-fencing
     // check would otherwise see the whole outage as unrenewed time and stop jobs the server kept.
     this.link.socket.on("disconnect", () => (this.helloDone = false));
     this.link.socket.on(AGENT_EVENTS.jobsAvailable, () => this.wakeAll());
-    this.link.socket.on(AGENT_EVENTS.cancel, (msg: { attemptId?: string }) => msg.attemptId && this.abortAttempt(msg.attemptId, "canceled"));
+    this.link.socket.on(
+      AGENT_EVENTS.cancel,
+      (msg: { attemptId?: string }) => msg.attemptId && this.abortAttempt(msg.attemptId, "canceled"),
+    );
     this.link.socket.on(AGENT_EVENTS.selftest, () => void this.retest());
     this.link.socket.on(AGENT_EVENTS.revoked, () => this.link.refuse("this agent was revoked by an admin"));
     this.link.onCredentialRefused((err) => {
@@ -117,10 +137,16 @@ export class Supervisor {
   }
 
   private async hello() {
-    const ack = await this.link.request(AGENT_EVENTS.hello, { version: PROTOCOL_VERSION, capabilities: this.capabilities, drain: this.drain }, HelloAck).catch((err) => {
-      this.opts.log.error({ err }, "hello refused");
-      return null;
-    });
+    const ack = await this.link
+      .request(
+        AGENT_EVENTS.hello,
+        { version: PROTOCOL_VERSION, capabilities: this.capabilities, drain: this.drain },
+        HelloAck,
+      )
+      .catch((err) => {
+        this.opts.log.error({ err }, "hello refused");
+        return null;
+      });
     if (!ack) return;
     this.heartbeatMs = ack.heartbeatIntervalMs;
     this.leaseTtlMs = ack.leaseTtlMs;
@@ -142,7 +168,9 @@ export class Supervisor {
         await this.idle(this.opts.pollMs ?? 5000);
         continue;
       }
-      const ack = await this.link.request(AGENT_EVENTS.claim, { version: PROTOCOL_VERSION }, ClaimAck).catch(() => null);
+      const ack = await this.link
+        .request(AGENT_EVENTS.claim, { version: PROTOCOL_VERSION }, ClaimAck)
+        .catch(() => null);
       let job = ack?.job ?? null;
       if (!job && !this.stopping) await this.idle(this.opts.pollMs ?? 5000);
       while (job) job = await this.runJob(job);
@@ -179,7 +207,9 @@ export class Supervisor {
     if (now - this.lastBeat < this.heartbeatMs) return;
     this.lastBeat = now;
     const attempts = [...this.running.values()].map((r) => ({ jobId: r.job.jobId, attemptId: r.job.attemptId }));
-    const ack = await this.link.request(AGENT_EVENTS.heartbeat, { version: PROTOCOL_VERSION, attempts, drain: this.drain }, HeartbeatAck).catch(() => null);
+    const ack = await this.link
+      .request(AGENT_EVENTS.heartbeat, { version: PROTOCOL_VERSION, attempts, drain: this.drain }, HeartbeatAck)
+      .catch(() => null);
     if (!ack) return;
     this.leaseTtlMs = ack.leaseTtlMs;
     for (const a of attempts) {
@@ -202,10 +232,20 @@ export class Supervisor {
   /** Runs one job to its delivered result; returns the next job if the server claimed one with the ack. */
   private async runJob(job: ClaimedJob): Promise<ClaimedJob | null> {
     const log = this.opts.log.child({ jobId: job.jobId, attemptId: job.attemptId, type: job.type });
-    const r: Running = { job, controller: new AbortController(), reason: null, renewedAt: Date.now(), stale: false, done: false };
+    const r: Running = {
+      job,
+      controller: new AbortController(),
+      reason: null,
+      renewedAt: Date.now(),
+      stale: false,
+      done: false,
+    };
     this.running.set(job.attemptId, r);
     const ref = { version: PROTOCOL_VERSION, jobId: job.jobId, attemptId: job.attemptId };
-    const push = (event: string, payload: Record<string, unknown>) => (r.stale ? Promise.resolve(null) : this.outbox.push({ event, attemptId: job.attemptId, payload: { ...ref, ...payload } }));
+    const push = (event: string, payload: Record<string, unknown>) =>
+      r.stale
+        ? Promise.resolve(null)
+        : this.outbox.push({ event, attemptId: job.attemptId, payload: { ...ref, ...payload } });
     const logs = new LogStream((chunks) => push(AGENT_EVENTS.log, { chunks }));
     const maxDuration = setTimeout(() => this.abortAttempt(job.attemptId, "timeout"), job.maxDurationS * 1000);
     const workDir = join(this.opts.stateDir, "work", job.attemptId);
@@ -228,7 +268,12 @@ export class Supervisor {
               return sha256;
             },
             workDir,
-            agent: { ...this.opts.runtime, serverUrl: this.opts.serverUrl, credential: this.opts.credential, stateDir: this.opts.stateDir },
+            agent: {
+              ...this.opts.runtime,
+              serverUrl: this.opts.serverUrl,
+              credential: this.opts.credential,
+              stateDir: this.opts.stateDir,
+            },
           })
         : { reason: "infra_error", error: `this agent cannot run jobs of type ${job.type}` };
     const finished = run().catch((err: unknown): JobOutcome => {
@@ -237,11 +282,20 @@ export class Supervisor {
     });
     let outcome = await Promise.race([finished, this.abandoned(r, log)]);
     clearTimeout(maxDuration);
-    if (r.reason === "shutdown" && outcome.reason !== "succeeded") outcome = { ...outcome, reason: "infra_error", error: "agent shut down during the job" };
+    if (r.reason === "shutdown" && outcome.reason !== "succeeded")
+      outcome = { ...outcome, reason: "infra_error", error: "agent shut down during the job" };
     logs.flush();
     // Logs are queued before the result, so the server has them all before the terminal state.
     const claimNext = !this.stopping && !this.drain;
-    const delivered = push(AGENT_EVENTS.result, { reason: outcome.reason, exitCode: outcome.exitCode ?? null, signal: outcome.signal ?? null, result: outcome.result ?? {}, error: outcome.error ?? null, lastLogSeq: logs.lastSeq, claimNext });
+    const delivered = push(AGENT_EVENTS.result, {
+      reason: outcome.reason,
+      exitCode: outcome.exitCode ?? null,
+      signal: outcome.signal ?? null,
+      result: outcome.result ?? {},
+      error: outcome.error ?? null,
+      lastLogSeq: logs.lastSeq,
+      claimNext,
+    });
     r.done = true;
     log.info({ reason: outcome.reason, stale: r.stale }, "job finished");
     const ack = await delivered;
@@ -261,7 +315,10 @@ export class Supervisor {
         "abort",
         () => {
           setTimeout(() => {
-            log.error({ reason: r.reason, afterMs: after }, "job handler ignored its abort signal; reporting the interruption without it");
+            log.error(
+              { reason: r.reason, afterMs: after },
+              "job handler ignored its abort signal; reporting the interruption without it",
+            );
             resolve(interruptedOutcome(r.reason));
           }, after).unref();
         },
@@ -284,7 +341,8 @@ export class Supervisor {
     for (const id of this.running.keys()) this.abortAttempt(id, "shutdown");
     while ([...this.running.values()].some((r) => !r.done)) await new Promise((r) => setTimeout(r, 50));
     // Nothing will be accepted from a refused credential; otherwise deliver while the server listens.
-    if (!this.refused && this.link.connected) await Promise.race([this.outbox.drained(), new Promise((r) => setTimeout(r, 5000))]);
+    if (!this.refused && this.link.connected)
+      await Promise.race([this.outbox.drained(), new Promise((r) => setTimeout(r, 5000))]);
     await this.outbox.close();
     this.link.close(); // also ends claim requests waiting for a connection
     await Promise.all(this.loops);
@@ -294,7 +352,11 @@ export class Supervisor {
 
 /** What an interruption means when the handler could not say it: only a cancel or a timeout is final. */
 function interruptedOutcome(reason: AbortReason | null): JobOutcome {
-  if (reason === "canceled") return { reason: "canceled", error: "canceled (the job did not stop within the grace period)" };
+  if (reason === "canceled")
+    return { reason: "canceled", error: "canceled (the job did not stop within the grace period)" };
   if (reason === "timeout") return { reason: "timeout", error: "max_duration exceeded" };
-  return { reason: "infra_error", error: reason === "shutdown" ? "interrupted: agent shut down during the job" : "interrupted: lease lost" };
+  return {
+    reason: "infra_error",
+    error: reason === "shutdown" ? "interrupted: agent shut down during the job" : "interrupted: lease lost",
+  };
 }

@@ -7,13 +7,20 @@ export type ApiClient = {
   server: string;
   trpc: ReturnType<typeof createTRPCClient<AppRouter>>;
   /** Streams a task file to the import endpoint; `onProgress` gets bytes sent so far. */
-  importTasks(opts: { pool: string; body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>; description?: string; onProgress?: (sent: number) => void }): Promise<ImportResponse>;
+  importTasks(opts: {
+    pool: string;
+    body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+    description?: string;
+    onProgress?: (sent: number) => void;
+  }): Promise<ImportResponse>;
 };
 
 export function createApiClient(server: string, token: string): ApiClient {
   const base = server.replace(/\/+$/, "");
   const headers = { authorization: `Bearer ${token}` };
-  const trpc = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${base}/api/trpc`, headers, fetch: namedFetch })] });
+  const trpc = createTRPCClient<AppRouter>({
+    links: [httpLink({ url: `${base}/api/trpc`, headers, fetch: namedFetch })],
+  });
   return {
     server: base,
     trpc,

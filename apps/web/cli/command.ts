@@ -16,13 +16,21 @@ export type Command = {
   summary: string;
   options?: ParseArgsConfig["options"];
   /** Returns the exit code: 0 success, 1 failure (e.g. invalid file), 2 usage error. */
-  run(args: { positionals: string[]; values: Record<string, string | boolean | undefined> }, ctx: CliContext): Promise<number>;
+  run(
+    args: { positionals: string[]; values: Record<string, string | boolean | undefined> },
+    ctx: CliContext,
+  ): Promise<number>;
 };
 
 export class UsageError extends Error {}
 
 export function parseCommandArgs(cmd: Command, argv: string[]) {
-  const { values, positionals } = parseArgs({ args: argv, options: { ...cmd.options, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { ...cmd.options, help: { type: "boolean", short: "h" } },
+    allowPositionals: true,
+    strict: true,
+  });
   return { values: values as Record<string, string | boolean | undefined>, positionals };
 }
 

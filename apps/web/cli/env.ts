@@ -10,9 +10,15 @@ export type CliEnv = z.infer<typeof CliEnv>;
 
 export function loadCliEnv(source: Record<string, string | undefined> = process.env): CliEnv {
   const parsed = CliEnv.safeParse(source);
-  if (!parsed.success) throw new Error(`invalid environment: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  if (!parsed.success)
+    throw new Error(
+      `invalid environment: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
   return parsed.data;
 }
 
 /** A variable the user names on the command line (e.g. `--api-key-env OPENAI_API_KEY`): secrets stay out of argv and shell history. */
-export const namedEnvVar = (name: string, source: Record<string, string | undefined> = process.env): string | undefined => source[name] || undefined;
+export const namedEnvVar = (
+  name: string,
+  source: Record<string, string | undefined> = process.env,
+): string | undefined => source[name] || undefined;

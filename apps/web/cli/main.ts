@@ -10,11 +10,18 @@ const GLOBAL = /^--(server|token)(?:=(.*))?$/;
 function help(io: CliIo, list: Command[]) {
   writeLine(io.out, "usage: agentlab [--server URL] [--token TOKEN] <command> [args]\n");
   for (const c of list) writeLine(io.out, `  ${c.usage}\n      ${c.summary}`);
-  writeLine(io.out, "\nenvironment: AGENTLAB_URL (default http://127.0.0.1:3000), AGENTLAB_TOKEN (a personal API token)");
+  writeLine(
+    io.out,
+    "\nenvironment: AGENTLAB_URL (default http://127.0.0.1:3000), AGENTLAB_TOKEN (a personal API token)",
+  );
 }
 
 /** Runs one CLI invocation and returns its exit code; `io` lets tests capture the output. */
-export async function main(argv: string[], io: CliIo = { out: process.stdout, err: process.stderr, cwd: process.cwd() }, envSource?: Record<string, string | undefined>): Promise<number> {
+export async function main(
+  argv: string[],
+  io: CliIo = { out: process.stdout, err: process.stderr, cwd: process.cwd() },
+  envSource?: Record<string, string | undefined>,
+): Promise<number> {
   const env = loadCliEnv(envSource);
   let server = env.AGENTLAB_URL;
   let token = env.AGENTLAB_TOKEN;
@@ -40,7 +47,10 @@ export async function main(argv: string[], io: CliIo = { out: process.stdout, er
   const ctx = {
     ...io,
     api: () => {
-      if (!token) throw new UsageError("no API token: pass --token or set AGENTLAB_TOKEN (create one under Settings → API tokens)");
+      if (!token)
+        throw new UsageError(
+          "no API token: pass --token or set AGENTLAB_TOKEN (create one under Settings → API tokens)",
+        );
       client ??= createApiClient(server, token);
       return client;
     },
@@ -53,7 +63,8 @@ export async function main(argv: string[], io: CliIo = { out: process.stdout, er
     }
     return await cmd.run(args, ctx);
   } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return usage(io, `${(err as Error).message}\nusage: ${cmd.usage}`);
+    if (err instanceof UsageError || (err as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION")
+      return usage(io, `${(err as Error).message}\nusage: ${cmd.usage}`);
     if (err instanceof TRPCClientError || err instanceof NetworkError) {
       writeLine(io.err, `agentlab: ${cliErrorMessage(err, server)}`);
       return 1;
@@ -70,7 +81,8 @@ function usage(io: CliIo, message: string): number {
 /** "token rejected" and "cannot reach URL" instead of the server's "sign in first" and fetch's "fetch failed". */
 function cliErrorMessage(err: unknown, server: string): string {
   const d = describeError(err);
-  if (d.code === "NETWORK" || err instanceof NetworkError) return `cannot reach ${server} (is the server running? set --server or AGENTLAB_URL)`;
+  if (d.code === "NETWORK" || err instanceof NetworkError)
+    return `cannot reach ${server} (is the server running? set --server or AGENTLAB_URL)`;
   if (d.status === 401) return `token rejected by ${server} (create a new one under Settings → API tokens)`;
   return d.message;
 }

@@ -23,21 +23,30 @@ async function listFiles(root: string): Promise<string[]> {
 }
 
 export async function readTaskDir(dir: string): Promise<DirTask[]> {
-  const folders = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const folders = (await readdir(dir, { withFileTypes: true }))
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   const tasks: DirTask[] = [];
   for (const folder of folders) {
     const root = join(dir, folder);
-    const meta = JSON.parse(await readFile(join(root, "task.json"), "utf8").catch(() => "{}")) as Record<string, unknown>;
+    const meta = JSON.parse(await readFile(join(root, "task.json"), "utf8").catch(() => "{}")) as Record<
+      string,
+      unknown
+    >;
     const lists: Record<string, { path: string; content: string }[]> = {};
     for (const sub of SUBDIRS) {
       const paths = await listFiles(join(root, sub));
       // Decoded strictly: a file that is not UTF-8 is named by its path, which a JSON line could not do.
-      lists[sub] = await Promise.all(paths.map(async (p) => ({ path: p, content: await readUtf8(join(root, sub, p)) })));
+      lists[sub] = await Promise.all(
+        paths.map(async (p) => ({ path: p, content: await readUtf8(join(root, sub, p)) })),
+      );
     }
     const { main, ...scalars } = meta;
     const refPaths = new Set((lists.reference ?? []).map((r) => r.path));
     const files = lists.files ?? [];
-    const isMain = (p: string) => (Array.isArray(main) ? main.includes(p) : refPaths.size > 0 ? refPaths.has(p) : files.length === 1);
+    const isMain = (p: string) =>
+      Array.isArray(main) ? main.includes(p) : refPaths.size > 0 ? refPaths.has(p) : files.length === 1;
     const task = {
       ...scalars,
       files: files.map((f) => ({ path: f.path, role: isMain(f.path) ? "main" : "dependency", content: f.content })),

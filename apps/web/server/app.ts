@@ -54,7 +54,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
     maxBodySize: env.AGENTLAB_MAX_BODY_BYTES,
     createContext: ({ req, res }) => createContext(services, req, res),
     onError: ({ error, path }) => {
-      if (error.code === "INTERNAL_SERVER_ERROR") log.error({ err: error.cause ?? error, path }, "tRPC procedure failed");
+      if (error.code === "INTERNAL_SERVER_ERROR")
+        log.error({ err: error.cause ?? error, path }, "tRPC procedure failed");
     },
   });
 
@@ -65,7 +66,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
       if (url.startsWith("/api/trpc/")) return trpc(req, res);
       if (url === "/api/health" || url.startsWith("/api/health?")) return health(services, res);
       if (url.startsWith("/api/artifacts/")) return handleArtifacts(services, req, res);
-      if (url === "/api/tasks/import" || url.startsWith("/api/tasks/import?")) return handleTaskImport(services, req, res);
+      if (url === "/api/tasks/import" || url.startsWith("/api/tasks/import?"))
+        return handleTaskImport(services, req, res);
       if (url === "/api/agents/enroll") return handleEnroll(services, req, res);
       if (url === "/api/agents/me") return handleWhoami(services, req, res);
       if (opts.next) return opts.next(req, res);

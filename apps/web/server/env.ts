@@ -13,12 +13,28 @@ const Env = z.object({
   AGENTLAB_LOCAL_AGENT: z.enum(["0", "1"]).default("1"),
   AGENTLAB_LEASE_TTL_MS: z.coerce.number().int().positive().default(30_000),
   AGENTLAB_HEARTBEAT_MS: z.coerce.number().int().positive().default(10_000),
-  AGENTLAB_MAX_BODY_BYTES: z.coerce.number().int().positive().default(2 * 1024 * 1024),
-  AGENTLAB_MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(512 * 1024 * 1024),
+  AGENTLAB_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(2 * 1024 * 1024),
+  AGENTLAB_MAX_UPLOAD_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(512 * 1024 * 1024),
   // Per agent: bytes held in unfinished uploads, how many may be open, and when one expires.
-  AGENTLAB_UPLOAD_QUOTA_BYTES: z.coerce.number().int().positive().default(2 * 1024 * 1024 * 1024),
+  AGENTLAB_UPLOAD_QUOTA_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(2 * 1024 * 1024 * 1024),
   AGENTLAB_MAX_OPEN_UPLOADS: z.coerce.number().int().positive().default(16),
-  AGENTLAB_UPLOAD_EXPIRY_MS: z.coerce.number().int().positive().default(24 * 3600 * 1000),
+  AGENTLAB_UPLOAD_EXPIRY_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(24 * 3600 * 1000),
   // Passed on to the local agent's process.
   PATH: z.string().default("/usr/local/bin:/usr/bin:/bin"),
   HOME: z.string().default("/tmp"),

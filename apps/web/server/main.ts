@@ -15,7 +15,9 @@ const WEB_DIR = fileURLToPath(new URL("..", import.meta.url));
 async function main() {
   const env = loadEnv();
   const log = createLogger(env.LOG_LEVEL);
-  const database = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { dataDir: resolve(env.AGENTLAB_DATA_DIR, "db") });
+  const database = await openDatabase(
+    env.DATABASE_URL ? { url: env.DATABASE_URL } : { dataDir: resolve(env.AGENTLAB_DATA_DIR, "db") },
+  );
   await migrateDatabase(database);
   log.info({ driver: database.driver }, "database migrated");
 
@@ -31,7 +33,10 @@ async function main() {
   console.log(`\n  agentlab is running at ${url}\n`);
   if (setup) console.log(`  No admin yet. Create the first admin account (one-time link):\n  ${url}${setup}\n`);
 
-  const agent = env.AGENTLAB_LOCAL_AGENT === "1" ? await startLocalAgent(app.services, `http://127.0.0.1:${port}`, { PATH: env.PATH, HOME: env.HOME }) : null;
+  const agent =
+    env.AGENTLAB_LOCAL_AGENT === "1"
+      ? await startLocalAgent(app.services, `http://127.0.0.1:${port}`, { PATH: env.PATH, HOME: env.HOME })
+      : null;
 
   // Graceful on the first signal, forced on the second.
   let stopping = false;

@@ -8,7 +8,8 @@ export type FieldIssues = { formErrors: string[]; fieldErrors: Record<string, st
 
 type Issue = Pick<z.core.$ZodIssue, "path" | "message" | "code"> & { input?: unknown };
 
-const pathKey = (path: readonly PropertyKey[]): string => path.map((p) => (typeof p === "symbol" ? p.toString() : String(p))).join(".");
+const pathKey = (path: readonly PropertyKey[]): string =>
+  path.map((p) => (typeof p === "symbol" ? p.toString() : String(p))).join(".");
 
 /** zod's wording for a missing value is "Invalid input: expected string, received undefined"; say what it means. */
 function readable(issue: Issue): string {
@@ -28,7 +29,10 @@ export function issuesByField(issues: readonly Issue[]): FieldIssues {
 
 /** "name: required; training.epochs: Too big: expected number to be <=50". */
 export function summarizeFieldIssues(f: FieldIssues): string {
-  const parts = [...f.formErrors, ...Object.entries(f.fieldErrors).flatMap(([k, msgs]) => msgs.map((m) => `${k}: ${m}`))];
+  const parts = [
+    ...f.formErrors,
+    ...Object.entries(f.fieldErrors).flatMap(([k, msgs]) => msgs.map((m) => `${k}: ${m}`)),
+  ];
   return parts.length ? parts.join("; ") : "invalid input";
 }
 
@@ -38,7 +42,13 @@ export function parseSerializedIssues(message: string): Issue[] | null {
   try {
     const parsed: unknown = JSON.parse(message);
     if (!Array.isArray(parsed) || parsed.length === 0) return null;
-    const ok = parsed.every((i) => typeof i === "object" && i !== null && Array.isArray((i as Issue).path) && typeof (i as Issue).message === "string");
+    const ok = parsed.every(
+      (i) =>
+        typeof i === "object" &&
+        i !== null &&
+        Array.isArray((i as Issue).path) &&
+        typeof (i as Issue).message === "string",
+    );
     return ok ? (parsed as Issue[]) : null;
   } catch {
     return null;

@@ -26,7 +26,14 @@ export function ensureNextBuild() {
   if (res.status !== 0) throw new Error("next build failed");
 }
 
-export type RunningApp = { url: string; setupUrl: string | null; db: TestDb; proc: ChildProcess; output: () => string; stop(): Promise<void> };
+export type RunningApp = {
+  url: string;
+  setupUrl: string | null;
+  db: TestDb;
+  proc: ChildProcess;
+  output: () => string;
+  stop(): Promise<void>;
+};
 
 /** The real product as `npm start` runs it (Next, tRPC, socket.io, local agent), on a fresh Postgres database. */
 export async function startProduct(extraEnv: Record<string, string> = {}): Promise<RunningApp> {
@@ -35,11 +42,25 @@ export async function startProduct(extraEnv: Record<string, string> = {}): Promi
   const dataDir = await mkdtemp(join(tmpdir(), "agentlab-e2e-"));
   const port = 4100 + Math.floor(Math.random() * 800);
   let out = "";
-  const proc = spawn(process.execPath, [join(ROOT, "node_modules/tsx/dist/cli.mjs"), join(ROOT, "apps/web/server/main.ts")], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: "production", PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: db.url, AGENTLAB_DATA_DIR: dataDir, LOG_LEVEL: "warn", ...extraEnv },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const proc = spawn(
+    process.execPath,
+    [join(ROOT, "node_modules/tsx/dist/cli.mjs"), join(ROOT, "apps/web/server/main.ts")],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        NODE_ENV: "production",
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATABASE_URL: db.url,
+        AGENTLAB_DATA_DIR: dataDir,
+        LOG_LEVEL: "warn",
+        ...extraEnv,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   proc.stdout?.on("data", (b: Buffer) => (out += b.toString()));
   proc.stderr?.on("data", (b: Buffer) => (out += b.toString()));
   const url = `http://127.0.0.1:${port}`;
@@ -68,12 +89,25 @@ export async function startProduct(extraEnv: Record<string, string> = {}): Promi
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-quic",
+      "--no-first-run",
+    ],
   });
 }
 
 /** Creates the first admin through the one-time setup link, as a new user would. */
-export async function createFirstAdmin(page: Page, setupUrl: string, who = { email: "admin@example.com", name: "Ada Admin", password: "correct horse battery" }) {
+export async function createFirstAdmin(
+  page: Page,
+  setupUrl: string,
+  who = { email: "admin@example.com", name: "Ada Admin", password: "correct horse battery" },
+) {
   await page.goto(setupUrl);
   await page.getByLabel("Email").fill(who.email);
   await page.getByLabel("Name", { exact: true }).fill(who.name);

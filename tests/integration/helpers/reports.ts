@@ -1,27 +1,59 @@
-import { buildReport, contaminationCheck, ExperimentConfig, selectByDev, type DevCandidate, type RecordedProtocol, type TaskOutcome } from "@agentlab/core";
+import {
+  buildReport,
+  contaminationCheck,
+  ExperimentConfig,
+  selectByDev,
+  type DevCandidate,
+  type RecordedProtocol,
+  type TaskOutcome,
+} from "@agentlab/core";
 import { getExperiment, saveReport, setExperimentState, type Db } from "@agentlab/db";
 
 // A real report (core buildReport over given per-task outcomes), stored for an experiment, so the
 // runs table, compare view and CLI read the same JSON the runner writes.
 
-const outcomes = (passes: readonly number[]): TaskOutcome[] => passes.map((v, i) => ({ taskId: `t${i}`, group: `g${Math.floor(i / 2)}`, verdict: v ? "pass" : "fail_hidden" }));
+const outcomes = (passes: readonly number[]): TaskOutcome[] =>
+  passes.map((v, i) => ({ taskId: `t${i}`, group: `g${Math.floor(i / 2)}`, verdict: v ? "pass" : "fail_hidden" }));
 
 /** `base`/`sft` are the test outcomes (1 = pass) of the base and of seed 0's adapter; `keepBase` makes dev keep the base. */
-export async function storeReport(db: Db, experimentId: string, opts: { base: number[]; sft: number[]; keepBase?: boolean }) {
+export async function storeReport(
+  db: Db,
+  experimentId: string,
+  opts: { base: number[]; sft: number[]; keepBase?: boolean },
+) {
   const exp = await getExperiment(db, experimentId);
   if (!exp) throw new Error("no experiment");
   const config = ExperimentConfig.parse(exp.config);
   const seed = config.seeds[0] ?? 0;
   const adapter = { model: "adapter" as const, seed, seedIndex: 0, epoch: 1 };
-  const cands: DevCandidate[] = [{ ref: { model: "base" }, passed: 2, n: 4 }, { ref: adapter, passed: opts.keepBase ? 1 : 3, n: 4 }];
+  const cands: DevCandidate[] = [
+    { ref: { model: "base" }, passed: 2, n: 4 },
+    { ref: adapter, passed: opts.keepBase ? 1 : 3, n: 4 },
+  ];
   const recorded: RecordedProtocol = {
-    promptTemplateHash: config.evaluation.promptTemplateHash, chatTemplateSha256: "c".repeat(64), decoding: { doSample: false, temperature: 1, topP: 1 }, maxNewTokens: config.evaluation.maxNewTokens,
-    stop: ["<|im_end|>"], generationConfig: "recipe", backend: "transformers", backendVersion: "4.57.1", dtype: "float32", device: "cpu",
-    model: { ref: config.baseModel.ref, revision: null, weightsSha256: "a".repeat(64) }, adapterSha256: null, trainingMethod: null, graderVersion: config.evaluation.graderVersion,
+    promptTemplateHash: config.evaluation.promptTemplateHash,
+    chatTemplateSha256: "c".repeat(64),
+    decoding: { doSample: false, temperature: 1, topP: 1 },
+    maxNewTokens: config.evaluation.maxNewTokens,
+    stop: ["<|im_end|>"],
+    generationConfig: "recipe",
+    backend: "transformers",
+    backendVersion: "4.57.1",
+    dtype: "float32",
+    device: "cpu",
+    model: { ref: config.baseModel.ref, revision: null, weightsSha256: "a".repeat(64) },
+    adapterSha256: null,
+    trainingMethod: null,
+    graderVersion: config.evaluation.graderVersion,
   };
   const key = `s${seed}e1`;
   const report = buildReport({
-    experimentId, name: exp.name, generatedAt: new Date().toISOString(), config, selection: selectByDev(cands), protocols: { base: recorded, sft: recorded },
+    experimentId,
+    name: exp.name,
+    generatedAt: new Date().toISOString(),
+    config,
+    selection: selectByDev(cands),
+    protocols: { base: recorded, sft: recorded },
     dev: { base: outcomes([1, 1, 0, 0]), [key]: outcomes(opts.keepBase ? [1, 0, 0, 0] : [1, 1, 1, 0]) },
     test: { base: outcomes(opts.base), [key]: outcomes(opts.sft) },
     testAdapters: [adapter],

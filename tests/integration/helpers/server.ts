@@ -12,18 +12,39 @@ import type { JobHandler } from "../../../apps/agent/src/jobs/types";
 import type { Capabilities } from "@agentlab/core";
 import { createTestDatabase, type TestDb } from "./db";
 
-export type TestServer = { app: App; url: string; port: number; db: TestDb; env: Env; dataDir: string; restart(downMs?: number): Promise<void>; close(): Promise<void> };
+export type TestServer = {
+  app: App;
+  url: string;
+  port: number;
+  db: TestDb;
+  env: Env;
+  dataDir: string;
+  restart(downMs?: number): Promise<void>;
+  close(): Promise<void>;
+};
 
 /** The real server (tRPC, socket.io, reaper) on a loopback port over a fresh database, without Next. */
 export async function startTestServer(overrides: Record<string, string> = {}, existing?: TestDb): Promise<TestServer> {
   const db = existing ?? (await createTestDatabase());
   const dataDir = await mkdtemp(join(tmpdir(), "agentlab-srv-"));
-  const env = loadEnv({ NODE_ENV: "test", AGENTLAB_DATA_DIR: dataDir, LOG_LEVEL: "silent", AGENTLAB_LEASE_TTL_MS: "3000", AGENTLAB_HEARTBEAT_MS: "500", ...overrides });
+  const env = loadEnv({
+    NODE_ENV: "test",
+    AGENTLAB_DATA_DIR: dataDir,
+    LOG_LEVEL: "silent",
+    AGENTLAB_LEASE_TTL_MS: "3000",
+    AGENTLAB_HEARTBEAT_MS: "500",
+    ...overrides,
+  });
   const log = createLogger(env.LOG_LEVEL);
   let app = await createApp({ env, db: db.db, log, secret: "test-secret-test-secret-test-secret-0123" });
   const port = await app.listen(0);
   const server: TestServer = {
-    app, url: `http://127.0.0.1:${port}`, port, db, env, dataDir,
+    app,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    db,
+    env,
+    dataDir,
     /** Stops the server, keeps it down `downMs` (port and database kept), starts a fresh process's worth of it. */
     async restart(downMs = 0) {
       await server.app.close();
@@ -48,16 +69,38 @@ export async function enrollTestAgent(db: TestDb, name = "agent"): Promise<{ age
 
 // Test agents opt in to shell jobs (the queue tests use them) unless told otherwise.
 export const testCapabilities = (labels: string[] = [], shellJobs = true): Capabilities => ({
-  agentVersion: "test", os: "linux", cpuCores: 2, ramMb: 1024, gpus: [], python: null, torch: null, cuda: null,
-  sandbox: { backend: "process", selfTestPassed: true, detail: "test" }, labels, shellJobs,
+  agentVersion: "test",
+  os: "linux",
+  cpuCores: 2,
+  ramMb: 1024,
+  gpus: [],
+  python: null,
+  torch: null,
+  cuda: null,
+  sandbox: { backend: "process", selfTestPassed: true, detail: "test" },
+  labels,
+  shellJobs,
 });
 
 /** An agent supervisor in this process, talking to the server over real socket.io on loopback. */
-export async function startInProcessAgent(server: TestServer, name: string, opts: { pollMs?: number; handlers?: Record<string, JobHandler>; python?: string; shellJobs?: boolean; abandonAfterMs?: number } = {}) {
+export async function startInProcessAgent(
+  server: TestServer,
+  name: string,
+  opts: {
+    pollMs?: number;
+    handlers?: Record<string, JobHandler>;
+    python?: string;
+    shellJobs?: boolean;
+    abandonAfterMs?: number;
+  } = {},
+) {
   const { agentId, credential } = await enrollTestAgent(server.db, name);
   const stateDir = await mkdtemp(join(tmpdir(), `agentlab-agent-${name}-`));
   const supervisor = new Supervisor({
-    serverUrl: server.url, credential, stateDir, capabilities: testCapabilities([], opts.shellJobs ?? true),
+    serverUrl: server.url,
+    credential,
+    stateDir,
+    capabilities: testCapabilities([], opts.shellJobs ?? true),
     handlers: opts.handlers ?? jobHandlers({ graceMs: 500, allowShellJobs: opts.shellJobs ?? true }),
     runtime: { python: opts.python ?? null, sandboxBackend: "process", sandboxOk: true },
     log: pino({ level: "silent" }),
@@ -65,10 +108,20 @@ export async function startInProcessAgent(server: TestServer, name: string, opts
     abandonAfterMs: opts.abandonAfterMs,
   });
   await supervisor.start();
-  return { agentId, credential, supervisor, stateDir, stop: async () => (await supervisor.stop(0), await rm(stateDir, { recursive: true, force: true })) };
+  return {
+    agentId,
+    credential,
+    supervisor,
+    stateDir,
+    stop: async () => (await supervisor.stop(0), await rm(stateDir, { recursive: true, force: true })),
+  };
 }
 
-export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, stepMs = 50): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | null | false>,
+  timeoutMs = 30_000,
+  stepMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

@@ -14,7 +14,14 @@ from helpers import make_samples, write_jsonl  # noqa: E402
 FIXTURES = Path(__file__).parent / "fixtures"
 CORPUS = FIXTURES / "corpus.py.txt"
 # Small enough for fast CPU tests, big enough to fit the fixtures.
-TINY_SPEC = {"corpus": [str(CORPUS)], "vocab_size": 1024, "hidden_size": 128, "intermediate_size": 256, "num_layers": 2, "seed": 0}
+TINY_SPEC = {
+    "corpus": [str(CORPUS)],
+    "vocab_size": 1024,
+    "hidden_size": 128,
+    "intermediate_size": 256,
+    "num_layers": 2,
+    "seed": 0,
+}
 # LoRA on every linear layer, lm_head included: the base is random, so the output projection is
 # where a rank-16 adapter gets enough leverage to memorize 20 samples in a few seconds.
 ALL_LINEAR = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"]
@@ -58,7 +65,10 @@ def run_cli(command: str, spec: dict, tmp: Path, **popen) -> tuple[int, list[dic
     spec_file.write_text(json.dumps(spec))
     proc = subprocess.run(
         [sys.executable, "-m", "agentlab_trainer", command, "--spec", str(spec_file)],
-        capture_output=True, text=True, timeout=300, **popen,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        **popen,
     )
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     return proc.returncode, events, proc.stderr

@@ -1,4 +1,5 @@
 """Deterministic SFT fixtures: small code-repair chats of unequal lengths."""
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,9 @@ def make_samples(n: int, *, offset: int = 0, system: bool = True) -> list[dict]:
         msgs = []
         if system:
             msgs.append({"role": "system", "content": "You fix bugs in Python functions."})
-        msgs.append({"role": "user", "content": f"The function below fails its tests. Fix it.\n```python\n{fn}{body_bad}\n```"})
+        msgs.append(
+            {"role": "user", "content": f"The function below fails its tests. Fix it.\n```python\n{fn}{body_bad}\n```"}
+        )
         msgs.append({"role": "assistant", "content": f"```python\n{fn}{body_good}\n```"})
         out.append({"messages": msgs})
     return out

@@ -1,4 +1,5 @@
 """Gradient accumulation normalized by the supervised tokens of the whole window."""
+
 from __future__ import annotations
 
 import pytest

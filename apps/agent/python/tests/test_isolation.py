@@ -1,4 +1,5 @@
 """No packing, no cross-sample attention: a sample's logits are the same alone or in a padded batch."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """Assistant-only labels on the real chat template, end-of-turn included."""
+
 from __future__ import annotations
 
 from agentlab_trainer import data as D
@@ -35,7 +36,9 @@ def test_mask_equals_assistant_span_token_by_token(tokenizer):
     expected = tokenizer(msgs[-1]["content"], add_special_tokens=False)["input_ids"] + [eot_id]
     assert supervised_runs(enc) == [expected]
     # and they sit at the end of the prompt the model sees at inference time
-    prompt = tokenizer(D.render(tokenizer, msgs[:-1], add_generation_prompt=True), add_special_tokens=False)["input_ids"]
+    prompt = tokenizer(D.render(tokenizer, msgs[:-1], add_generation_prompt=True), add_special_tokens=False)[
+        "input_ids"
+    ]
     assert enc.input_ids[: len(prompt)] == prompt
     assert enc.labels[: len(prompt)] == [D.IGNORE] * len(prompt)
     assert enc.input_ids[len(prompt) : len(prompt) + len(expected)] == expected

@@ -1,4 +1,5 @@
 """Pre-flight refuses data that would train on nothing or never learn to stop."""
+
 from __future__ import annotations
 
 import copy
@@ -49,7 +50,9 @@ def test_refuses_template_without_end_of_turn(tokenizer):
 
 def test_cli_exits_3_with_user_error(tiny_model, tmp_path):
     bad = write_jsonl(tmp_path / "bad.jsonl", [{"messages": [{"role": "user", "content": "no answer"}]}])
-    code, events, _ = run_cli("train", {"base_model": str(tiny_model), "dataset": str(bad), "output_dir": str(tmp_path / "out")}, tmp_path)
+    code, events, _ = run_cli(
+        "train", {"base_model": str(tiny_model), "dataset": str(bad), "output_dir": str(tmp_path / "out")}, tmp_path
+    )
     assert code == 3
     assert events[-1]["event"] == "result" and events[-1]["status"] == "failed"
     assert events[-1]["error"]["kind"] == "user_error"

@@ -1,5 +1,6 @@
 """Issue 12: the data order per (seed, epoch), the recipe-only generation config, the adapter hash
 check before generating, and a tokenizer fitted on train tasks only."""
+
 from __future__ import annotations
 
 import json
@@ -41,15 +42,27 @@ def _gen(capsys, spec):
     return [e["text"] for e in events if e.get("event") == "generation"], summary
 
 
-PROMPTS = [{"task_id": f"t{i}", "messages": [{"role": "user", "content": f"def f{i}(a, b):\n    return a + b {i}"}]} for i in range(3)]
+PROMPTS = [
+    {"task_id": f"t{i}", "messages": [{"role": "user", "content": f"def f{i}(a, b):\n    return a + b {i}"}]}
+    for i in range(3)
+]
 
 
 def test_checkpoint_generation_config_is_not_applied(tiny_model, tmp_path, capsys):
     hostile = tmp_path / "hostile"
     shutil.copytree(tiny_model, hostile)
     # A checkpoint whose generation_config changes greedy decoding a lot.
-    (hostile / "generation_config.json").write_text(json.dumps({"repetition_penalty": 50.0, "no_repeat_ngram_size": 1, "bad_words_ids": None}))
-    spec = {"base_model": str(tiny_model), "prompts": PROMPTS, "max_new_tokens": 24, "backend": "transformers", "device": "cpu", "local_files_only": True}
+    (hostile / "generation_config.json").write_text(
+        json.dumps({"repetition_penalty": 50.0, "no_repeat_ngram_size": 1, "bad_words_ids": None})
+    )
+    spec = {
+        "base_model": str(tiny_model),
+        "prompts": PROMPTS,
+        "max_new_tokens": 24,
+        "backend": "transformers",
+        "device": "cpu",
+        "local_files_only": True,
+    }
     plain, s_plain = _gen(capsys, spec)
     recipe, s_recipe = _gen(capsys, {**spec, "base_model": str(hostile)})
     assert recipe == plain
@@ -71,22 +84,41 @@ def test_adapter_hash_is_verified_before_generating(tmp_path, capsys):
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text("{}")
     good = sha256_tree(adapter)
-    cfg = generate.normalize_spec({"base_model": "x", "prompts": PROMPTS, "adapter": str(adapter), "expected_adapter_sha256": good})
+    cfg = generate.normalize_spec(
+        {"base_model": "x", "prompts": PROMPTS, "adapter": str(adapter), "expected_adapter_sha256": good}
+    )
     assert generate.verify_adapter(cfg) == good
     # A stray file in the folder (the agent's old `.complete` marker) changes the hash: refused.
     (adapter / ".complete").write_text("")
     with pytest.raises(UserError, match="adapter hash mismatch"):
         generate.verify_adapter(cfg)
     with pytest.raises(UserError, match="adapter hash mismatch"):
-        generate.run({"base_model": "/nonexistent-model", "prompts": PROMPTS, "adapter": str(adapter), "expected_adapter_sha256": good}, CancelFlag())
+        generate.run(
+            {
+                "base_model": "/nonexistent-model",
+                "prompts": PROMPTS,
+                "adapter": str(adapter),
+                "expected_adapter_sha256": good,
+            },
+            CancelFlag(),
+        )
 
 
 def test_tokenizer_learns_from_train_tasks_only(tmp_path):
     from agentlab_trainer import tiny_model as tm
 
     def task(tid, marker):
-        return {"id": tid, "source_group": tid, "language": "python", "instruction": f"Fix {marker}.", "files": [{"path": "s.py", "role": "main", "content": f"{marker} = 1\n"}],
-                "public_tests": [], "hidden_tests": [{"path": "t.py", "content": f"assert {marker}_hidden\n"}], "reference": [{"path": "s.py", "content": f"{marker}_reference = 2\n"}], "metadata": {}}
+        return {
+            "id": tid,
+            "source_group": tid,
+            "language": "python",
+            "instruction": f"Fix {marker}.",
+            "files": [{"path": "s.py", "role": "main", "content": f"{marker} = 1\n"}],
+            "public_tests": [],
+            "hidden_tests": [{"path": "t.py", "content": f"assert {marker}_hidden\n"}],
+            "reference": [{"path": "s.py", "content": f"{marker}_reference = 2\n"}],
+            "metadata": {},
+        }
 
     pool = tmp_path / "pool.jsonl"
     pool.write_text("\n".join(json.dumps(t) for t in [task("a", "trainonlyword"), task("b", "devsecretword")]) + "\n")

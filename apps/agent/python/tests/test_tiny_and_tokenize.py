@@ -1,4 +1,5 @@
 """The tiny model is deterministic for a seed, cached, loadable with Auto classes; tokenize counts."""
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 """End to end through the CLI: events parse, per-epoch snapshots reproduce the logged eval loss,
 the tiny model overfits 20 samples, generation is deterministic and changed by the adapter."""
+
 from __future__ import annotations
 
 import json
@@ -141,7 +142,13 @@ def _generate(capsys, spec) -> list[dict]:
 def test_generation_deterministic_and_adapter_changes_it(run, tiny_model, capsys):
     spec, _ = run
     prompts = [{"task_id": f"t{i}", "messages": s["messages"][:-1]} for i, s in enumerate(make_samples(5))]
-    base_spec = {"base_model": str(tiny_model), "prompts": prompts, "max_new_tokens": 24, "batch_size": 2, "backend": "transformers"}
+    base_spec = {
+        "base_model": str(tiny_model),
+        "prompts": prompts,
+        "max_new_tokens": 24,
+        "batch_size": 2,
+        "backend": "transformers",
+    }
     first = _generate(capsys, base_spec)
     second = _generate(capsys, base_spec)
     assert [g["task_id"] for g in first] == [g["task_id"] for g in second]
@@ -163,7 +170,13 @@ def test_batched_generation_equals_single(run, tiny_model, capsys):
     spec, _ = run
     adapter = str(Path(spec["output_dir"]) / f"epoch-{EPOCHS}")
     prompts = [{"task_id": f"t{i}", "messages": s["messages"][:-1]} for i, s in enumerate(make_samples(4, offset=2))]
-    base = {"base_model": str(tiny_model), "adapter": adapter, "prompts": prompts, "max_new_tokens": 16, "backend": "transformers"}
+    base = {
+        "base_model": str(tiny_model),
+        "adapter": adapter,
+        "prompts": prompts,
+        "max_new_tokens": 16,
+        "backend": "transformers",
+    }
     batched = {g["task_id"]: g["text"] for g in _generate(capsys, {**base, "batch_size": 4})}
     single = {g["task_id"]: g["text"] for g in _generate(capsys, {**base, "batch_size": 1})}
     assert batched == single
@@ -183,7 +196,9 @@ def test_sigterm_mid_epoch_keeps_finished_snapshots(tiny_model, sft_files, tmp_p
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     proc = subprocess.Popen(
         [sys.executable, "-m", "agentlab_trainer", "train", "--spec", str(tmp_path / "spec.json")],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     events = []
     assert proc.stdout is not None

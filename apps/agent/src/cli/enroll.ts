@@ -4,10 +4,12 @@ import { EnrollReply } from "@agentlab/core";
 import { saveConfig } from "../config";
 import type { AgentEnv } from "../env";
 
-
 /** Exchanges a one-time enrollment token for this box's credential (stored 0600). */
 export async function enrollCommand(argv: string[], env: AgentEnv): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { server: { type: "string" }, token: { type: "string" }, name: { type: "string" } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: { server: { type: "string" }, token: { type: "string" }, name: { type: "string" } },
+  });
   const server = values.server ?? env.AGENTLAB_SERVER;
   if (!server || !values.token) {
     console.error("usage: agentlab-agent enroll --server URL --token TOKEN [--name NAME]");

@@ -36,7 +36,9 @@ function readTask(path: string): TaskSpec {
   const parsed = TaskSpec.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new InputError(`${path}: invalid task at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`);
+    throw new InputError(
+      `${path}: invalid task at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`,
+    );
   }
   return parsed.data;
 }
@@ -50,7 +52,8 @@ function readCandidate(path: string, task: TaskSpec): CandidateFile[] {
     return files.data;
   }
   const main = task.files.filter((f) => f.role === "main");
-  if (main.length !== 1) throw new InputError(`${path}: the task has ${main.length} main files; give a .json array of {path, content}`);
+  if (main.length !== 1)
+    throw new InputError(`${path}: the task has ${main.length} main files; give a .json array of {path, content}`);
   return [{ path: main[0]?.path ?? "", content: text }];
 }
 
@@ -66,12 +69,23 @@ export async function gradeCommand(argv: string[]): Promise<number> {
   const isolation = GradingIsolation.safeParse(opt("isolation") ?? "judge");
   const batch = opt("batch");
   const single = opt("task") && opt("candidate");
-  if ((!batch && !single) || (batch && single) || (backend !== "bwrap" && backend !== "process") || !isolation.success) {
+  if (
+    (!batch && !single) ||
+    (batch && single) ||
+    (backend !== "bwrap" && backend !== "process") ||
+    !isolation.success
+  ) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
   const json = argv.includes("--json");
-  const cfg: SandboxConfig = { backend, graderDir: defaultGraderDir(), uid: 65534, gid: 65534, scratchDir: join(process.cwd(), ".agentlab", "scratch") };
+  const cfg: SandboxConfig = {
+    backend,
+    graderDir: defaultGraderDir(),
+    uid: 65534,
+    gid: 65534,
+    scratchDir: join(process.cwd(), ".agentlab", "scratch"),
+  };
   const st = await selfTest(cfg);
   if (!st.ok) {
     process.stderr.write(`sandbox self-test failed: ${st.detail}\n`);
@@ -86,14 +100,21 @@ export async function gradeCommand(argv: string[]): Promise<number> {
       ref = await grader.referenceIds(task, undefined, { isolation: isolation.data });
       references.set(key, ref);
     }
-    if (ref.result.verdict !== "pass") return { ...ref.result, verdict: "infra_error", reasons: [`the task's reference does not pass: ${ref.result.verdict}`, ...ref.result.reasons] };
+    if (ref.result.verdict !== "pass")
+      return {
+        ...ref.result,
+        verdict: "infra_error",
+        reasons: [`the task's reference does not pass: ${ref.result.verdict}`, ...ref.result.reasons],
+      };
     return grader.grade(task, candidate, { expectedIds: ref.ids, isolation: isolation.data });
   };
   const print = (line: number | null, r: GradeResult | { error: string }, task?: string) => {
     if (json) process.stdout.write(`${JSON.stringify(line === null ? r : { line, task, ...r })}\n`);
     else if ("error" in r) process.stdout.write(`${line === null ? "" : `${line}: `}error: ${r.error}\n`);
     else {
-      process.stdout.write(`${line === null ? "" : `${line}: ${task} `}${r.verdict}${r.unsandboxed ? " (UNSANDBOXED)" : ""}${r.isolation === "in_process" ? " (IN-PROCESS)" : ""}\n`);
+      process.stdout.write(
+        `${line === null ? "" : `${line}: ${task} `}${r.verdict}${r.unsandboxed ? " (UNSANDBOXED)" : ""}${r.isolation === "in_process" ? " (IN-PROCESS)" : ""}\n`,
+      );
       if (line === null) for (const reason of r.reasons.slice(0, 10)) process.stdout.write(`  ${reason}\n`);
     }
   };
@@ -132,7 +153,10 @@ export async function gradeCommand(argv: string[]): Promise<number> {
           throw new InputError(`${batch}:${n}: not a JSON object`);
         }
         const entry = BatchLine.safeParse(raw);
-        if (!entry.success) throw new InputError(`${batch}:${n}: ${entry.error.issues[0]?.path.join(".") || "line"}: ${entry.error.issues[0]?.message ?? "invalid"}`);
+        if (!entry.success)
+          throw new InputError(
+            `${batch}:${n}: ${entry.error.issues[0]?.path.join(".") || "line"}: ${entry.error.issues[0]?.message ?? "invalid"}`,
+          );
         const task = readTask(locate(entry.data.task, base));
         const result = await gradeOne({ task, candidate: readCandidate(locate(entry.data.candidate, base), task) });
         print(n, result, task.id);

@@ -15,22 +15,47 @@ import { cpus } from "node:os";
 
 /** Connects, reports capabilities, pulls and runs jobs until SIGINT/SIGTERM. */
 export async function runCommand(argv: string[], env: AgentEnv): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { drain: { type: "boolean", default: false }, server: { type: "string" }, "allow-shell-jobs": { type: "boolean", default: false } } });
-  const log = pino({ level: env.LOG_LEVEL, base: { app: "agentlab-agent" }, redact: { paths: ["credential", "*.credential", "token"], censor: "[redacted]" } });
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      drain: { type: "boolean", default: false },
+      server: { type: "string" },
+      "allow-shell-jobs": { type: "boolean", default: false },
+    },
+  });
+  const log = pino({
+    level: env.LOG_LEVEL,
+    base: { app: "agentlab-agent" },
+    redact: { paths: ["credential", "*.credential", "token"], censor: "[redacted]" },
+  });
   const config = await loadConfig(env.AGENTLAB_AGENT_HOME);
   const python = findPython(env.AGENTLAB_PYTHON);
   const stateDir = join(env.AGENTLAB_AGENT_HOME, "state");
-  const sandboxCfg = sandboxConfig({ backend: env.AGENTLAB_SANDBOX, graderDir: env.AGENTLAB_GRADER_DIR, uid: env.AGENTLAB_SANDBOX_UID, stateDir });
+  const sandboxCfg = sandboxConfig({
+    backend: env.AGENTLAB_SANDBOX,
+    graderDir: env.AGENTLAB_GRADER_DIR,
+    uid: env.AGENTLAB_SANDBOX_UID,
+    stateDir,
+  });
   const sandbox = await sandboxStatus(sandboxCfg);
   if (!sandbox.selfTestPassed) log.warn({ sandbox }, "sandbox self-test failed: this agent will not grade");
   const newGrader = () => new Grader(sandboxCfg, { workers: Math.min(env.AGENTLAB_CONCURRENCY, cpus().length) });
   let grader = sandbox.selfTestPassed ? newGrader() : null;
   const allowShellJobs = shellJobsAllowed(values["allow-shell-jobs"], env.AGENTLAB_ALLOW_SHELL_JOBS);
-  if (values["allow-shell-jobs"] !== (env.AGENTLAB_ALLOW_SHELL_JOBS === "1")) log.warn("shell jobs stay disabled: they need both --allow-shell-jobs and AGENTLAB_ALLOW_SHELL_JOBS=1");
-  if (allowShellJobs) log.warn("shell jobs enabled: admins can run any command on this machine as this user, outside the sandbox");
-  const labels = env.AGENTLAB_LABELS.split(",").map((s) => s.trim()).filter(Boolean);
+  if (values["allow-shell-jobs"] !== (env.AGENTLAB_ALLOW_SHELL_JOBS === "1"))
+    log.warn("shell jobs stay disabled: they need both --allow-shell-jobs and AGENTLAB_ALLOW_SHELL_JOBS=1");
+  if (allowShellJobs)
+    log.warn("shell jobs enabled: admins can run any command on this machine as this user, outside the sandbox");
+  const labels = env.AGENTLAB_LABELS.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const capabilities = await collectCapabilities({ python, sandbox, labels, shellJobs: allowShellJobs });
-  const makeHandlers = () => jobHandlers({ graceMs: env.AGENTLAB_CANCEL_GRACE_MS, allowShellJobs, grading: grader ? { grader, sandbox: sandboxCfg } : undefined });
+  const makeHandlers = () =>
+    jobHandlers({
+      graceMs: env.AGENTLAB_CANCEL_GRACE_MS,
+      allowShellJobs,
+      grading: grader ? { grader, sandbox: sandboxCfg } : undefined,
+    });
   // The supervisor reads these per job, so a re-test (below) changes what the next job gets.
   const handlers = makeHandlers();
   const runtime = { python, sandboxBackend: sandbox.backend, sandboxOk: sandbox.selfTestPassed };
@@ -42,7 +67,12 @@ export async function runCommand(argv: string[], env: AgentEnv): Promise<number>
     runtime.sandboxOk = st.selfTestPassed;
     for (const key of Object.keys(handlers)) delete handlers[key];
     Object.assign(handlers, makeHandlers());
-    log.info({ sandbox: st }, st.selfTestPassed ? "sandbox self-test passed: grading on" : "sandbox self-test failed: this agent will not grade");
+    log.info(
+      { sandbox: st },
+      st.selfTestPassed
+        ? "sandbox self-test passed: grading on"
+        : "sandbox self-test failed: this agent will not grade",
+    );
     return { ...capabilities, sandbox: st };
   };
   const supervisor = new Supervisor({
@@ -68,11 +98,16 @@ export async function runCommand(argv: string[], env: AgentEnv): Promise<number>
     let signals = 0;
     supervisor.onCredentialRefused((err) => {
       // Distinct exit code, so that a service manager (RestartPreventExitStatus=3) stops restarting it.
-      console.error(`agentlab-agent: ${err.message}. Not retrying; enroll again with a new token to bring this box back.`);
+      console.error(
+        `agentlab-agent: ${err.message}. Not retrying; enroll again with a new token to bring this box back.`,
+      );
       supervisor
         .stop(0)
         .finally(() => grader?.close())
-        .then(() => resolve(EXIT_CREDENTIAL_REFUSED), () => resolve(EXIT_CREDENTIAL_REFUSED));
+        .then(
+          () => resolve(EXIT_CREDENTIAL_REFUSED),
+          () => resolve(EXIT_CREDENTIAL_REFUSED),
+        );
     });
     const shutdown = (sig: string) => {
       if (++signals > 1) {
@@ -83,7 +118,10 @@ export async function runCommand(argv: string[], env: AgentEnv): Promise<number>
       supervisor
         .stop(0)
         .finally(() => grader?.close())
-        .then(() => resolve(0), () => resolve(1));
+        .then(
+          () => resolve(0),
+          () => resolve(1),
+        );
     };
     process.on("SIGINT", () => shutdown("SIGINT"));
     process.on("SIGTERM", () => shutdown("SIGTERM"));

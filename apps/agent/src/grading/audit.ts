@@ -22,9 +22,15 @@ export const killsByTests = (v: GradeVerdict): boolean => v === "fail_hidden" ||
  * need the candidate's objects themselves (identity, monkeypatching its module …), and the task
  * is graded in the labelled weaker mode, with the judge's failures as the recorded reason.
  */
-async function chooseIsolation(grader: Grader, task: TaskSpec, limits: Partial<GradeLimits> | undefined, signal?: AbortSignal) {
+async function chooseIsolation(
+  grader: Grader,
+  task: TaskSpec,
+  limits: Partial<GradeLimits> | undefined,
+  signal?: AbortSignal,
+) {
   const judged = await grader.referenceIds(task, limits, { isolation: "judge", signal });
-  if (judged.result.verdict === "pass" || judged.result.verdict === "infra_error") return { first: judged, isolation: "judge" as const, why: "" };
+  if (judged.result.verdict === "pass" || judged.result.verdict === "infra_error")
+    return { first: judged, isolation: "judge" as const, why: "" };
   const inProcess = await grader.referenceIds(task, limits, { isolation: "in_process", signal });
   if (inProcess.result.verdict !== "pass") return { first: judged, isolation: "judge" as const, why: "" };
   const why = `the reference fails in the isolated judge (${judged.result.verdict}: ${judged.result.reasons.slice(0, 3).join("; ")}) and passes in-process`;
@@ -35,17 +41,21 @@ export async function auditTask(grader: Grader, task: TaskSpec, opts: AuditOptio
   const reasons: string[] = [];
   const { first, isolation, why } = await chooseIsolation(grader, task, opts.limits, opts.signal);
   const ids = first.ids;
-  const grade = (candidate: CandidateFile[], limits = opts.limits) => grader.grade(task, candidate, { expectedIds: ids, limits, isolation, signal: opts.signal });
+  const grade = (candidate: CandidateFile[], limits = opts.limits) =>
+    grader.grade(task, candidate, { expectedIds: ids, limits, isolation, signal: opts.signal });
   const referenceVerdicts: GradeVerdict[] = [first.result.verdict];
   for (let i = 1; i < opts.referenceRuns && !referenceVerdicts.some((v) => v !== "pass"); i++) {
     referenceVerdicts.push((await grade(task.reference)).verdict);
   }
   if (referenceVerdicts.length < opts.referenceRuns || referenceVerdicts.some((v) => v !== "pass")) {
-    reasons.push(`reference did not pass ${opts.referenceRuns}× in a row: ${referenceVerdicts.join(", ")} ${first.result.reasons.slice(0, 3).join("; ")}`);
+    reasons.push(
+      `reference did not pass ${opts.referenceRuns}× in a row: ${referenceVerdicts.join(", ")} ${first.result.reasons.slice(0, 3).join("; ")}`,
+    );
   }
   const buggy = await grade(task.files.filter((f) => f.role === "main"));
   const hiddenFailed = buggy.tests.some((t) => t.layer === "hidden" && t.outcome !== "passed");
-  if (!killsByTests(buggy.verdict) || !hiddenFailed) reasons.push(`buggy main file does not fail the hidden tests (verdict ${buggy.verdict})`);
+  if (!killsByTests(buggy.verdict) || !hiddenFailed)
+    reasons.push(`buggy main file does not fail the hidden tests (verdict ${buggy.verdict})`);
 
   let total = 0;
   let killed = 0;
@@ -57,7 +67,9 @@ export async function auditTask(grader: Grader, task: TaskSpec, opts: AuditOptio
       const set = await opts.mutate(ref.content, Math.max(1, Math.floor(opts.maxMutants / refs.length)));
       const others = task.reference.filter((r) => r.path !== ref.path);
       const results = await Promise.all(
-        set.mutants.map((m) => grade([...others, { path: ref.path, content: m.source }], { ...opts.limits, wallTimeoutS: 5 })),
+        set.mutants.map((m) =>
+          grade([...others, { path: ref.path, content: m.source }], { ...opts.limits, wallTimeoutS: 5 }),
+        ),
       );
       results.forEach((r, i) => {
         const m = set.mutants[i];

@@ -1,6 +1,13 @@
 import { randomBytes } from "node:crypto";
 import {
-  decideVerdict, DEFAULT_GRADE_LIMITS, GRADER_VERSION, GradeLimits, type CandidateFile, type GradeResult, type GradingIsolation, type TaskSpec,
+  decideVerdict,
+  DEFAULT_GRADE_LIMITS,
+  GRADER_VERSION,
+  GradeLimits,
+  type CandidateFile,
+  type GradeResult,
+  type GradingIsolation,
+  type TaskSpec,
   type TestOutcome,
 } from "@agentlab/core";
 import { emptyResponse, Zygote, type RunnerRequest, type RunnerResponse, type RunnerTest } from "../sandbox/zygote";
@@ -10,7 +17,6 @@ import type { SandboxConfig } from "../sandbox/types";
 // reach (brief §5, docs/grading.md): the tests run in a judge process, the candidate's module in
 // a separate sandboxed process that never sees the tests or the reference. The candidate side is
 // rebuilt for every candidate from the task's pristine files with only the main files replaced.
-
 
 export type GradeOptions = {
   /** Ids from the reference run; null computes nothing and skips the id-set check (reference runs). */
@@ -23,7 +29,10 @@ export type GradeOptions = {
 };
 
 /** The candidate's files restricted to the task's main files; everything else is reported and ignored. */
-export function buildWorkspace(task: TaskSpec, candidate: CandidateFile[]): { files: CandidateFile[]; main: CandidateFile[]; ignored: string[] } {
+export function buildWorkspace(
+  task: TaskSpec,
+  candidate: CandidateFile[],
+): { files: CandidateFile[]; main: CandidateFile[]; ignored: string[] } {
   const mainPaths = new Set(task.files.filter((f) => f.role === "main").map((f) => f.path));
   const byPath = new Map<string, string>();
   const ignored: string[] = [];
@@ -31,7 +40,10 @@ export function buildWorkspace(task: TaskSpec, candidate: CandidateFile[]): { fi
     if (mainPaths.has(c.path)) byPath.set(c.path, c.content);
     else ignored.push(c.path);
   }
-  const files = task.files.map((f) => ({ path: f.path, content: f.role === "main" ? (byPath.get(f.path) ?? f.content) : f.content }));
+  const files = task.files.map((f) => ({
+    path: f.path,
+    content: f.role === "main" ? (byPath.get(f.path) ?? f.content) : f.content,
+  }));
   return { files, main: files.filter((f) => mainPaths.has(f.path)), ignored };
 }
 
@@ -49,7 +61,10 @@ const asOutcomes = (tests: RunnerTest[] | null): TestOutcome[] | null =>
   tests?.map((t) => ({
     id: t.id,
     layer: t.layer === "public" || t.layer === "hidden" || t.layer === "canary" ? t.layer : "hidden",
-    outcome: t.outcome === "passed" || t.outcome === "failed" || t.outcome === "error" || t.outcome === "skipped" ? t.outcome : "error",
+    outcome:
+      t.outcome === "passed" || t.outcome === "failed" || t.outcome === "error" || t.outcome === "skipped"
+        ? t.outcome
+        : "error",
     message: t.message ?? "",
   })) ?? null;
 
@@ -59,7 +74,10 @@ export class Grader {
   private readonly all: Zygote[] = [];
   private readonly limits: GradeLimits;
 
-  constructor(private readonly cfg: SandboxConfig, opts: { workers: number; limits?: Partial<GradeLimits> }) {
+  constructor(
+    private readonly cfg: SandboxConfig,
+    opts: { workers: number; limits?: Partial<GradeLimits> },
+  ) {
     this.limits = GradeLimits.parse({ ...DEFAULT_GRADE_LIMITS, ...opts.limits });
     for (let i = 0; i < Math.max(1, opts.workers); i++) {
       const z = new Zygote(cfg, this.limits);
@@ -162,4 +180,3 @@ export class Grader {
     for (const z of this.all) z.stop();
   }
 }
-

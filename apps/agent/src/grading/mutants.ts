@@ -15,7 +15,11 @@ const Mutant = z.object({ operator: z.string(), line: z.number().int(), descript
 export type Mutant = z.infer<typeof Mutant>;
 export type MutationSet = { normalized: string; mutants: Mutant[] };
 // mutate.py's answer: the normalized source and its mutants, or an error.
-const MutateAnswer = z.object({ normalized: z.string().optional(), mutants: z.array(Mutant).optional(), error: z.string().optional() });
+const MutateAnswer = z.object({
+  normalized: z.string().optional(),
+  mutants: z.array(Mutant).optional(),
+  error: z.string().optional(),
+});
 
 const parse = (stdout: string): MutationSet => {
   let raw: unknown;
@@ -25,9 +29,11 @@ const parse = (stdout: string): MutationSet => {
     throw new Error(`mutation failed: unreadable output ${stdout.slice(0, 200)}`);
   }
   const answer = MutateAnswer.safeParse(raw);
-  if (!answer.success) throw new Error(`mutation failed: answer does not match its schema: ${answer.error.message.slice(0, 500)}`);
+  if (!answer.success)
+    throw new Error(`mutation failed: answer does not match its schema: ${answer.error.message.slice(0, 500)}`);
   const out = answer.data;
-  if (out.error || out.normalized === undefined || !out.mutants) throw new Error(`mutation failed: ${out.error ?? "no output"}`);
+  if (out.error || out.normalized === undefined || !out.mutants)
+    throw new Error(`mutation failed: ${out.error ?? "no output"}`);
   return { normalized: out.normalized, mutants: out.mutants };
 };
 
@@ -37,8 +43,13 @@ export async function mutantsSandboxed(cfg: SandboxConfig, source: string, max: 
     writeFileSync(join(dir, "request.json"), JSON.stringify({ source, max }));
     const py = cfg.backend === "bwrap" ? `${GRADER_MOUNT}/.venv/bin/python` : join(cfg.graderDir, ".venv/bin/python");
     const script = cfg.backend === "bwrap" ? `${GRADER_MOUNT}/mutate.py` : join(cfg.graderDir, "mutate.py");
-    const r = await run(cfg, dir, ["/bin/sh", "-c", `exec "$0" -I "$1" < request.json`, py, script], { ...DEFAULT_SANDBOX_LIMITS, wallTimeoutS: 30, maxOutputBytes: 32 << 20 });
-    if (r.exitCode !== 0) throw new Error(`mutation generator failed (${String(r.exitCode ?? r.signal)}): ${r.stderr.slice(-500)}`);
+    const r = await run(cfg, dir, ["/bin/sh", "-c", `exec "$0" -I "$1" < request.json`, py, script], {
+      ...DEFAULT_SANDBOX_LIMITS,
+      wallTimeoutS: 30,
+      maxOutputBytes: 32 << 20,
+    });
+    if (r.exitCode !== 0)
+      throw new Error(`mutation generator failed (${String(r.exitCode ?? r.signal)}): ${r.stderr.slice(-500)}`);
     return parse(r.stdout);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -47,14 +58,17 @@ export async function mutantsSandboxed(cfg: SandboxConfig, source: string, max: 
 
 export function mutantsDirect(graderDir: string, source: string, max: number): Promise<MutationSet> {
   return new Promise((resolve, reject) => {
-    const child = spawn(join(graderDir, ".venv/bin/python"), ["-I", join(graderDir, "mutate.py")], { stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(join(graderDir, ".venv/bin/python"), ["-I", join(graderDir, "mutate.py")], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on("data", (b: Buffer) => out.push(b));
     child.stderr.on("data", (b: Buffer) => err.push(b));
     child.on("error", reject);
     child.on("close", (code) => {
-      if (code !== 0) return reject(new Error(`mutate.py exited ${String(code)}: ${Buffer.concat(err).toString().slice(-500)}`));
+      if (code !== 0)
+        return reject(new Error(`mutate.py exited ${String(code)}: ${Buffer.concat(err).toString().slice(-500)}`));
       try {
         resolve(parse(Buffer.concat(out).toString("utf8")));
       } catch (e) {

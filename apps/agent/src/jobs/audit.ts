@@ -10,7 +10,8 @@ import type { JobHandler } from "./types";
 
 export function makeAuditHandler(grader: Grader, cfg: SandboxConfig): JobHandler {
   return contracted("audit", async (ctx, p) => {
-    if (!ctx.agent.sandboxOk) return { reason: "infra_error", error: "sandbox self-test failed on this agent; refusing to audit" };
+    if (!ctx.agent.sandboxOk)
+      return { reason: "infra_error", error: "sandbox self-test failed on this agent; refusing to audit" };
     const result = await auditTask(grader, p.task, {
       referenceRuns: p.referenceRuns,
       maxMutants: p.maxMutants,
@@ -19,8 +20,12 @@ export function makeAuditHandler(grader: Grader, cfg: SandboxConfig): JobHandler
       signal: ctx.signal,
     });
     // An audit the agent interrupted is incomplete, not a finding about the task: requeue it.
-    if (ctx.signal.aborted) return { reason: "infra_error", error: `audit interrupted: ${String(ctx.abortReason() ?? "aborted")}` };
-    ctx.log.info({ taskId: p.task.id, status: result.status, score: result.mutationScore, isolation: result.isolation }, "audited");
+    if (ctx.signal.aborted)
+      return { reason: "infra_error", error: `audit interrupted: ${String(ctx.abortReason() ?? "aborted")}` };
+    ctx.log.info(
+      { taskId: p.task.id, status: result.status, score: result.mutationScore, isolation: result.isolation },
+      "audited",
+    );
     return { reason: "succeeded", result: { audit: result } };
   });
 }

@@ -12,14 +12,23 @@ export const generateJob = (graceMs: number) =>
     const outputs: GenerateOutput[] = [];
     const adapter = adapterArtifact ? await adapterDir(ctx, adapterArtifact) : undefined;
     const total = spec.prompts.length;
-    const result = await runPython("generate", { ...spec, adapter }, {
-      ...python,
-      onEvent: (ev) => {
-        if (ev.event !== "generation") return;
-        outputs.push({ task_id: ev.task_id, text: ev.text, finish_reason: ev.finish_reason, completion_tokens: ev.completion_tokens });
-        if (outputs.length % 8 === 0 || outputs.length === total) ctx.progress({ done: outputs.length, total });
+    const result = await runPython(
+      "generate",
+      { ...spec, adapter },
+      {
+        ...python,
+        onEvent: (ev) => {
+          if (ev.event !== "generation") return;
+          outputs.push({
+            task_id: ev.task_id,
+            text: ev.text,
+            finish_reason: ev.finish_reason,
+            completion_tokens: ev.completion_tokens,
+          });
+          if (outputs.length % 8 === 0 || outputs.length === total) ctx.progress({ done: outputs.length, total });
+        },
       },
-    });
+    );
     if (!result.generate) return { reason: "infra_error", error: "trainer returned no generate summary" };
     return { reason: "succeeded", result: { outputs, summary: result.generate } };
   });

@@ -11,13 +11,22 @@ import type { JobHandler } from "./types";
 
 // Job type → handler, each behind its type's contract (./contract.ts). A type missing here is refused by this agent as infra_error.
 // `allowShellJobs`: the agent's explicit opt-in; without it a shell job that arrives is refused.
-export function jobHandlers(opts: { graceMs: number; allowShellJobs?: boolean; grading?: { grader: Grader; sandbox: SandboxConfig } }): Record<string, JobHandler> {
+export function jobHandlers(opts: {
+  graceMs: number;
+  allowShellJobs?: boolean;
+  grading?: { grader: Grader; sandbox: SandboxConfig };
+}): Record<string, JobHandler> {
   const handlers: { [T in JobType]?: JobHandler } = {
     shell: opts.allowShellJobs === true ? shellJob(opts.graceMs) : refuseShellJob,
     train: trainJob(opts.graceMs),
     generate: generateJob(opts.graceMs),
     tokenize: tokenizeJob(opts.graceMs),
-    ...(opts.grading ? { grade: makeGradeHandler(opts.grading.grader), audit: makeAuditHandler(opts.grading.grader, opts.grading.sandbox) } : {}),
+    ...(opts.grading
+      ? {
+          grade: makeGradeHandler(opts.grading.grader),
+          audit: makeAuditHandler(opts.grading.grader, opts.grading.sandbox),
+        }
+      : {}),
   };
   return handlers;
 }

@@ -7,14 +7,38 @@ import type { JobContext } from "./types";
 describe("shell job opt-in", () => {
   it("needs both the flag and the env", () => {
     expect(shellJobsAllowed(true, "1")).toBe(true);
-    for (const [flag, env] of [[false, "1"], [true, "0"], [true, undefined], [undefined, "1"], [false, "0"]] as const) expect(shellJobsAllowed(flag, env)).toBe(false);
+    for (const [flag, env] of [
+      [false, "1"],
+      [true, "0"],
+      [true, undefined],
+      [undefined, "1"],
+      [false, "0"],
+    ] as const)
+      expect(shellJobsAllowed(flag, env)).toBe(false);
   });
 
   it("an agent without the opt-in refuses a shell job without running it; with it, the command runs", async () => {
     const ctx = (argv: string[]): JobContext => ({
-      jobId: "j", attemptId: "a", attempt: 1, type: "shell", payload: { argv }, signal: new AbortController().signal, abortReason: () => null, log: pino({ level: "silent" }),
-      emitLog: (_s, data) => void out.push(data), progress: () => {}, uploadArtifact: async () => "", workDir: "/tmp",
-      agent: { serverUrl: "", credential: "", stateDir: "/tmp", python: null, sandboxBackend: "process", sandboxOk: false },
+      jobId: "j",
+      attemptId: "a",
+      attempt: 1,
+      type: "shell",
+      payload: { argv },
+      signal: new AbortController().signal,
+      abortReason: () => null,
+      log: pino({ level: "silent" }),
+      emitLog: (_s, data) => void out.push(data),
+      progress: () => {},
+      uploadArtifact: async () => "",
+      workDir: "/tmp",
+      agent: {
+        serverUrl: "",
+        credential: "",
+        stateDir: "/tmp",
+        python: null,
+        sandboxBackend: "process",
+        sandboxOk: false,
+      },
     });
     const out: string[] = [];
     const refused = await jobHandlers({ graceMs: 100 }).shell?.(ctx(["echo", "RAN-IT"]));

@@ -14,19 +14,32 @@ export const trainJob = (graceMs: number) =>
     try {
       const dataset = await fetchBlob(ctx, datasetHash);
       const evalDataset = evalDatasetHash ? await fetchBlob(ctx, evalDatasetHash) : undefined;
-      const result = await runPython("train", { ...spec, dataset, eval_dataset: evalDataset, output_dir: join(ctx.workDir, "out") }, {
-        ...python,
-        onEvent: (ev) => {
-          if (ev.event === "progress") ctx.progress({ ...ev });
-          if (ev.event === "artifact") {
-            uploads = uploads.then(async () => {
-              const tar = await tarDirectory(ev.path, join(ctx.workDir, `epoch-${ev.epoch}.tar`));
-              const sha = await ctx.uploadArtifact(tar, { name: `adapter-epoch-${ev.epoch}`, kind: "adapter", meta: { epoch: ev.epoch, snapshotSha256: ev.sha256, trainLoss: ev.train_loss, evalLoss: ev.eval_loss } });
-              artifacts.set(ev.epoch, sha);
-            });
-          }
+      const result = await runPython(
+        "train",
+        { ...spec, dataset, eval_dataset: evalDataset, output_dir: join(ctx.workDir, "out") },
+        {
+          ...python,
+          onEvent: (ev) => {
+            if (ev.event === "progress") ctx.progress({ ...ev });
+            if (ev.event === "artifact") {
+              uploads = uploads.then(async () => {
+                const tar = await tarDirectory(ev.path, join(ctx.workDir, `epoch-${ev.epoch}.tar`));
+                const sha = await ctx.uploadArtifact(tar, {
+                  name: `adapter-epoch-${ev.epoch}`,
+                  kind: "adapter",
+                  meta: {
+                    epoch: ev.epoch,
+                    snapshotSha256: ev.sha256,
+                    trainLoss: ev.train_loss,
+                    evalLoss: ev.eval_loss,
+                  },
+                });
+                artifacts.set(ev.epoch, sha);
+              });
+            }
+          },
         },
-      });
+      );
       await uploads;
       const record = result.record;
       if (!record) return { reason: "infra_error", error: "trainer returned no run record" };

@@ -11,11 +11,23 @@ import type { JobContext, JobHandler, TypedOutcome } from "./types";
 const exec = promisify(execFile);
 
 /** Blobs from the server (datasets, adapters) are cached by hash under the agent's state dir. */
-export const fetchBlob = (ctx: JobContext, sha256: string) => fetchArtifact(ctx.agent.serverUrl, ctx.agent.credential, sha256, join(ctx.agent.stateDir, "cache", "blobs"));
+export const fetchBlob = (ctx: JobContext, sha256: string) =>
+  fetchArtifact(ctx.agent.serverUrl, ctx.agent.credential, sha256, join(ctx.agent.stateDir, "cache", "blobs"));
 
 /** Adapter snapshots travel as deterministic tar archives (sorted names, zero mtimes and owners). */
 export async function tarDirectory(dir: string, out: string): Promise<string> {
-  await exec("tar", ["--sort=name", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner", "-cf", out, "-C", dir, "."]);
+  await exec("tar", [
+    "--sort=name",
+    "--mtime=@0",
+    "--owner=0",
+    "--group=0",
+    "--numeric-owner",
+    "-cf",
+    out,
+    "-C",
+    dir,
+    ".",
+  ]);
   return out;
 }
 
@@ -27,7 +39,13 @@ export async function tarDirectory(dir: string, out: string): Promise<string> {
 export async function adapterDir(ctx: JobContext, artifactSha: string): Promise<string> {
   const dir = join(ctx.agent.stateDir, "cache", "adapters", artifactSha);
   const done = `${dir}.complete`;
-  if (await stat(done).then(() => true, () => false)) return dir;
+  if (
+    await stat(done).then(
+      () => true,
+      () => false,
+    )
+  )
+    return dir;
   const archive = await fetchBlob(ctx, artifactSha);
   // A half-unpacked folder, or one an older agent left with its marker inside, is unpacked afresh.
   await rm(dir, { recursive: true, force: true });
@@ -57,11 +75,25 @@ export type TrainerRun<P> = { payload: P; python: RunPythonOptions };
  * A job backed by the Python trainer: checks that the box has the trainer's Python, runs the body
  * with the payload its contract parsed, and maps any failure to the job's terminal reason.
  */
-export function trainerJob<T extends JobType>(type: T, graceMs: number, body: (ctx: JobContext, run: TrainerRun<JobPayload<T>>) => Promise<TypedOutcome<T>>): JobHandler {
+export function trainerJob<T extends JobType>(
+  type: T,
+  graceMs: number,
+  body: (ctx: JobContext, run: TrainerRun<JobPayload<T>>) => Promise<TypedOutcome<T>>,
+): JobHandler {
   return contracted(type, async (ctx, payload) => {
     const python = ctx.agent.python;
-    if (!python) return { reason: "infra_error", error: "this agent has no Python trainer environment (run scripts/setup-python.sh or set AGENTLAB_PYTHON)" };
-    const options: RunPythonOptions = { python, signal: ctx.signal, graceMs, tmpDir: ctx.workDir, log: (stream, line) => ctx.emitLog(stream, `${line}\n`) };
+    if (!python)
+      return {
+        reason: "infra_error",
+        error: "this agent has no Python trainer environment (run scripts/setup-python.sh or set AGENTLAB_PYTHON)",
+      };
+    const options: RunPythonOptions = {
+      python,
+      signal: ctx.signal,
+      graceMs,
+      tmpDir: ctx.workDir,
+      log: (stream, line) => ctx.emitLog(stream, `${line}\n`),
+    };
     try {
       return await body(ctx, { payload, python: options });
     } catch (err) {

@@ -47,7 +47,13 @@ export type JobHandler = (ctx: JobContext) => Promise<JobOutcome>;
 /** What a handler of job type T returns: a success carries T's result (checked against its contract before it is sent). */
 export type TypedOutcome<T extends JobType> =
   | { reason: "succeeded"; result: JobResult<T>; exitCode?: number | null; signal?: string | null; error?: null }
-  | { reason: Exclude<TerminalReason, "succeeded">; result?: Record<string, unknown>; exitCode?: number | null; signal?: string | null; error?: string | null };
+  | {
+      reason: Exclude<TerminalReason, "succeeded">;
+      result?: Record<string, unknown>;
+      exitCode?: number | null;
+      signal?: string | null;
+      error?: string | null;
+    };
 
 /** A handler of job type T: it gets the payload parsed by T's contract (JOB_CONTRACTS in core). */
 export type TypedHandler<T extends JobType> = (ctx: JobContext, payload: JobPayload<T>) => Promise<TypedOutcome<T>>;

@@ -1,7 +1,12 @@
 import { spawn } from "node:child_process";
 import { guardGroup, killGroup } from "./group";
 
-export type TreeResult = { exitCode: number | null; signal: string | null; outputTruncated: boolean; spawnError: string | null };
+export type TreeResult = {
+  exitCode: number | null;
+  signal: string | null;
+  outputTruncated: boolean;
+  spawnError: string | null;
+};
 
 export type TreeOptions = {
   argv: string[];

@@ -31,13 +31,23 @@ export type BwrapOptions = {
 };
 
 export function bwrapArgv(o: BwrapOptions, argv: string[]): string[] {
-  const a = ["bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--clearenv"];
+  const a = [
+    "bwrap",
+    "--unshare-all",
+    "--unshare-user",
+    "--disable-userns",
+    "--die-with-parent",
+    "--new-session",
+    "--clearenv",
+  ];
   a.push("--cap-drop", "ALL");
   for (const c of o.capAdd ?? []) a.push("--cap-add", c);
   a.push("--uid", "65534", "--gid", "65534", "--hostname", "sandbox");
   a.push("--ro-bind", "/usr", "/usr");
-  for (const l of ["bin", "lib", "lib64", "sbin"]) if (existsSync(`/usr/${l}`)) a.push("--symlink", `usr/${l}`, `/${l}`);
-  for (const p of ["/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime"]) if (existsSync(p)) a.push("--ro-bind", p, p);
+  for (const l of ["bin", "lib", "lib64", "sbin"])
+    if (existsSync(`/usr/${l}`)) a.push("--symlink", `usr/${l}`, `/${l}`);
+  for (const p of ["/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime"])
+    if (existsSync(p)) a.push("--ro-bind", p, p);
   a.push("--proc", "/proc", "--dev", "/dev");
   a.push("--size", String(o.limits.tmpfsMb << 20), "--tmpfs", "/tmp");
   a.push("--ro-bind", o.cfg.graderDir, GRADER_MOUNT);
@@ -52,10 +62,19 @@ export function bwrapArgv(o: BwrapOptions, argv: string[]): string[] {
  * Wraps a command so that it enters the cgroup(s), gets its rlimits and drops to the unprivileged
  * host uid before bwrap starts: the sandbox's uid maps to `nobody` on the host, never to root.
  */
-export function confinedArgv(cfg: SandboxConfig, limits: SandboxLimits, cgroupDirs: string[], argv: string[], opts: { cpuLimit: boolean; dropUid: boolean }): { argv: string[]; env: Record<string, string> } {
+export function confinedArgv(
+  cfg: SandboxConfig,
+  limits: SandboxLimits,
+  cgroupDirs: string[],
+  argv: string[],
+  opts: { cpuLimit: boolean; dropUid: boolean },
+): { argv: string[]; env: Record<string, string> } {
   const rl = [`--nofile=${limits.openFiles}`, "--core=0", `--fsize=${limits.tmpfsMb << 20}`];
   if (opts.cpuLimit) rl.push(`--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`);
-  const drop = opts.dropUid && process.getuid?.() === 0 ? ["setpriv", `--reuid=${cfg.uid}`, `--regid=${cfg.gid}`, "--clear-groups", "--"] : [];
+  const drop =
+    opts.dropUid && process.getuid?.() === 0
+      ? ["setpriv", `--reuid=${cfg.uid}`, `--regid=${cfg.gid}`, "--clear-groups", "--"]
+      : [];
   // Ignored signals survive exec: a SIGTERM or SIGUSR2 sent to the agent's whole process tree
   // (systemctl stop/kill) cannot kill bwrap or the sandbox; the agent stops a sandbox with SIGKILL.
   const script =

@@ -71,7 +71,9 @@ function createV2(dir: string, l: CgroupLimits): Cgroup {
     counters: () => ({
       oomKills: field(read(join(dir, "memory.events")), "oom_kill"),
       pidsMaxHits: field(read(join(dir, "pids.events")), "max"),
-      peakMemoryKb: existsSync(join(dir, "memory.peak")) ? Math.round(Number(read(join(dir, "memory.peak"))) / 1024) : null,
+      peakMemoryKb: existsSync(join(dir, "memory.peak"))
+        ? Math.round(Number(read(join(dir, "memory.peak"))) / 1024)
+        : null,
       cpuMs: field(read(join(dir, "cpu.stat")), "usage_usec") / 1000,
     }),
     resetPeak: () => undefined,
@@ -87,7 +89,10 @@ function createV1(name: string, l: CgroupLimits): Cgroup {
   const cpuBase = join(ROOT, "cpu");
   const cpu = existsSync(join(cpuBase, "cgroup.procs")) ? join(cpuBase, ownPath("cpu"), name) : null;
   const acctBase = join(ROOT, "cpuacct");
-  const acct = existsSync(join(acctBase, "cgroup.procs")) && acctBase !== cpuBase ? join(acctBase, ownPath("cpuacct"), name) : null;
+  const acct =
+    existsSync(join(acctBase, "cgroup.procs")) && acctBase !== cpuBase
+      ? join(acctBase, ownPath("cpuacct"), name)
+      : null;
   const dirs = [pids, mem, ...(cpu ? [cpu] : []), ...(acct ? [acct] : [])];
   try {
     for (const d of dirs) mkdirSync(d);
@@ -167,7 +172,8 @@ export function leftoverCgroups(): string[] {
   const out: string[] = [];
   const scan = (dir: string) => {
     try {
-      for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory() && e.name.startsWith(`agentlab-sbx-${process.pid}-`)) out.push(join(dir, e.name));
+      for (const e of readdirSync(dir, { withFileTypes: true }))
+        if (e.isDirectory() && e.name.startsWith(`agentlab-sbx-${process.pid}-`)) out.push(join(dir, e.name));
     } catch {
       // hierarchy absent
     }

@@ -13,7 +13,12 @@ import type { SandboxConfig, SandboxLimits, SandboxResult } from "./types";
 
 export const WORK = "/work";
 
-export async function run(cfg: SandboxConfig, workspace: string, argv: string[], limits: SandboxLimits): Promise<SandboxResult> {
+export async function run(
+  cfg: SandboxConfig,
+  workspace: string,
+  argv: string[],
+  limits: SandboxLimits,
+): Promise<SandboxResult> {
   const sandboxed = cfg.backend === "bwrap";
   const cg = sandboxed ? createCgroup({ pids: limits.pids, memoryMb: limits.memoryMb, cpus: 1 }) : null;
   const fds: number[] = [];
@@ -31,7 +36,10 @@ export async function run(cfg: SandboxConfig, workspace: string, argv: string[],
           extra.push("--file", String(2 + fds.length), `${WORK}/${rel}`);
         }
       }
-      const c = confinedArgv(cfg, limits, cg?.dirs ?? [], bwrapArgv({ cfg, limits, extra, chdir: WORK }, argv), { cpuLimit: true, dropUid: true });
+      const c = confinedArgv(cfg, limits, cg?.dirs ?? [], bwrapArgv({ cfg, limits, extra, chdir: WORK }, argv), {
+        cpuLimit: true,
+        dropUid: true,
+      });
       cmd = c.argv;
       env = c.env;
     } else {
@@ -64,10 +72,23 @@ function listFiles(root: string): Entry[] {
   return out;
 }
 
-async function execute(cmd: string[], env: Record<string, string>, cwd: string | undefined, fds: number[], limits: SandboxLimits, cg: Cgroup | null, sandboxed: boolean): Promise<SandboxResult> {
+async function execute(
+  cmd: string[],
+  env: Record<string, string>,
+  cwd: string | undefined,
+  fds: number[],
+  limits: SandboxLimits,
+  cg: Cgroup | null,
+  sandboxed: boolean,
+): Promise<SandboxResult> {
   const [file, ...args] = cmd;
   const t0 = performance.now();
-  const child = spawn(file ?? "/bin/sh", args, { env: env as NodeJS.ProcessEnv, cwd, detached: true, stdio: ["ignore", "pipe", "pipe", ...fds] });
+  const child = spawn(file ?? "/bin/sh", args, {
+    env: env as NodeJS.ProcessEnv,
+    cwd,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe", ...fds],
+  });
   let timedOut = false;
   const killAll = () => {
     try {
@@ -90,7 +111,9 @@ async function execute(cmd: string[], env: Record<string, string>, cwd: string |
   const [out, err, status] = await Promise.all([
     collectOutput(child.stdout, limits.maxOutputBytes),
     collectOutput(child.stderr, limits.maxOutputBytes),
-    new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal }))),
+    new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on("close", (code, signal) => resolve({ code, signal })),
+    ),
   ]);
   clearTimeout(timer);
   killAll(); // a detached helper of the command dies with the run

@@ -39,7 +39,13 @@ print(json.dumps(r))
 `;
 
 export type LimitReport = { processes: boolean; memory: boolean; detail: string };
-export type SelfTestResult = { ok: boolean; sandboxed: boolean; detail: string; escapes: string[]; limits?: LimitReport };
+export type SelfTestResult = {
+  ok: boolean;
+  sandboxed: boolean;
+  detail: string;
+  escapes: string[];
+  limits?: LimitReport;
+};
 
 const PROBE_LIMITS = { pids: 32, memoryMb: 128, wallTimeoutS: 20, testTimeoutS: 15 };
 const OVER = { procs: 96, memoryMb: 1024 };
@@ -68,12 +74,28 @@ def memory(mb):
     return 16 * len(blocks)
 `;
 const limitTask = (): TaskSpec => ({
-  id: "agentlab-selftest-limits", source_group: "agentlab-selftest", language: "python", instruction: "", metadata: {},
+  id: "agentlab-selftest-limits",
+  source_group: "agentlab-selftest",
+  language: "python",
+  instruction: "",
+  metadata: {},
   files: [{ path: "probe.py", role: "main", content: LIMIT_PROBE }],
-  public_tests: [{ path: "test_baseline.py", content: "from probe import procs, memory\n\ndef test_baseline():\n    assert procs(4) == 4\n    assert memory(32) == 32\n" }],
+  public_tests: [
+    {
+      path: "test_baseline.py",
+      content:
+        "from probe import procs, memory\n\ndef test_baseline():\n    assert procs(4) == 4\n    assert memory(32) == 32\n",
+    },
+  ],
   hidden_tests: [
-    { path: "test_procs.py", content: `from probe import procs\n\ndef test_procs():\n    assert procs(${OVER.procs}) == ${OVER.procs}\n` },
-    { path: "test_memory.py", content: `from probe import memory\n\ndef test_memory():\n    assert memory(${OVER.memoryMb}) == ${OVER.memoryMb}\n` },
+    {
+      path: "test_procs.py",
+      content: `from probe import procs\n\ndef test_procs():\n    assert procs(${OVER.procs}) == ${OVER.procs}\n`,
+    },
+    {
+      path: "test_memory.py",
+      content: `from probe import memory\n\ndef test_memory():\n    assert memory(${OVER.memoryMb}) == ${OVER.memoryMb}\n`,
+    },
   ],
   reference: [{ path: "probe.py", content: LIMIT_PROBE }],
 });
@@ -86,13 +108,24 @@ export async function probeLimits(cfg: SandboxConfig, limits: Partial<typeof PRO
     const r = await grader.grade(task, task.reference, { expectedIds: null });
     const outcome = (id: string) => r.tests.find((t) => t.id === id)?.outcome ?? "missing";
     if (outcome("test_baseline::test_baseline") !== "passed") {
-      return { processes: false, memory: false, detail: `limit probe broken (${r.verdict}: ${r.reasons.slice(0, 2).join("; ")})` };
+      return {
+        processes: false,
+        memory: false,
+        detail: `limit probe broken (${r.verdict}: ${r.reasons.slice(0, 2).join("; ")})`,
+      };
     }
     const processes = outcome("test_procs::test_procs") !== "passed";
     const memory = outcome("test_memory::test_memory") !== "passed";
     const held = [processes ? "processes" : null, memory ? "memory" : null].filter(Boolean).join(", ") || "none";
-    const missing = [processes ? null : `processes (forked ${OVER.procs} under a limit of ${PROBE_LIMITS.pids})`, memory ? null : `memory (allocated ${OVER.memoryMb} MB under ${PROBE_LIMITS.memoryMb} MB)`].filter(Boolean);
-    return { processes, memory, detail: missing.length ? `limits NOT enforced: ${missing.join("; ")}` : `limits enforced: ${held}` };
+    const missing = [
+      processes ? null : `processes (forked ${OVER.procs} under a limit of ${PROBE_LIMITS.pids})`,
+      memory ? null : `memory (allocated ${OVER.memoryMb} MB under ${PROBE_LIMITS.memoryMb} MB)`,
+    ].filter(Boolean);
+    return {
+      processes,
+      memory,
+      detail: missing.length ? `limits NOT enforced: ${missing.join("; ")}` : `limits enforced: ${held}`,
+    };
   } finally {
     grader.close();
   }
@@ -100,22 +133,52 @@ export async function probeLimits(cfg: SandboxConfig, limits: Partial<typeof PRO
 
 export async function selfTest(cfg: SandboxConfig): Promise<SelfTestResult> {
   if (cfg.backend === "process") {
-    return { ok: true, sandboxed: false, detail: "process backend: no isolation, every result is marked unsandboxed", escapes: [] };
+    return {
+      ok: true,
+      sandboxed: false,
+      detail: "process backend: no isolation, every result is marked unsandboxed",
+      escapes: [],
+    };
   }
   const dir = mkdtempSync(join(tmpdir(), "agentlab-selftest-"));
   try {
-    writeFileSync(join(dir, "probe.py"), PROBE.replace("HOST_DIR", JSON.stringify(cfg.graderDir.replace(/\/apps\/agent\/grader$/, "") || "/")));
-    const r = await run(cfg, dir, ["/usr/bin/python3", "-I", "probe.py"], { ...DEFAULT_SANDBOX_LIMITS, wallTimeoutS: 20 });
-    if (r.exitCode !== 0) return { ok: false, sandboxed: true, detail: `probe did not run (exit ${String(r.exitCode ?? r.signal)}): ${r.stderr.slice(-300)}`, escapes: [] };
+    writeFileSync(
+      join(dir, "probe.py"),
+      PROBE.replace("HOST_DIR", JSON.stringify(cfg.graderDir.replace(/\/apps\/agent\/grader$/, "") || "/")),
+    );
+    const r = await run(cfg, dir, ["/usr/bin/python3", "-I", "probe.py"], {
+      ...DEFAULT_SANDBOX_LIMITS,
+      wallTimeoutS: 20,
+    });
+    if (r.exitCode !== 0)
+      return {
+        ok: false,
+        sandboxed: true,
+        detail: `probe did not run (exit ${String(r.exitCode ?? r.signal)}): ${r.stderr.slice(-300)}`,
+        escapes: [],
+      };
     const results = JSON.parse(r.stdout.trim().split("\n").pop() ?? "{}") as Record<string, boolean>;
-    const escapes = Object.entries(results).filter(([, v]) => v).map(([k]) => k);
+    const escapes = Object.entries(results)
+      .filter(([, v]) => v)
+      .map(([k]) => k);
     const contained = escapes.length === 0 && Object.keys(results).length >= 9;
-    if (!contained) return { ok: false, sandboxed: true, detail: escapes.length ? `escapes: ${escapes.join(", ")}` : "escape probe incomplete", escapes };
+    if (!contained)
+      return {
+        ok: false,
+        sandboxed: true,
+        detail: escapes.length ? `escapes: ${escapes.join(", ")}` : "escape probe incomplete",
+        escapes,
+      };
     const limits = await probeLimits(cfg);
     const ok = limits.processes && limits.memory;
     return { ok, sandboxed: true, detail: `all escape probes contained; ${limits.detail}`, escapes, limits };
   } catch (e) {
-    return { ok: false, sandboxed: true, detail: `self-test error: ${e instanceof Error ? e.message : String(e)}`, escapes: [] };
+    return {
+      ok: false,
+      sandboxed: true,
+      detail: `self-test error: ${e instanceof Error ? e.message : String(e)}`,
+      escapes: [],
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

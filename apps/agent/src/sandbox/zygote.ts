@@ -63,7 +63,10 @@ export class Zygote {
   /** Bumped by every start and stop: a start that an abort overtook must not install itself. */
   private generation = 0;
 
-  constructor(private readonly cfg: SandboxConfig, private readonly limits: SandboxLimits) {
+  constructor(
+    private readonly cfg: SandboxConfig,
+    private readonly limits: SandboxLimits,
+  ) {
     this.scratch = join(cfg.scratchDir, `zygote-${process.pid}-${randomBytes(4).toString("hex")}`);
   }
 
@@ -80,24 +83,61 @@ export class Zygote {
     if (this.sandboxed) {
       // The zygote's python needs the pids/memory room of one candidate plus its own.
       // Room for one judge and one candidate next to the two zygotes.
-      this.cg = this.cfg.cgroups === false ? null : createCgroup({ pids: this.limits.pids + 12, memoryMb: this.limits.memoryMb + 192, cpus: 1 });
-      const argv = [py, "-s", "-P", `${GRADER_MOUNT}/runner.py`, "--mode", "sandbox", "--ini", `${GRADER_MOUNT}/pytest.ini`];
+      this.cg =
+        this.cfg.cgroups === false
+          ? null
+          : createCgroup({ pids: this.limits.pids + 12, memoryMb: this.limits.memoryMb + 192, cpus: 1 });
+      const argv = [
+        py,
+        "-s",
+        "-P",
+        `${GRADER_MOUNT}/runner.py`,
+        "--mode",
+        "sandbox",
+        "--ini",
+        `${GRADER_MOUNT}/pytest.ini`,
+      ];
       // CAP_SYS_ADMIN and CAP_SETPCAP exist only in the sandbox's own user namespace: the first
       // makes fresh namespaces per judge and candidate, the second empties their bounding sets.
       const inner = bwrapArgv(
-        { cfg: this.cfg, limits: this.limits, extra: ["--dir", "/box"], chdir: "/tmp", capAdd: ["CAP_SYS_ADMIN", "CAP_SETPCAP"], readOnlyRoot: true },
+        {
+          cfg: this.cfg,
+          limits: this.limits,
+          extra: ["--dir", "/box"],
+          chdir: "/tmp",
+          capAdd: ["CAP_SYS_ADMIN", "CAP_SETPCAP"],
+          readOnlyRoot: true,
+        },
         argv,
       );
-      ({ argv: cmd, env } = confinedArgv(this.cfg, this.limits, this.cg?.dirs ?? [], inner, { cpuLimit: false, dropUid: true }));
+      ({ argv: cmd, env } = confinedArgv(this.cfg, this.limits, this.cg?.dirs ?? [], inner, {
+        cpuLimit: false,
+        dropUid: true,
+      }));
     } else {
       mkdirSync(this.scratch, { recursive: true });
       const dir = this.cfg.graderDir;
-      const argv = [join(dir, ".venv/bin/python"), "-s", "-P", join(dir, "runner.py"), "--mode", "process", "--ini", join(dir, "pytest.ini"), "--scratch", this.scratch];
+      const argv = [
+        join(dir, ".venv/bin/python"),
+        "-s",
+        "-P",
+        join(dir, "runner.py"),
+        "--mode",
+        "process",
+        "--ini",
+        join(dir, "pytest.ini"),
+        "--scratch",
+        this.scratch,
+      ];
       ({ argv: cmd } = confinedArgv(this.cfg, this.limits, [], argv, { cpuLimit: false, dropUid: false }));
       env = { ...SANDBOX_ENV, AGENTLAB_CGROUPS: "" };
     }
     const [file, ...args] = cmd;
-    const child = spawn(file ?? "/bin/sh", args, { env: env as NodeJS.ProcessEnv, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(file ?? "/bin/sh", args, {
+      env: env as NodeJS.ProcessEnv,
+      detached: true,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     this.child = child;
     child.stderr.on("data", (b: Buffer) => {
       this.stderr = (this.stderr + b.toString("utf8")).slice(-8192);
@@ -172,7 +212,15 @@ export class Zygote {
     // exit just after it answers, so the count gets a moment to return to its baseline.
     const extra = await this.settled();
     const grown = this.cg ? this.cg.memoryKb() > this.baselineMemoryKb + MEMORY_SLACK_KB : false;
-    const why = res.runner_lost ? "runner lost" : res.id !== id ? "answer for another request" : extra ? "a process outlived its request" : grown ? "memory did not return to its baseline" : null;
+    const why = res.runner_lost
+      ? "runner lost"
+      : res.id !== id
+        ? "answer for another request"
+        : extra
+          ? "a process outlived its request"
+          : grown
+            ? "memory did not return to its baseline"
+            : null;
     if (why) {
       this.replacedBecause = why;
       this.stop();

@@ -27,9 +27,16 @@ export function rng(seed: number): Rng {
 const int = (r: Rng, lo: number, hi: number): number => lo + Math.floor(r() * (hi - lo + 1));
 
 type Case = { call: string; expect: string };
-type Shape = { fn: string; code: () => string; cases: (c: number) => Case[]; publicCase: (c: number) => Case; cRange: [number, number] };
+type Shape = {
+  fn: string;
+  code: () => string;
+  cases: (c: number) => Case[];
+  publicCase: (c: number) => Case;
+  cRange: [number, number];
+};
 
-const py = (v: unknown): string => (typeof v === "boolean" ? (v ? "True" : "False") : Array.isArray(v) ? `[${v.map(py).join(", ")}]` : String(v));
+const py = (v: unknown): string =>
+  typeof v === "boolean" ? (v ? "True" : "False") : Array.isArray(v) ? `[${v.map(py).join(", ")}]` : String(v);
 const le = (xs: number[], c: number) => xs.filter((v) => v <= c);
 
 // Eight shapes with fixed names. The group's constant lives in a read-only dependency file
@@ -40,24 +47,88 @@ const le = (xs: number[], c: number) => xs.filter((v) => v <= c);
 // reference = the program as generated. Cases are computed here with the correct semantics; the
 // grader re-checks them 3× before a task ships.
 const SHAPES: Shape[] = [
-  { fn: "at_most", cRange: [3, 99], code: () => `from limits import LIMIT\n\ndef at_most(x):\n    return x <= LIMIT\n`, cases: (c) => [c, c + 1, c - 2].map((v) => ({ call: `at_most(${v})`, expect: py(v <= c) })), publicCase: (c) => ({ call: `at_most(${c - 1})`, expect: "True" }) },
-  { fn: "keep_small", cRange: [3, 99], code: () => `from limits import LIMIT\n\ndef keep_small(xs):\n    return [x for x in xs if x <= LIMIT]\n`, cases: (c) => [[c - 2, c, c + 3, c], [c + 1, c]].map((l) => ({ call: `keep_small(${py(l)})`, expect: py(le(l, c)) })), publicCase: (c) => ({ call: `keep_small([${c - 1}, ${c + 2}])`, expect: py([c - 1]) }) },
-  { fn: "count_small", cRange: [3, 99], code: () => `from limits import LIMIT\n\ndef count_small(xs):\n    return sum((1 for x in xs if x <= LIMIT))\n`, cases: (c) => [[c, c + 1, c - 4, c], [c]].map((l) => ({ call: `count_small(${py(l)})`, expect: py(le(l, c).length) })), publicCase: (c) => ({ call: `count_small([${c - 1}, ${c + 1}])`, expect: "1" }) },
-  { fn: "all_small", cRange: [3, 99], code: () => `from limits import LIMIT\n\ndef all_small(xs):\n    return all((x <= LIMIT for x in xs))\n`, cases: (c) => [[c - 1, c], [c, c + 1]].map((l) => ({ call: `all_small(${py(l)})`, expect: py(le(l, c).length === l.length) })), publicCase: (c) => ({ call: `all_small([${c - 2}, ${c - 1}])`, expect: "True" }) },
-  { fn: "fits", cRange: [2, 60], code: () => `from limits import LIMIT\n\ndef fits(a, b):\n    return a * LIMIT <= b\n`, cases: (c) => [[3, 3 * c], [3, 3 * c - 1], [1, c]].map(([a, b]) => ({ call: `fits(${a}, ${b})`, expect: py((a ?? 0) * c <= (b ?? 0)) })), publicCase: (c) => ({ call: `fits(2, ${2 * c + 5})`, expect: "True" }) },
-  { fn: "within", cRange: [2, 99], code: () => `from limits import LIMIT\n\ndef within(a, b):\n    return a + LIMIT <= b\n`, cases: (c) => [[4, 4 + c], [4, 3 + c], [0, c]].map(([a, b]) => ({ call: `within(${a}, ${b})`, expect: py((a ?? 0) + c <= (b ?? 0)) })), publicCase: (c) => ({ call: `within(1, ${c + 4})`, expect: "True" }) },
+  {
+    fn: "at_most",
+    cRange: [3, 99],
+    code: () => `from limits import LIMIT\n\ndef at_most(x):\n    return x <= LIMIT\n`,
+    cases: (c) => [c, c + 1, c - 2].map((v) => ({ call: `at_most(${v})`, expect: py(v <= c) })),
+    publicCase: (c) => ({ call: `at_most(${c - 1})`, expect: "True" }),
+  },
+  {
+    fn: "keep_small",
+    cRange: [3, 99],
+    code: () => `from limits import LIMIT\n\ndef keep_small(xs):\n    return [x for x in xs if x <= LIMIT]\n`,
+    cases: (c) =>
+      [
+        [c - 2, c, c + 3, c],
+        [c + 1, c],
+      ].map((l) => ({ call: `keep_small(${py(l)})`, expect: py(le(l, c)) })),
+    publicCase: (c) => ({ call: `keep_small([${c - 1}, ${c + 2}])`, expect: py([c - 1]) }),
+  },
+  {
+    fn: "count_small",
+    cRange: [3, 99],
+    code: () => `from limits import LIMIT\n\ndef count_small(xs):\n    return sum((1 for x in xs if x <= LIMIT))\n`,
+    cases: (c) =>
+      [[c, c + 1, c - 4, c], [c]].map((l) => ({ call: `count_small(${py(l)})`, expect: py(le(l, c).length) })),
+    publicCase: (c) => ({ call: `count_small([${c - 1}, ${c + 1}])`, expect: "1" }),
+  },
+  {
+    fn: "all_small",
+    cRange: [3, 99],
+    code: () => `from limits import LIMIT\n\ndef all_small(xs):\n    return all((x <= LIMIT for x in xs))\n`,
+    cases: (c) =>
+      [
+        [c - 1, c],
+        [c, c + 1],
+      ].map((l) => ({ call: `all_small(${py(l)})`, expect: py(le(l, c).length === l.length) })),
+    publicCase: (c) => ({ call: `all_small([${c - 2}, ${c - 1}])`, expect: "True" }),
+  },
+  {
+    fn: "fits",
+    cRange: [2, 60],
+    code: () => `from limits import LIMIT\n\ndef fits(a, b):\n    return a * LIMIT <= b\n`,
+    cases: (c) =>
+      [
+        [3, 3 * c],
+        [3, 3 * c - 1],
+        [1, c],
+      ].map(([a, b]) => ({ call: `fits(${a}, ${b})`, expect: py((a ?? 0) * c <= (b ?? 0)) })),
+    publicCase: (c) => ({ call: `fits(2, ${2 * c + 5})`, expect: "True" }),
+  },
+  {
+    fn: "within",
+    cRange: [2, 99],
+    code: () => `from limits import LIMIT\n\ndef within(a, b):\n    return a + LIMIT <= b\n`,
+    cases: (c) =>
+      [
+        [4, 4 + c],
+        [4, 3 + c],
+        [0, c],
+      ].map(([a, b]) => ({ call: `within(${a}, ${b})`, expect: py((a ?? 0) + c <= (b ?? 0)) })),
+    publicCase: (c) => ({ call: `within(1, ${c + 4})`, expect: "True" }),
+  },
   {
     fn: "steps",
     cRange: [2, 40],
-    code: () => `from limits import LIMIT\n\ndef steps(n):\n    i = 0\n    while i * LIMIT <= n:\n        i += 1\n    return i\n`,
+    code: () =>
+      `from limits import LIMIT\n\ndef steps(n):\n    i = 0\n    while i * LIMIT <= n:\n        i += 1\n    return i\n`,
     cases: (c) => [3 * c, 0, c].map((n) => ({ call: `steps(${n})`, expect: py(Math.floor(n / c) + 1) })),
     publicCase: (c) => ({ call: `steps(${2 * c + 1})`, expect: "3" }),
   },
-  { fn: "count_upto", cRange: [3, 99], code: () => `from limits import LIMIT\n\ndef count_upto(xs):\n    return len([x for x in xs if x <= LIMIT])\n`, cases: (c) => [[c, c - 1, c + 5, c], [c]].map((l) => ({ call: `count_upto(${py(l)})`, expect: py(le(l, c).length) })), publicCase: (c) => ({ call: `count_upto([${c - 3}])`, expect: "1" }) },
+  {
+    fn: "count_upto",
+    cRange: [3, 99],
+    code: () => `from limits import LIMIT\n\ndef count_upto(xs):\n    return len([x for x in xs if x <= LIMIT])\n`,
+    cases: (c) =>
+      [[c, c - 1, c + 5, c], [c]].map((l) => ({ call: `count_upto(${py(l)})`, expect: py(le(l, c).length) })),
+    publicCase: (c) => ({ call: `count_upto([${c - 3}])`, expect: "1" }),
+  },
 ];
 
 const header = "from solution import *  # noqa: F401,F403\n";
-const tests = (name: string, cases: Case[]): string => header + cases.map((c, i) => `\n\ndef test_${name}_${i + 1}():\n    assert ${c.call} == ${c.expect}\n`).join("");
+const tests = (name: string, cases: Case[]): string =>
+  header + cases.map((c, i) => `\n\ndef test_${name}_${i + 1}():\n    assert ${c.call} == ${c.expect}\n`).join("");
 
 /** `groups` correct programs, one per source group, deterministic for `seed`; no two share (shape, C). */
 export function learnablePrograms(groups: number, seed = 14): Program[] {

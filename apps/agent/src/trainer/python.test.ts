@@ -84,12 +84,24 @@ describe("runPython", () => {
     const events: TrainerEvent[] = [];
     const logs: string[] = [];
     const spec = { output_dir: "/x", corpus: ["a.txt"] };
-    const result = await runPython("tiny-model", spec, { python, cwd: dir, env: fake("ok"), onEvent: (e) => events.push(e), log: (s, l) => logs.push(`${s}:${l}`) });
+    const result = await runPython("tiny-model", spec, {
+      python,
+      cwd: dir,
+      env: fake("ok"),
+      onEvent: (e) => events.push(e),
+      log: (s, l) => logs.push(`${s}:${l}`),
+    });
     expect(result).toMatchObject({ event: "result", command: "tiny-model", status: "succeeded" });
     expect(events.map((e) => e.event)).toEqual(["log", "progress", "result"]);
     const logEvent = events[0];
     // The file carries the parsed spec: the caller's keys and every default (Python copies none).
-    expect(logEvent?.event === "log" && JSON.parse(logEvent.message.slice(5))).toMatchObject({ corpus: ["a.txt"], output_dir: "/x", vocab_size: 2048, arch: "llama", force: false });
+    expect(logEvent?.event === "log" && JSON.parse(logEvent.message.slice(5))).toMatchObject({
+      corpus: ["a.txt"],
+      output_dir: "/x",
+      vocab_size: 2048,
+      arch: "llama",
+      force: false,
+    });
     expect(logs).toContain("stdout:a human line on stdout");
     expect(logs).toContain("stderr:stderr line");
     const progress = events[1];
@@ -107,7 +119,9 @@ describe("runPython", () => {
   });
 
   it("throws an internal_error with the stderr tail when there is no result", async () => {
-    const e = (await runPython("train", TRAIN, { python, cwd: dir, env: fake("crash") }).catch((x: unknown) => x)) as TrainerRunError;
+    const e = (await runPython("train", TRAIN, { python, cwd: dir, env: fake("crash") }).catch(
+      (x: unknown) => x,
+    )) as TrainerRunError;
     expect(e.reason).toBe("internal_error");
     expect(e.exitCode).toBe(1);
     expect(e.stderrTail).toContain("Traceback: boom");
@@ -115,7 +129,12 @@ describe("runPython", () => {
 
   it("does not accept events that break the schema", async () => {
     const logs: string[] = [];
-    const e = (await runPython("train", TRAIN, { python, cwd: dir, env: fake("bad_event"), log: (_s, l) => logs.push(l) }).catch((x: unknown) => x)) as TrainerRunError;
+    const e = (await runPython("train", TRAIN, {
+      python,
+      cwd: dir,
+      env: fake("bad_event"),
+      log: (_s, l) => logs.push(l),
+    }).catch((x: unknown) => x)) as TrainerRunError;
     expect(e).toBeInstanceOf(TrainerRunError);
     expect(e.message).toContain("does not match the trainer schema");
     expect(logs.some((l) => l.startsWith("[unparsed event]"))).toBe(true);
@@ -125,8 +144,14 @@ describe("runPython", () => {
     const pidFile = join(dir, "cancel.pid");
     const ac = new AbortController();
     const run = runPython("train", TRAIN, {
-      python, cwd: dir, env: fake("cancel", pidFile), signal: ac.signal, graceMs: 5000,
-      onEvent: (ev) => { if (ev.event === "progress") ac.abort(); },
+      python,
+      cwd: dir,
+      env: fake("cancel", pidFile),
+      signal: ac.signal,
+      graceMs: 5000,
+      onEvent: (ev) => {
+        if (ev.event === "progress") ac.abort();
+      },
     });
     const e = (await run.catch((x: unknown) => x)) as TrainerRunError;
     expect(e.reason).toBe("canceled");
@@ -141,8 +166,14 @@ describe("runPython", () => {
     const ac = new AbortController();
     const started = Date.now();
     const run = runPython("train", TRAIN, {
-      python, cwd: dir, env: fake("stubborn", pidFile), signal: ac.signal, graceMs: 300,
-      onEvent: (ev) => { if (ev.event === "progress") ac.abort(); },
+      python,
+      cwd: dir,
+      env: fake("stubborn", pidFile),
+      signal: ac.signal,
+      graceMs: 300,
+      onEvent: (ev) => {
+        if (ev.event === "progress") ac.abort();
+      },
     });
     const e = (await run.catch((x: unknown) => x)) as TrainerRunError;
     expect(e.reason).toBe("canceled");
@@ -153,17 +184,25 @@ describe("runPython", () => {
   });
 
   it("refuses a spec with a key the trainer does not know before starting it; the same spec without it runs", async () => {
-    const typo = await runPython("train", { ...TRAIN, learning_rat: 1 } as never, { python, cwd: dir, env: fake("ok") }).catch((e: unknown) => e);
+    const typo = await runPython("train", { ...TRAIN, learning_rat: 1 } as never, {
+      python,
+      cwd: dir,
+      env: fake("ok"),
+    }).catch((e: unknown) => e);
     expect(typo).toBeInstanceOf(TrainerRunError);
     expect((typo as TrainerRunError).reason).toBe("user_error");
     expect((typo as TrainerRunError).message).toContain("learning_rat");
-    await expect(runPython("train", TRAIN, { python, cwd: dir, env: fake("ok") })).resolves.toMatchObject({ status: "succeeded" });
+    await expect(runPython("train", TRAIN, { python, cwd: dir, env: fake("ok") })).resolves.toMatchObject({
+      status: "succeeded",
+    });
   });
 
   it("refuses to start when already aborted", async () => {
     const ac = new AbortController();
     ac.abort();
-    await expect(runPython("train", TRAIN, { python, cwd: dir, env: fake("ok"), signal: ac.signal })).rejects.toThrow(/canceled before start/);
+    await expect(runPython("train", TRAIN, { python, cwd: dir, env: fake("ok"), signal: ac.signal })).rejects.toThrow(
+      /canceled before start/,
+    );
   });
 });
 
@@ -187,11 +226,15 @@ describe("findPython and pythonDoctor", () => {
   });
 
   const venv = findPython();
-  it.skipIf(!existsSync(venv) || !venv.includes(".venv"))("sees torch 2.13.0 and transformers in the trainer venv", async () => {
-    const d = await pythonDoctor(venv);
-    expect(d.torch).toMatch(/^2\.13\.0/);
-    expect(d.transformers).not.toBeNull();
-    expect(d.peft).not.toBeNull();
-    expect(d.agentlabTrainer).toBe("0.1.0");
-  }, 120_000);
+  it.skipIf(!existsSync(venv) || !venv.includes(".venv"))(
+    "sees torch 2.13.0 and transformers in the trainer venv",
+    async () => {
+      const d = await pythonDoctor(venv);
+      expect(d.torch).toMatch(/^2\.13\.0/);
+      expect(d.transformers).not.toBeNull();
+      expect(d.peft).not.toBeNull();
+      expect(d.agentlabTrainer).toBe("0.1.0");
+    },
+    120_000,
+  );
 });

@@ -11,7 +11,13 @@ import { createInterface } from "node:readline";
 import { guardGroup, killGroup } from "../runner/group";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { TRAINER_EXIT, TrainerEvent, type TrainerCommand, type TrainerResultEvent, type TrainerSpecs } from "@agentlab/core";
+import {
+  TRAINER_EXIT,
+  TrainerEvent,
+  type TrainerCommand,
+  type TrainerResultEvent,
+  type TrainerSpecs,
+} from "@agentlab/core";
 import { TRAINER_SPEC_SCHEMAS } from "./json-schemas";
 
 export type TrainerLog = (stream: "stdout" | "stderr", line: string) => void;
@@ -41,7 +47,16 @@ export class TrainerRunError extends Error {
   readonly result: TrainerResultEvent | undefined;
   readonly stderrTail: string;
 
-  constructor(message: string, fields: { reason: TrainerFailureReason; exitCode: number | null; signal: NodeJS.Signals | null; result?: TrainerResultEvent; stderrTail: string }) {
+  constructor(
+    message: string,
+    fields: {
+      reason: TrainerFailureReason;
+      exitCode: number | null;
+      signal: NodeJS.Signals | null;
+      result?: TrainerResultEvent;
+      stderrTail: string;
+    },
+  ) {
     super(message);
     this.name = "TrainerRunError";
     this.reason = fields.reason;
@@ -55,15 +70,29 @@ export class TrainerRunError extends Error {
 const STDERR_TAIL_LINES = 40;
 
 /** Run one trainer command; resolves with its `result` event when it succeeded, throws otherwise. */
-export async function runPython<K extends TrainerCommand>(kind: K, spec: TrainerSpecs[K], opts: RunPythonOptions): Promise<TrainerResultEvent> {
+export async function runPython<K extends TrainerCommand>(
+  kind: K,
+  spec: TrainerSpecs[K],
+  opts: RunPythonOptions,
+): Promise<TrainerResultEvent> {
   if (opts.signal?.aborted) {
-    throw new TrainerRunError(`trainer ${kind} canceled before start`, { reason: "canceled", exitCode: null, signal: null, stderrTail: "" });
+    throw new TrainerRunError(`trainer ${kind} canceled before start`, {
+      reason: "canceled",
+      exitCode: null,
+      signal: null,
+      stderrTail: "",
+    });
   }
   // Parsed before it is written: a key the trainer does not know is refused on this side already
   // (the trainer checks the same contract as JSON Schema), and the file carries every default.
   const checked = TRAINER_SPEC_SCHEMAS[kind].safeParse(spec);
   if (!checked.success) {
-    throw new TrainerRunError(`invalid ${kind} spec: ${z.prettifyError(checked.error)}`, { reason: "user_error", exitCode: null, signal: null, stderrTail: "" });
+    throw new TrainerRunError(`invalid ${kind} spec: ${z.prettifyError(checked.error)}`, {
+      reason: "user_error",
+      exitCode: null,
+      signal: null,
+      stderrTail: "",
+    });
   }
   const dir = await mkdtemp(join(opts.tmpDir ?? tmpdir(), "agentlab-trainer-"));
   const specFile = join(dir, "spec.json");
@@ -114,7 +143,14 @@ export async function runPython<K extends TrainerCommand>(kind: K, spec: Trainer
       const stderrClosed = new Promise<void>((r) => stderrLines.once("close", () => r()));
       child.once("error", (err) => {
         guard.dispose();
-        reject(new TrainerRunError(`cannot start ${opts.python}: ${err.message}`, { reason: "internal_error", exitCode: null, signal: null, stderrTail: "" }));
+        reject(
+          new TrainerRunError(`cannot start ${opts.python}: ${err.message}`, {
+            reason: "internal_error",
+            exitCode: null,
+            signal: null,
+            stderrTail: "",
+          }),
+        );
       });
       child.once("exit", (code, sig) => {
         void Promise.all([stdoutClosed, stderrClosed]).then(() => {
@@ -132,8 +168,14 @@ export async function runPython<K extends TrainerCommand>(kind: K, spec: Trainer
               : code === TRAINER_EXIT.userError || result?.error?.kind === "user_error"
                 ? "user_error"
                 : "internal_error";
-          const why = result?.error?.message ?? schemaError ?? (tail.split("\n").slice(-5).join("\n") || "no result event");
-          reject(new TrainerRunError(`trainer ${kind} ${reason === "canceled" ? "canceled" : "failed"} (exit ${code ?? sig}): ${why}`, { reason, exitCode: code, signal: sig, result, stderrTail: tail }));
+          const why =
+            result?.error?.message ?? schemaError ?? (tail.split("\n").slice(-5).join("\n") || "no result event");
+          reject(
+            new TrainerRunError(
+              `trainer ${kind} ${reason === "canceled" ? "canceled" : "failed"} (exit ${code ?? sig}): ${why}`,
+              { reason, exitCode: code, signal: sig, result, stderrTail: tail },
+            ),
+          );
         });
       });
     });
@@ -188,7 +230,16 @@ print(json.dumps(out))
 `;
 
 const EMPTY_DOCTOR: PythonDoctor = {
-  python: null, torch: null, cuda: null, cudaAvailable: false, transformers: null, peft: null, trl: null, bitsandbytes: null, vllm: null, agentlabTrainer: null,
+  python: null,
+  torch: null,
+  cuda: null,
+  cudaAvailable: false,
+  transformers: null,
+  peft: null,
+  trl: null,
+  bitsandbytes: null,
+  vllm: null,
+  agentlabTrainer: null,
 };
 
 /** Versions of python and the ML stack in the given interpreter; nulls for what is missing. */
@@ -201,7 +252,14 @@ export function pythonDoctor(python: string, opts: { timeoutMs?: number } = {}):
       }
       try {
         const parsed = DoctorAnswer.safeParse(JSON.parse(stdout.trim().split("\n").pop() ?? "{}"));
-        resolvePromise(parsed.success ? parsed.data : { ...EMPTY_DOCTOR, error: `doctor output does not match its schema: ${parsed.error.message.slice(0, 300)}` });
+        resolvePromise(
+          parsed.success
+            ? parsed.data
+            : {
+                ...EMPTY_DOCTOR,
+                error: `doctor output does not match its schema: ${parsed.error.message.slice(0, 300)}`,
+              },
+        );
       } catch (e) {
         resolvePromise({ ...EMPTY_DOCTOR, error: `unreadable doctor output: ${(e as Error).message}` });
       }

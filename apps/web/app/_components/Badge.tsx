@@ -20,9 +20,24 @@ const dots: Record<Tone, string> = {
   violet: "bg-violet-500",
 };
 
-export function Badge({ tone = "neutral", dot = false, pulse = false, children, title }: { tone?: Tone; dot?: boolean; pulse?: boolean; children: ReactNode; title?: string }) {
+export function Badge({
+  tone = "neutral",
+  dot = false,
+  pulse = false,
+  children,
+  title,
+}: {
+  tone?: Tone;
+  dot?: boolean;
+  pulse?: boolean;
+  children: ReactNode;
+  title?: string;
+}) {
   return (
-    <span title={title} className={`inline-flex items-center gap-1.5 whitespace-nowrap rounded-md px-1.5 py-0.5 text-xs font-medium ring-1 ring-inset ${tones[tone]}`}>
+    <span
+      title={title}
+      className={`inline-flex items-center gap-1.5 whitespace-nowrap rounded-md px-1.5 py-0.5 text-xs font-medium ring-1 ring-inset ${tones[tone]}`}
+    >
       {dot ? <span className={`size-1.5 rounded-full ${dots[tone]} ${pulse ? "animate-pulse" : ""}`} /> : null}
       {children}
     </span>
@@ -51,7 +66,8 @@ const stateTones: Record<string, Tone> = {
   tampered: "violet",
 };
 
-export const toneFor = (state: string | null | undefined): Tone => (state ? (stateTones[state] ?? "neutral") : "neutral");
+export const toneFor = (state: string | null | undefined): Tone =>
+  state ? (stateTones[state] ?? "neutral") : "neutral";
 
 /** A job state, terminal reason or verdict, coloured consistently; live states pulse. */
 export function StateBadge({ state, title }: { state: string | null | undefined; title?: string }) {

@@ -9,7 +9,13 @@ const variants: Record<Variant, string> = {
   ghost: "bg-transparent text-zinc-600 hover:bg-zinc-100 border-transparent",
 };
 
-export function Button({ variant = "secondary", size = "md", className = "", type = "button", ...rest }: ButtonHTMLAttributes<HTMLButtonElement> & { variant?: Variant; size?: "sm" | "md" }) {
+export function Button({
+  variant = "secondary",
+  size = "md",
+  className = "",
+  type = "button",
+  ...rest
+}: ButtonHTMLAttributes<HTMLButtonElement> & { variant?: Variant; size?: "sm" | "md" }) {
   const sz = size === "sm" ? "h-7 px-2 text-xs" : "h-8 px-3 text-sm";
   return (
     <button

@@ -7,10 +7,22 @@ export { describeError };
 /** The message for one form field, shown under its input; `path` is the field's dotted path in the input. */
 export function FieldError({ error, path }: { error: unknown; path: string }) {
   const msg = fieldError(error, path);
-  return msg ? <span role="alert" data-field-error={path} className="mt-0.5 block text-xs text-red-700">{msg}</span> : null;
+  return msg ? (
+    <span role="alert" data-field-error={path} className="mt-0.5 block text-xs text-red-700">
+      {msg}
+    </span>
+  ) : null;
 }
 
-export function ErrorBox({ error, title = "Something went wrong", onRetry }: { error: unknown; title?: string; onRetry?: () => void }) {
+export function ErrorBox({
+  error,
+  title = "Something went wrong",
+  onRetry,
+}: {
+  error: unknown;
+  title?: string;
+  onRetry?: () => void;
+}) {
   if (!error) return null;
   const { code, message, fields, form } = describeError(error);
   const details = [...form, ...Object.entries(fields).flatMap(([field, msgs]) => msgs.map((m) => `${field}: ${m}`))];
@@ -22,7 +34,9 @@ export function ErrorBox({ error, title = "Something went wrong", onRetry }: { e
         <div className="min-w-0">
           <p className="font-medium">
             {title}
-            {code ? <span className="ml-2 rounded bg-red-100 px-1 py-0.5 font-mono text-[11px] text-red-700">{code}</span> : null}
+            {code ? (
+              <span className="ml-2 rounded bg-red-100 px-1 py-0.5 font-mono text-[11px] text-red-700">{code}</span>
+            ) : null}
           </p>
           <p className="mt-0.5 break-words">{headline}</p>
           {details.length ? (
@@ -34,7 +48,11 @@ export function ErrorBox({ error, title = "Something went wrong", onRetry }: { e
           ) : null}
         </div>
         {onRetry ? (
-          <button type="button" onClick={onRetry} className="shrink-0 rounded border border-red-300 bg-white px-2 py-0.5 text-xs font-medium hover:bg-red-100">
+          <button
+            type="button"
+            onClick={onRetry}
+            className="shrink-0 rounded border border-red-300 bg-white px-2 py-0.5 text-xs font-medium hover:bg-red-100"
+          >
             Retry
           </button>
         ) : null}

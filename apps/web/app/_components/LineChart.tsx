@@ -16,7 +16,15 @@ const M = { top: 24, right: 16, bottom: 30, left: 48 };
  * A small SVG line chart for loss and dev curves: several series, optional vertical markers
  * (e.g. the selected epoch) and horizontal reference lines (e.g. the base model's score).
  */
-export function LineChart({ series, height = 220, xLabel, yLabel, markers = [], refLines = [], yDomain }: {
+export function LineChart({
+  series,
+  height = 220,
+  xLabel,
+  yLabel,
+  markers = [],
+  refLines = [],
+  yDomain,
+}: {
   series: Series[];
   height?: number;
   xLabel?: string;
@@ -37,7 +45,17 @@ export function LineChart({ series, height = 220, xLabel, yLabel, markers = [], 
     const sx = scale(xd, [M.left, M.left + innerW]);
     const sy = scale(yd, [M.top + innerH, M.top]);
     const allX = [...new Set(xs.filter(Number.isFinite))].sort((a, b) => a - b);
-    return { xd, yd, sx, sy, innerW, innerH, allX, xTicks: niceTicks(xd[0], xd[1], 6), yTicks: niceTicks(yd[0], yd[1], 4) };
+    return {
+      xd,
+      yd,
+      sx,
+      sy,
+      innerW,
+      innerH,
+      allX,
+      xTicks: niceTicks(xd[0], xd[1], 6),
+      yTicks: niceTicks(yd[0], yd[1], 4),
+    };
   }, [series, markers, refLines, yDomain, height]);
 
   if (!geo) return <div className="flex h-24 items-center justify-center text-xs text-zinc-400">no data yet</div>;
@@ -51,44 +69,81 @@ export function LineChart({ series, height = 220, xLabel, yLabel, markers = [], 
     for (const x of allX) if (best === null || Math.abs(sx(x) - px) < Math.abs(sx(best) - px)) best = x;
     setHoverX(best);
   };
-  const hoverRows = hoverX === null ? [] : series.map((s, i) => ({ name: s.name, color: colorOf(s, i), y: s.points.find((p) => p.x === hoverX)?.y }));
+  const hoverRows =
+    hoverX === null
+      ? []
+      : series.map((s, i) => ({ name: s.name, color: colorOf(s, i), y: s.points.find((p) => p.x === hoverX)?.y }));
 
   return (
     <div className="relative">
-      <svg viewBox={`0 0 ${W} ${height}`} className="w-full" role="img" aria-label={yLabel ? `${yLabel} by ${xLabel ?? "x"}` : "line chart"} onMouseMove={onMove} onMouseLeave={() => setHoverX(null)}>
+      <svg
+        viewBox={`0 0 ${W} ${height}`}
+        className="w-full"
+        role="img"
+        aria-label={yLabel ? `${yLabel} by ${xLabel ?? "x"}` : "line chart"}
+        onMouseMove={onMove}
+        onMouseLeave={() => setHoverX(null)}
+      >
         {yTicks.map((t) => (
           <g key={`y${t}`}>
             <line x1={M.left} x2={W - M.right} y1={sy(t)} y2={sy(t)} stroke="#f1f1f4" />
-            <text x={M.left - 6} y={sy(t)} dy="0.32em" textAnchor="end" fontSize="10" fill="#71717a">{formatTick(t)}</text>
+            <text x={M.left - 6} y={sy(t)} dy="0.32em" textAnchor="end" fontSize="10" fill="#71717a">
+              {formatTick(t)}
+            </text>
           </g>
         ))}
         {xTicks.map((t) => (
-          <text key={`x${t}`} x={sx(t)} y={M.top + innerH + 14} textAnchor="middle" fontSize="10" fill="#71717a">{formatTick(t)}</text>
+          <text key={`x${t}`} x={sx(t)} y={M.top + innerH + 14} textAnchor="middle" fontSize="10" fill="#71717a">
+            {formatTick(t)}
+          </text>
         ))}
         <line x1={M.left} x2={W - M.right} y1={M.top + innerH} y2={M.top + innerH} stroke="#d4d4d8" />
-        {xLabel ? <text x={W - M.right} y={height - 2} textAnchor="end" fontSize="10" fill="#a1a1aa">{xLabel}</text> : null}
-        {yLabel ? <text x={4} y={M.top - 12} fontSize="10" fill="#a1a1aa">{yLabel}</text> : null}
+        {xLabel ? (
+          <text x={W - M.right} y={height - 2} textAnchor="end" fontSize="10" fill="#a1a1aa">
+            {xLabel}
+          </text>
+        ) : null}
+        {yLabel ? (
+          <text x={4} y={M.top - 12} fontSize="10" fill="#a1a1aa">
+            {yLabel}
+          </text>
+        ) : null}
         {refLines.map((r) => (
           <g key={`r${r.label}`}>
             <line x1={M.left} x2={W - M.right} y1={sy(r.y)} y2={sy(r.y)} stroke="#a1a1aa" strokeDasharray="4 3" />
-            <text x={W - M.right} y={sy(r.y) - 3} textAnchor="end" fontSize="10" fill="#71717a">{r.label}</text>
+            <text x={W - M.right} y={sy(r.y) - 3} textAnchor="end" fontSize="10" fill="#71717a">
+              {r.label}
+            </text>
           </g>
         ))}
         {markers.map((m) => (
           <g key={`m${m.label}`}>
             <line x1={sx(m.x)} x2={sx(m.x)} y1={M.top} y2={M.top + innerH} stroke="#059669" strokeDasharray="2 2" />
-            <text x={sx(m.x) + 3} y={M.top + 8} fontSize="10" fill="#059669">{m.label}</text>
+            <text x={sx(m.x) + 3} y={M.top + 8} fontSize="10" fill="#059669">
+              {m.label}
+            </text>
           </g>
         ))}
         {series.map((s, i) => (
           <g key={s.name}>
-            <path d={linePath(s.points, sx, sy)} fill="none" stroke={colorOf(s, i)} strokeWidth="1.75" strokeDasharray={s.dashed ? "5 3" : undefined} strokeLinejoin="round" />
+            <path
+              d={linePath(s.points, sx, sy)}
+              fill="none"
+              stroke={colorOf(s, i)}
+              strokeWidth="1.75"
+              strokeDasharray={s.dashed ? "5 3" : undefined}
+              strokeLinejoin="round"
+            />
             {s.points.length <= 40
-              ? s.points.filter((p) => Number.isFinite(p.y)).map((p) => <circle key={p.x} cx={sx(p.x)} cy={sy(p.y)} r="2.25" fill={colorOf(s, i)} />)
+              ? s.points
+                  .filter((p) => Number.isFinite(p.y))
+                  .map((p) => <circle key={p.x} cx={sx(p.x)} cy={sy(p.y)} r="2.25" fill={colorOf(s, i)} />)
               : null}
           </g>
         ))}
-        {hoverX !== null ? <line x1={sx(hoverX)} x2={sx(hoverX)} y1={M.top} y2={M.top + innerH} stroke="#a1a1aa" /> : null}
+        {hoverX !== null ? (
+          <line x1={sx(hoverX)} x2={sx(hoverX)} y1={M.top} y2={M.top + innerH} stroke="#a1a1aa" />
+        ) : null}
       </svg>
       {series.length > 1 ? (
         <div className="mt-1 flex flex-wrap gap-3 text-[11px] text-zinc-600">

@@ -3,7 +3,15 @@
 import { useState } from "react";
 
 /** An id or hash in monospace, shortened, with the full value in the tooltip and a copy button. */
-export function Mono({ value, chars = 8, copy = false }: { value: string | null | undefined; chars?: number; copy?: boolean }) {
+export function Mono({
+  value,
+  chars = 8,
+  copy = false,
+}: {
+  value: string | null | undefined;
+  chars?: number;
+  copy?: boolean;
+}) {
   const [copied, setCopied] = useState(false);
   if (!value) return <span className="text-zinc-400">—</span>;
   return (

@@ -17,7 +17,8 @@ const items = [
   { href: "/settings", label: "Settings" },
 ];
 
-export const isActive = (pathname: string, href: string): boolean => (href === "/" ? pathname === "/" : pathname === href || pathname.startsWith(`${href}/`));
+export const isActive = (pathname: string, href: string): boolean =>
+  href === "/" ? pathname === "/" : pathname === href || pathname.startsWith(`${href}/`);
 
 export function Nav() {
   const pathname = usePathname() ?? "/";
@@ -25,7 +26,9 @@ export function Nav() {
     <header className="sticky top-0 z-20 border-b border-zinc-200 bg-white/90 backdrop-blur">
       <div className="mx-auto flex h-12 max-w-[1400px] items-center gap-6 px-5">
         <Link href="/" className="flex items-center gap-2 text-sm font-semibold tracking-tight text-zinc-900">
-          <span className="grid size-5 place-items-center rounded bg-zinc-900 font-mono text-[10px] text-white">al</span>
+          <span className="grid size-5 place-items-center rounded bg-zinc-900 font-mono text-[10px] text-white">
+            al
+          </span>
           agentlab
         </Link>
         <nav className="flex min-w-0 flex-1 items-center gap-0.5 overflow-x-auto" aria-label="Main">

@@ -1,6 +1,16 @@
 import type { ReactNode } from "react";
 
-export function PageHeader({ title, description, actions, meta }: { title: ReactNode; description?: ReactNode; actions?: ReactNode; meta?: ReactNode }) {
+export function PageHeader({
+  title,
+  description,
+  actions,
+  meta,
+}: {
+  title: ReactNode;
+  description?: ReactNode;
+  actions?: ReactNode;
+  meta?: ReactNode;
+}) {
   return (
     <header className="mb-5 flex flex-wrap items-end justify-between gap-3 border-b border-zinc-200 pb-4">
       <div className="min-w-0">
@@ -13,7 +23,17 @@ export function PageHeader({ title, description, actions, meta }: { title: React
   );
 }
 
-export function Section({ title, actions, children, className = "" }: { title: ReactNode; actions?: ReactNode; children: ReactNode; className?: string }) {
+export function Section({
+  title,
+  actions,
+  children,
+  className = "",
+}: {
+  title: ReactNode;
+  actions?: ReactNode;
+  children: ReactNode;
+  className?: string;
+}) {
   return (
     <section className={`rounded-lg border border-zinc-200 bg-white ${className}`}>
       <div className="flex items-center justify-between gap-2 border-b border-zinc-100 px-4 py-2.5">

@@ -1,5 +1,13 @@
 /** A thin determinate bar; `value` is a fraction in [0, 1] (clamped); null draws an indeterminate stripe. */
-export function ProgressBar({ value, label, className = "" }: { value: number | null; label?: string; className?: string }) {
+export function ProgressBar({
+  value,
+  label,
+  className = "",
+}: {
+  value: number | null;
+  label?: string;
+  className?: string;
+}) {
   const pct = value === null || !Number.isFinite(value) ? null : Math.min(100, Math.max(0, value * 100));
   return (
     <div className={className}>
@@ -20,7 +28,10 @@ export function ProgressBar({ value, label, className = "" }: { value: number | 
         {pct === null ? (
           <div className="h-full w-1/3 animate-pulse rounded-full bg-blue-300" />
         ) : (
-          <div className="h-full rounded-full bg-blue-500 transition-[width] duration-500" style={{ width: `${pct}%` }} />
+          <div
+            className="h-full rounded-full bg-blue-500 transition-[width] duration-500"
+            style={{ width: `${pct}%` }}
+          />
         )}
       </div>
     </div>

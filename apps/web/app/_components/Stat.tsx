@@ -1,7 +1,17 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
 
-export function Stat({ label, value, hint, href }: { label: ReactNode; value: ReactNode; hint?: ReactNode; href?: string }) {
+export function Stat({
+  label,
+  value,
+  hint,
+  href,
+}: {
+  label: ReactNode;
+  value: ReactNode;
+  hint?: ReactNode;
+  href?: string;
+}) {
   const body = (
     <>
       <div className="text-[11px] font-semibold uppercase tracking-wide text-zinc-500">{label}</div>

@@ -12,7 +12,16 @@ export type Column<T> = {
 };
 
 /** A dense, readable table; rows can carry an href (the whole row navigates) or an onClick. */
-export function Table<T>({ columns, rows, rowKey, rowHref, onRowClick, rowClassName, empty, bare = false }: {
+export function Table<T>({
+  columns,
+  rows,
+  rowKey,
+  rowHref,
+  onRowClick,
+  rowClassName,
+  empty,
+  bare = false,
+}: {
   columns: Column<T>[];
   rows: T[];
   rowKey: (row: T) => string;
@@ -32,7 +41,11 @@ export function Table<T>({ columns, rows, rowKey, rowHref, onRowClick, rowClassN
         <thead>
           <tr className="border-b border-zinc-200 bg-zinc-50/80">
             {columns.map((c) => (
-              <th key={c.key} scope="col" className={`whitespace-nowrap px-3 py-2 text-[11px] font-semibold uppercase tracking-wide text-zinc-500 ${c.className ?? ""}`}>
+              <th
+                key={c.key}
+                scope="col"
+                className={`whitespace-nowrap px-3 py-2 text-[11px] font-semibold uppercase tracking-wide text-zinc-500 ${c.className ?? ""}`}
+              >
                 {c.header}
               </th>
             ))}

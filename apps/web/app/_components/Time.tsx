@@ -17,7 +17,11 @@ export function Ago({ at, now }: { at: DateLike; now?: number }) {
   const ticking = useNow();
   if (!at) return <span className="text-zinc-400">—</span>;
   return (
-    <time dateTime={typeof at === "string" ? at : at.toISOString()} title={timestamp(at)} className="whitespace-nowrap tabular-nums">
+    <time
+      dateTime={typeof at === "string" ? at : at.toISOString()}
+      title={timestamp(at)}
+      className="whitespace-nowrap tabular-nums"
+    >
       {ago(at, now ?? ticking)}
     </time>
   );

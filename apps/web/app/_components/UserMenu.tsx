@@ -24,17 +24,27 @@ export function UserMenu() {
   const [busy, setBusy] = useState(false);
 
   if (viewer.status === "loading") return <div className="h-6 w-24 animate-pulse rounded bg-zinc-100" />;
-  if (viewer.status === "unavailable") return <span className="text-xs text-zinc-400" title="The server has no auth router">auth not configured</span>;
+  if (viewer.status === "unavailable")
+    return (
+      <span className="text-xs text-zinc-400" title="The server has no auth router">
+        auth not configured
+      </span>
+    );
   if (viewer.status === "signed-out") {
     return (
-      <Link href={`/login?next=${encodeURIComponent(pathname)}`} className="rounded-md border border-zinc-300 px-2.5 py-1 text-[13px] font-medium text-zinc-800 hover:bg-zinc-50">
+      <Link
+        href={`/login?next=${encodeURIComponent(pathname)}`}
+        className="rounded-md border border-zinc-300 px-2.5 py-1 text-[13px] font-medium text-zinc-800 hover:bg-zinc-50"
+      >
         Sign in
       </Link>
     );
   }
   return (
     <div className="flex items-center gap-2 text-[13px]">
-      <span className="max-w-40 truncate text-zinc-700" title={viewer.email}>{viewer.name}</span>
+      <span className="max-w-40 truncate text-zinc-700" title={viewer.email}>
+        {viewer.name}
+      </span>
       {viewer.role ? <Badge>{viewer.role}</Badge> : null}
       <button
         type="button"

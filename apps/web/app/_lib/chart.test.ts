@@ -27,8 +27,27 @@ describe("chart geometry", () => {
 
   it("linePath sorts by x and breaks at gaps", () => {
     const id = (v: number) => v;
-    expect(linePath([{ x: 2, y: 2 }, { x: 1, y: 1 }], id, id)).toBe("M1.00,1.00L2.00,2.00");
-    expect(linePath([{ x: 1, y: 1 }, { x: 2, y: Number.NaN }, { x: 3, y: 3 }], id, id)).toBe("M1.00,1.00M3.00,3.00");
+    expect(
+      linePath(
+        [
+          { x: 2, y: 2 },
+          { x: 1, y: 1 },
+        ],
+        id,
+        id,
+      ),
+    ).toBe("M1.00,1.00L2.00,2.00");
+    expect(
+      linePath(
+        [
+          { x: 1, y: 1 },
+          { x: 2, y: Number.NaN },
+          { x: 3, y: 3 },
+        ],
+        id,
+        id,
+      ),
+    ).toBe("M1.00,1.00M3.00,3.00");
   });
 
   it("formatTick stays short", () => {

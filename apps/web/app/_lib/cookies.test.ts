@@ -25,8 +25,18 @@ describe("cookies", () => {
 describe("viewer", () => {
   it("parses auth.me whether the principal is top-level or nested", () => {
     expect(parseMe(null)).toEqual({ status: "signed-out" });
-    expect(parseMe({ id: "u", email: "a@b.c", name: "Ada", role: "admin", via: "session" })).toEqual({ status: "signed-in", name: "Ada", email: "a@b.c", role: "admin" });
-    expect(parseMe({ user: { email: "a@b.c", role: "viewer" } })).toEqual({ status: "signed-in", name: "a@b.c", email: "a@b.c", role: "viewer" });
+    expect(parseMe({ id: "u", email: "a@b.c", name: "Ada", role: "admin", via: "session" })).toEqual({
+      status: "signed-in",
+      name: "Ada",
+      email: "a@b.c",
+      role: "admin",
+    });
+    expect(parseMe({ user: { email: "a@b.c", role: "viewer" } })).toEqual({
+      status: "signed-in",
+      name: "a@b.c",
+      email: "a@b.c",
+      role: "viewer",
+    });
     expect(parseMe({ nothing: true })).toEqual({ status: "signed-out" });
   });
 

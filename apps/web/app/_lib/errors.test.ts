@@ -4,7 +4,9 @@ import { z } from "zod";
 import { HttpStatusError, NetworkError, describeError, fieldError, namedFetch } from "./errors";
 
 const zodIssues = () => {
-  const r = z.object({ name: z.string().max(3), training: z.object({ epochs: z.number().max(50) }) }).safeParse({ name: "long", training: { epochs: 99 } });
+  const r = z
+    .object({ name: z.string().max(3), training: z.object({ epochs: z.number().max(50) }) })
+    .safeParse({ name: "long", training: { epochs: 99 } });
   if (r.success) throw new Error("expected a failure");
   return r.error.issues;
 };
@@ -21,7 +23,19 @@ describe("describeError", () => {
   });
 
   it("reads the server's field errors (dotted paths) from the error data", () => {
-    const err = new TRPCClientError("name: required", { result: { error: { code: -32600, message: "name: required", data: { code: "BAD_REQUEST", httpStatus: 400, zodError: { formErrors: [], fieldErrors: { "baseModel.ref": ["required"] } } } } } });
+    const err = new TRPCClientError("name: required", {
+      result: {
+        error: {
+          code: -32600,
+          message: "name: required",
+          data: {
+            code: "BAD_REQUEST",
+            httpStatus: 400,
+            zodError: { formErrors: [], fieldErrors: { "baseModel.ref": ["required"] } },
+          },
+        },
+      },
+    });
     const d = describeError(err);
     expect(d.code).toBe("BAD_REQUEST");
     expect(fieldError(err, "baseModel.ref")).toBe("required");

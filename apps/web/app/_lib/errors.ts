@@ -1,5 +1,10 @@
 import { TRPCClientError } from "@trpc/client";
-import { issuesByField, parseSerializedIssues, summarizeFieldIssues, type FieldIssues } from "@agentlab/core/validation";
+import {
+  issuesByField,
+  parseSerializedIssues,
+  summarizeFieldIssues,
+  type FieldIssues,
+} from "@agentlab/core/validation";
 
 // The one formatter for every error a page (or the CLI) shows: field errors by dotted path,
 // HTTP failures named for what they are, and never the raw JSON of a zod issue list.
@@ -23,13 +28,15 @@ export class NetworkError extends Error {
 }
 
 export function httpStatusMessage(status: number): string {
-  if (status === 431) return "HTTP 431: the request headers are too large (usually too many or too big cookies for this site; clear them and sign in again)";
+  if (status === 431)
+    return "HTTP 431: the request headers are too large (usually too many or too big cookies for this site; clear them and sign in again)";
   if (status === 413) return "HTTP 413: the request body is too large for the server";
   if (status === 429) return "HTTP 429: too many requests; wait a moment and try again";
   if (status === 401) return "HTTP 401: not signed in, or the token was rejected";
   if (status === 403) return "HTTP 403: not allowed";
   if (status === 404) return "HTTP 404: not found";
-  if (status === 502 || status === 503 || status === 504) return `HTTP ${status}: the server is unavailable (a proxy got no answer from it)`;
+  if (status === 502 || status === 503 || status === 504)
+    return `HTTP ${status}: the server is unavailable (a proxy got no answer from it)`;
   if (status >= 500) return `HTTP ${status}: the server failed; its log has the details`;
   return `HTTP ${status}`;
 }
@@ -72,23 +79,42 @@ const empty: FieldIssues = { formErrors: [], fieldErrors: {} };
 export function describeError(err: unknown): DescribedError {
   if (err instanceof TRPCClientError) {
     const cause: unknown = err.cause;
-    if (cause instanceof HttpStatusError) return { code: `HTTP_${cause.status}`, status: cause.status, message: cause.message, fields: {}, form: [] };
-    if (cause instanceof NetworkError) return { code: "NETWORK", status: null, message: cause.message, fields: {}, form: [] };
+    if (cause instanceof HttpStatusError)
+      return { code: `HTTP_${cause.status}`, status: cause.status, message: cause.message, fields: {}, form: [] };
+    if (cause instanceof NetworkError)
+      return { code: "NETWORK", status: null, message: cause.message, fields: {}, form: [] };
     const data = (err.data ?? {}) as { code?: unknown; httpStatus?: unknown; zodError?: Partial<FieldIssues> | null };
     const status = typeof data.httpStatus === "number" ? data.httpStatus : null;
     const code = typeof data.code === "string" ? data.code : null;
     const serialized = parseSerializedIssues(err.message);
     const issues = data.zodError ? { ...empty, ...data.zodError } : serialized ? issuesByField(serialized) : null;
-    if (issues) return { code, status, message: summarizeFieldIssues(issues), fields: issues.fieldErrors, form: issues.formErrors };
-    const message = status !== null && status >= 500 ? `${httpStatusMessage(status)} (${err.message || "internal error"})` : err.message || (status ? httpStatusMessage(status) : "request failed");
+    if (issues)
+      return {
+        code,
+        status,
+        message: summarizeFieldIssues(issues),
+        fields: issues.fieldErrors,
+        form: issues.formErrors,
+      };
+    const message =
+      status !== null && status >= 500
+        ? `${httpStatusMessage(status)} (${err.message || "internal error"})`
+        : err.message || (status ? httpStatusMessage(status) : "request failed");
     return { code, status, message, fields: {}, form: [] };
   }
-  if (err instanceof HttpStatusError) return { code: `HTTP_${err.status}`, status: err.status, message: err.message, fields: {}, form: [] };
+  if (err instanceof HttpStatusError)
+    return { code: `HTTP_${err.status}`, status: err.status, message: err.message, fields: {}, form: [] };
   if (err instanceof Error) {
     const serialized = parseSerializedIssues(err.message);
     if (serialized) {
       const issues = issuesByField(serialized);
-      return { code: null, status: null, message: summarizeFieldIssues(issues), fields: issues.fieldErrors, form: issues.formErrors };
+      return {
+        code: null,
+        status: null,
+        message: summarizeFieldIssues(issues),
+        fields: issues.fieldErrors,
+        form: issues.formErrors,
+      };
     }
     return { code: null, status: null, message: err.message, fields: {}, form: [] };
   }
@@ -99,6 +125,8 @@ export function describeError(err: unknown): DescribedError {
 export function fieldError(err: unknown, path: string): string | null {
   if (!err) return null;
   const { fields } = describeError(err);
-  const msgs = Object.entries(fields).filter(([k]) => k === path || k.startsWith(`${path}.`)).flatMap(([k, m]) => (k === path ? m : m.map((x) => `${k.slice(path.length + 1)}: ${x}`)));
+  const msgs = Object.entries(fields)
+    .filter(([k]) => k === path || k.startsWith(`${path}.`))
+    .flatMap(([k, m]) => (k === path ? m : m.map((x) => `${k.slice(path.length + 1)}: ${x}`)));
   return msgs.length ? msgs.join("; ") : null;
 }

@@ -13,7 +13,14 @@ export function ago(d: DateLike, now: number = Date.now()): string {
   if (!date) return "—";
   const diffS = Math.round((now - date.getTime()) / 1000);
   const abs = Math.abs(diffS);
-  const span = abs < 60 ? `${abs}s` : abs < 3600 ? `${Math.floor(abs / 60)}m` : abs < 86_400 ? `${Math.floor(abs / 3600)}h` : `${Math.floor(abs / 86_400)}d`;
+  const span =
+    abs < 60
+      ? `${abs}s`
+      : abs < 3600
+        ? `${Math.floor(abs / 60)}m`
+        : abs < 86_400
+          ? `${Math.floor(abs / 3600)}h`
+          : `${Math.floor(abs / 86_400)}d`;
   if (abs < 2) return "just now";
   return diffS >= 0 ? `${span} ago` : `in ${span}`;
 }
@@ -59,7 +66,8 @@ export function bytes(n: number | null | undefined): string {
   return i === 0 ? `${v} B` : `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
 }
 
-export const megabytes = (mb: number | null | undefined): string => (mb === null || mb === undefined ? "—" : bytes(mb * 1024 * 1024));
+export const megabytes = (mb: number | null | undefined): string =>
+  mb === null || mb === undefined ? "—" : bytes(mb * 1024 * 1024);
 
 /** First 8 characters of a uuid or hash: enough to tell rows apart on screen. */
 export const shortId = (id: string | null | undefined): string => (id ? id.slice(0, 8) : "—");

@@ -21,7 +21,12 @@ export function parseMe(data: unknown): ViewerState {
   const candidate = nested.success ? (nested.data.user ?? nested.data.viewer ?? data) : data;
   const p = Person.safeParse(candidate);
   if (!p.success || (!p.data.email && !p.data.name)) return { status: "signed-out" };
-  return { status: "signed-in", name: p.data.name ?? p.data.email ?? "", email: p.data.email ?? "", role: p.data.role ?? null };
+  return {
+    status: "signed-in",
+    name: p.data.name ?? p.data.email ?? "",
+    email: p.data.email ?? "",
+    role: p.data.role ?? null,
+  };
 }
 
 // auth.me is probed over plain HTTP rather than through the typed client so the shell compiles and

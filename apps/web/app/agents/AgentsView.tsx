@@ -24,9 +24,19 @@ function StatusCell({ a, now }: { a: AgentRow; now: number }) {
   if (!a.online) return <Badge dot>offline</Badge>;
   return (
     <div className="flex flex-wrap gap-1">
-      <Badge tone="green" dot>online</Badge>
-      {a.drain ? <Badge tone="amber" title="Finishes its current job, takes no new one">draining</Badge> : null}
-      {isStale(a.lastHeartbeatAt, a.online, now) ? <Badge tone="amber" title="No heartbeat for over 30 s">stale</Badge> : null}
+      <Badge tone="green" dot>
+        online
+      </Badge>
+      {a.drain ? (
+        <Badge tone="amber" title="Finishes its current job, takes no new one">
+          draining
+        </Badge>
+      ) : null}
+      {isStale(a.lastHeartbeatAt, a.online, now) ? (
+        <Badge tone="amber" title="No heartbeat for over 30 s">
+          stale
+        </Badge>
+      ) : null}
     </div>
   );
 }
@@ -41,17 +51,36 @@ function SandboxCell({ a, retest }: { a: AgentRow; retest: { run(id: string): vo
       <div className="flex flex-wrap items-center gap-1">
         <span className="font-mono text-[12px] text-zinc-700">{sb.backend}</span>
         {sb.selfTestPassed ? <Badge tone="green">self-test ok</Badge> : <Badge tone="red">self-test failed</Badge>}
-        {sb.backend === "process" ? <Badge tone="amber" title="Results graded here are marked unsandboxed">unsandboxed</Badge> : null}
+        {sb.backend === "process" ? (
+          <Badge tone="amber" title="Results graded here are marked unsandboxed">
+            unsandboxed
+          </Badge>
+        ) : null}
         {retest && a.online && !a.revokedAt ? (
-          <Button size="sm" disabled={retest.pending} onClick={() => retest.run(a.id)} title="The agent runs its sandbox self-test again now (after installing bubblewrap, say), without a restart">
+          <Button
+            size="sm"
+            disabled={retest.pending}
+            onClick={() => retest.run(a.id)}
+            title="The agent runs its sandbox self-test again now (after installing bubblewrap, say), without a restart"
+          >
             Re-run self-test
           </Button>
         ) : null}
       </div>
-      {sb.detail ? <p className={`max-w-xs text-xs ${sb.selfTestPassed ? "text-zinc-500" : "text-red-700"}`}>{sb.detail}</p> : null}
+      {sb.detail ? (
+        <p className={`max-w-xs text-xs ${sb.selfTestPassed ? "text-zinc-500" : "text-red-700"}`}>{sb.detail}</p>
+      ) : null}
       {!sb.selfTestPassed ? (
         <p className="max-w-xs text-xs text-zinc-600">
-          Grade and audit jobs skip this agent. Fix: {bwrapMissing(sb.detail) ? <code>{INSTALL_BWRAP}</code> : <>run <code>agentlab-agent doctor</code></>} on its machine, then re-run the self-test.
+          Grade and audit jobs skip this agent. Fix:{" "}
+          {bwrapMissing(sb.detail) ? (
+            <code>{INSTALL_BWRAP}</code>
+          ) : (
+            <>
+              run <code>agentlab-agent doctor</code>
+            </>
+          )}{" "}
+          on its machine, then re-run the self-test.
         </p>
       ) : null}
     </div>
@@ -66,9 +95,18 @@ export function AgentsView() {
   const [enrolling, setEnrolling] = useState(false);
   const [showRevoked, setShowRevoked] = useState(false);
   const agents = useQuery(trpc.agents.list.queryOptions(undefined, { refetchInterval: 3_000 }));
-  const revoke = useMutation(trpc.agents.revoke.mutationOptions({ onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.agents.list.queryKey() }) }));
+  const revoke = useMutation(
+    trpc.agents.revoke.mutationOptions({
+      onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.agents.list.queryKey() }),
+    }),
+  );
   const isAdmin = canAct(viewer, "admin");
-  const retest = useMutation(trpc.agents.retestSandbox.mutationOptions({ onSettled: () => setTimeout(() => void queryClient.invalidateQueries({ queryKey: trpc.agents.list.queryKey() }), 1500) }));
+  const retest = useMutation(
+    trpc.agents.retestSandbox.mutationOptions({
+      onSettled: () =>
+        setTimeout(() => void queryClient.invalidateQueries({ queryKey: trpc.agents.list.queryKey() }), 1500),
+    }),
+  );
 
   const all = agents.data ?? [];
   const rows = showRevoked ? all : all.filter((a) => !a.revokedAt);
@@ -85,7 +123,9 @@ export function AgentsView() {
           <div className="mt-0.5 flex flex-wrap items-center gap-1">
             <Mono value={a.id} />
             {a.labels.map((l) => (
-              <Badge key={l} tone="blue">{l}</Badge>
+              <Badge key={l} tone="blue">
+                {l}
+              </Badge>
             ))}
           </div>
         </div>
@@ -111,13 +151,29 @@ export function AgentsView() {
       key: "gpus",
       header: "GPUs",
       cell: (a) => (
-        <span className={a.capabilities?.gpus.length ? "text-zinc-800" : "text-zinc-400"} title={a.capabilities?.gpus.map((g) => `${g.name} ${g.uuid} driver ${g.driver}`).join("\n")}>
+        <span
+          className={a.capabilities?.gpus.length ? "text-zinc-800" : "text-zinc-400"}
+          title={a.capabilities?.gpus.map((g) => `${g.name} ${g.uuid} driver ${g.driver}`).join("\n")}
+        >
           {a.capabilities ? gpuSummary(a.capabilities) : "—"}
         </span>
       ),
     },
-    { key: "runtime", header: "Python / torch / CUDA", cell: (a) => <span className="whitespace-nowrap text-xs text-zinc-700">{runtimeSummary(a.capabilities)}</span> },
-    { key: "sandbox", header: "Sandbox", cell: (a) => <SandboxCell a={a} retest={isAdmin ? { run: (id) => retest.mutate({ id }), pending: retest.isPending } : null} /> },
+    {
+      key: "runtime",
+      header: "Python / torch / CUDA",
+      cell: (a) => <span className="whitespace-nowrap text-xs text-zinc-700">{runtimeSummary(a.capabilities)}</span>,
+    },
+    {
+      key: "sandbox",
+      header: "Sandbox",
+      cell: (a) => (
+        <SandboxCell
+          a={a}
+          retest={isAdmin ? { run: (id) => retest.mutate({ id }), pending: retest.isPending } : null}
+        />
+      ),
+    },
     {
       key: "job",
       header: "Current job",
@@ -145,7 +201,12 @@ export function AgentsView() {
             variant="danger"
             disabled={revoke.isPending && revoke.variables.id === a.id}
             onClick={() => {
-              if (window.confirm(`Revoke agent "${a.name}"? Its credential stops working and it is disconnected at once; a running job is re-queued.`)) revoke.mutate({ id: a.id });
+              if (
+                window.confirm(
+                  `Revoke agent "${a.name}"? Its credential stops working and it is disconnected at once; a running job is re-queued.`,
+                )
+              )
+                revoke.mutate({ id: a.id });
             }}
           >
             Revoke
@@ -169,14 +230,21 @@ export function AgentsView() {
                 <>
                   <span>·</span>
                   <label className="inline-flex cursor-pointer items-center gap-1">
-                    <input type="checkbox" checked={showRevoked} onChange={(e) => setShowRevoked(e.target.checked)} /> show {revokedCount} revoked
+                    <input type="checkbox" checked={showRevoked} onChange={(e) => setShowRevoked(e.target.checked)} />{" "}
+                    show {revokedCount} revoked
                   </label>
                 </>
               ) : null}
             </>
           ) : null
         }
-        actions={isAdmin && !enrolling ? <Button variant="primary" onClick={() => setEnrolling(true)}>Enroll an agent</Button> : null}
+        actions={
+          isAdmin && !enrolling ? (
+            <Button variant="primary" onClick={() => setEnrolling(true)}>
+              Enroll an agent
+            </Button>
+          ) : null
+        }
       />
       {enrolling ? (
         <Section title="New enrollment token">
@@ -195,8 +263,18 @@ export function AgentsView() {
           rowKey={(a) => a.id}
           rowClassName={(a) => (a.revokedAt ? "opacity-60" : "")}
           empty={
-            <EmptyState title="No agents yet" action={isAdmin && !enrolling ? <Button variant="primary" onClick={() => setEnrolling(true)}>Enroll an agent</Button> : null}>
-              An agent is a small daemon on a GPU or CPU box. Create a one-time enrollment token, then run the command it shows on that machine.
+            <EmptyState
+              title="No agents yet"
+              action={
+                isAdmin && !enrolling ? (
+                  <Button variant="primary" onClick={() => setEnrolling(true)}>
+                    Enroll an agent
+                  </Button>
+                ) : null
+              }
+            >
+              An agent is a small daemon on a GPU or CPU box. Create a one-time enrollment token, then run the command
+              it shows on that machine.
             </EmptyState>
           }
         />

@@ -8,7 +8,8 @@ import { timestamp } from "../_lib/format";
 import { useTRPC } from "../_lib/trpc";
 import { enrollCommand, parseLabels } from "./enroll";
 
-const input = "h-8 w-full rounded-md border border-zinc-300 bg-white px-2.5 text-sm shadow-xs outline-none focus:border-zinc-500 focus:ring-2 focus:ring-zinc-200";
+const input =
+  "h-8 w-full rounded-md border border-zinc-300 bg-white px-2.5 text-sm shadow-xs outline-none focus:border-zinc-500 focus:ring-2 focus:ring-zinc-200";
 
 export function EnrollPanel({ onClose }: { onClose: () => void }) {
   const trpc = useTRPC();
@@ -33,11 +34,19 @@ export function EnrollPanel({ onClose }: { onClose: () => void }) {
     return (
       <div className="space-y-3">
         <p className="text-sm text-zinc-700">
-          Run this on the machine that should become an agent. The token works once and expires at <span className="font-medium">{timestamp(create.data.expiresAt)}</span>.
+          Run this on the machine that should become an agent. The token works once and expires at{" "}
+          <span className="font-medium">{timestamp(create.data.expiresAt)}</span>.
         </p>
-        <div className="rounded-md border border-amber-200 bg-amber-50 px-3 py-2 text-xs text-amber-900">This is the only time the token is shown; only its hash is stored.</div>
+        <div className="rounded-md border border-amber-200 bg-amber-50 px-3 py-2 text-xs text-amber-900">
+          This is the only time the token is shown; only its hash is stored.
+        </div>
         <div className="flex items-stretch gap-2">
-          <pre className="flex-1 overflow-x-auto rounded-md bg-zinc-900 px-3 py-2 font-mono text-[12px] text-zinc-100" data-testid="enroll-command">{cmd}</pre>
+          <pre
+            className="flex-1 overflow-x-auto rounded-md bg-zinc-900 px-3 py-2 font-mono text-[12px] text-zinc-100"
+            data-testid="enroll-command"
+          >
+            {cmd}
+          </pre>
           <Button
             onClick={() => {
               void navigator.clipboard?.writeText(cmd).then(() => setCopied(true));
@@ -47,7 +56,9 @@ export function EnrollPanel({ onClose }: { onClose: () => void }) {
           </Button>
         </div>
         <div className="flex justify-end">
-          <Button variant="primary" onClick={onClose}>Done</Button>
+          <Button variant="primary" onClick={onClose}>
+            Done
+          </Button>
         </div>
       </div>
     );
@@ -58,20 +69,42 @@ export function EnrollPanel({ onClose }: { onClose: () => void }) {
       <div className="grid gap-3 sm:grid-cols-[2fr_2fr_1fr]">
         <label className="block text-xs font-medium text-zinc-600">
           Agent name
-          <input className={`${input} mt-1`} value={name} onChange={(e) => setName(e.target.value)} placeholder="gpu-box-1" required maxLength={100} autoFocus />
+          <input
+            className={`${input} mt-1`}
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            placeholder="gpu-box-1"
+            required
+            maxLength={100}
+            autoFocus
+          />
         </label>
         <label className="block text-xs font-medium text-zinc-600">
           Labels <span className="font-normal text-zinc-400">(comma separated)</span>
-          <input className={`${input} mt-1`} value={labels} onChange={(e) => setLabels(e.target.value)} placeholder="a100, fast-disk" />
+          <input
+            className={`${input} mt-1`}
+            value={labels}
+            onChange={(e) => setLabels(e.target.value)}
+            placeholder="a100, fast-disk"
+          />
         </label>
         <label className="block text-xs font-medium text-zinc-600">
           Expires in (min)
-          <input className={`${input} mt-1`} type="number" min={1} max={7 * 24 * 60} value={ttl} onChange={(e) => setTtl(Number(e.target.value))} />
+          <input
+            className={`${input} mt-1`}
+            type="number"
+            min={1}
+            max={7 * 24 * 60}
+            value={ttl}
+            onChange={(e) => setTtl(Number(e.target.value))}
+          />
         </label>
       </div>
       <ErrorBox error={create.error} title="Could not create the token" />
       <div className="flex justify-end gap-2">
-        <Button variant="ghost" onClick={onClose}>Cancel</Button>
+        <Button variant="ghost" onClick={onClose}>
+          Cancel
+        </Button>
         <Button variant="primary" type="submit" disabled={create.isPending || !name.trim()}>
           {create.isPending ? "Creating…" : "Create token"}
         </Button>

@@ -4,14 +4,23 @@ import { enrollCommand, parseLabels, shellQuote } from "./enroll";
 
 describe("agents page helpers", () => {
   it("groups identical GPUs", () => {
-    const gpu = (name: string, memoryMb: number) => ({ name, memoryMb, uuid: `GPU-${name}-${Math.random()}`, driver: "550.54" });
-    expect(gpuSummary({ gpus: [gpu("NVIDIA H100", 81_559), gpu("NVIDIA H100", 81_559), gpu("NVIDIA L4", 23_034)] })).toBe("2× NVIDIA H100 · 80 GiB, 1× NVIDIA L4 · 22 GiB");
+    const gpu = (name: string, memoryMb: number) => ({
+      name,
+      memoryMb,
+      uuid: `GPU-${name}-${Math.random()}`,
+      driver: "550.54",
+    });
+    expect(
+      gpuSummary({ gpus: [gpu("NVIDIA H100", 81_559), gpu("NVIDIA H100", 81_559), gpu("NVIDIA L4", 23_034)] }),
+    ).toBe("2× NVIDIA H100 · 80 GiB, 1× NVIDIA L4 · 22 GiB");
     expect(gpuSummary({ gpus: [] })).toBe("none");
     expect(gpuSummary(null)).toBe("none");
   });
 
   it("summarizes the Python runtime", () => {
-    expect(runtimeSummary({ python: "3.11.2", torch: "2.5.1", cuda: "12.4" })).toBe("py 3.11.2 · torch 2.5.1 · CUDA 12.4");
+    expect(runtimeSummary({ python: "3.11.2", torch: "2.5.1", cuda: "12.4" })).toBe(
+      "py 3.11.2 · torch 2.5.1 · CUDA 12.4",
+    );
     expect(runtimeSummary({ python: null, torch: null, cuda: null })).toBe("no python");
     expect(runtimeSummary(null)).toBe("—");
   });
@@ -25,7 +34,9 @@ describe("agents page helpers", () => {
   });
 
   it("builds a copy-pasteable enroll command", () => {
-    expect(enrollCommand("http://lab:3000", "enr_AbC-_9")).toBe("npx agentlab-agent enroll --server http://lab:3000 --token enr_AbC-_9");
+    expect(enrollCommand("http://lab:3000", "enr_AbC-_9")).toBe(
+      "npx agentlab-agent enroll --server http://lab:3000 --token enr_AbC-_9",
+    );
     expect(shellQuote("it's")).toBe(`'it'\\''s'`);
     expect(shellQuote("a b")).toBe("'a b'");
   });

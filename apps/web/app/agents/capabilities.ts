@@ -15,7 +15,11 @@ export function gpuSummary(caps: Pick<Capabilities, "gpus"> | null): string {
 
 export function runtimeSummary(caps: Pick<Capabilities, "python" | "torch" | "cuda"> | null): string {
   if (!caps) return "—";
-  const parts = [caps.python ? `py ${caps.python}` : "no python", caps.torch ? `torch ${caps.torch}` : null, caps.cuda ? `CUDA ${caps.cuda}` : null];
+  const parts = [
+    caps.python ? `py ${caps.python}` : "no python",
+    caps.torch ? `torch ${caps.torch}` : null,
+    caps.cuda ? `CUDA ${caps.cuda}` : null,
+  ];
   return parts.filter(Boolean).join(" · ");
 }
 

@@ -19,15 +19,26 @@ export function DatasetDetail({ id }: { id: string }) {
   const client = useTRPCClient();
   const qc = useQueryClient();
   const canAlter = canAct(useViewer(), "member");
-  const ds = useQuery(trpc.datasets.byId.queryOptions({ id }, { refetchInterval: (q) => (q.state.data?.replays.some((r) => r.state === "grading") ? 2_000 : false) }));
+  const ds = useQuery(
+    trpc.datasets.byId.queryOptions(
+      { id },
+      { refetchInterval: (q) => (q.state.data?.replays.some((r) => r.state === "grading") ? 2_000 : false) },
+    ),
+  );
   // Keyset pages (`after` = the last ordinal of the page before), with the total from the snapshot.
   const [pages, setPages] = useState<(number | undefined)[]>([undefined]);
   const after = pages.at(-1);
-  const samples = useQuery(trpc.datasets.samples.queryOptions({ id, limit: SAMPLE_PAGE, ...(after !== undefined ? { after } : {}) }));
+  const samples = useQuery(
+    trpc.datasets.samples.queryOptions({ id, limit: SAMPLE_PAGE, ...(after !== undefined ? { after } : {}) }),
+  );
   const shownFrom = (pages.length - 1) * SAMPLE_PAGE;
   const shown = samples.data?.items.length ?? 0;
   const next = samples.data?.nextCursor ?? null;
-  const replay = useMutation(trpc.datasets.replay.mutationOptions({ onSuccess: () => qc.invalidateQueries({ queryKey: trpc.datasets.byId.queryKey({ id }) }) }));
+  const replay = useMutation(
+    trpc.datasets.replay.mutationOptions({
+      onSuccess: () => qc.invalidateQueries({ queryKey: trpc.datasets.byId.queryKey({ id }) }),
+    }),
+  );
   const [model, setModel] = useState("");
   const tokenize = useMutation(trpc.datasets.tokenize.mutationOptions());
   const [downloadError, setDownloadError] = useState<unknown>(null);
@@ -37,7 +48,10 @@ export function DatasetDetail({ id }: { id: string }) {
     try {
       const res = await client.datasets.export.query({ id });
       const url = URL.createObjectURL(new Blob([res.jsonl], { type: "application/jsonl" }));
-      const a = Object.assign(document.createElement("a"), { href: url, download: `${d?.name ?? "dataset"}-${res.hash.slice(0, 12)}.jsonl` });
+      const a = Object.assign(document.createElement("a"), {
+        href: url,
+        download: `${d?.name ?? "dataset"}-${res.hash.slice(0, 12)}.jsonl`,
+      });
       a.click();
       URL.revokeObjectURL(url);
     } catch (err) {
@@ -49,27 +63,68 @@ export function DatasetDetail({ id }: { id: string }) {
     <div className="space-y-5">
       <PageHeader
         title={d?.name ?? "Dataset"}
-        meta={d ? <>{d.oracleSamples > 0 ? <Badge tone="amber">{d.oracleSamples} reference-oracle samples</Badge> : null}<span className="font-mono">{d.hash}</span></> : null}
-        actions={<>
-          <Button onClick={() => void download()}>Export JSONL</Button>
-          {canAlter ? <Button variant="primary" disabled={replay.isPending} onClick={() => replay.mutate({ id })}>Replay (re-grade all)</Button> : null}
-        </>}
+        meta={
+          d ? (
+            <>
+              {d.oracleSamples > 0 ? <Badge tone="amber">{d.oracleSamples} reference-oracle samples</Badge> : null}
+              <span className="font-mono">{d.hash}</span>
+            </>
+          ) : null
+        }
+        actions={
+          <>
+            <Button onClick={() => void download()}>Export JSONL</Button>
+            {canAlter ? (
+              <Button variant="primary" disabled={replay.isPending} onClick={() => replay.mutate({ id })}>
+                Replay (re-grade all)
+              </Button>
+            ) : null}
+          </>
+        }
       />
       <ErrorBox error={ds.error ?? replay.error ?? tokenize.error ?? downloadError} />
       {d ? (
         <Section title="Snapshot">
-          <Fields items={[
-            { label: "Samples", value: d.sampleCount },
-            { label: "Tasks covered", value: d.taskCount },
-            { label: "Prompt template", value: <span className="font-mono text-xs">{d.promptHash.slice(0, 16)}</span> },
-            { label: "Derived from", value: d.parentId ? <Link className="text-blue-700 underline" href={`/datasets/${d.parentId}`}>{d.parentId.slice(0, 8)}</Link> : "—" },
-            { label: "Supervised tokens", value: d.tokenCounts ? `${d.tokenCounts.supervisedTokens.toLocaleString()} of ${d.tokenCounts.totalTokens.toLocaleString()} (${d.tokenCounts.model})` : "not computed" },
-          ]} />
+          <Fields
+            items={[
+              { label: "Samples", value: d.sampleCount },
+              { label: "Tasks covered", value: d.taskCount },
+              {
+                label: "Prompt template",
+                value: <span className="font-mono text-xs">{d.promptHash.slice(0, 16)}</span>,
+              },
+              {
+                label: "Derived from",
+                value: d.parentId ? (
+                  <Link className="text-blue-700 underline" href={`/datasets/${d.parentId}`}>
+                    {d.parentId.slice(0, 8)}
+                  </Link>
+                ) : (
+                  "—"
+                ),
+              },
+              {
+                label: "Supervised tokens",
+                value: d.tokenCounts
+                  ? `${d.tokenCounts.supervisedTokens.toLocaleString()} of ${d.tokenCounts.totalTokens.toLocaleString()} (${d.tokenCounts.model})`
+                  : "not computed",
+              },
+            ]}
+          />
           {canAlter && !d.tokenCounts ? (
             <div className="mt-3 flex gap-2 text-sm">
-              <input className="h-8 rounded-md border border-zinc-300 px-2" placeholder="student model (path or id)" value={model} onChange={(e) => setModel(e.target.value)} />
-              <Button disabled={!model || tokenize.isPending} onClick={() => tokenize.mutate({ id, model })}>Count tokens on an agent</Button>
-              {tokenize.data ? <span className="text-zinc-500">job {tokenize.data.jobId.slice(0, 8)} queued</span> : null}
+              <input
+                className="h-8 rounded-md border border-zinc-300 px-2"
+                placeholder="student model (path or id)"
+                value={model}
+                onChange={(e) => setModel(e.target.value)}
+              />
+              <Button disabled={!model || tokenize.isPending} onClick={() => tokenize.mutate({ id, model })}>
+                Count tokens on an agent
+              </Button>
+              {tokenize.data ? (
+                <span className="text-zinc-500">job {tokenize.data.jobId.slice(0, 8)} queued</span>
+              ) : null}
             </div>
           ) : null}
         </Section>
@@ -79,9 +134,23 @@ export function DatasetDetail({ id }: { id: string }) {
           <ul className="space-y-1 text-sm">
             {d.replays.map((r) => (
               <li key={r.id}>
-                {r.state === "grading" ? `grading ${Object.keys(r.jobs).length} samples…` : `kept ${r.kept ?? 0}, dropped ${r.dropped?.length ?? 0}`}
-                {r.resultDatasetId ? <> → <Link className="text-blue-700 underline" href={`/datasets/${r.resultDatasetId}`}>{r.resultDatasetId === d.id ? "this snapshot is verified" : "verified snapshot"}</Link></> : null}
-                {r.dropped?.map((x) => <div key={x.ordinal} className="pl-4 text-xs text-zinc-600">{x.taskKey}: {x.verdict} {x.reasons.join("; ")}</div>)}
+                {r.state === "grading"
+                  ? `grading ${Object.keys(r.jobs).length} samples…`
+                  : `kept ${r.kept ?? 0}, dropped ${r.dropped?.length ?? 0}`}
+                {r.resultDatasetId ? (
+                  <>
+                    {" "}
+                    →{" "}
+                    <Link className="text-blue-700 underline" href={`/datasets/${r.resultDatasetId}`}>
+                      {r.resultDatasetId === d.id ? "this snapshot is verified" : "verified snapshot"}
+                    </Link>
+                  </>
+                ) : null}
+                {r.dropped?.map((x) => (
+                  <div key={x.ordinal} className="pl-4 text-xs text-zinc-600">
+                    {x.taskKey}: {x.verdict} {x.reasons.join("; ")}
+                  </div>
+                ))}
               </li>
             ))}
           </ul>
@@ -92,16 +161,32 @@ export function DatasetDetail({ id }: { id: string }) {
         actions={
           <span className="flex items-center gap-2 text-xs text-zinc-600" data-testid="dataset-samples-shown">
             {shown ? `${shownFrom + 1}–${shownFrom + shown}` : "0"} of {ds.data?.sampleCount ?? "?"}
-            <Button size="sm" disabled={pages.length === 1} onClick={() => setPages(pages.slice(0, -1))}>Previous</Button>
-            <Button size="sm" disabled={next === null} onClick={() => next !== null && setPages([...pages, next])}>Next</Button>
+            <Button size="sm" disabled={pages.length === 1} onClick={() => setPages(pages.slice(0, -1))}>
+              Previous
+            </Button>
+            <Button size="sm" disabled={next === null} onClick={() => next !== null && setPages([...pages, next])}>
+              Next
+            </Button>
           </span>
         }
       >
         <div className="space-y-4">
           {(samples.data?.items ?? []).map((s) => (
             <details key={s.ordinal}>
-              <summary className="cursor-pointer text-sm"><span className="font-mono text-xs">{s.taskKey}</span>{s.oracle ? <span className="ml-2"><Badge tone="amber">oracle</Badge></span> : null}</summary>
-              {s.messages.map((m, i) => <div key={i} className="mt-2"><div className="text-xs font-semibold text-zinc-500">{m.role}</div><CodeViewer code={m.content} language="text" maxHeight={300} /></div>)}
+              <summary className="cursor-pointer text-sm">
+                <span className="font-mono text-xs">{s.taskKey}</span>
+                {s.oracle ? (
+                  <span className="ml-2">
+                    <Badge tone="amber">oracle</Badge>
+                  </span>
+                ) : null}
+              </summary>
+              {s.messages.map((m, i) => (
+                <div key={i} className="mt-2">
+                  <div className="text-xs font-semibold text-zinc-500">{m.role}</div>
+                  <CodeViewer code={m.content} language="text" maxHeight={300} />
+                </div>
+              ))}
             </details>
           ))}
         </div>

@@ -21,7 +21,9 @@ export function DatasetsView() {
   const canCreate = canAct(useViewer(), "member");
   const list = useQuery(trpc.datasets.list.queryOptions({}));
   const cols = useQuery(trpc.collections.list.queryOptions({}));
-  const create = useMutation(trpc.datasets.create.mutationOptions({ onSuccess: (d) => router.push(`/datasets/${d.id}`) }));
+  const create = useMutation(
+    trpc.datasets.create.mutationOptions({ onSuccess: (d) => router.push(`/datasets/${d.id}`) }),
+  );
   const [name, setName] = useState("");
   const [picked, setPicked] = useState<string[]>([]);
   const done = (cols.data ?? []).filter((c) => c.state === "done" || c.state === "stopped_budget");
@@ -34,23 +36,43 @@ export function DatasetsView() {
 
   return (
     <div className="space-y-5">
-      <PageHeader title="SFT datasets" description="Immutable, hashed snapshots of verified (passing) candidates. Replay re-grades every sample before training." />
+      <PageHeader
+        title="SFT datasets"
+        description="Immutable, hashed snapshots of verified (passing) candidates. Replay re-grades every sample before training."
+      />
       <ErrorBox error={list.error ?? create.error} />
       {canCreate ? (
         <Section title="Snapshot passing candidates">
           <form onSubmit={submit} className="space-y-2 text-sm">
             <div className="flex flex-wrap gap-3">
               {done.map((c) => (
-                <label key={c.id} className={`flex items-center gap-1 ${splitId && c.splitId !== splitId ? "opacity-40" : ""}`}>
-                  <input type="checkbox" disabled={Boolean(splitId) && c.splitId !== splitId} checked={picked.includes(c.id)} onChange={(e) => setPicked(e.target.checked ? [...picked, c.id] : picked.filter((x) => x !== c.id))} />
-                  {c.name}{c.providerKind === "reference" ? " (oracle)" : ""}
+                <label
+                  key={c.id}
+                  className={`flex items-center gap-1 ${splitId && c.splitId !== splitId ? "opacity-40" : ""}`}
+                >
+                  <input
+                    type="checkbox"
+                    disabled={Boolean(splitId) && c.splitId !== splitId}
+                    checked={picked.includes(c.id)}
+                    onChange={(e) => setPicked(e.target.checked ? [...picked, c.id] : picked.filter((x) => x !== c.id))}
+                  />
+                  {c.name}
+                  {c.providerKind === "reference" ? " (oracle)" : ""}
                 </label>
               ))}
               {done.length === 0 ? <span className="text-zinc-500">No finished collections.</span> : null}
             </div>
             <div className="flex gap-2">
-              <input className={input} placeholder="dataset name" value={name} onChange={(e) => setName(e.target.value)} required />
-              <Button variant="primary" type="submit" disabled={create.isPending || picked.length === 0}>Create snapshot</Button>
+              <input
+                className={input}
+                placeholder="dataset name"
+                value={name}
+                onChange={(e) => setName(e.target.value)}
+                required
+              />
+              <Button variant="primary" type="submit" disabled={create.isPending || picked.length === 0}>
+                Create snapshot
+              </Button>
             </div>
           </form>
         </Section>
@@ -61,11 +83,33 @@ export function DatasetsView() {
         rowHref={(d) => `/datasets/${d.id}`}
         empty={<EmptyState title="No datasets yet" />}
         columns={[
-          { key: "name", header: "Dataset", cell: (d) => <div className="flex items-center gap-2"><span className="font-medium">{d.name}</span>{d.oracleSamples > 0 ? <Badge tone="amber" title="Contains reference-oracle samples">oracle ×{d.oracleSamples}</Badge> : null}{d.parentId ? <Badge tone="green">replayed</Badge> : null}</div> },
-          { key: "hash", header: "sha256", cell: (d) => <span className="font-mono text-xs">{d.hash.slice(0, 12)}</span> },
+          {
+            key: "name",
+            header: "Dataset",
+            cell: (d) => (
+              <div className="flex items-center gap-2">
+                <span className="font-medium">{d.name}</span>
+                {d.oracleSamples > 0 ? (
+                  <Badge tone="amber" title="Contains reference-oracle samples">
+                    oracle ×{d.oracleSamples}
+                  </Badge>
+                ) : null}
+                {d.parentId ? <Badge tone="green">replayed</Badge> : null}
+              </div>
+            ),
+          },
+          {
+            key: "hash",
+            header: "sha256",
+            cell: (d) => <span className="font-mono text-xs">{d.hash.slice(0, 12)}</span>,
+          },
           { key: "samples", header: "Samples", cell: (d) => d.sampleCount },
           { key: "tasks", header: "Tasks", cell: (d) => d.taskCount },
-          { key: "tokens", header: "Supervised tokens", cell: (d) => (d.tokenCounts ? d.tokenCounts.supervisedTokens.toLocaleString() : "—") },
+          {
+            key: "tokens",
+            header: "Supervised tokens",
+            cell: (d) => (d.tokenCounts ? d.tokenCounts.supervisedTokens.toLocaleString() : "—"),
+          },
           { key: "at", header: "Created", cell: (d) => <Ago at={d.createdAt} /> },
         ]}
       />

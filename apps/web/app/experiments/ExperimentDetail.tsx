@@ -22,12 +22,38 @@ import { RunNotes } from "./RunNotes";
 export function ExperimentDetail({ id }: { id: string }) {
   const trpc = useTRPC();
   const canAlter = canAct(useViewer(), "member");
-  const exp = useQuery(trpc.experiments.byId.queryOptions({ id }, { refetchInterval: (q) => (q.state.data && q.state.data.state !== "running" ? false : 2_000), structuralSharing: ratchetStages }));
-  const report = useQuery(trpc.reports.byExperiment.queryOptions({ experimentId: id }, { refetchInterval: (q) => (q.state.data ? false : 3_000) }));
+  const exp = useQuery(
+    trpc.experiments.byId.queryOptions(
+      { id },
+      {
+        refetchInterval: (q) => (q.state.data && q.state.data.state !== "running" ? false : 2_000),
+        structuralSharing: ratchetStages,
+      },
+    ),
+  );
+  const report = useQuery(
+    trpc.reports.byExperiment.queryOptions(
+      { experimentId: id },
+      { refetchInterval: (q) => (q.state.data ? false : 3_000) },
+    ),
+  );
   // Teacher cost comes from the experiment's collection (tagged with its id by the collect stage).
-  const collections = useQuery(trpc.collections.list.queryOptions({ experimentId: id }, { refetchInterval: (q) => (q.state.data?.every((c) => ["done", "failed", "canceled", "stopped_budget"].includes(c.state)) && q.state.data.length ? false : 3_000) }));
+  const collections = useQuery(
+    trpc.collections.list.queryOptions(
+      { experimentId: id },
+      {
+        refetchInterval: (q) =>
+          q.state.data?.every((c) => ["done", "failed", "canceled", "stopped_budget"].includes(c.state)) &&
+          q.state.data.length
+            ? false
+            : 3_000,
+      },
+    ),
+  );
   const cancel = useMutation(trpc.experiments.cancel.mutationOptions({ onSuccess: () => void exp.refetch() }));
-  const training = useQuery(trpc.runs.training.queryOptions({ id }, { refetchInterval: exp.data?.state === "running" ? 3_000 : false }));
+  const training = useQuery(
+    trpc.runs.training.queryOptions({ id }, { refetchInterval: exp.data?.state === "running" ? 3_000 : false }),
+  );
   const [openStage, setOpenStage] = useState<string | null>(null);
   const e = exp.data;
   if (exp.error) return <ErrorBox error={exp.error} />;
@@ -39,7 +65,9 @@ export function ExperimentDetail({ id }: { id: string }) {
   const trainFraction = new Map((training.data ?? []).map((t) => [t.key, t.fraction]));
   const stageProgress = (s: (typeof e.stages)[number]): number => {
     // A train stage has one job: its trainer's steps say how far it is, the job count cannot.
-    return s.kind === "train" && s.state === "running" ? Math.max(s.progress, trainFraction.get(s.key) ?? 0) : s.progress;
+    return s.kind === "train" && s.state === "running"
+      ? Math.max(s.progress, trainFraction.get(s.key) ?? 0)
+      : s.progress;
   };
   const fractions = e.stages.map(stageProgress);
   const overall = e.stages.length ? fractions.reduce((a, b) => a + b, 0) / e.stages.length : e.progress;
@@ -48,25 +76,90 @@ export function ExperimentDetail({ id }: { id: string }) {
     <div className="space-y-5">
       <PageHeader
         title={e.name}
-        meta={<><StateBadge state={e.state} /><span className="font-mono text-xs">{e.config.baseModel.ref}</span></>}
+        meta={
+          <>
+            <StateBadge state={e.state} />
+            <span className="font-mono text-xs">{e.config.baseModel.ref}</span>
+          </>
+        }
         actions={
           <div className="flex gap-2">
-            {report.data ? <Link href={`/reports/${report.data.id}`} className="rounded-md bg-zinc-900 px-3 py-1.5 text-sm font-medium text-white" data-testid="report-link">Open report</Link> : null}
-            {canAlter && e.state === "running" ? <Button variant="danger" onClick={() => window.confirm(`Cancel "${e.name}"? Its unfinished jobs are canceled and it cannot be resumed.`) && cancel.mutate({ id })}>Cancel</Button> : null}
+            {report.data ? (
+              <Link
+                href={`/reports/${report.data.id}`}
+                className="rounded-md bg-zinc-900 px-3 py-1.5 text-sm font-medium text-white"
+                data-testid="report-link"
+              >
+                Open report
+              </Link>
+            ) : null}
+            {canAlter && e.state === "running" ? (
+              <Button
+                variant="danger"
+                onClick={() =>
+                  window.confirm(`Cancel "${e.name}"? Its unfinished jobs are canceled and it cannot be resumed.`) &&
+                  cancel.mutate({ id })
+                }
+              >
+                Cancel
+              </Button>
+            ) : null}
           </div>
         }
       />
       <ErrorBox error={cancel.error} />
-      {e.error ? <p className="rounded-md bg-red-50 p-3 text-sm text-red-800" role="alert">{e.error}</p> : null}
+      {e.error ? (
+        <p className="rounded-md bg-red-50 p-3 text-sm text-red-800" role="alert">
+          {e.error}
+        </p>
+      ) : null}
       <StuckBanner experimentId={id} enabled={e.state === "running"} />
       <div className="grid gap-3 sm:grid-cols-5">
-        <Stat label="Progress" value={<ProgressBar value={Math.max(overall, e.progress)} label={`${e.stages.filter((s) => s.state === "succeeded").length} of ${e.stages.length} stages`} />} />
-        <Stat label="Total time" value={<span data-testid="total-time">{elapsed(e.createdAt, e.finishedAt)}</span>} hint={e.finishedAt ? "created → finished" : "so far"} />
-        <Stat label="Teacher cost" value={usd(col?.costUsd ?? 0)} hint={col ? `${col.reused} of ${col.samplesTotal} candidates reused (${usd(col.costSavedUsd)} saved)` : e.config.datasetId ? "existing dataset reused" : "not collected yet"} href={col ? `/collections/${col.id}` : undefined} />
-        <Stat label="Seeds × epochs" value={`${e.config.seeds.length} × ${e.config.training.epochs}`} hint={`seeds ${e.config.seeds.join(", ")}`} />
-        <Stat label="Selected on dev" value={selected ? modelLabel(selected) : "—"} hint={(e.selection as { outcome?: string } | null)?.outcome ?? "after dev evaluation"} />
+        <Stat
+          label="Progress"
+          value={
+            <ProgressBar
+              value={Math.max(overall, e.progress)}
+              label={`${e.stages.filter((s) => s.state === "succeeded").length} of ${e.stages.length} stages`}
+            />
+          }
+        />
+        <Stat
+          label="Total time"
+          value={<span data-testid="total-time">{elapsed(e.createdAt, e.finishedAt)}</span>}
+          hint={e.finishedAt ? "created → finished" : "so far"}
+        />
+        <Stat
+          label="Teacher cost"
+          value={usd(col?.costUsd ?? 0)}
+          hint={
+            col
+              ? `${col.reused} of ${col.samplesTotal} candidates reused (${usd(col.costSavedUsd)} saved)`
+              : e.config.datasetId
+                ? "existing dataset reused"
+                : "not collected yet"
+          }
+          href={col ? `/collections/${col.id}` : undefined}
+        />
+        <Stat
+          label="Seeds × epochs"
+          value={`${e.config.seeds.length} × ${e.config.training.epochs}`}
+          hint={`seeds ${e.config.seeds.join(", ")}`}
+        />
+        <Stat
+          label="Selected on dev"
+          value={selected ? modelLabel(selected) : "—"}
+          hint={(e.selection as { outcome?: string } | null)?.outcome ?? "after dev evaluation"}
+        />
       </div>
-      <Section title="Stages" actions={<Link className="text-xs text-blue-700 underline" href={`/jobs?experiment=${id}`}>all jobs of this experiment</Link>}>
+      <Section
+        title="Stages"
+        actions={
+          <Link className="text-xs text-blue-700 underline" href={`/jobs?experiment=${id}`}>
+            all jobs of this experiment
+          </Link>
+        }
+      >
         <Table
           bare
           rows={e.stages}
@@ -76,36 +169,107 @@ export function ExperimentDetail({ id }: { id: string }) {
           columns={[
             { key: "stage", header: "Stage", cell: (s) => <span className="font-mono text-xs">{s.key}</span> },
             { key: "state", header: "State", cell: (s) => <StateBadge state={s.state} /> },
-            { key: "progress", header: "Progress", className: "w-56", cell: (s) => <ProgressBar value={s.state === "running" && s.jobCount === 0 ? null : (fractions[e.stages.indexOf(s)] ?? s.progress)} label={s.jobCount ? `${s.jobsDone} of ${s.jobCount} jobs done so far` : undefined} /> },
-            { key: "time", header: "Duration", className: "tabular-nums", cell: (s) => (s.startedAt ? elapsed(s.startedAt, s.finishedAt) : <span className="text-zinc-400">—</span>) },
-            { key: "error", header: "Error", cell: (s) => <span className="text-xs text-red-700">{s.error ?? ""}</span> },
+            {
+              key: "progress",
+              header: "Progress",
+              className: "w-56",
+              cell: (s) => (
+                <ProgressBar
+                  value={
+                    s.state === "running" && s.jobCount === 0 ? null : (fractions[e.stages.indexOf(s)] ?? s.progress)
+                  }
+                  label={s.jobCount ? `${s.jobsDone} of ${s.jobCount} jobs done so far` : undefined}
+                />
+              ),
+            },
+            {
+              key: "time",
+              header: "Duration",
+              className: "tabular-nums",
+              cell: (s) =>
+                s.startedAt ? elapsed(s.startedAt, s.finishedAt) : <span className="text-zinc-400">—</span>,
+            },
+            {
+              key: "error",
+              header: "Error",
+              cell: (s) => <span className="text-xs text-red-700">{s.error ?? ""}</span>,
+            },
           ]}
         />
       </Section>
       {shown ? <StageDetail stage={shown} /> : null}
       <TrainingPanel experimentId={id} live={e.state === "running"} />
-      <RunNotes id={id} tags={e.tags} notes={e.notes} archived={e.archivedAt !== null} running={e.state === "running"} canAlter={canAlter} />
+      <RunNotes
+        id={id}
+        tags={e.tags}
+        notes={e.notes}
+        archived={e.archivedAt !== null}
+        running={e.state === "running"}
+        canAlter={canAlter}
+      />
       <Section title="Recipe">
-        <Fields items={[
-          { label: "Split", value: <Link className="font-mono text-xs underline" href={`/splits/${e.config.splitId}`}>{e.config.splitId}</Link> },
-          { label: "Data", value: e.config.datasetId ? <Link className="underline" href={`/datasets/${e.config.datasetId}`}>existing SFT dataset</Link> : `teacher, n=${e.config.teacher.n}, temperature ${e.config.teacher.sampling.temperature}${e.config.teacher.budgetUsd !== undefined ? `, budget ${usd(e.config.teacher.budgetUsd)}` : ""}` },
-          { label: "Training", value: `LoRA r=${e.config.training.lora.r} α=${e.config.training.lora.alpha}, lr ${e.config.training.learningRate}, batch ${e.config.training.batchSize}, ${e.config.training.quantization}` },
-          { label: "Protocol", value: `greedy, max ${e.config.evaluation.maxNewTokens} new tokens, ${e.config.evaluation.graderVersion}` },
-        ]} />
+        <Fields
+          items={[
+            {
+              label: "Split",
+              value: (
+                <Link className="font-mono text-xs underline" href={`/splits/${e.config.splitId}`}>
+                  {e.config.splitId}
+                </Link>
+              ),
+            },
+            {
+              label: "Data",
+              value: e.config.datasetId ? (
+                <Link className="underline" href={`/datasets/${e.config.datasetId}`}>
+                  existing SFT dataset
+                </Link>
+              ) : (
+                `teacher, n=${e.config.teacher.n}, temperature ${e.config.teacher.sampling.temperature}${e.config.teacher.budgetUsd !== undefined ? `, budget ${usd(e.config.teacher.budgetUsd)}` : ""}`
+              ),
+            },
+            {
+              label: "Training",
+              value: `LoRA r=${e.config.training.lora.r} α=${e.config.training.lora.alpha}, lr ${e.config.training.learningRate}, batch ${e.config.training.batchSize}, ${e.config.training.quantization}`,
+            },
+            {
+              label: "Protocol",
+              value: `greedy, max ${e.config.evaluation.maxNewTokens} new tokens, ${e.config.evaluation.graderVersion}`,
+            },
+          ]}
+        />
       </Section>
     </div>
   );
 }
 
-type Stage = { key: string; state: string; error: string | null; jobs: { id: string; state: string; error: string | null }[]; jobCount: number };
+type Stage = {
+  key: string;
+  state: string;
+  error: string | null;
+  jobs: { id: string; state: string; error: string | null }[];
+  jobCount: number;
+};
 
 /** The stage's jobs (each links to its page with attempts and the full log) and a live tail of one running job's log. */
 function StageDetail({ stage }: { stage: Stage }) {
   const trpc = useTRPC();
   const live = stage.jobs.find((j) => j.state === "running") ?? stage.jobs.at(-1);
-  const job = useQuery({ ...trpc.jobs.byId.queryOptions({ id: live?.id ?? "00000000-0000-0000-0000-000000000000" }, { refetchInterval: 3_000 }), enabled: Boolean(live) });
+  const job = useQuery({
+    ...trpc.jobs.byId.queryOptions(
+      { id: live?.id ?? "00000000-0000-0000-0000-000000000000" },
+      { refetchInterval: 3_000 },
+    ),
+    enabled: Boolean(live),
+  });
   const attemptId = job.data?.attempts.at(-1)?.id;
-  const logs = useQuery({ ...trpc.jobs.logs.queryOptions({ attemptId: attemptId ?? "00000000-0000-0000-0000-000000000000", limit: 200 }, { refetchInterval: 3_000 }), enabled: Boolean(attemptId) });
+  const logs = useQuery({
+    ...trpc.jobs.logs.queryOptions(
+      { attemptId: attemptId ?? "00000000-0000-0000-0000-000000000000", limit: 200 },
+      { refetchInterval: 3_000 },
+    ),
+    enabled: Boolean(attemptId),
+  });
   return (
     <Section title={`Stage ${stage.key}`}>
       <div className="grid gap-4 lg:grid-cols-2">
@@ -114,7 +278,9 @@ function StageDetail({ stage }: { stage: Stage }) {
           <ul className="max-h-64 space-y-1 overflow-auto text-xs">
             {stage.jobs.map((j) => (
               <li key={j.id} className="flex items-center gap-2">
-                <Link className="font-mono underline" href={`/jobs/${j.id}`}>{j.id.slice(0, 8)}</Link>
+                <Link className="font-mono underline" href={`/jobs/${j.id}`}>
+                  {j.id.slice(0, 8)}
+                </Link>
                 <StateBadge state={j.state} />
                 <span className="truncate text-red-700">{j.error ?? ""}</span>
               </li>
@@ -124,8 +290,12 @@ function StageDetail({ stage }: { stage: Stage }) {
           {stage.error ? <p className="mt-3 text-xs text-red-700">{stage.error}</p> : null}
         </div>
         <div>
-          <h3 className="mb-1 text-xs font-medium text-zinc-500">Log {live ? <span className="font-mono">({live.id.slice(0, 8)})</span> : null}</h3>
-          <pre className="h-80 overflow-auto rounded bg-zinc-900 p-2 text-xs text-zinc-100" data-testid="stage-log">{(logs.data ?? []).map((l) => l.data).join("") || "no log lines"}</pre>
+          <h3 className="mb-1 text-xs font-medium text-zinc-500">
+            Log {live ? <span className="font-mono">({live.id.slice(0, 8)})</span> : null}
+          </h3>
+          <pre className="h-80 overflow-auto rounded bg-zinc-900 p-2 text-xs text-zinc-100" data-testid="stage-log">
+            {(logs.data ?? []).map((l) => l.data).join("") || "no log lines"}
+          </pre>
         </div>
       </div>
     </Section>

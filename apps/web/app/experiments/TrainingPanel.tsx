@@ -26,7 +26,10 @@ export function TrainingPanel({ experimentId, live }: { experimentId: string; li
 
   const loss: Series[] = started.flatMap((s, i) => {
     const color = SEED_COLORS[i % SEED_COLORS.length] ?? "#2563eb";
-    const ys = smooth(s.points.map((p) => p.loss), weight);
+    const ys = smooth(
+      s.points.map((p) => p.loss),
+      weight,
+    );
     const evals = s.epochs.filter((e) => e.evalLoss !== null).map((e) => ({ x: e.step, y: e.evalLoss ?? Number.NaN }));
     return [
       { name: `seed ${s.seed} raw`, color: faded(color), points: s.points.map((p) => ({ x: p.step, y: p.loss })) },
@@ -35,8 +38,16 @@ export function TrainingPanel({ experimentId, live }: { experimentId: string; li
     ];
   });
   const perSeed = (pick: (p: (typeof started)[number]["points"][number]) => number): Series[] =>
-    started.map((s, i) => ({ name: `seed ${s.seed}`, color: SEED_COLORS[i % SEED_COLORS.length], points: s.points.map((p) => ({ x: p.step, y: pick(p) })) }));
-  const markers: Marker[] = [...new Map(started.flatMap((s) => s.marks).map((m) => [`epoch ${m.epoch}`, { x: m.step, label: `epoch ${m.epoch}` }])).values()];
+    started.map((s, i) => ({
+      name: `seed ${s.seed}`,
+      color: SEED_COLORS[i % SEED_COLORS.length],
+      points: s.points.map((p) => ({ x: p.step, y: pick(p) })),
+    }));
+  const markers: Marker[] = [
+    ...new Map(
+      started.flatMap((s) => s.marks).map((m) => [`epoch ${m.epoch}`, { x: m.step, label: `epoch ${m.epoch}` }]),
+    ).values(),
+  ];
   const hasEval = seeds.some((s) => s.epochs.some((e) => e.evalLoss !== null));
 
   return (
@@ -45,7 +56,15 @@ export function TrainingPanel({ experimentId, live }: { experimentId: string; li
       actions={
         <label className="flex items-center gap-2 text-xs text-zinc-600">
           smoothing
-          <input type="range" min={0} max={0.99} step={0.01} value={weight} onChange={(e) => setWeight(Number(e.target.value))} aria-label="smoothing" />
+          <input
+            type="range"
+            min={0}
+            max={0.99}
+            step={0.01}
+            value={weight}
+            onChange={(e) => setWeight(Number(e.target.value))}
+            aria-label="smoothing"
+          />
           <span className="w-8 tabular-nums">{weight.toFixed(2)}</span>
         </label>
       }
@@ -57,28 +76,57 @@ export function TrainingPanel({ experimentId, live }: { experimentId: string; li
               <span className="font-medium">seed {s.seed}</span>
               <span className="flex items-center gap-2">
                 <StateBadge state={s.jobState ?? s.stageState} />
-                {s.jobId ? <Link className="font-mono underline" href={`/jobs/${s.jobId}`}>job</Link> : null}
+                {s.jobId ? (
+                  <Link className="font-mono underline" href={`/jobs/${s.jobId}`}>
+                    job
+                  </Link>
+                ) : null}
               </span>
             </div>
-            <ProgressBar value={s.fraction} label={s.latest ? `step ${s.latest.step}/${s.latest.totalSteps} · epoch ${s.latest.epoch}` : s.stageState === "pending" ? "waits for the dataset" : "starting"} />
+            <ProgressBar
+              value={s.fraction}
+              label={
+                s.latest
+                  ? `step ${s.latest.step}/${s.latest.totalSteps} · epoch ${s.latest.epoch}`
+                  : s.stageState === "pending"
+                    ? "waits for the dataset"
+                    : "starting"
+              }
+            />
             {s.latest ? (
               <dl className="mt-2 grid grid-cols-2 gap-x-3 gap-y-0.5 tabular-nums text-zinc-600">
-                <dt>loss</dt><dd className="text-right text-zinc-900">{s.latest.loss.toFixed(4)}</dd>
-                <dt>learning rate</dt><dd className="text-right text-zinc-900">{s.latest.lr.toExponential(2)}</dd>
-                <dt>tokens/s</dt><dd className="text-right text-zinc-900">{Math.round(s.latest.tokensPerS).toLocaleString("en-US")}</dd>
+                <dt>loss</dt>
+                <dd className="text-right text-zinc-900">{s.latest.loss.toFixed(4)}</dd>
+                <dt>learning rate</dt>
+                <dd className="text-right text-zinc-900">{s.latest.lr.toExponential(2)}</dd>
+                <dt>tokens/s</dt>
+                <dd className="text-right text-zinc-900">{Math.round(s.latest.tokensPerS).toLocaleString("en-US")}</dd>
                 <dt>{s.etaS !== null ? "ETA" : "duration"}</dt>
-                <dd className="text-right text-zinc-900" data-testid={`eta-${s.seed}`}>{s.etaS !== null ? duration(s.etaS * 1000) : duration(s.startedAt && s.finishedAt ? new Date(s.finishedAt).getTime() - new Date(s.startedAt).getTime() : null)}</dd>
+                <dd className="text-right text-zinc-900" data-testid={`eta-${s.seed}`}>
+                  {s.etaS !== null
+                    ? duration(s.etaS * 1000)
+                    : duration(
+                        s.startedAt && s.finishedAt
+                          ? new Date(s.finishedAt).getTime() - new Date(s.startedAt).getTime()
+                          : null,
+                      )}
+                </dd>
               </dl>
             ) : null}
           </div>
         ))}
       </div>
       {started.length === 0 ? (
-        <p className="text-sm text-zinc-500">No training step reported yet: the curves appear with the trainer&apos;s first progress event.</p>
+        <p className="text-sm text-zinc-500">
+          No training step reported yet: the curves appear with the trainer&apos;s first progress event.
+        </p>
       ) : (
         <div className="grid gap-4 lg:grid-cols-2">
           <div className="max-w-3xl lg:col-span-2">
-            <h3 className="mb-1 text-xs font-medium text-zinc-500">Loss by step{hasEval ? " (dashed: eval loss at each epoch end)" : " (no eval split: eval loss not computed)"}</h3>
+            <h3 className="mb-1 text-xs font-medium text-zinc-500">
+              Loss by step
+              {hasEval ? " (dashed: eval loss at each epoch end)" : " (no eval split: eval loss not computed)"}
+            </h3>
             <LineChart series={loss} markers={markers} xLabel="step" yLabel="loss" height={260} />
           </div>
           <div>

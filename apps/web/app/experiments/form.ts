@@ -27,12 +27,33 @@ export type ExperimentForm = {
 };
 
 export const defaultForm: ExperimentForm = {
-  name: "", splitId: "", data: "teacher", providerId: "", datasetId: "", n: "1", temperature: "0.8", budget: "", baseModel: "",
-  epochs: "2", learningRate: "0.0002", batchSize: "4", maxLength: "2048", loraR: "16", loraAlpha: "32", targets: "q_proj,k_proj,v_proj,o_proj",
-  quantization: "auto", maxNewTokens: "512", graderVersion: GRADER_VERSION, seeds: "0, 1",
+  name: "",
+  splitId: "",
+  data: "teacher",
+  providerId: "",
+  datasetId: "",
+  n: "1",
+  temperature: "0.8",
+  budget: "",
+  baseModel: "",
+  epochs: "2",
+  learningRate: "0.0002",
+  batchSize: "4",
+  maxLength: "2048",
+  loraR: "16",
+  loraAlpha: "32",
+  targets: "q_proj,k_proj,v_proj,o_proj",
+  quantization: "auto",
+  maxNewTokens: "512",
+  graderVersion: GRADER_VERSION,
+  seeds: "0, 1",
 };
 
-const list = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
+const list = (s: string) =>
+  s
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
 
 /** Throws on a field that is not a number where one is needed; the server's zod schema checks the rest. */
 export function toConfig(f: ExperimentForm): ExperimentConfigInput {
@@ -46,14 +67,35 @@ export function toConfig(f: ExperimentForm): ExperimentConfigInput {
     name: f.name.trim(),
     splitId: f.splitId,
     // The teacher recipe is part of the config either way; with a dataset it documents nothing new and is not run.
-    teacher: { providerId: f.providerId, n: num("n", f.n), sampling: { temperature: num("temperature", f.temperature), top_p: 1, max_tokens: 2048 }, ...(f.budget.trim() ? { budgetUsd: num("budget", f.budget) } : {}) },
-    ...(f.data === "dataset" ? { datasetId: f.datasetId } : {}),
-    baseModel: { source: f.baseModel.startsWith("/") || f.baseModel.startsWith(".") ? "path" : "hub", ref: f.baseModel.trim() },
-    training: {
-      epochs: num("epochs", f.epochs), learningRate: num("learning rate", f.learningRate), batchSize: num("batch size", f.batchSize), maxLength: num("max length", f.maxLength),
-      lora: { r: num("LoRA r", f.loraR), alpha: num("LoRA alpha", f.loraAlpha), dropout: 0.05, targets: list(f.targets) }, quantization: f.quantization,
+    teacher: {
+      providerId: f.providerId,
+      n: num("n", f.n),
+      sampling: { temperature: num("temperature", f.temperature), top_p: 1, max_tokens: 2048 },
+      ...(f.budget.trim() ? { budgetUsd: num("budget", f.budget) } : {}),
     },
-    evaluation: { maxNewTokens: num("max new tokens", f.maxNewTokens), graderVersion: f.graderVersion.trim(), decoding: { doSample: false, temperature: 1, topP: 1 } },
+    ...(f.data === "dataset" ? { datasetId: f.datasetId } : {}),
+    baseModel: {
+      source: f.baseModel.startsWith("/") || f.baseModel.startsWith(".") ? "path" : "hub",
+      ref: f.baseModel.trim(),
+    },
+    training: {
+      epochs: num("epochs", f.epochs),
+      learningRate: num("learning rate", f.learningRate),
+      batchSize: num("batch size", f.batchSize),
+      maxLength: num("max length", f.maxLength),
+      lora: {
+        r: num("LoRA r", f.loraR),
+        alpha: num("LoRA alpha", f.loraAlpha),
+        dropout: 0.05,
+        targets: list(f.targets),
+      },
+      quantization: f.quantization,
+    },
+    evaluation: {
+      maxNewTokens: num("max new tokens", f.maxNewTokens),
+      graderVersion: f.graderVersion.trim(),
+      decoding: { doSample: false, temperature: 1, topP: 1 },
+    },
     seeds,
   };
 }

@@ -1,25 +1,62 @@
 import { describe, expect, it } from "vitest";
-import { defaultView, interval, pageLabel, pp, pValue, pct, toggleSort, viewFromParams, viewToInput, viewToParams } from "./runs";
+import {
+  defaultView,
+  interval,
+  pageLabel,
+  pp,
+  pValue,
+  pct,
+  toggleSort,
+  viewFromParams,
+  viewToInput,
+  viewToParams,
+} from "./runs";
 
 describe("runs table helpers", () => {
   it("formats figures", () => {
-    expect([pct(0.625), pct(null), pp(0.375), pp(-0.05), interval(-0.1, 0.4), pValue(0.5), pValue(0.0123), pValue(0.0004)]).toEqual(["62.5%", "—", "+37.5 pp", "−5.0 pp", "[−10.0 pp, +40.0 pp]", "0.50", "0.012", "< 0.001"]);
+    expect([
+      pct(0.625),
+      pct(null),
+      pp(0.375),
+      pp(-0.05),
+      interval(-0.1, 0.4),
+      pValue(0.5),
+      pValue(0.0123),
+      pValue(0.0004),
+    ]).toEqual(["62.5%", "—", "+37.5 pp", "−5.0 pp", "[−10.0 pp, +40.0 pp]", "0.50", "0.012", "< 0.001"]);
   });
   it("round-trips the view through the URL and drops unknown values", () => {
-    const v = { ...defaultView, q: "lr", tag: "baseline", sort: "delta" as const, dir: "asc" as const, page: 2, archived: true };
+    const v = {
+      ...defaultView,
+      q: "lr",
+      tag: "baseline",
+      sort: "delta" as const,
+      dir: "asc" as const,
+      page: 2,
+      archived: true,
+    };
     expect(viewFromParams(new URLSearchParams(viewToParams(v)))).toEqual(v);
     expect(viewToParams(defaultView)).toBe("");
     const odd = viewFromParams(new URLSearchParams("sort=drop&state=bogus&page=-3"));
     expect(odd.sort).toBe("createdAt");
     expect(odd.page).toBe(0);
     expect(viewToInput(odd)).not.toHaveProperty("state");
-    expect(viewToInput({ ...v, state: "failed" })).toMatchObject({ state: "failed", offset: 100, limit: 50, tag: "baseline" });
+    expect(viewToInput({ ...v, state: "failed" })).toMatchObject({
+      state: "failed",
+      offset: 100,
+      limit: 50,
+      tag: "baseline",
+    });
   });
   it("toggles sort and labels pages", () => {
     const a = toggleSort(defaultView, "delta");
     expect([a.sort, a.dir]).toEqual(["delta", "desc"]);
     expect(toggleSort(a, "delta").dir).toBe("asc");
     expect(toggleSort(defaultView, "name").dir).toBe("asc");
-    expect([pageLabel(0, 50, 123), pageLabel(2, 23, 123), pageLabel(0, 0, 0)]).toEqual(["1–50 of 123", "101–123 of 123", "0 runs"]);
+    expect([pageLabel(0, 50, 123), pageLabel(2, 23, 123), pageLabel(0, 0, 0)]).toEqual([
+      "1–50 of 123",
+      "101–123 of 123",
+      "0 runs",
+    ]);
   });
 });

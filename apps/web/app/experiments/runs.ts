@@ -3,12 +3,15 @@ import { RUN_SORT_KEYS, type RunListInput, type RunSortKey } from "@agentlab/cor
 // The runs table's figures as text, and its filter/sort/page state as URL parameters (so a view
 // can be linked and survives reload). Pure, unit-tested.
 
-export const pct = (x: number | null | undefined): string => (x === null || x === undefined ? "—" : `${(x * 100).toFixed(1)}%`);
+export const pct = (x: number | null | undefined): string =>
+  x === null || x === undefined ? "—" : `${(x * 100).toFixed(1)}%`;
 
 /** Percentage points with a sign: +37.5 pp. */
-export const pp = (x: number | null | undefined): string => (x === null || x === undefined ? "—" : `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)} pp`);
+export const pp = (x: number | null | undefined): string =>
+  x === null || x === undefined ? "—" : `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)} pp`;
 
-export const interval = (lo: number | null, hi: number | null): string => (lo === null || hi === null ? "" : `[${pp(lo)}, ${pp(hi)}]`);
+export const interval = (lo: number | null, hi: number | null): string =>
+  lo === null || hi === null ? "" : `[${pp(lo)}, ${pp(hi)}]`;
 
 /** p to two significant digits; below 0.001 as "< 0.001". */
 export function pValue(p: number | null | undefined): string {
@@ -17,9 +20,27 @@ export function pValue(p: number | null | undefined): string {
   return p >= 0.1 ? p.toFixed(2) : p.toPrecision(2);
 }
 
-export type RunsView = { q: string; state: string; outcome: string; tag: string; archived: boolean; sort: RunSortKey; dir: "asc" | "desc"; page: number };
+export type RunsView = {
+  q: string;
+  state: string;
+  outcome: string;
+  tag: string;
+  archived: boolean;
+  sort: RunSortKey;
+  dir: "asc" | "desc";
+  page: number;
+};
 export const PAGE_SIZE = 50;
-export const defaultView: RunsView = { q: "", state: "", outcome: "", tag: "", archived: false, sort: "createdAt", dir: "desc", page: 0 };
+export const defaultView: RunsView = {
+  q: "",
+  state: "",
+  outcome: "",
+  tag: "",
+  archived: false,
+  sort: "createdAt",
+  dir: "desc",
+  page: 0,
+};
 
 const isSort = (s: string | null): s is RunSortKey => s !== null && (RUN_SORT_KEYS as readonly string[]).includes(s);
 

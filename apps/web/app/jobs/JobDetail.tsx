@@ -43,14 +43,29 @@ export function JobDetail({ id }: { id: string }) {
     ),
   );
   const agents = useQuery(trpc.agents.list.queryOptions(undefined, { staleTime: 30_000 }));
-  const cancel = useMutation(trpc.jobs.cancel.mutationOptions({ onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.jobs.byId.queryKey({ id }) }) }));
+  const cancel = useMutation(
+    trpc.jobs.cancel.mutationOptions({
+      onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.jobs.byId.queryKey({ id }) }),
+    }),
+  );
 
   if (detail.isPending) return <div className="h-64 animate-pulse rounded-lg border border-zinc-200 bg-white" />;
   if (detail.error) {
     return (
       <div className="space-y-4">
-        <PageHeader title="Job" description={<Link href="/jobs" className="hover:underline">← All jobs</Link>} />
-        <ErrorBox error={detail.error} title={httpStatusOf(detail.error) === 404 ? "No such job" : "Could not load the job"} onRetry={() => void detail.refetch()} />
+        <PageHeader
+          title="Job"
+          description={
+            <Link href="/jobs" className="hover:underline">
+              ← All jobs
+            </Link>
+          }
+        />
+        <ErrorBox
+          error={detail.error}
+          title={httpStatusOf(detail.error) === 404 ? "No such job" : "Could not load the job"}
+          onRetry={() => void detail.refetch()}
+        />
       </div>
     );
   }
@@ -75,12 +90,18 @@ export function JobDetail({ id }: { id: string }) {
             <Mono value={job.id} copy />
           </span>
         }
-        description={<Link href="/jobs" className="hover:underline">← All jobs</Link>}
+        description={
+          <Link href="/jobs" className="hover:underline">
+            ← All jobs
+          </Link>
+        }
         meta={
           <>
             <StateBadge state={job.state} />
             {job.terminalReason && job.terminalReason !== job.state ? <StateBadge state={job.terminalReason} /> : null}
-            <span>created <Ago at={job.createdAt} now={now} /></span>
+            <span>
+              created <Ago at={job.createdAt} now={now} />
+            </span>
             {job.startedAt ? <span>· ran {elapsed(job.startedAt, job.finishedAt, now)}</span> : null}
           </>
         }
@@ -90,13 +111,18 @@ export function JobDetail({ id }: { id: string }) {
               variant="danger"
               disabled={cancel.isPending}
               onClick={() => {
-                if (window.confirm("Cancel this job? A running process gets SIGTERM, then SIGKILL after a grace period.")) cancel.mutate({ id: job.id });
+                if (
+                  window.confirm("Cancel this job? A running process gets SIGTERM, then SIGKILL after a grace period.")
+                )
+                  cancel.mutate({ id: job.id });
               }}
             >
               {cancel.isPending ? "Canceling…" : "Cancel job"}
             </Button>
           ) : job.state === "canceling" ? (
-            <Badge tone="amber" dot pulse>stopping the process tree…</Badge>
+            <Badge tone="amber" dot pulse>
+              stopping the process tree…
+            </Badge>
           ) : null
         }
       />
@@ -113,19 +139,47 @@ export function JobDetail({ id }: { id: string }) {
         <Section title="Details">
           <Fields
             items={[
-              { label: "Command", value: summary ? <code className="break-all font-mono text-[12px]">{summary}</code> : "—" },
+              {
+                label: "Command",
+                value: summary ? <code className="break-all font-mono text-[12px]">{summary}</code> : "—",
+              },
               { label: "Attempts", value: `${job.attempts} of ${job.maxAttempts}` },
-              { label: "Agent", value: job.agentId ? <Link className="text-blue-700 hover:underline" href="/agents">{agentName(job.agentId)}</Link> : "—" },
+              {
+                label: "Agent",
+                value: job.agentId ? (
+                  <Link className="text-blue-700 hover:underline" href="/agents">
+                    {agentName(job.agentId)}
+                  </Link>
+                ) : (
+                  "—"
+                ),
+              },
               { label: "Priority", value: job.priority },
               {
                 label: "Requires",
                 value: (
                   <span className="flex flex-wrap gap-1">
-                    {job.requiredLabels.map((l) => <Badge key={l} tone="blue">{l}</Badge>)}
-                    {job.minGpus ? <Badge>{job.minGpus} GPU{job.minGpus > 1 ? "s" : ""}</Badge> : null}
+                    {job.requiredLabels.map((l) => (
+                      <Badge key={l} tone="blue">
+                        {l}
+                      </Badge>
+                    ))}
+                    {job.minGpus ? (
+                      <Badge>
+                        {job.minGpus} GPU{job.minGpus > 1 ? "s" : ""}
+                      </Badge>
+                    ) : null}
                     {job.minGpuMemoryMb ? <Badge>≥ {megabytes(job.minGpuMemoryMb)} GPU memory</Badge> : null}
                     {job.sandbox ? <Badge>sandbox {job.sandbox}</Badge> : null}
-                    <span className={job.requiredLabels.length || job.minGpus || job.sandbox ? "text-xs text-zinc-500" : "text-zinc-700"}>{requirementText(jobNeeds(job))}</span>
+                    <span
+                      className={
+                        job.requiredLabels.length || job.minGpus || job.sandbox
+                          ? "text-xs text-zinc-500"
+                          : "text-zinc-700"
+                      }
+                    >
+                      {requirementText(jobNeeds(job))}
+                    </span>
                   </span>
                 ),
               },
@@ -134,19 +188,47 @@ export function JobDetail({ id }: { id: string }) {
               { label: "Created", value: timestamp(job.createdAt) },
               { label: "Started", value: timestamp(job.startedAt) },
               { label: "Finished", value: timestamp(job.finishedAt) },
-              ...(job.experimentId ? [{ label: "Experiment", value: <Link className="text-blue-700 hover:underline" href={`/experiments/${job.experimentId}`}><Mono value={job.experimentId} /></Link> }] : []),
-              ...(job.dedupeKey ? [{ label: "Dedupe key", value: <code className="break-all font-mono text-[12px]">{job.dedupeKey}</code> }] : []),
+              ...(job.experimentId
+                ? [
+                    {
+                      label: "Experiment",
+                      value: (
+                        <Link className="text-blue-700 hover:underline" href={`/experiments/${job.experimentId}`}>
+                          <Mono value={job.experimentId} />
+                        </Link>
+                      ),
+                    },
+                  ]
+                : []),
+              ...(job.dedupeKey
+                ? [
+                    {
+                      label: "Dedupe key",
+                      value: <code className="break-all font-mono text-[12px]">{job.dedupeKey}</code>,
+                    },
+                  ]
+                : []),
             ]}
           />
         </Section>
         <Section title="Progress">
-          <ProgressView attemptId={job.currentAttemptId ?? latestAttempt?.id ?? null} latest={job.progress} live={live && job.state !== "queued"} />
+          <ProgressView
+            attemptId={job.currentAttemptId ?? latestAttempt?.id ?? null}
+            latest={job.progress}
+            live={live && job.state !== "queued"}
+          />
         </Section>
       </div>
 
       <Section title="Attempts">
         <div className="-m-4">
-          <AttemptsTable attempts={attempts} currentAttemptId={job.currentAttemptId} agentName={agentName} selected={logAttemptId} onSelect={setPicked} />
+          <AttemptsTable
+            attempts={attempts}
+            currentAttemptId={job.currentAttemptId}
+            agentName={agentName}
+            selected={logAttemptId}
+            onSelect={setPicked}
+          />
         </div>
       </Section>
 
@@ -159,7 +241,11 @@ export function JobDetail({ id }: { id: string }) {
           <PayloadView type={job.type} payload={job.payload} />
         </Section>
         <Section title="Result">
-          {job.result ? <CodeViewer language="json" code={JSON.stringify(job.result, null, 2)} maxHeight={360} /> : <p className="text-sm text-zinc-500">{live ? "Not finished yet." : "No result recorded."}</p>}
+          {job.result ? (
+            <CodeViewer language="json" code={JSON.stringify(job.result, null, 2)} maxHeight={360} />
+          ) : (
+            <p className="text-sm text-zinc-500">{live ? "Not finished yet." : "No result recorded."}</p>
+          )}
         </Section>
       </div>
 

@@ -22,7 +22,9 @@ export function JobsView() {
   const limitRaw = Number(params.get("limit"));
   const limit = LIMITS.find((l) => l === limitRaw) ?? 100;
   const auto = params.get("refresh") !== "off";
-  const experimentId = /^[0-9a-f-]{36}$/.test(params.get("experiment") ?? "") ? (params.get("experiment") ?? undefined) : undefined;
+  const experimentId = /^[0-9a-f-]{36}$/.test(params.get("experiment") ?? "")
+    ? (params.get("experiment") ?? undefined)
+    : undefined;
   // Paging: `before` is the creation time of the last row of the previous page (older jobs next).
   const beforeRaw = params.get("before");
   const before = beforeRaw && !Number.isNaN(Date.parse(beforeRaw)) ? beforeRaw : undefined;
@@ -37,7 +39,12 @@ export function JobsView() {
   };
 
   const interval = auto ? 2_000 : false;
-  const jobs = useQuery(trpc.jobs.list.queryOptions({ state, type, limit, experimentId, before }, { refetchInterval: interval, placeholderData: (prev) => prev }));
+  const jobs = useQuery(
+    trpc.jobs.list.queryOptions(
+      { state, type, limit, experimentId, before },
+      { refetchInterval: interval, placeholderData: (prev) => prev },
+    ),
+  );
   const runs = useQuery(trpc.runs.list.queryOptions({ limit: 200 }, { staleTime: 30_000 }));
   const rows = jobs.data ?? [];
   const oldest = rows.at(-1)?.createdAt;
@@ -70,7 +77,11 @@ export function JobsView() {
         description="The queue: every grading, training, generation and shell job, with its attempts."
         actions={
           <label className="inline-flex cursor-pointer items-center gap-1.5 text-xs text-zinc-600">
-            <input type="checkbox" checked={auto} onChange={(e) => setParam("refresh", e.target.checked ? null : "off")} />
+            <input
+              type="checkbox"
+              checked={auto}
+              onChange={(e) => setParam("refresh", e.target.checked ? null : "off")}
+            />
             Auto-refresh
             {auto && jobs.isFetching ? <span className="size-1.5 animate-pulse rounded-full bg-blue-500" /> : null}
           </label>
@@ -82,36 +93,74 @@ export function JobsView() {
           {JobState.options.map((s) => tab(s, s, byState.get(s) ?? 0))}
         </div>
         <div className="flex items-center gap-2">
-          <select aria-label="Experiment" className={select} value={experimentId ?? ""} onChange={(e) => setParam("experiment", e.target.value || null)}>
+          <select
+            aria-label="Experiment"
+            className={select}
+            value={experimentId ?? ""}
+            onChange={(e) => setParam("experiment", e.target.value || null)}
+          >
             <option value="">all experiments</option>
             {(runs.data?.rows ?? []).map((r) => (
-              <option key={r.id} value={r.id}>{r.name}</option>
+              <option key={r.id} value={r.id}>
+                {r.name}
+              </option>
             ))}
           </select>
-          <select aria-label="Job type" className={select} value={type ?? ""} onChange={(e) => setParam("type", e.target.value || null)}>
+          <select
+            aria-label="Job type"
+            className={select}
+            value={type ?? ""}
+            onChange={(e) => setParam("type", e.target.value || null)}
+          >
             <option value="">all types</option>
             {JobType.options.map((t) => (
-              <option key={t} value={t}>{t}</option>
+              <option key={t} value={t}>
+                {t}
+              </option>
             ))}
           </select>
-          <select aria-label="Rows" className={select} value={limit} onChange={(e) => setParam("limit", e.target.value === "100" ? null : e.target.value)}>
+          <select
+            aria-label="Rows"
+            className={select}
+            value={limit}
+            onChange={(e) => setParam("limit", e.target.value === "100" ? null : e.target.value)}
+          >
             {LIMITS.map((l) => (
-              <option key={l} value={l}>latest {l}</option>
+              <option key={l} value={l}>
+                latest {l}
+              </option>
             ))}
           </select>
         </div>
       </div>
       <ErrorBox error={jobs.error} title="Could not load jobs" onRetry={() => void jobs.refetch()} />
-      {jobs.isPending ? <div className="h-40 animate-pulse rounded-lg border border-zinc-200 bg-white" /> : <JobsTable jobs={rows} agents={agents.data ?? []} />}
+      {jobs.isPending ? (
+        <div className="h-40 animate-pulse rounded-lg border border-zinc-200 bg-white" />
+      ) : (
+        <JobsTable jobs={rows} agents={agents.data ?? []} />
+      )}
       <div className="flex items-center justify-between text-xs text-zinc-600">
         <span data-testid="jobs-shown">
-          {rows.length} job{rows.length === 1 ? "" : "s"} shown{before ? ` created before ${new Date(before).toLocaleString()}` : ""}
+          {rows.length} job{rows.length === 1 ? "" : "s"} shown
+          {before ? ` created before ${new Date(before).toLocaleString()}` : ""}
           {!state && !type && !experimentId && !before ? ` of ${total}` : ""}
           {rows.length === limit ? " — more are older" : ""}
         </span>
         <span className="flex gap-2">
-          {before ? <button type="button" className="underline" onClick={() => setParam("before", null)}>Newest</button> : null}
-          {rows.length === limit && oldest ? <button type="button" className="underline" onClick={() => setParam("before", new Date(oldest).toISOString())}>Older</button> : null}
+          {before ? (
+            <button type="button" className="underline" onClick={() => setParam("before", null)}>
+              Newest
+            </button>
+          ) : null}
+          {rows.length === limit && oldest ? (
+            <button
+              type="button"
+              className="underline"
+              onClick={() => setParam("before", new Date(oldest).toISOString())}
+            >
+              Older
+            </button>
+          ) : null}
         </span>
       </div>
     </div>

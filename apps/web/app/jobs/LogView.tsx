@@ -32,7 +32,9 @@ export function LogView({ attemptId, live }: { attemptId: string | null; live: b
         data-testid="log-tail"
       >
         {dropped ? <div className="text-zinc-500">… {dropped} earlier chunks not shown</div> : null}
-        {lines.length === 0 ? <div className="text-zinc-500">{done ? "(no output)" : "waiting for output…"}</div> : null}
+        {lines.length === 0 ? (
+          <div className="text-zinc-500">{done ? "(no output)" : "waiting for output…"}</div>
+        ) : null}
         {lines.map((l) => (
           <span key={l.seq} className={`whitespace-pre-wrap break-all ${streamClass[l.stream] ?? ""}`}>
             {l.data}
@@ -41,7 +43,9 @@ export function LogView({ attemptId, live }: { attemptId: string | null; live: b
         {live ? <span className="inline-block h-3.5 w-1.5 animate-pulse bg-zinc-400 align-middle" /> : null}
       </div>
       <div className="flex justify-between text-[11px] text-zinc-500">
-        <span>{lines.length} chunks{live ? " · live" : done ? " · complete" : ""}</span>
+        <span>
+          {lines.length} chunks{live ? " · live" : done ? " · complete" : ""}
+        </span>
         {!follow ? (
           <button type="button" className="hover:text-zinc-800" onClick={() => setFollow(true)}>
             Jump to bottom ↓

@@ -3,7 +3,13 @@ import { metricSeries, progressFraction } from "./progress";
 import { appendChunks } from "./logTail";
 import { jobSummary, requirementSummary } from "../_lib/jobs";
 
-const chunk = (seq: number, data = `line ${seq}\n`) => ({ attemptId: "a", seq, stream: "stdout", data, createdAt: "2026-01-01T00:00:00Z" });
+const chunk = (seq: number, data = `line ${seq}\n`) => ({
+  attemptId: "a",
+  seq,
+  stream: "stdout",
+  data,
+  createdAt: "2026-01-01T00:00:00Z",
+});
 
 describe("job progress", () => {
   it("derives a fraction from the fields jobs report", () => {
@@ -24,7 +30,13 @@ describe("job progress", () => {
     ]);
     expect(xKey).toBe("step");
     expect(series).toEqual([
-      { name: "loss", points: [{ x: 10, y: 2.1 }, { x: 20, y: 1.7 }] },
+      {
+        name: "loss",
+        points: [
+          { x: 10, y: 2.1 },
+          { x: 20, y: 1.7 },
+        ],
+      },
       { name: "dev_pass_at_1", points: [{ x: 20, y: 0.3 }] },
     ]);
     expect(metricSeries([{ seq: 4, data: { loss: 1 } }]).xKey).toBe("seq");
@@ -56,7 +68,9 @@ describe("job summary", () => {
 
 describe("requirement summary", () => {
   it("says what a queued job waits for", () => {
-    expect(requirementSummary({ requiredLabels: ["a100"], minGpus: 2, minGpuMemoryMb: 40_960, sandbox: "bwrap" })).toBe("labels a100 · 2 GPUs ≥ 40 GiB · sandbox bwrap");
+    expect(requirementSummary({ requiredLabels: ["a100"], minGpus: 2, minGpuMemoryMb: 40_960, sandbox: "bwrap" })).toBe(
+      "labels a100 · 2 GPUs ≥ 40 GiB · sandbox bwrap",
+    );
     expect(requirementSummary({ requiredLabels: [], minGpus: 0, minGpuMemoryMb: 0, sandbox: null })).toBe("");
   });
 });

@@ -31,8 +31,22 @@ export function LoginForm() {
   return (
     <AuthCard title="Sign in to agentlab">
       <form onSubmit={submit}>
-        <Field label="Email" type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
-        <Field label="Password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
+        <Field
+          label="Email"
+          type="email"
+          autoComplete="username"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+        <Field
+          label="Password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
         {login.error ? <ErrorBox title="Could not sign in" error={login.error} /> : null}
         <Button type="submit" variant="primary" className="mt-2 w-full" disabled={login.isPending}>
           {login.isPending ? "Signing in…" : "Sign in"}

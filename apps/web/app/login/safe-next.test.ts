@@ -10,9 +10,26 @@ describe("safeNext", () => {
 
   it("refuses everything that leaves the site, including what browsers rewrite", () => {
     const bad = [
-      null, undefined, "", "https://evil.example", "//evil.example", "/\\evil.example", "\\\\evil.example", "javascript:alert(1)",
-      "/\t/evil.example", "/\n/evil.example", "/\r\n/evil.example", "/\r/evil.example", "\t//evil.example", "/\u0000/evil.example",
-      "/\u007f/evil.example", " //evil.example", "http:/evil.example", "/.//evil.example/..", "///evil.example", "/\\/evil.example",
+      null,
+      undefined,
+      "",
+      "https://evil.example",
+      "//evil.example",
+      "/\\evil.example",
+      "\\\\evil.example",
+      "javascript:alert(1)",
+      "/\t/evil.example",
+      "/\n/evil.example",
+      "/\r\n/evil.example",
+      "/\r/evil.example",
+      "\t//evil.example",
+      "/\u0000/evil.example",
+      "/\u007f/evil.example",
+      " //evil.example",
+      "http:/evil.example",
+      "/.//evil.example/..",
+      "///evil.example",
+      "/\\/evil.example",
     ];
     // Positive control: a naive prefix check lets the TAB/LF variants through, and the URL API then sends them off-site.
     expect("/\t/evil.example".startsWith("/") && !"/\t/evil.example".startsWith("//")).toBe(true);

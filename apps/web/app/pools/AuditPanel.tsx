@@ -14,8 +14,17 @@ export function AuditPanel({ poolId }: { poolId: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [unsandboxed, setUnsandboxed] = useState(false);
-  const summary = useQuery(trpc.audits.summary.queryOptions({ poolId }, { refetchInterval: (q) => ((q.state.data?.byState.pending ?? 0) > 0 ? 3000 : false) }));
-  const start = useMutation(trpc.audits.create.mutationOptions({ onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.audits.pathKey() }) }));
+  const summary = useQuery(
+    trpc.audits.summary.queryOptions(
+      { poolId },
+      { refetchInterval: (q) => ((q.state.data?.byState.pending ?? 0) > 0 ? 3000 : false) },
+    ),
+  );
+  const start = useMutation(
+    trpc.audits.create.mutationOptions({
+      onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.audits.pathKey() }),
+    }),
+  );
   const s = summary.data;
   const done = s ? s.byState.passed + s.byState.failed + s.byState.error : 0;
   const inFlight = s ? done + s.byState.pending : 0;
@@ -25,7 +34,14 @@ export function AuditPanel({ poolId }: { poolId: string }) {
       actions={
         <div className="flex items-center gap-2">
           <ProcessBackendToggle checked={unsandboxed} onChange={setUnsandboxed} />
-          <Button size="sm" variant="primary" disabled={start.isPending} onClick={() => start.mutate({ poolId, sandbox: unsandboxed ? "process" : "bwrap" })}>Audit all</Button>
+          <Button
+            size="sm"
+            variant="primary"
+            disabled={start.isPending}
+            onClick={() => start.mutate({ poolId, sandbox: unsandboxed ? "process" : "bwrap" })}
+          >
+            Audit all
+          </Button>
         </div>
       }
     >
@@ -33,19 +49,29 @@ export function AuditPanel({ poolId }: { poolId: string }) {
       {start.error ? <ErrorBox error={start.error} /> : null}
       {start.data ? (
         <p className="mb-2 text-xs text-zinc-500">
-          Queued {start.data.enqueued} audit{start.data.enqueued === 1 ? "" : "s"}{start.data.finished ? ` (${start.data.finished} reuse an identical task's finished audit)` : ""}; {start.data.skipped} already audited by this grader.
+          Queued {start.data.enqueued} audit{start.data.enqueued === 1 ? "" : "s"}
+          {start.data.finished ? ` (${start.data.finished} reuse an identical task's finished audit)` : ""};{" "}
+          {start.data.skipped} already audited by this grader.
         </p>
       ) : null}
       {s ? (
         <div className="space-y-3">
           <ul className="flex flex-wrap gap-4 text-sm">
             {AUDIT_STATES.map((st) => (
-              <li key={st} className="flex items-center gap-1"><AuditBadge state={st} /><span className="tabular-nums">{s.byState[st].toLocaleString()}</span></li>
+              <li key={st} className="flex items-center gap-1">
+                <AuditBadge state={st} />
+                <span className="tabular-nums">{s.byState[st].toLocaleString()}</span>
+              </li>
             ))}
-            {s.unsandboxed > 0 ? <li className="text-xs text-amber-800">{s.unsandboxed} audited without a sandbox</li> : null}
+            {s.unsandboxed > 0 ? (
+              <li className="text-xs text-amber-800">{s.unsandboxed} audited without a sandbox</li>
+            ) : null}
           </ul>
           {s.byState.pending > 0 ? (
-            <ProgressBar value={inFlight > 0 ? done / inFlight : null} label={`${done.toLocaleString()} of ${inFlight.toLocaleString()} audited · ${s.running} running now`} />
+            <ProgressBar
+              value={inFlight > 0 ? done / inFlight : null}
+              label={`${done.toLocaleString()} of ${inFlight.toLocaleString()} audited · ${s.running} running now`}
+            />
           ) : null}
         </div>
       ) : (

@@ -28,7 +28,12 @@ export function PoolDetail({ id }: { id: string }) {
       <PageHeader
         title={p.name}
         description={p.description || "Task pool"}
-        meta={<>snapshot <Mono value={p.snapshotHash} chars={12} copy /> · updated <Ago at={p.updatedAt} /> · export with <code>npx agentlab pools export {p.name}</code></>}
+        meta={
+          <>
+            snapshot <Mono value={p.snapshotHash} chars={12} copy /> · updated <Ago at={p.updatedAt} /> · export with{" "}
+            <code>npx agentlab pools export {p.name}</code>
+          </>
+        }
       />
       <div className="grid grid-cols-2 gap-3 md:grid-cols-5">
         <Stat label="Tasks" value={p.taskCount.toLocaleString()} />
@@ -40,7 +45,10 @@ export function PoolDetail({ id }: { id: string }) {
       <Section title="Origins">
         <ul className="flex flex-wrap gap-3 text-sm">
           {p.origins.map((o) => (
-            <li key={o.origin}><span className="font-medium">{o.origin || "—"}</span> <span className="tabular-nums text-zinc-500">{o.tasks}</span></li>
+            <li key={o.origin}>
+              <span className="font-medium">{o.origin || "—"}</span>{" "}
+              <span className="tabular-nums text-zinc-500">{o.tasks}</span>
+            </li>
           ))}
         </ul>
       </Section>
@@ -55,13 +63,28 @@ export function PoolDetail({ id }: { id: string }) {
           rowHref={(s) => `/splits/${s.id}`}
           empty={<p className="text-sm text-zinc-500">No splits yet.</p>}
           columns={[
-            { key: "name", header: "Split", cell: (s) => <Link className="hover:underline" href={`/splits/${s.id}`}>{s.name}</Link> },
-            { key: "sizes", header: "train / dev / test", className: "tabular-nums", cell: (s) => `${s.counts.train.tasks} / ${s.counts.dev.tasks} / ${s.counts.test.tasks}` },
+            {
+              key: "name",
+              header: "Split",
+              cell: (s) => (
+                <Link className="hover:underline" href={`/splits/${s.id}`}>
+                  {s.name}
+                </Link>
+              ),
+            },
+            {
+              key: "sizes",
+              header: "train / dev / test",
+              className: "tabular-nums",
+              cell: (s) => `${s.counts.train.tasks} / ${s.counts.dev.tasks} / ${s.counts.test.tasks}`,
+            },
             { key: "leak", header: "Leaky test tasks", className: "tabular-nums", cell: (s) => s.testTasksWithLeak },
             { key: "manifest", header: "Manifest", cell: (s) => <Mono value={s.manifestHash} /> },
           ]}
         />
-        <div className="mt-4"><CreateSplit poolId={id} /></div>
+        <div className="mt-4">
+          <CreateSplit poolId={id} />
+        </div>
       </Section>
       <UploadPanel defaultPool={p.name} />
     </div>

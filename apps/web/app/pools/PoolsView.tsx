@@ -16,21 +16,62 @@ export function PoolsView() {
   type Row = NonNullable<typeof pools.data>[number];
   return (
     <div className="space-y-4">
-      <PageHeader title="Task pools" description="Task spec v1 pools: fingerprints, source groups, near-duplicate proposals and frozen splits." />
+      <PageHeader
+        title="Task pools"
+        description="Task spec v1 pools: fingerprints, source groups, near-duplicate proposals and frozen splits."
+      />
       {pools.error ? <ErrorBox error={pools.error} onRetry={() => void pools.refetch()} /> : null}
       <Table<Row>
         rows={pools.data ?? []}
         rowKey={(p) => p.id}
         rowHref={(p) => `/pools/${p.id}`}
-        empty={pools.isLoading ? null : <EmptyState title="No pools yet">Import a Task spec v1 file below or with <code>npx agentlab tasks import FILE --pool NAME</code>.</EmptyState>}
+        empty={
+          pools.isLoading ? null : (
+            <EmptyState title="No pools yet">
+              Import a Task spec v1 file below or with <code>npx agentlab tasks import FILE --pool NAME</code>.
+            </EmptyState>
+          )
+        }
         columns={[
-          { key: "name", header: "Pool", cell: (p) => <span className="font-medium">{p.name} {p.builtin ? <Badge tone="violet">built-in</Badge> : null}</span> },
-          { key: "tasks", header: "Tasks", className: "tabular-nums text-right", cell: (p) => p.taskCount.toLocaleString() },
-          { key: "groups", header: "Groups", className: "tabular-nums text-right", cell: (p) => p.groupCount.toLocaleString() },
-          { key: "dups", header: "Exact dups", className: "tabular-nums text-right", cell: (p) => p.exactDuplicateTasks },
-          { key: "merges", header: "Pending merges", className: "tabular-nums text-right", cell: (p) => (p.pendingMerges ? <Badge tone="amber">{p.pendingMerges}</Badge> : 0) },
+          {
+            key: "name",
+            header: "Pool",
+            cell: (p) => (
+              <span className="font-medium">
+                {p.name} {p.builtin ? <Badge tone="violet">built-in</Badge> : null}
+              </span>
+            ),
+          },
+          {
+            key: "tasks",
+            header: "Tasks",
+            className: "tabular-nums text-right",
+            cell: (p) => p.taskCount.toLocaleString(),
+          },
+          {
+            key: "groups",
+            header: "Groups",
+            className: "tabular-nums text-right",
+            cell: (p) => p.groupCount.toLocaleString(),
+          },
+          {
+            key: "dups",
+            header: "Exact dups",
+            className: "tabular-nums text-right",
+            cell: (p) => p.exactDuplicateTasks,
+          },
+          {
+            key: "merges",
+            header: "Pending merges",
+            className: "tabular-nums text-right",
+            cell: (p) => (p.pendingMerges ? <Badge tone="amber">{p.pendingMerges}</Badge> : 0),
+          },
           { key: "splits", header: "Splits", className: "tabular-nums text-right", cell: (p) => p.splits },
-          { key: "origins", header: "Origins", cell: (p) => p.origins.map((o) => `${o.origin || "—"} (${o.tasks})`).join(", ") },
+          {
+            key: "origins",
+            header: "Origins",
+            cell: (p) => p.origins.map((o) => `${o.origin || "—"} (${o.tasks})`).join(", "),
+          },
           { key: "updated", header: "Updated", cell: (p) => <Ago at={p.updatedAt} /> },
         ]}
       />

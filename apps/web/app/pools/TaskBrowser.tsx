@@ -28,7 +28,12 @@ export function TaskBrowser({ poolId }: { poolId: string }) {
     }, 250);
     return () => clearTimeout(t);
   }, [input]);
-  const page = useQuery(trpc.tasks.list.queryOptions({ poolId, q: q || undefined, audit: audit || undefined, after, limit: PAGE }, { placeholderData: (prev) => prev }));
+  const page = useQuery(
+    trpc.tasks.list.queryOptions(
+      { poolId, q: q || undefined, audit: audit || undefined, after, limit: PAGE },
+      { placeholderData: (prev) => prev },
+    ),
+  );
   type Row = NonNullable<typeof page.data>["items"][number];
   const next = page.data?.nextCursor;
   return (
@@ -36,11 +41,29 @@ export function TaskBrowser({ poolId }: { poolId: string }) {
       title="Tasks"
       actions={
         <div className="flex gap-2">
-          <select aria-label="Audit status" className="h-7 rounded-md border border-zinc-300 bg-white px-2 text-xs" value={audit} onChange={(e) => { setAudit(e.target.value as AuditState | ""); setCursors([undefined]); }}>
+          <select
+            aria-label="Audit status"
+            className="h-7 rounded-md border border-zinc-300 bg-white px-2 text-xs"
+            value={audit}
+            onChange={(e) => {
+              setAudit(e.target.value as AuditState | "");
+              setCursors([undefined]);
+            }}
+          >
             <option value="">any audit status</option>
-            {AUDIT_STATES.map((st) => <option key={st} value={st}>{auditStateLabel(st)}</option>)}
+            {AUDIT_STATES.map((st) => (
+              <option key={st} value={st}>
+                {auditStateLabel(st)}
+              </option>
+            ))}
           </select>
-          <input aria-label="Search tasks" className="h-7 w-64 rounded-md border border-zinc-300 px-2 text-xs" placeholder="id or source group prefix" value={input} onChange={(e) => setInput(e.target.value)} />
+          <input
+            aria-label="Search tasks"
+            className="h-7 w-64 rounded-md border border-zinc-300 px-2 text-xs"
+            placeholder="id or source group prefix"
+            value={input}
+            onChange={(e) => setInput(e.target.value)}
+          />
         </div>
       }
     >
@@ -53,18 +76,39 @@ export function TaskBrowser({ poolId }: { poolId: string }) {
         empty={page.isLoading ? null : <p className="text-sm text-zinc-500">No tasks match.</p>}
         columns={[
           { key: "id", header: "Task", cell: (t) => <span className="font-mono text-xs">{t.taskId}</span> },
-          { key: "group", header: "Group", cell: (t) => <span className="font-mono text-xs">{t.groupKey}{t.groupKey !== t.sourceGroup ? <span className="text-zinc-400"> (was {t.sourceGroup})</span> : null}</span> },
+          {
+            key: "group",
+            header: "Group",
+            cell: (t) => (
+              <span className="font-mono text-xs">
+                {t.groupKey}
+                {t.groupKey !== t.sourceGroup ? <span className="text-zinc-400"> (was {t.sourceGroup})</span> : null}
+              </span>
+            ),
+          },
           { key: "audit", header: "Audit", cell: (t) => <AuditBadge state={t.audit} /> },
           { key: "origin", header: "Origin", cell: (t) => t.origin || "—" },
-          { key: "instr", header: "Instruction", className: "max-w-md truncate text-zinc-600", cell: (t) => t.instruction },
+          {
+            key: "instr",
+            header: "Instruction",
+            className: "max-w-md truncate text-zinc-600",
+            cell: (t) => t.instruction,
+          },
           { key: "fp", header: "Fingerprint", cell: (t) => <Mono value={t.fingerprint} /> },
         ]}
       />
       <div className="mt-3 flex items-center justify-between text-xs text-zinc-500">
-        <span>Page {cursors.length}{page.isFetching ? " · loading…" : ""}</span>
+        <span>
+          Page {cursors.length}
+          {page.isFetching ? " · loading…" : ""}
+        </span>
         <div className="flex gap-2">
-          <Button size="sm" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>Previous</Button>
-          <Button size="sm" disabled={!next} onClick={() => next && setCursors((c) => [...c, next])}>Next</Button>
+          <Button size="sm" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
+            Previous
+          </Button>
+          <Button size="sm" disabled={!next} onClick={() => next && setCursors((c) => [...c, next])}>
+            Next
+          </Button>
         </div>
       </div>
     </Section>

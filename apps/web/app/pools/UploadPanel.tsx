@@ -31,26 +31,50 @@ export function UploadPanel({ defaultPool = "" }: { defaultPool?: string }) {
       <div className="flex flex-wrap items-end gap-3">
         <label className="text-xs text-zinc-600">
           Pool
-          <input className="mt-1 block h-8 w-56 rounded-md border border-zinc-300 px-2 text-sm" value={pool} onChange={(e) => setPool(e.target.value)} placeholder="my-pool" pattern="[A-Za-z0-9._-]{1,100}" />
+          <input
+            className="mt-1 block h-8 w-56 rounded-md border border-zinc-300 px-2 text-sm"
+            value={pool}
+            onChange={(e) => setPool(e.target.value)}
+            placeholder="my-pool"
+            pattern="[A-Za-z0-9._-]{1,100}"
+          />
         </label>
         <label className="text-xs text-zinc-600">
           Task spec v1 file (.jsonl or .jsonl.gz)
-          <input className="mt-1 block text-sm" type="file" accept=".jsonl,.gz,.jsonl.gz,application/gzip" onChange={(e) => setFile(e.target.files?.[0] ?? null)} />
+          <input
+            className="mt-1 block text-sm"
+            type="file"
+            accept=".jsonl,.gz,.jsonl.gz,application/gzip"
+            onChange={(e) => setFile(e.target.files?.[0] ?? null)}
+          />
         </label>
-        <Button variant="primary" disabled={!file || !pool || busy} onClick={start}>Upload</Button>
+        <Button variant="primary" disabled={!file || !pool || busy} onClick={start}>
+          Upload
+        </Button>
       </div>
       <div className="mt-3">
-        {state.phase === "uploading" ? <ProgressBar value={state.total ? state.sent / state.total : null} label={`Uploading ${(state.sent / 1048576).toFixed(1)} of ${(state.total / 1048576).toFixed(1)} MiB`} /> : null}
+        {state.phase === "uploading" ? (
+          <ProgressBar
+            value={state.total ? state.sent / state.total : null}
+            label={`Uploading ${(state.sent / 1048576).toFixed(1)} of ${(state.total / 1048576).toFixed(1)} MiB`}
+          />
+        ) : null}
         {state.phase === "importing" ? <ProgressBar value={null} label="Validating and importing…" /> : null}
         {state.phase === "error" ? <p className="text-sm text-red-700">{state.message}</p> : null}
         {state.phase === "done" && state.result.ok ? (
           <p className="text-sm text-green-700">
-            Imported {state.result.imported} tasks ({state.result.exactDuplicates} exact duplicates, {state.result.normalizedDuplicates} normalized-code duplicates, {state.result.mergeProposals} group merge proposals).
+            Imported {state.result.imported} tasks ({state.result.exactDuplicates} exact duplicates,{" "}
+            {state.result.normalizedDuplicates} normalized-code duplicates, {state.result.mergeProposals} group merge
+            proposals).
           </p>
         ) : null}
-        {state.phase === "done" && state.result.ok && state.result.exactDuplicates + state.result.normalizedDuplicates > 0 ? (
+        {state.phase === "done" &&
+        state.result.ok &&
+        state.result.exactDuplicates + state.result.normalizedDuplicates > 0 ? (
           <p role="alert" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-800">
-            Warning: {state.result.exactDuplicates + state.result.normalizedDuplicates} of these tasks duplicate tasks already in the pool (was this file imported before?). They were kept as separate tasks: review the merge proposals before creating a split, so that copies cannot land in both train and test.
+            Warning: {state.result.exactDuplicates + state.result.normalizedDuplicates} of these tasks duplicate tasks
+            already in the pool (was this file imported before?). They were kept as separate tasks: review the merge
+            proposals before creating a split, so that copies cannot land in both train and test.
           </p>
         ) : null}
         {state.phase === "done" && !state.result.ok ? (

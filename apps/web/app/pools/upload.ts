@@ -19,10 +19,12 @@ export function uploadTaskFile(file: File, pool: string, onState: (s: UploadStat
   const csrf = readCookie(document.cookie, CSRF_COOKIE);
   if (csrf) xhr.setRequestHeader(CSRF_HEADER, csrf);
   xhr.setRequestHeader("content-type", "application/octet-stream");
-  xhr.upload.onprogress = (e) => onState({ phase: "uploading", sent: e.loaded, total: e.lengthComputable ? e.total : file.size });
+  xhr.upload.onprogress = (e) =>
+    onState({ phase: "uploading", sent: e.loaded, total: e.lengthComputable ? e.total : file.size });
   // The server validates and writes only after the last byte: that wait is the import itself.
   xhr.upload.onload = () => onState({ phase: "importing" });
-  xhr.onerror = () => onState({ phase: "error", message: "the upload failed: cannot reach the server (network error)" });
+  xhr.onerror = () =>
+    onState({ phase: "error", message: "the upload failed: cannot reach the server (network error)" });
   xhr.onload = () => {
     const body = parseJson(xhr.responseText);
     const parsed = ImportResponse.safeParse(body);

@@ -26,7 +26,11 @@ export function AddOracle({ onAdded }: { onAdded?: (id: string) => void }) {
   if (!isAdmin) return <span className="text-xs text-zinc-500">an admin can add the reference oracle provider</span>;
   return (
     <span className="inline-flex flex-col gap-1">
-      <Button size="sm" disabled={add.isPending} onClick={() => add.mutate({ name: "reference oracle", kind: "reference", model: "reference", extraParams: {} })}>
+      <Button
+        size="sm"
+        disabled={add.isPending}
+        onClick={() => add.mutate({ name: "reference oracle", kind: "reference", model: "reference", extraParams: {} })}
+      >
         Add the reference oracle provider
       </Button>
       <ErrorBox error={add.error} title="Provider not added" />

@@ -19,28 +19,80 @@ export function Checks({ report }: { report: ExperimentReport }) {
   const inProc = iso?.filter((i) => i.inProcess > 0) ?? [];
   return (
     <div className="space-y-3 text-[13px]" data-testid="checks">
-      <p>Protocol: {report.protocol.ok ? "identical for every compared evaluation" : <strong className="text-red-700">MISMATCH ({report.protocol.mismatches.map((m) => m.field).join(", ")})</strong>}</p>
-      <p>Contamination: {c.testTasksWithLeak} of {c.testTasks} test tasks overlap train, dev or the SFT data (exact {c.exactPairs}, normalized {c.normalizedPairs}, {c.n}-gram {c.ngramPairs})</p>
+      <p>
+        Protocol:{" "}
+        {report.protocol.ok ? (
+          "identical for every compared evaluation"
+        ) : (
+          <strong className="text-red-700">
+            MISMATCH ({report.protocol.mismatches.map((m) => m.field).join(", ")})
+          </strong>
+        )}
+      </p>
+      <p>
+        Contamination: {c.testTasksWithLeak} of {c.testTasks} test tasks overlap train, dev or the SFT data (exact{" "}
+        {c.exactPairs}, normalized {c.normalizedPairs}, {c.n}-gram {c.ngramPairs})
+      </p>
       {/* Reports stored before issue 12 lack these fields. */}
-      {dc && <p>Dev contamination: {dc.testTasksWithLeak} of {dc.testTasks} dev tasks overlap the SFT data (exact {dc.exactPairs}, normalized {dc.normalizedPairs}, {dc.n}-gram {dc.ngramPairs})</p>}
+      {dc && (
+        <p>
+          Dev contamination: {dc.testTasksWithLeak} of {dc.testTasks} dev tasks overlap the SFT data (exact{" "}
+          {dc.exactPairs}, normalized {dc.normalizedPairs}, {dc.n}-gram {dc.ngramPairs})
+        </p>
+      )}
       <div data-testid="excluded">
-        {excluded.length === 0 ? <p>Excluded pairs: none recorded.</p> : excluded.map((e) => (
-          <p key={`${e.split}:${e.comparison}`}>Excluded · {e.split} · {e.comparison}: {e.note}{e.count > 0 && <> (<span className="font-mono text-xs">{e.taskIds.slice(0, 8).join(", ")}{e.count > 8 ? ", …" : ""}</span>)</>}</p>
-        ))}
+        {excluded.length === 0 ? (
+          <p>Excluded pairs: none recorded.</p>
+        ) : (
+          excluded.map((e) => (
+            <p key={`${e.split}:${e.comparison}`}>
+              Excluded · {e.split} · {e.comparison}: {e.note}
+              {e.count > 0 && (
+                <>
+                  {" "}
+                  (
+                  <span className="font-mono text-xs">
+                    {e.taskIds.slice(0, 8).join(", ")}
+                    {e.count > 8 ? ", …" : ""}
+                  </span>
+                  )
+                </>
+              )}
+            </p>
+          ))
+        )}
       </div>
       {iso && (
         <div data-testid="isolation">
           {inProc.length === 0 ? (
-            <p>Grading isolation: <Badge tone="green">all verdicts from the isolated judge</Badge></p>
+            <p>
+              Grading isolation: <Badge tone="green">all verdicts from the isolated judge</Badge>
+            </p>
           ) : (
             <>
-              <p>Grading isolation: <Badge tone="amber">{inProc.reduce((s, i) => s + i.inProcess, 0)} verdicts from in-process grading</Badge></p>
-              <StatTable head={["split", { label: "model", left: true }, "verdicts", { label: "in-process", left: true }]}>
+              <p>
+                Grading isolation:{" "}
+                <Badge tone="amber">
+                  {inProc.reduce((s, i) => s + i.inProcess, 0)} verdicts from in-process grading
+                </Badge>
+              </p>
+              <StatTable
+                head={["split", { label: "model", left: true }, "verdicts", { label: "in-process", left: true }]}
+              >
                 {iso.map((i) => (
-                  <tr key={`${i.split}:${i.modelKey}`}><Cell>{i.split}</Cell><Cell left>{labelOf(report, i.modelKey)}</Cell><Cell>{i.total}</Cell><Cell left className={i.inProcess ? "text-amber-800" : ""}>{isolationText(i)}</Cell></tr>
+                  <tr key={`${i.split}:${i.modelKey}`}>
+                    <Cell>{i.split}</Cell>
+                    <Cell left>{labelOf(report, i.modelKey)}</Cell>
+                    <Cell>{i.total}</Cell>
+                    <Cell left className={i.inProcess ? "text-amber-800" : ""}>
+                      {isolationText(i)}
+                    </Cell>
+                  </tr>
                 ))}
               </StatTable>
-              <Explain><p>{ISOLATION_NOTE}</p></Explain>
+              <Explain>
+                <p>{ISOLATION_NOTE}</p>
+              </Explain>
             </>
           )}
         </div>

@@ -15,19 +15,36 @@ import { TaskViewSection } from "./TaskViewSection";
  */
 export function ReportView({ report, reportId }: { report: ExperimentReport; reportId?: string }) {
   const series: Series[] = [
-    { name: "base", points: [0, ...report.devCurve.points.map((p) => p.epoch)].map((x) => ({ x, y: report.devCurve.base })), dashed: true },
+    {
+      name: "base",
+      points: [0, ...report.devCurve.points.map((p) => p.epoch)].map((x) => ({ x, y: report.devCurve.base })),
+      dashed: true,
+    },
     ...[...new Set(report.devCurve.points.map((p) => p.seed))].map((seed) => ({
       name: `seed ${seed}`,
-      points: [{ x: 0, y: report.devCurve.base }, ...report.devCurve.points.filter((p) => p.seed === seed).map((p) => ({ x: p.epoch, y: p.pass1 }))],
+      points: [
+        { x: 0, y: report.devCurve.base },
+        ...report.devCurve.points.filter((p) => p.seed === seed).map((p) => ({ x: p.epoch, y: p.pass1 })),
+      ],
     })),
   ];
   const sel = report.outcome.selected;
   const markers: Marker[] = sel.model === "adapter" ? [{ x: sel.epoch, label: "selected" }] : [];
   // Reports stored before version 2 hold McNemar-only figures this view no longer reads.
-  if ((report as { version: number }).version !== 2) return <p className="rounded border border-amber-400 bg-amber-50 p-3">This report was built by an earlier version; its statistics are not shown. Re-run the experiment&apos;s report stage to rebuild it.</p>;
+  if ((report as { version: number }).version !== 2)
+    return (
+      <p className="rounded border border-amber-400 bg-amber-50 p-3">
+        This report was built by an earlier version; its statistics are not shown. Re-run the experiment&apos;s report
+        stage to rebuild it.
+      </p>
+    );
   return (
     <div className="space-y-5">
-      {report.disclaimer && <p className="rounded border border-amber-400 bg-amber-50 p-3 font-semibold text-amber-900">{report.disclaimer}</p>}
+      {report.disclaimer && (
+        <p className="rounded border border-amber-400 bg-amber-50 p-3 font-semibold text-amber-900">
+          {report.disclaimer}
+        </p>
+      )}
       <div className="rounded-lg border border-zinc-200 bg-white p-4" data-testid="outcome">
         <p className="font-medium">{report.outcome.headline}</p>
         <p className="mt-1 text-sm text-zinc-600">{report.outcome.reason}</p>
@@ -44,10 +61,20 @@ export function ReportView({ report, reportId }: { report: ExperimentReport; rep
         </Section>
         <Section title="Dev pass@1 by epoch">
           <div className="max-w-[640px]">
-            <LineChart series={series} xLabel="epoch" yLabel="dev pass@1" yDomain={[0, 1]} markers={markers} height={240} />
+            <LineChart
+              series={series}
+              xLabel="epoch"
+              yLabel="dev pass@1"
+              yDomain={[0, 1]}
+              markers={markers}
+              height={240}
+            />
           </div>
           <Explain>
-            <p>Each line is one seed&apos;s adapter after each epoch, scored on the dev split (epoch 0 is the base); the dashed line is the base. The highest point, strictly above the base, is the one selected for test.</p>
+            <p>
+              Each line is one seed&apos;s adapter after each epoch, scored on the dev split (epoch 0 is the base); the
+              dashed line is the base. The highest point, strictly above the base, is the one selected for test.
+            </p>
           </Explain>
         </Section>
       </div>

@@ -13,16 +13,34 @@ export function ShareLinks({ reportId }: { reportId: string }) {
   return (
     <div className="space-y-2 text-sm" aria-label="share links">
       <div className="flex flex-wrap items-center gap-2">
-        <button className="rounded border px-2 py-1 text-sm" onClick={() => create.mutate({ reportId })} disabled={create.isPending}>Create share link</button>
-        {create.data && <span className="font-mono text-xs" data-testid="share-url">{`${origin}${create.data.path}`}</span>}
+        <button
+          className="rounded border px-2 py-1 text-sm"
+          onClick={() => create.mutate({ reportId })}
+          disabled={create.isPending}
+        >
+          Create share link
+        </button>
+        {create.data && (
+          <span className="font-mono text-xs" data-testid="share-url">{`${origin}${create.data.path}`}</span>
+        )}
       </div>
       {(links.data ?? []).length > 0 && (
         <ul className="space-y-1 text-xs">
           {(links.data ?? []).map((l) => (
             <li key={l.id} className="flex items-center gap-2">
               <span className="font-mono">{l.id.slice(0, 8)}</span>
-              <span>{l.revokedAt ? "revoked" : l.expiresAt ? `expires ${new Date(l.expiresAt).toLocaleString()}` : "no expiry"}</span>
-              {!l.revokedAt && <button className="rounded border px-1.5 py-0.5" onClick={() => revoke.mutate({ id: l.id })}>Revoke</button>}
+              <span>
+                {l.revokedAt
+                  ? "revoked"
+                  : l.expiresAt
+                    ? `expires ${new Date(l.expiresAt).toLocaleString()}`
+                    : "no expiry"}
+              </span>
+              {!l.revokedAt && (
+                <button className="rounded border px-1.5 py-0.5" onClick={() => revoke.mutate({ id: l.id })}>
+                  Revoke
+                </button>
+              )}
             </li>
           ))}
         </ul>

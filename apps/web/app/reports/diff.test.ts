@@ -3,7 +3,12 @@ import { diffRows, diffStat } from "./diff";
 
 describe("diffRows", () => {
   it("marks the changed line with its old and new numbers and collapses far unchanged lines", () => {
-    const before = ["def f(xs):", ...Array.from({ length: 10 }, (_, i) => `    a${i} = ${i}`), "    return a0 <= a1", ""].join("\n");
+    const before = [
+      "def f(xs):",
+      ...Array.from({ length: 10 }, (_, i) => `    a${i} = ${i}`),
+      "    return a0 <= a1",
+      "",
+    ].join("\n");
     const after = before.replace("a0 <= a1", "a0 < a1");
     const rows = diffRows(before, after, 2);
     expect(rows[0]).toEqual({ kind: "skip", count: 9 });

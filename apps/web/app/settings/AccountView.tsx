@@ -14,7 +14,11 @@ export function AccountView() {
   const trpc = useTRPC();
   const me = useQuery(trpc.auth.me.queryOptions());
   const [pw, setPw] = useState({ currentPassword: "", newPassword: "", confirm: "" });
-  const change = useMutation(trpc.auth.changePassword.mutationOptions({ onSuccess: () => setPw({ currentPassword: "", newPassword: "", confirm: "" }) }));
+  const change = useMutation(
+    trpc.auth.changePassword.mutationOptions({
+      onSuccess: () => setPw({ currentPassword: "", newPassword: "", confirm: "" }),
+    }),
+  );
   const mismatch = pw.confirm.length > 0 && pw.confirm !== pw.newPassword;
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -42,14 +46,38 @@ export function AccountView() {
         </Section>
         <Section title="Change password">
           <form onSubmit={submit}>
-            <Field label="Current password" type="password" autoComplete="current-password" required value={pw.currentPassword} onChange={(e) => setPw({ ...pw, currentPassword: e.target.value })} />
-            <Field label="New password" type="password" autoComplete="new-password" required minLength={10} hint="At least 10 characters. Your other sessions will be signed out and your API tokens revoked." value={pw.newPassword} onChange={(e) => setPw({ ...pw, newPassword: e.target.value })} />
-            <Field label="Repeat new password" type="password" autoComplete="new-password" required value={pw.confirm} onChange={(e) => setPw({ ...pw, confirm: e.target.value })} />
+            <Field
+              label="Current password"
+              type="password"
+              autoComplete="current-password"
+              required
+              value={pw.currentPassword}
+              onChange={(e) => setPw({ ...pw, currentPassword: e.target.value })}
+            />
+            <Field
+              label="New password"
+              type="password"
+              autoComplete="new-password"
+              required
+              minLength={10}
+              hint="At least 10 characters. Your other sessions will be signed out and your API tokens revoked."
+              value={pw.newPassword}
+              onChange={(e) => setPw({ ...pw, newPassword: e.target.value })}
+            />
+            <Field
+              label="Repeat new password"
+              type="password"
+              autoComplete="new-password"
+              required
+              value={pw.confirm}
+              onChange={(e) => setPw({ ...pw, confirm: e.target.value })}
+            />
             {mismatch ? <p className="mb-2 text-xs text-red-700">The passwords differ.</p> : null}
             {change.error ? <ErrorBox title="Password not changed" error={change.error} /> : null}
             {change.data ? (
               <p className="mb-2 text-sm text-emerald-700">
-                Password changed; {change.data.otherSessionsEnded} other session(s) signed out and {change.data.tokensRevoked} API token(s) revoked (create new ones for the CLI).
+                Password changed; {change.data.otherSessionsEnded} other session(s) signed out and{" "}
+                {change.data.tokensRevoked} API token(s) revoked (create new ones for the CLI).
               </p>
             ) : null}
             <Button type="submit" variant="primary" disabled={change.isPending || mismatch}>

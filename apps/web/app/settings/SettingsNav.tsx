@@ -15,7 +15,11 @@ export function SettingsNav() {
   return (
     <nav className="mb-5 flex gap-1 text-sm">
       {items.map((i) => (
-        <Link key={i.href} href={i.href} className={`rounded-md px-2.5 py-1 ${pathname === i.href ? "bg-zinc-900 text-white" : "text-zinc-600 hover:bg-zinc-100"}`}>
+        <Link
+          key={i.href}
+          href={i.href}
+          className={`rounded-md px-2.5 py-1 ${pathname === i.href ? "bg-zinc-900 text-white" : "text-zinc-600 hover:bg-zinc-100"}`}
+        >
           {i.label}
         </Link>
       ))}

@@ -22,9 +22,15 @@ export function SetupForm() {
   const accept = useMutation(trpc.auth.acceptInvite.mutationOptions(done));
   const active = info.data?.kind === "setup" ? setup : accept;
 
-  if (!token) return <AuthCard title="Missing link">Open the full link you were given; it carries a one-time token.</AuthCard>;
+  if (!token)
+    return <AuthCard title="Missing link">Open the full link you were given; it carries a one-time token.</AuthCard>;
   if (info.isLoading) return <AuthCard title="Checking your link…">One moment.</AuthCard>;
-  if (info.error || !info.data) return <AuthCard title="This link does not work">It is invalid, expired or already used. Ask an admin for a new one.</AuthCard>;
+  if (info.error || !info.data)
+    return (
+      <AuthCard title="This link does not work">
+        It is invalid, expired or already used. Ask an admin for a new one.
+      </AuthCard>
+    );
 
   const mismatch = form.confirm.length > 0 && form.confirm !== form.password;
   const submit = (e: FormEvent) => {
@@ -34,16 +40,52 @@ export function SetupForm() {
   };
   const title = info.data.kind === "setup" ? "Create the first admin" : `Join as ${info.data.role}`;
   return (
-    <AuthCard title={title} description={info.data.kind === "setup" ? "This link works once. The account you create here administers the lab." : "Choose your name and password."}>
+    <AuthCard
+      title={title}
+      description={
+        info.data.kind === "setup"
+          ? "This link works once. The account you create here administers the lab."
+          : "Choose your name and password."
+      }
+    >
       <form onSubmit={submit}>
         {info.data.email ? (
           <Field label="Email" type="email" value={info.data.email} readOnly />
         ) : (
-          <Field label="Email" type="email" autoComplete="username" required value={form.email} onChange={(e) => setForm({ ...form, email: e.target.value })} />
+          <Field
+            label="Email"
+            type="email"
+            autoComplete="username"
+            required
+            value={form.email}
+            onChange={(e) => setForm({ ...form, email: e.target.value })}
+          />
         )}
-        <Field label="Name" required maxLength={100} value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
-        <Field label="Password" type="password" autoComplete="new-password" required minLength={10} hint="At least 10 characters." value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} />
-        <Field label="Repeat password" type="password" autoComplete="new-password" required value={form.confirm} onChange={(e) => setForm({ ...form, confirm: e.target.value })} />
+        <Field
+          label="Name"
+          required
+          maxLength={100}
+          value={form.name}
+          onChange={(e) => setForm({ ...form, name: e.target.value })}
+        />
+        <Field
+          label="Password"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={10}
+          hint="At least 10 characters."
+          value={form.password}
+          onChange={(e) => setForm({ ...form, password: e.target.value })}
+        />
+        <Field
+          label="Repeat password"
+          type="password"
+          autoComplete="new-password"
+          required
+          value={form.confirm}
+          onChange={(e) => setForm({ ...form, confirm: e.target.value })}
+        />
         {mismatch ? <p className="mb-2 text-xs text-red-700">The passwords differ.</p> : null}
         {active.error ? <ErrorBox title="Could not create the account" error={active.error} /> : null}
         <Button type="submit" variant="primary" className="mt-2 w-full" disabled={active.isPending || mismatch}>

@@ -29,11 +29,25 @@ export function SplitDetail({ id }: { id: string }) {
     <div className="space-y-4">
       <PageHeader
         title={s.name}
-        description={<>Split of pool <Link className="underline" href={`/pools/${s.poolId}`}>{s.poolName}</Link></>}
-        meta={<>{s.frozen ? <Badge tone="green">frozen</Badge> : <Badge tone="red">not frozen</Badge>} created <Ago at={s.createdAt} /></>}
+        description={
+          <>
+            Split of pool{" "}
+            <Link className="underline" href={`/pools/${s.poolId}`}>
+              {s.poolName}
+            </Link>
+          </>
+        }
+        meta={
+          <>
+            {s.frozen ? <Badge tone="green">frozen</Badge> : <Badge tone="red">not frozen</Badge>} created{" "}
+            <Ago at={s.createdAt} />
+          </>
+        }
       />
       <div className="grid grid-cols-3 gap-3">
-        {PARTS.map((p) => <Stat key={p} label={p} value={s.counts[p].tasks.toLocaleString()} hint={`${s.counts[p].groups} groups`} />)}
+        {PARTS.map((p) => (
+          <Stat key={p} label={p} value={s.counts[p].tasks.toLocaleString()} hint={`${s.counts[p].groups} groups`} />
+        ))}
       </div>
       <Section title="Manifest">
         <Fields
@@ -43,14 +57,23 @@ export function SplitDetail({ id }: { id: string }) {
             { label: "Seed", value: s.seed },
             { label: "Ratios", value: `dev ${s.devRatio} · test ${s.testRatio}` },
             { label: "Admission gate", value: <AdmissionLine admission={s.admission} /> },
-            { label: "Export", value: <code className="text-xs">npx agentlab pools export {s.poolName} --split {s.id} --part train</code> },
+            {
+              label: "Export",
+              value: (
+                <code className="text-xs">
+                  npx agentlab pools export {s.poolName} --split {s.id} --part train
+                </code>
+              ),
+            },
           ]}
         />
       </Section>
       <Section title={`Leakage report (test vs train/dev)`}>
         <p className="mb-3 text-sm text-zinc-600">
-          {l.testTasksWithLeak} of {l.testTasks} test tasks overlap train/dev: {l.exactPairs} exact, {l.normalizedPairs} normalized (comments, whitespace, case), {l.ngramPairs} sharing {l.n}-grams of instruction + code
-          {" "}(n-grams in more than {l.maxDocFreq} train/dev tasks count as boilerplate).{l.truncated ? " Only the most severe pairs are listed." : ""}
+          {l.testTasksWithLeak} of {l.testTasks} test tasks overlap train/dev: {l.exactPairs} exact, {l.normalizedPairs}{" "}
+          normalized (comments, whitespace, case), {l.ngramPairs} sharing {l.n}-grams of instruction + code (n-grams in
+          more than {l.maxDocFreq} train/dev tasks count as boilerplate).
+          {l.truncated ? " Only the most severe pairs are listed." : ""}
         </p>
         <Table<Pair>
           bare
@@ -58,10 +81,41 @@ export function SplitDetail({ id }: { id: string }) {
           rowKey={(p) => `${p.testTaskId}|${p.otherTaskId}`}
           empty={<Badge tone="green">No overlap found</Badge>}
           columns={[
-            { key: "test", header: "Test task", cell: (p) => <span className="font-mono text-xs">{p.testTaskId}</span> },
-            { key: "other", header: "Train/dev task", cell: (p) => <span className="font-mono text-xs">{p.otherTaskId} <span className="text-zinc-400">({p.otherPart})</span></span> },
-            { key: "kind", header: "Overlap", cell: (p) => <span className="flex gap-1">{p.exact ? <Badge tone="red">exact</Badge> : null}{p.normalized ? <Badge tone="amber">normalized</Badge> : null}{p.sharedNgrams ? <Badge tone="blue">{p.sharedNgrams} {l.n}-grams</Badge> : null}</span> },
-            { key: "ratio", header: "Share of test n-grams", className: "tabular-nums", cell: (p) => `${Math.round(p.overlap * 100)}%` },
+            {
+              key: "test",
+              header: "Test task",
+              cell: (p) => <span className="font-mono text-xs">{p.testTaskId}</span>,
+            },
+            {
+              key: "other",
+              header: "Train/dev task",
+              cell: (p) => (
+                <span className="font-mono text-xs">
+                  {p.otherTaskId} <span className="text-zinc-400">({p.otherPart})</span>
+                </span>
+              ),
+            },
+            {
+              key: "kind",
+              header: "Overlap",
+              cell: (p) => (
+                <span className="flex gap-1">
+                  {p.exact ? <Badge tone="red">exact</Badge> : null}
+                  {p.normalized ? <Badge tone="amber">normalized</Badge> : null}
+                  {p.sharedNgrams ? (
+                    <Badge tone="blue">
+                      {p.sharedNgrams} {l.n}-grams
+                    </Badge>
+                  ) : null}
+                </span>
+              ),
+            },
+            {
+              key: "ratio",
+              header: "Share of test n-grams",
+              className: "tabular-nums",
+              cell: (p) => `${Math.round(p.overlap * 100)}%`,
+            },
           ]}
         />
       </Section>
@@ -75,16 +129,30 @@ function GroupList({ splitId }: { splitId: string }) {
   const [part, setPart] = useState<Part | undefined>(undefined);
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const after = cursors[cursors.length - 1];
-  const groups = useQuery(trpc.splits.groups.queryOptions({ splitId, part, after, limit: 100 }, { placeholderData: (prev) => prev }));
+  const groups = useQuery(
+    trpc.splits.groups.queryOptions({ splitId, part, after, limit: 100 }, { placeholderData: (prev) => prev }),
+  );
   type Row = NonNullable<typeof groups.data>["items"][number];
   const next = groups.data?.nextCursor;
   return (
     <Section
       title="Source groups"
       actions={
-        <select aria-label="Part" className="h-7 rounded-md border border-zinc-300 bg-white px-2 text-xs" value={part ?? ""} onChange={(e) => { setPart((e.target.value || undefined) as Part | undefined); setCursors([undefined]); }}>
+        <select
+          aria-label="Part"
+          className="h-7 rounded-md border border-zinc-300 bg-white px-2 text-xs"
+          value={part ?? ""}
+          onChange={(e) => {
+            setPart((e.target.value || undefined) as Part | undefined);
+            setCursors([undefined]);
+          }}
+        >
           <option value="">all parts</option>
-          {PARTS.map((p) => <option key={p} value={p}>{p}</option>)}
+          {PARTS.map((p) => (
+            <option key={p} value={p}>
+              {p}
+            </option>
+          ))}
         </select>
       }
     >
@@ -95,13 +163,23 @@ function GroupList({ splitId }: { splitId: string }) {
         rowKey={(g) => g.group}
         columns={[
           { key: "group", header: "Group", cell: (g) => <span className="font-mono text-xs">{g.group}</span> },
-          { key: "part", header: "Part", cell: (g) => <Badge tone={g.part === "test" ? "violet" : g.part === "dev" ? "blue" : "neutral"}>{g.part}</Badge> },
+          {
+            key: "part",
+            header: "Part",
+            cell: (g) => (
+              <Badge tone={g.part === "test" ? "violet" : g.part === "dev" ? "blue" : "neutral"}>{g.part}</Badge>
+            ),
+          },
           { key: "size", header: "Tasks", className: "tabular-nums", cell: (g) => g.size },
         ]}
       />
       <div className="mt-3 flex justify-end gap-2">
-        <Button size="sm" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>Previous</Button>
-        <Button size="sm" disabled={!next} onClick={() => next && setCursors((c) => [...c, next])}>Next</Button>
+        <Button size="sm" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
+          Previous
+        </Button>
+        <Button size="sm" disabled={!next} onClick={() => next && setCursors((c) => [...c, next])}>
+          Next
+        </Button>
       </div>
     </Section>
   );
@@ -111,10 +189,23 @@ function GroupList({ splitId }: { splitId: string }) {
 function AdmissionLine({ admission }: { admission: SplitAdmission | null }) {
   if (!admission) return <span className="text-zinc-500">not applied (split made before the gate existed)</span>;
   if (admission.includeFailedAudits) {
-    return <span><Badge tone="amber">override</Badge> {admission.failedAuditsIncluded} task(s) with a failed admission audit included on purpose{admission.overrideBy ? " (recorded with the creator)" : ""}</span>;
+    return (
+      <span>
+        <Badge tone="amber">override</Badge> {admission.failedAuditsIncluded} task(s) with a failed admission audit
+        included on purpose{admission.overrideBy ? " (recorded with the creator)" : ""}
+      </span>
+    );
   }
   const n = admission.excludedTaskIds.length;
   if (n === 0) return <Badge tone="green">no task had a failed admission audit</Badge>;
   const shown = admission.excludedTaskIds.slice(0, 10).join(", ");
-  return <span>{n} task(s) left out because their admission audit failed: <span className="font-mono text-xs">{shown}{n > 10 ? ", …" : ""}</span></span>;
+  return (
+    <span>
+      {n} task(s) left out because their admission audit failed:{" "}
+      <span className="font-mono text-xs">
+        {shown}
+        {n > 10 ? ", …" : ""}
+      </span>
+    </span>
+  );
 }

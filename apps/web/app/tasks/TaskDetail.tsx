@@ -28,7 +28,11 @@ export function TaskDetail({ id }: { id: string }) {
         {list.length === 0 ? <p className="text-sm text-zinc-500">None.</p> : null}
         {list.map((f) => (
           <div key={f.path}>
-            {f.role ? <div className="mb-1"><Badge tone={f.role === "main" ? "blue" : "neutral"}>{f.role}</Badge></div> : null}
+            {f.role ? (
+              <div className="mb-1">
+                <Badge tone={f.role === "main" ? "blue" : "neutral"}>{f.role}</Badge>
+              </div>
+            ) : null}
             <CodeViewer code={f.content} path={f.path} />
           </div>
         ))}
@@ -37,7 +41,19 @@ export function TaskDetail({ id }: { id: string }) {
   );
   return (
     <div className="space-y-4">
-      <PageHeader title={<span className="font-mono">{t.taskId}</span>} description={<Link className="underline" href={`/pools/${t.poolId}`}>back to pool</Link>} meta={<>fingerprint <Mono value={t.fingerprint} chars={16} copy /></>} />
+      <PageHeader
+        title={<span className="font-mono">{t.taskId}</span>}
+        description={
+          <Link className="underline" href={`/pools/${t.poolId}`}>
+            back to pool
+          </Link>
+        }
+        meta={
+          <>
+            fingerprint <Mono value={t.fingerprint} chars={16} copy />
+          </>
+        }
+      />
       <Section title="Task">
         <Fields
           items={[
@@ -56,19 +72,52 @@ export function TaskDetail({ id }: { id: string }) {
       {files("Files", t.files)}
       {files("Public tests", t.publicTests)}
       {files("Hidden tests", t.hiddenTests)}
-      <Section title="Reference solution" actions={<Button size="sm" onClick={() => setShowReference((v) => !v)}>{showReference ? "Hide" : "Show"} reference</Button>}>
-        {showReference ? <div className="space-y-3">{t.reference.map((f) => <CodeViewer key={f.path} code={f.content} path={f.path} />)}</div> : <p className="text-sm text-zinc-500">Hidden. It is never shown to a model unless the reference teacher is chosen.</p>}
+      <Section
+        title="Reference solution"
+        actions={
+          <Button size="sm" onClick={() => setShowReference((v) => !v)}>
+            {showReference ? "Hide" : "Show"} reference
+          </Button>
+        }
+      >
+        {showReference ? (
+          <div className="space-y-3">
+            {t.reference.map((f) => (
+              <CodeViewer key={f.path} code={f.content} path={f.path} />
+            ))}
+          </div>
+        ) : (
+          <p className="text-sm text-zinc-500">
+            Hidden. It is never shown to a model unless the reference teacher is chosen.
+          </p>
+        )}
       </Section>
       <Section title="Duplicates in this pool">
-        {d.duplicates.length === 0 ? <p className="text-sm text-zinc-500">None: no other task shares this fingerprint or normalized code.</p> : (
+        {d.duplicates.length === 0 ? (
+          <p className="text-sm text-zinc-500">None: no other task shares this fingerprint or normalized code.</p>
+        ) : (
           <ul className="space-y-1 text-sm">
             {d.duplicates.map((x) => (
-              <li key={x.id}><Link className="font-mono text-xs underline" href={`/tasks/${x.id}`}>{x.taskId}</Link> <Badge tone={x.exact ? "red" : "amber"}>{x.exact ? "exact" : "normalized code"}</Badge> <span className="text-xs text-zinc-500">group {x.groupKey}</span></li>
+              <li key={x.id}>
+                <Link className="font-mono text-xs underline" href={`/tasks/${x.id}`}>
+                  {x.taskId}
+                </Link>{" "}
+                <Badge tone={x.exact ? "red" : "amber"}>{x.exact ? "exact" : "normalized code"}</Badge>{" "}
+                <span className="text-xs text-zinc-500">group {x.groupKey}</span>
+              </li>
             ))}
           </ul>
         )}
       </Section>
-      <Section title="Grading history"><p className="text-sm text-zinc-500">Not listed per task yet: grade jobs are not indexed by task, so find them on the <Link className="underline" href="/jobs">Jobs</Link> page. Admission audits are above.</p></Section>
+      <Section title="Grading history">
+        <p className="text-sm text-zinc-500">
+          Not listed per task yet: grade jobs are not indexed by task, so find them on the{" "}
+          <Link className="underline" href="/jobs">
+            Jobs
+          </Link>{" "}
+          page. Admission audits are above.
+        </p>
+      </Section>
     </div>
   );
 }

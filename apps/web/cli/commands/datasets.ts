@@ -8,17 +8,25 @@ const create: Command = {
   name: "datasets create",
   usage: "agentlab datasets create --split ID --collection ID[,ID…] --name NAME",
   summary: "snapshot the passing candidates of collections as an immutable SFT dataset",
-  options: { split: { type: "string" }, collection: { type: "string" }, name: { type: "string" }, experiment: { type: "string" } },
+  options: {
+    split: { type: "string" },
+    collection: { type: "string" },
+    name: { type: "string" },
+    experiment: { type: "string" },
+  },
   async run({ values }, ctx) {
     const d = await ctx.api().trpc.datasets.create.mutate({
       splitId: str(values.split, "--split"),
-      collectionIds: str(values.collection, "--collection").split(",").map((s) => s.trim()),
+      collectionIds: str(values.collection, "--collection")
+        .split(",")
+        .map((s) => s.trim()),
       name: str(values.name, "--name"),
       experimentId: typeof values.experiment === "string" ? values.experiment : undefined,
     });
     writeLine(ctx.out, `dataset ${d.id}: ${d.sampleCount} samples over ${d.taskCount} tasks`);
     writeLine(ctx.out, `sha256 ${d.hash}`);
-    if (d.oracleSamples > 0) writeLine(ctx.out, `note: ${d.oracleSamples} samples come from the reference ORACLE, not a teacher model`);
+    if (d.oracleSamples > 0)
+      writeLine(ctx.out, `note: ${d.oracleSamples} samples come from the reference ORACLE, not a teacher model`);
     return 0;
   },
 };
@@ -35,7 +43,8 @@ const exportCmd: Command = {
     await writeFile(out, res.jsonl, "utf8");
     writeLine(ctx.out, `wrote ${res.sampleCount} samples to ${out}`);
     writeLine(ctx.out, `sha256 ${res.hash}`);
-    if (res.oracleSamples > 0) writeLine(ctx.out, `note: ${res.oracleSamples} samples come from the reference ORACLE, not a teacher model`);
+    if (res.oracleSamples > 0)
+      writeLine(ctx.out, `note: ${res.oracleSamples} samples come from the reference ORACLE, not a teacher model`);
     return 0;
   },
 };

@@ -22,7 +22,8 @@ async function readRecipe(cwd: string, file: string): Promise<Recipe> {
   } catch (err) {
     throw new UsageError(`${file}: not valid ${/\.ya?ml$/i.test(file) ? "YAML" : "JSON"}: ${(err as Error).message}`);
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new UsageError(`${file}: a recipe is an object (name, splitId, teacher, baseModel, …)`);
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new UsageError(`${file}: a recipe is an object (name, splitId, teacher, baseModel, …)`);
   return parsed as Recipe;
 }
 
@@ -32,7 +33,8 @@ async function withIds(ctx: CliContext, r: Recipe): Promise<Recipe> {
   if (typeof r.splitId === "string" && !isUuid(r.splitId)) out.splitId = await resolveSplit(ctx, r.splitId);
   if (typeof r.datasetId === "string" && !isUuid(r.datasetId)) out.datasetId = await resolveDataset(ctx, r.datasetId);
   const pid = r.teacher?.providerId;
-  if (typeof pid === "string" && !isUuid(pid)) out.teacher = { ...r.teacher, providerId: await resolveProvider(ctx, pid) };
+  if (typeof pid === "string" && !isUuid(pid))
+    out.teacher = { ...r.teacher, providerId: await resolveProvider(ctx, pid) };
   return out;
 }
 
@@ -49,7 +51,8 @@ const create: Command = {
     const config = ExperimentConfig.safeParse(recipe);
     if (!config.success) {
       const f = issuesByField(config.error.issues);
-      for (const [path, msgs] of Object.entries(f.fieldErrors)) for (const m of msgs) writeLine(ctx.err, `${file}: ${path}: ${m}`);
+      for (const [path, msgs] of Object.entries(f.fieldErrors))
+        for (const m of msgs) writeLine(ctx.err, `${file}: ${path}: ${m}`);
       for (const m of f.formErrors) writeLine(ctx.err, `${file}: ${m}`);
       return 1;
     }
@@ -61,9 +64,19 @@ const create: Command = {
 
 const list: Command = {
   name: "experiments list",
-  usage: "agentlab experiments list [--state S] [--tag T] [--search TEXT] [--sort KEY] [--asc] [--limit N] [--archived] [--json]",
+  usage:
+    "agentlab experiments list [--state S] [--tag T] [--search TEXT] [--sort KEY] [--asc] [--limit N] [--archived] [--json]",
   summary: "the runs table: outcome, test pass@1 base and adapter, Δ with interval, p, base model, duration",
-  options: { state: { type: "string" }, tag: { type: "string" }, search: { type: "string" }, sort: { type: "string" }, asc: { type: "boolean" }, limit: { type: "string" }, archived: { type: "boolean" }, json: { type: "boolean" } },
+  options: {
+    state: { type: "string" },
+    tag: { type: "string" },
+    search: { type: "string" },
+    sort: { type: "string" },
+    asc: { type: "boolean" },
+    limit: { type: "string" },
+    archived: { type: "boolean" },
+    json: { type: "boolean" },
+  },
   async run({ values }, ctx) {
     const input = RunListInput.safeParse({
       ...(typeof values.state === "string" ? { state: values.state } : {}),
@@ -76,11 +89,28 @@ const list: Command = {
     });
     if (!input.success) throw new UsageError(summarizeFieldIssues(issuesByField(input.error.issues)));
     const res = await ctx.api().trpc.runs.list.query(input.data);
-    if (values.json) return writeLine(ctx.out, JSON.stringify(res)), 0;
-    writeLine(ctx.out, ["NAME", "STATE", "OUTCOME", "BASE", "ADAPTER", "DELTA", "P", "MODEL", "DURATION", "ID"].join("\t"));
+    if (values.json) return (writeLine(ctx.out, JSON.stringify(res)), 0);
+    writeLine(
+      ctx.out,
+      ["NAME", "STATE", "OUTCOME", "BASE", "ADAPTER", "DELTA", "P", "MODEL", "DURATION", "ID"].join("\t"),
+    );
     for (const r of res.rows) {
       const delta = r.delta === null ? "—" : `${pp(r.delta)} ${interval(r.ciLo, r.ciHi)}`;
-      writeLine(ctx.out, [r.name, r.state, r.outcome ?? "—", pct(r.testBase), pct(r.testSft), delta, pValue(r.p), r.baseModel ?? "—", duration(r.durationMs), r.id].join("\t"));
+      writeLine(
+        ctx.out,
+        [
+          r.name,
+          r.state,
+          r.outcome ?? "—",
+          pct(r.testBase),
+          pct(r.testSft),
+          delta,
+          pValue(r.p),
+          r.baseModel ?? "—",
+          duration(r.durationMs),
+          r.id,
+        ].join("\t"),
+      );
     }
     writeLine(ctx.err, `${res.rows.length} of ${res.total} runs`);
     return 0;
@@ -97,12 +127,20 @@ const show: Command = {
     const api = ctx.api().trpc;
     const e = await api.experiments.byId.query({ id });
     const rep = await api.reports.byExperiment.query({ experimentId: id });
-    if (values.json) return writeLine(ctx.out, JSON.stringify({ ...e, reportId: rep?.id ?? null })), 0;
+    if (values.json) return (writeLine(ctx.out, JSON.stringify({ ...e, reportId: rep?.id ?? null })), 0);
     writeLine(ctx.out, `${e.name} (${e.id}): ${e.state}${e.error ? ` — ${e.error}` : ""}`);
-    writeLine(ctx.out, `base model ${e.config.baseModel.ref}; seeds ${e.config.seeds.join(", ")}; ${e.config.training.epochs} epochs; progress ${Math.round(e.progress * 100)}%`);
+    writeLine(
+      ctx.out,
+      `base model ${e.config.baseModel.ref}; seeds ${e.config.seeds.join(", ")}; ${e.config.training.epochs} epochs; progress ${Math.round(e.progress * 100)}%`,
+    );
     for (const s of e.stages) {
-      const took = s.startedAt ? duration(new Date(s.finishedAt ?? Date.now()).getTime() - new Date(s.startedAt).getTime()) : "—";
-      writeLine(ctx.out, `  ${s.key.padEnd(18)} ${s.state.padEnd(10)} ${String(s.jobsDone).padStart(4)}/${s.jobCount} jobs  ${took}${s.error ? `  ${s.error}` : ""}`);
+      const took = s.startedAt
+        ? duration(new Date(s.finishedAt ?? Date.now()).getTime() - new Date(s.startedAt).getTime())
+        : "—";
+      writeLine(
+        ctx.out,
+        `  ${s.key.padEnd(18)} ${s.state.padEnd(10)} ${String(s.jobsDone).padStart(4)}/${s.jobCount} jobs  ${took}${s.error ? `  ${s.error}` : ""}`,
+      );
     }
     if (rep) {
       const r = await api.reports.byId.query({ id: rep.id });
@@ -131,7 +169,10 @@ const wait: Command = {
     let last = "";
     for (;;) {
       const e = await ctx.api().trpc.experiments.byId.query({ id });
-      const running = e.stages.filter((s) => s.state === "running").map((s) => s.key).join(", ");
+      const running = e.stages
+        .filter((s) => s.state === "running")
+        .map((s) => s.key)
+        .join(", ");
       const line = progressBar(e.progress, e.state === "running" ? running || "waiting" : e.state);
       // One line per change, so a log file or CI output stays readable (no carriage returns).
       if (line !== last) writeLine(ctx.err, line);

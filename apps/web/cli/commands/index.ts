@@ -9,4 +9,13 @@ import { experimentCommands } from "./experiments";
 import { opsCommands } from "./ops";
 
 // Later areas (collect, datasets export, experiments, reports) add a file and one spread here.
-export const commands: Command[] = [...taskCommands, ...poolCommands, ...splitCommands, ...collectCommands, ...datasetCommands, ...statsCommands, ...experimentCommands, ...opsCommands];
+export const commands: Command[] = [
+  ...taskCommands,
+  ...poolCommands,
+  ...splitCommands,
+  ...collectCommands,
+  ...datasetCommands,
+  ...statsCommands,
+  ...experimentCommands,
+  ...opsCommands,
+];

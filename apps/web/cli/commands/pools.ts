@@ -50,7 +50,13 @@ const exportPool: Command = {
     let after: string | undefined;
     let count = 0;
     for (;;) {
-      const page = await ctx.api().trpc.pools.exportPage.query({ poolId, splitId: values.split as string | undefined, part: part?.data, after, limit: 500 });
+      const page = await ctx.api().trpc.pools.exportPage.query({
+        poolId,
+        splitId: values.split as string | undefined,
+        part: part?.data,
+        after,
+        limit: 500,
+      });
       for (const t of page.items) if (!sink.write(`${JSON.stringify(t)}\n`)) await once(sink, "drain");
       count += page.items.length;
       if (!page.nextCursor) break;

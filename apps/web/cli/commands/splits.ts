@@ -9,11 +9,16 @@ const create: Command = {
   async run({ positionals, values }, ctx) {
     const poolId = await resolvePoolId(ctx, str(positionals[0], "POOL"));
     const res = await ctx.api().trpc.splits.create.mutate({
-      poolId, seed: num(values.seed, "--seed"), devRatio: num(values.dev, "--dev", 0.1), testRatio: num(values.test, "--test", 0.2), name: values.name as string | undefined,
+      poolId,
+      seed: num(values.seed, "--seed"),
+      devRatio: num(values.dev, "--dev", 0.1),
+      testRatio: num(values.test, "--test", 0.2),
+      name: values.name as string | undefined,
     });
     writeLine(ctx.out, `${res.created ? "created" : "exists"} split ${res.id}`);
     writeLine(ctx.out, `manifest ${res.manifestHash}`);
-    for (const part of ["train", "dev", "test"] as const) writeLine(ctx.out, `${part}\t${res.counts[part].tasks} tasks\t${res.counts[part].groups} groups`);
+    for (const part of ["train", "dev", "test"] as const)
+      writeLine(ctx.out, `${part}\t${res.counts[part].tasks} tasks\t${res.counts[part].groups} groups`);
     return 0;
   },
 };
@@ -33,11 +38,21 @@ const show: Command = {
     writeLine(ctx.out, `seed ${s.seed}, dev ${s.devRatio}, test ${s.testRatio}`);
     writeLine(ctx.out, `pool snapshot ${s.poolSnapshotHash}`);
     writeLine(ctx.out, `manifest ${s.manifestHash}`);
-    for (const part of ["train", "dev", "test"] as const) writeLine(ctx.out, `${part}\t${s.counts[part].tasks} tasks\t${s.counts[part].groups} groups`);
+    for (const part of ["train", "dev", "test"] as const)
+      writeLine(ctx.out, `${part}\t${s.counts[part].tasks} tasks\t${s.counts[part].groups} groups`);
     const l = s.leakage;
-    writeLine(ctx.out, `leakage: ${l.testTasksWithLeak}/${l.testTasks} test tasks overlap train/dev (exact ${l.exactPairs}, normalized ${l.normalizedPairs}, ${l.n}-gram ${l.ngramPairs} pairs)`);
+    writeLine(
+      ctx.out,
+      `leakage: ${l.testTasksWithLeak}/${l.testTasks} test tasks overlap train/dev (exact ${l.exactPairs}, normalized ${l.normalizedPairs}, ${l.n}-gram ${l.ngramPairs} pairs)`,
+    );
     for (const p of l.pairs.slice(0, 20)) {
-      const kinds = [p.exact && "exact", p.normalized && "normalized", p.sharedNgrams > 0 && `${p.sharedNgrams} ${l.n}-grams (${Math.round(p.overlap * 100)}%)`].filter(Boolean).join(", ");
+      const kinds = [
+        p.exact && "exact",
+        p.normalized && "normalized",
+        p.sharedNgrams > 0 && `${p.sharedNgrams} ${l.n}-grams (${Math.round(p.overlap * 100)}%)`,
+      ]
+        .filter(Boolean)
+        .join(", ");
       writeLine(ctx.out, `  ${p.testTaskId} ~ ${p.otherTaskId} [${p.otherPart}]: ${kinds}`);
     }
     if (l.pairs.length > 20 || l.truncated) writeLine(ctx.out, "  … (use --json for every pair)");

@@ -1,6 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { comparePaired, comparisonRecord, formatLineProblem, parsePairedOutcomes, type ComparisonRecord } from "@agentlab/core";
+import {
+  comparePaired,
+  comparisonRecord,
+  formatLineProblem,
+  parsePairedOutcomes,
+  type ComparisonRecord,
+} from "@agentlab/core";
 import { num, str, UsageError, writeLine, type Command } from "../command";
 
 // Offline re-analysis of paired outcomes with the report's own statistics (comparePaired).
@@ -23,20 +29,40 @@ function table(rows: ComparisonRecord[]): string[] {
     r.reliable ? "" : "interval unreliable (< 10 groups)",
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? "").length)));
-  return [head, ...body].map((cells) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd());
+  return [head, ...body].map((cells) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd(),
+  );
 }
 
 const compare: Command = {
   name: "stats compare",
-  usage: "agentlab stats compare FILE.jsonl [--json] [--alpha 0.05] [--iterations 10000] [--permutations 20000] [--seed 0]",
-  summary: 'paired outcomes {"comparison","task","group","base","adapter"} per line → clustered test, interval, MDE per comparison (offline)',
-  options: { json: { type: "boolean" }, alpha: { type: "string" }, iterations: { type: "string" }, permutations: { type: "string" }, seed: { type: "string" } },
+  usage:
+    "agentlab stats compare FILE.jsonl [--json] [--alpha 0.05] [--iterations 10000] [--permutations 20000] [--seed 0]",
+  summary:
+    'paired outcomes {"comparison","task","group","base","adapter"} per line → clustered test, interval, MDE per comparison (offline)',
+  options: {
+    json: { type: "boolean" },
+    alpha: { type: "string" },
+    iterations: { type: "string" },
+    permutations: { type: "string" },
+    seed: { type: "string" },
+  },
   async run({ positionals, values }, ctx) {
     const file = str(positionals[0], "FILE");
-    const opts = { alpha: num(values.alpha, "--alpha", 0.05), iterations: num(values.iterations, "--iterations", 10_000), permutations: num(values.permutations, "--permutations", 20_000), seed: num(values.seed, "--seed", 0) };
+    const opts = {
+      alpha: num(values.alpha, "--alpha", 0.05),
+      iterations: num(values.iterations, "--iterations", 10_000),
+      permutations: num(values.permutations, "--permutations", 20_000),
+      seed: num(values.seed, "--seed", 0),
+    };
     if (!(opts.alpha > 0 && opts.alpha < 1)) throw new UsageError("--alpha must lie in (0, 1)");
-    if (!Number.isInteger(opts.iterations) || opts.iterations < 100) throw new UsageError("--iterations must be an integer ≥ 100");
-    if (!Number.isInteger(opts.permutations) || opts.permutations < 100) throw new UsageError("--permutations must be an integer ≥ 100");
+    if (!Number.isInteger(opts.iterations) || opts.iterations < 100)
+      throw new UsageError("--iterations must be an integer ≥ 100");
+    if (!Number.isInteger(opts.permutations) || opts.permutations < 100)
+      throw new UsageError("--permutations must be an integer ≥ 100");
     if (!Number.isInteger(opts.seed) || opts.seed < 0) throw new UsageError("--seed must be a non-negative integer");
     let text: string;
     try {
@@ -48,7 +74,8 @@ const compare: Command = {
     const parsed = parsePairedOutcomes(text);
     if (parsed.problems.length > 0) {
       for (const p of parsed.problems.slice(0, MAX_PROBLEMS)) writeLine(ctx.err, formatLineProblem(p, file));
-      if (parsed.problems.length > MAX_PROBLEMS) writeLine(ctx.err, `… and ${parsed.problems.length - MAX_PROBLEMS} more`);
+      if (parsed.problems.length > MAX_PROBLEMS)
+        writeLine(ctx.err, `… and ${parsed.problems.length - MAX_PROBLEMS} more`);
       writeLine(ctx.err, `${file}: ${parsed.problems.length} problem(s); nothing was compared`);
       return 1;
     }

@@ -15,10 +15,18 @@ const validate: Command = {
     const res = await validateTaskStream(createReadStream(resolve(ctx.cwd, file)));
     const valid = res.problems.length === 0;
     if (values.json) {
-      writeLine(ctx.out, JSON.stringify({ file, valid, tasks: res.tasks.length, lines: res.lines, problems: res.problems }));
+      writeLine(
+        ctx.out,
+        JSON.stringify({ file, valid, tasks: res.tasks.length, lines: res.lines, problems: res.problems }),
+      );
     } else {
       for (const p of res.problems) writeLine(ctx.out, formatProblem(p, file));
-      writeLine(valid ? ctx.out : ctx.err, valid ? `${file}: ${res.tasks.length} tasks, valid` : `${file}: ${res.problems.length} problem(s); the file is invalid`);
+      writeLine(
+        valid ? ctx.out : ctx.err,
+        valid
+          ? `${file}: ${res.tasks.length} tasks, valid`
+          : `${file}: ${res.problems.length} problem(s); the file is invalid`,
+      );
     }
     return valid ? 0 : 1;
   },
@@ -30,7 +38,9 @@ function progress(ctx: CliContext, total: number | null) {
     const now = Date.now();
     if (now - last < 250 && sent !== total) return;
     last = now;
-    ctx.err.write(`\ruploading ${(sent / 1048576).toFixed(1)} MiB${total ? ` / ${(total / 1048576).toFixed(1)} MiB (${Math.round((sent / total) * 100)}%)` : ""}`);
+    ctx.err.write(
+      `\ruploading ${(sent / 1048576).toFixed(1)} MiB${total ? ` / ${(total / 1048576).toFixed(1)} MiB (${Math.round((sent / total) * 100)}%)` : ""}`,
+    );
   };
 }
 
@@ -38,12 +48,16 @@ function report(ctx: CliContext, res: ImportResponse, format: (p: TaskProblem) =
   ctx.err.write("\n");
   if (res.ok) {
     writeLine(ctx.out, `imported ${res.imported} tasks into pool ${res.poolId}`);
-    writeLine(ctx.out, `exact duplicates: ${res.exactDuplicates}, normalized-code duplicates: ${res.normalizedDuplicates}, group merge proposals: ${res.mergeProposals}`);
+    writeLine(
+      ctx.out,
+      `exact duplicates: ${res.exactDuplicates}, normalized-code duplicates: ${res.normalizedDuplicates}, group merge proposals: ${res.mergeProposals}`,
+    );
     writeLine(ctx.out, `pool snapshot: ${res.snapshotHash}`);
     return 0;
   }
   for (const p of res.problems) writeLine(ctx.out, format(p));
-  if (res.problemCount > res.problems.length) writeLine(ctx.out, `… and ${res.problemCount - res.problems.length} more`);
+  if (res.problemCount > res.problems.length)
+    writeLine(ctx.out, `… and ${res.problemCount - res.problems.length} more`);
   writeLine(ctx.err, `${res.problemCount} problem(s); nothing was imported`);
   return 1;
 }
@@ -52,8 +66,19 @@ type Values = Record<string, string | boolean | undefined>;
 const importOptions = { pool: { type: "string" }, description: { type: "string" } } as const;
 
 /** Uploads a body to the pool named by --pool, showing progress, and prints the outcome. */
-async function upload(ctx: CliContext, values: Values, body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, size: number, format: (p: TaskProblem) => string) {
-  const res = await ctx.api().importTasks({ pool: str(values.pool, "--pool"), description: values.description as string | undefined, body, onProgress: progress(ctx, size) });
+async function upload(
+  ctx: CliContext,
+  values: Values,
+  body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  size: number,
+  format: (p: TaskProblem) => string,
+) {
+  const res = await ctx.api().importTasks({
+    pool: str(values.pool, "--pool"),
+    description: values.description as string | undefined,
+    body,
+    onProgress: progress(ctx, size),
+  });
   return report(ctx, res, format);
 }
 
@@ -83,7 +108,13 @@ const importDir: Command = {
     }
     const body = new TextEncoder().encode(tasks.map((t) => t.line).join("\n") + "\n");
     // Line N of the generated file is folder N: problems are reported against the folder.
-    return upload(ctx, values, [body], body.length, (p) => `${tasks[p.line - 1]?.folder ?? "?"}: ${p.field ? `${p.field}: ` : ""}${p.message} [${p.code}]`);
+    return upload(
+      ctx,
+      values,
+      [body],
+      body.length,
+      (p) => `${tasks[p.line - 1]?.folder ?? "?"}: ${p.field ? `${p.field}: ` : ""}${p.message} [${p.code}]`,
+    );
   },
 };
 

@@ -2,12 +2,35 @@ import type { Server as HttpServer } from "node:http";
 import { Server, type Socket } from "socket.io";
 import type { z } from "zod";
 import {
-  AGENT_EVENTS, ArtifactMsg, ClaimMsg, HeartbeatMsg, HelloMsg, LogMsg, ProgressMsg, ResultMsg, DomainError, isDomainError,
-  type ClaimAck, type HeartbeatAck, type HelloAck, type WriteAck,
+  AGENT_EVENTS,
+  ArtifactMsg,
+  ClaimMsg,
+  HeartbeatMsg,
+  HelloMsg,
+  LogMsg,
+  ProgressMsg,
+  ResultMsg,
+  DomainError,
+  isDomainError,
+  type ClaimAck,
+  type HeartbeatAck,
+  type HelloAck,
+  type WriteAck,
 } from "@agentlab/core";
 import {
-  agentByCredential, agentConnected, attachArtifact, agentDisconnected, agentHeartbeat, appendLogs, claimJob,
-  claimedWithResult, finishAttempt, reapJobs, recordProgress, renewLeases, type AgentFit,
+  agentByCredential,
+  agentConnected,
+  attachArtifact,
+  agentDisconnected,
+  agentHeartbeat,
+  appendLogs,
+  claimJob,
+  claimedWithResult,
+  finishAttempt,
+  reapJobs,
+  recordProgress,
+  renewLeases,
+  type AgentFit,
 } from "@agentlab/db";
 import type { Services } from "../services";
 
@@ -28,7 +51,13 @@ export const MAX_SOCKET_MESSAGE_BYTES = 1024 * 1024;
 
 export function attachAgentGateway(httpServer: HttpServer, services: Services): AgentGateway {
   const { db, env } = services;
-  const io = new Server(httpServer, { path: "/socket.io", serveClient: false, maxHttpBufferSize: MAX_SOCKET_MESSAGE_BYTES, pingInterval: 10_000, pingTimeout: 20_000 });
+  const io = new Server(httpServer, {
+    path: "/socket.io",
+    serveClient: false,
+    maxHttpBufferSize: MAX_SOCKET_MESSAGE_BYTES,
+    pingInterval: 10_000,
+    pingTimeout: 20_000,
+  });
   const sockets = new Map<string, AgentSocket>();
 
   // Authenticates the socket with the agent credential before any event is accepted.
@@ -58,12 +87,24 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
       socket.on(event, async (payload: unknown, ack: Ack) => {
         if (typeof ack !== "function") return;
         const parsed = schema.safeParse(payload);
-        if (!parsed.success) return ack({ ok: false, error: { code: "BAD_REQUEST", message: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") } });
+        if (!parsed.success)
+          return ack({
+            ok: false,
+            error: {
+              code: "BAD_REQUEST",
+              message: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "),
+            },
+          });
         try {
           ack({ ok: true, data: await fn(parsed.data) });
         } catch (err) {
           log.error({ err, event }, "agent request failed");
-          ack({ ok: false, error: isDomainError(err) ? { code: err.code, message: err.message } : { code: "INTERNAL", message: "internal error" } });
+          ack({
+            ok: false,
+            error: isDomainError(err)
+              ? { code: err.code, message: err.message }
+              : { code: "INTERNAL", message: "internal error" },
+          });
         }
       });
     };
@@ -97,15 +138,40 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
       socket.data.drain = msg.drain;
       await agentHeartbeat(db, agentId, msg.drain);
       const ids = msg.attempts.map((a) => a.attemptId);
-      return { ...(await renewLeases(db, agentId, ids, env.AGENTLAB_LEASE_TTL_MS)), leaseTtlMs: env.AGENTLAB_LEASE_TTL_MS };
+      return {
+        ...(await renewLeases(db, agentId, ids, env.AGENTLAB_LEASE_TTL_MS)),
+        leaseTtlMs: env.AGENTLAB_LEASE_TTL_MS,
+      };
     });
 
-    handle(AGENT_EVENTS.log, LogMsg, async (msg): Promise<WriteAck> => ({ accepted: await appendLogs(db, agentId, msg.jobId, msg.attemptId, msg.chunks) }));
-    handle(AGENT_EVENTS.progress, ProgressMsg, async (msg): Promise<WriteAck> => ({ accepted: await recordProgress(db, agentId, msg.jobId, msg.attemptId, msg.seq, msg.data) }));
+    handle(
+      AGENT_EVENTS.log,
+      LogMsg,
+      async (msg): Promise<WriteAck> => ({
+        accepted: await appendLogs(db, agentId, msg.jobId, msg.attemptId, msg.chunks),
+      }),
+    );
+    handle(
+      AGENT_EVENTS.progress,
+      ProgressMsg,
+      async (msg): Promise<WriteAck> => ({
+        accepted: await recordProgress(db, agentId, msg.jobId, msg.attemptId, msg.seq, msg.data),
+      }),
+    );
 
     handle(AGENT_EVENTS.artifact, ArtifactMsg, async (msg): Promise<WriteAck> => {
-      if (!(await services.artifacts.has(msg.sha256))) throw new DomainError("PRECONDITION_FAILED", "upload the artifact before attaching it");
-      return { accepted: await attachArtifact(db, agentId, { jobId: msg.jobId, attemptId: msg.attemptId, name: msg.name, kind: msg.kind, sha256: msg.sha256, meta: msg.meta }) };
+      if (!(await services.artifacts.has(msg.sha256)))
+        throw new DomainError("PRECONDITION_FAILED", "upload the artifact before attaching it");
+      return {
+        accepted: await attachArtifact(db, agentId, {
+          jobId: msg.jobId,
+          attemptId: msg.attemptId,
+          name: msg.name,
+          kind: msg.kind,
+          sha256: msg.sha256,
+          meta: msg.meta,
+        }),
+      };
     });
 
     handle(AGENT_EVENTS.result, ResultMsg, async (msg): Promise<WriteAck> => {
@@ -120,7 +186,10 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
         const next = wantsNext ? (again ?? (await claimJob(tx, fit))) : null;
         return { out, next };
       });
-      log.info({ jobId: msg.jobId, attemptId: msg.attemptId, reason: msg.reason, accepted: out.accepted, state: out.state }, "attempt finished");
+      log.info(
+        { jobId: msg.jobId, attemptId: msg.attemptId, reason: msg.reason, accepted: out.accepted, state: out.state },
+        "attempt finished",
+      );
       if (out.requeued) nudge();
       return { accepted: out.accepted, next };
     });
@@ -135,7 +204,9 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
 
   const nudge = () => io.emit(AGENT_EVENTS.jobsAvailable);
   services.queue.onJobsAvailable(nudge);
-  services.queue.onCancel(({ agentId, jobId, attemptId }) => sockets.get(agentId)?.emit(AGENT_EVENTS.cancel, { jobId, attemptId }));
+  services.queue.onCancel(({ agentId, jobId, attemptId }) =>
+    sockets.get(agentId)?.emit(AGENT_EVENTS.cancel, { jobId, attemptId }),
+  );
 
   // The reaper: expired leases become agent_lost (requeued while attempts remain), overlong runs time out.
   // Leases in the table were renewed by agents talking to the previous server process; while this
@@ -144,14 +215,17 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
   // its leases at once), and only leases nobody came back for expire. Revoked agents' leases are
   // released on purpose and reaped at once.
   const reapFrom = Date.now() + Math.max(env.AGENTLAB_LEASE_TTL_MS, 10_000);
-  const reaper = setInterval(() => {
-    reapJobs(db, 30, { onlyRevokedAgents: Date.now() < reapFrom })
-      .then((reaped) => {
-        if (reaped.length) services.log.warn({ reaped }, "reaped jobs with expired leases");
-        if (reaped.some((r) => r.state === "queued")) nudge();
-      })
-      .catch((err) => services.log.error({ err }, "reaper failed"));
-  }, Math.max(250, Math.floor(env.AGENTLAB_LEASE_TTL_MS / 3)));
+  const reaper = setInterval(
+    () => {
+      reapJobs(db, 30, { onlyRevokedAgents: Date.now() < reapFrom })
+        .then((reaped) => {
+          if (reaped.length) services.log.warn({ reaped }, "reaped jobs with expired leases");
+          if (reaped.some((r) => r.state === "queued")) nudge();
+        })
+        .catch((err) => services.log.error({ err }, "reaper failed"));
+    },
+    Math.max(250, Math.floor(env.AGENTLAB_LEASE_TTL_MS / 3)),
+  );
   reaper.unref();
 
   return {

@@ -7,7 +7,14 @@ export type StuckGroup = { types: string; requires: string; count: number; oldes
 export async function agentOffers(db: Db): Promise<AgentOffer[]> {
   return (await listAgents(db)).map((a) => {
     const caps = Capabilities.safeParse(a.capabilities);
-    return { name: a.name, online: a.online, revoked: a.revokedAt !== null, drain: a.drain, labels: a.labels, capabilities: caps.success ? caps.data : null };
+    return {
+      name: a.name,
+      online: a.online,
+      revoked: a.revokedAt !== null,
+      drain: a.drain,
+      labels: a.labels,
+      capabilities: caps.success ? caps.data : null,
+    };
   });
 }
 
@@ -15,7 +22,10 @@ export async function agentOffers(db: Db): Promise<AgentOffer[]> {
  * Queued jobs (of one experiment, one job, or all) that no online agent can claim, grouped by
  * their requirement, each with the reason and the fix. Empty when every queued job has someone.
  */
-export async function explainStuck(db: Db, opts: { experimentId?: string; jobId?: string } = {}): Promise<StuckGroup[]> {
+export async function explainStuck(
+  db: Db,
+  opts: { experimentId?: string; jobId?: string } = {},
+): Promise<StuckGroup[]> {
   const [needs, agents] = await Promise.all([queuedJobNeeds(db, opts), agentOffers(db)]);
   const byReason = new Map<string, StuckGroup>();
   for (const n of needs) {
@@ -27,7 +37,8 @@ export async function explainStuck(db: Db, opts: { experimentId?: string; jobId?
       g.count += n.count;
       if (!g.types.split(", ").includes(n.type)) g.types += `, ${n.type}`;
       if (n.oldestAt < g.oldestAt) g.oldestAt = n.oldestAt;
-    } else byReason.set(key, { types: n.type, requires: requirementText(n), count: n.count, oldestAt: n.oldestAt, stuck });
+    } else
+      byReason.set(key, { types: n.type, requires: requirementText(n), count: n.count, oldestAt: n.oldestAt, stuck });
   }
   return [...byReason.values()].sort((a, b) => b.count - a.count);
 }

@@ -13,7 +13,16 @@ export async function handleWhoami(services: Services, req: IncomingMessage, res
   const auth = req.headers.authorization ?? "";
   const token = auth.startsWith("Bearer ") ? auth.slice(7).trim() : "";
   const status = token ? await credentialStatus(services.db, token) : null;
-  if (!status) return sendJson(res, 401, { status: "unknown", error: { code: "UNAUTHORIZED", message: "this credential was never issued by this server" } });
-  if (status.revoked) return sendJson(res, 401, { status: "revoked", agentId: status.agentId, error: { code: "UNAUTHORIZED", message: "this agent was revoked by an admin" } });
+  if (!status)
+    return sendJson(res, 401, {
+      status: "unknown",
+      error: { code: "UNAUTHORIZED", message: "this credential was never issued by this server" },
+    });
+  if (status.revoked)
+    return sendJson(res, 401, {
+      status: "revoked",
+      agentId: status.agentId,
+      error: { code: "UNAUTHORIZED", message: "this agent was revoked by an admin" },
+    });
   return sendJson(res, 200, { status: "ok", agentId: status.agentId, name: status.name });
 }

@@ -67,17 +67,25 @@ export function createArtifactStore(root: string): ArtifactStore {
       check(sha);
       await mkdir(partDir(uploader), { recursive: true });
       const current = await size(partPath(uploader, sha));
-      if (offset !== current) throw new DomainError("CONFLICT", `upload offset ${offset} does not match ${current} bytes received`);
+      if (offset !== current)
+        throw new DomainError("CONFLICT", `upload offset ${offset} does not match ${current} bytes received`);
       const used = await usage(uploader);
       const isNew = !used.open.includes(sha);
-      if (isNew && used.open.length >= limits.maxOpen) throw new DomainError("TOO_MANY_REQUESTS", `too many unfinished uploads (${used.open.length}); complete or let them expire first`);
+      if (isNew && used.open.length >= limits.maxOpen)
+        throw new DomainError(
+          "TOO_MANY_REQUESTS",
+          `too many unfinished uploads (${used.open.length}); complete or let them expire first`,
+        );
       // This partial may grow to the per-artifact limit, or to what the uploader's quota has left.
       const cap = Math.min(limits.maxBytes, current + Math.max(0, limits.quotaBytes - used.bytes));
       let written = current;
       body.on("data", (chunk: Buffer) => {
         written += chunk.length;
         if (written <= cap) return;
-        const msg = written > limits.maxBytes ? `artifact exceeds ${limits.maxBytes} bytes` : `upload quota of ${limits.quotaBytes} bytes in unfinished uploads reached`;
+        const msg =
+          written > limits.maxBytes
+            ? `artifact exceeds ${limits.maxBytes} bytes`
+            : `upload quota of ${limits.quotaBytes} bytes in unfinished uploads reached`;
         body.destroy(new DomainError("PAYLOAD_TOO_LARGE", msg));
       });
       await pipeline(body, createWriteStream(partPath(uploader, sha), { flags: "a" }));
@@ -86,7 +94,8 @@ export function createArtifactStore(root: string): ArtifactStore {
     async complete(uploader, sha) {
       check(sha);
       const part = partPath(uploader, sha);
-      if ((await stat(part).catch(() => null)) === null) throw new DomainError("NOT_FOUND", "no unfinished upload of this artifact by this agent");
+      if ((await stat(part).catch(() => null)) === null)
+        throw new DomainError("NOT_FOUND", "no unfinished upload of this artifact by this agent");
       const hash = createHash("sha256");
       await pipeline(createReadStream(part), hash);
       const digest = hash.digest("hex");

@@ -32,9 +32,26 @@ describe("audit enqueue rules", () => {
   it("turns a job without a valid AuditResult into an error, never an admission", () => {
     const base = { id: "a", jobId: "j", error: null, reason: null, finishedAt: null };
     expect(auditOutcome({ ...base, state: "succeeded", result: { audit: { status: "passed" } } }).status).toBe("error");
-    expect(auditOutcome({ ...base, state: "failed", result: null, reason: "infra_error", error: "boom" })).toEqual({ status: "error", error: "audit job failed (infra_error): boom" });
+    expect(auditOutcome({ ...base, state: "failed", result: null, reason: "infra_error", error: "boom" })).toEqual({
+      status: "error",
+      error: "audit job failed (infra_error): boom",
+    });
     expect(auditOutcome({ ...base, jobId: null, state: null, result: null }).status).toBe("error");
-    const audit = { status: "failed", reasons: ["r"], referenceVerdicts: ["pass"], buggyVerdict: "pass", expectedTestIds: [], mutantsTotal: 0, mutantsKilled: 0, mutationScore: null, surviving: [], unsandboxed: false };
-    expect(auditOutcome({ ...base, state: "succeeded", result: { audit } })).toMatchObject({ status: "failed", result: { buggyVerdict: "pass" } });
+    const audit = {
+      status: "failed",
+      reasons: ["r"],
+      referenceVerdicts: ["pass"],
+      buggyVerdict: "pass",
+      expectedTestIds: [],
+      mutantsTotal: 0,
+      mutantsKilled: 0,
+      mutationScore: null,
+      surviving: [],
+      unsandboxed: false,
+    };
+    expect(auditOutcome({ ...base, state: "succeeded", result: { audit } })).toMatchObject({
+      status: "failed",
+      result: { buggyVerdict: "pass" },
+    });
   });
 });

@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { canonicalJson, GRADER_VERSION, isTerminal, sha256Hex, SandboxBackend, type AuditJobPayload, type EnqueueJob } from "@agentlab/core";
+import {
+  canonicalJson,
+  GRADER_VERSION,
+  isTerminal,
+  sha256Hex,
+  SandboxBackend,
+  type AuditJobPayload,
+  type EnqueueJob,
+} from "@agentlab/core";
 import { auditCandidates, insertAuditRows, toTaskSpec, type AuditCandidate, type NewAuditRow } from "@agentlab/db";
 import type { Services } from "../services";
 
@@ -45,21 +53,40 @@ export function nextRound(c: Pick<AuditCandidate, "round" | "latest">, rerun: bo
  * tests), its reference (which the fingerprint leaves out, and the audit runs), the grader and the
  * audit parameters. Identical tasks in two pools share one job; `round` makes a re-audit new.
  */
-export function auditDedupeKey(c: Pick<AuditCandidate, "fingerprint" | "reference">, params: { graderVersion: string; sandbox: string; referenceRuns: number; maxMutants: number }, round: number): string {
+export function auditDedupeKey(
+  c: Pick<AuditCandidate, "fingerprint" | "reference">,
+  params: { graderVersion: string; sandbox: string; referenceRuns: number; maxMutants: number },
+  round: number,
+): string {
   const ref = sha256Hex(canonicalJson(c.reference)).slice(0, 16);
   const p = sha256Hex(canonicalJson([params.sandbox, params.referenceRuns, params.maxMutants])).slice(0, 12);
   return `audit:${params.graderVersion}:${c.fingerprint}:${ref}:${p}:r${round}`;
 }
 
 /** Enqueues one `audit` job per task that needs one (see nextRound) and records pending audit rows. */
-export async function enqueueAudits(services: Services, input: StartAudits, requestedBy: string | null = null): Promise<StartAuditsResult> {
+export async function enqueueAudits(
+  services: Services,
+  input: StartAudits,
+  requestedBy: string | null = null,
+): Promise<StartAuditsResult> {
   const opts = StartAudits.parse(input);
-  const params = { graderVersion: AUDIT_GRADER_VERSION, sandbox: opts.sandbox, referenceRuns: opts.referenceRuns, maxMutants: opts.maxMutants };
+  const params = {
+    graderVersion: AUDIT_GRADER_VERSION,
+    sandbox: opts.sandbox,
+    referenceRuns: opts.referenceRuns,
+    maxMutants: opts.maxMutants,
+  };
   const out: StartAuditsResult = { enqueued: 0, skipped: 0, finished: 0 };
   let after: string | undefined;
   // Pages keep memory flat on large pools: each page's tasks carry their full files.
   for (;;) {
-    const page = await auditCandidates(services.db, { poolId: opts.poolId, taskRowIds: opts.taskIds, graderVersion: AUDIT_GRADER_VERSION, after, limit: PAGE });
+    const page = await auditCandidates(services.db, {
+      poolId: opts.poolId,
+      taskRowIds: opts.taskIds,
+      graderVersion: AUDIT_GRADER_VERSION,
+      after,
+      limit: PAGE,
+    });
     if (page.length === 0) break;
     after = page[page.length - 1]?.id;
     const todo: { task: AuditCandidate; round: number; job: EnqueueJob }[] = [];
@@ -69,7 +96,11 @@ export async function enqueueAudits(services: Services, input: StartAudits, requ
         out.skipped++;
         continue;
       }
-      const payload: AuditJobPayload = { task: toTaskSpec(task), referenceRuns: opts.referenceRuns, maxMutants: opts.maxMutants };
+      const payload: AuditJobPayload = {
+        task: toTaskSpec(task),
+        referenceRuns: opts.referenceRuns,
+        maxMutants: opts.maxMutants,
+      };
       todo.push({
         task,
         round,
@@ -91,7 +122,14 @@ export async function enqueueAudits(services: Services, input: StartAudits, requ
         const job = jobs[i];
         if (!job) throw new Error("enqueueMany returned fewer jobs than asked");
         if (isTerminal(job.state)) out.finished++;
-        return { taskRowId: t.task.id, jobId: job.id, graderVersion: AUDIT_GRADER_VERSION, round: t.round, sandbox: opts.sandbox, requestedBy };
+        return {
+          taskRowId: t.task.id,
+          jobId: job.id,
+          graderVersion: AUDIT_GRADER_VERSION,
+          round: t.round,
+          sandbox: opts.sandbox,
+          requestedBy,
+        };
       });
       out.enqueued += await insertAuditRows(services.db, rows);
     }

@@ -14,7 +14,10 @@ export function auditOutcome(f: FinishedAuditJob) {
     return { status: "error" as const, error: "audit job succeeded without a valid AuditResult" };
   }
   if (f.state === null) return { status: "error" as const, error: "the audit job was deleted" };
-  return { status: "error" as const, error: `audit job ${f.state} (${f.reason ?? "?"})${f.error ? `: ${f.error}` : ""}` };
+  return {
+    status: "error" as const,
+    error: `audit job ${f.state} (${f.reason ?? "?"})${f.error ? `: ${f.error}` : ""}`,
+  };
 }
 
 /** One pass; returns how many audit rows it finished. */

@@ -6,11 +6,15 @@ describe("cookies", () => {
     expect(serializeCookie("agentlab_session", "ses_abc", { httpOnly: true, maxAgeS: 60, secure: true })).toBe(
       "agentlab_session=ses_abc; Path=/; Max-Age=60; SameSite=Lax; HttpOnly; Secure",
     );
-    expect(serializeCookie("agentlab_csrf", "x", { httpOnly: false, maxAgeS: 60, secure: false })).toBe("agentlab_csrf=x; Path=/; Max-Age=60; SameSite=Lax");
+    expect(serializeCookie("agentlab_csrf", "x", { httpOnly: false, maxAgeS: 60, secure: false })).toBe(
+      "agentlab_csrf=x; Path=/; Max-Age=60; SameSite=Lax",
+    );
   });
 
   it("expires a cleared cookie and refuses header injection", () => {
-    expect(serializeCookie("a", "", { httpOnly: true, maxAgeS: 0, secure: false })).toContain("Max-Age=0; SameSite=Lax; Expires=Thu, 01 Jan 1970");
+    expect(serializeCookie("a", "", { httpOnly: true, maxAgeS: 0, secure: false })).toContain(
+      "Max-Age=0; SameSite=Lax; Expires=Thu, 01 Jan 1970",
+    );
     expect(() => serializeCookie("a", "x\r\nSet-Cookie: b=1", { httpOnly: true, maxAgeS: 1, secure: false })).toThrow();
     expect(() => serializeCookie("a", "x; Domain=evil", { httpOnly: true, maxAgeS: 1, secure: false })).toThrow();
   });

@@ -12,8 +12,14 @@ const TOKEN_CHARS = /^[A-Za-z0-9._~-]*$/;
 
 export function serializeCookie(name: string, value: string, opts: CookieOptions): string {
   // Our values are base64url tokens; anything else would need quoting and is a bug.
-  if (!TOKEN_CHARS.test(name) || !TOKEN_CHARS.test(value)) throw new Error(`refusing to set a cookie with unsafe characters: ${name}`);
-  const parts = [`${name}=${value}`, `Path=${opts.path ?? "/"}`, `Max-Age=${Math.max(0, Math.floor(opts.maxAgeS))}`, `SameSite=${opts.sameSite ?? "Lax"}`];
+  if (!TOKEN_CHARS.test(name) || !TOKEN_CHARS.test(value))
+    throw new Error(`refusing to set a cookie with unsafe characters: ${name}`);
+  const parts = [
+    `${name}=${value}`,
+    `Path=${opts.path ?? "/"}`,
+    `Max-Age=${Math.max(0, Math.floor(opts.maxAgeS))}`,
+    `SameSite=${opts.sameSite ?? "Lax"}`,
+  ];
   if (opts.maxAgeS <= 0) parts.push("Expires=Thu, 01 Jan 1970 00:00:00 GMT");
   if (opts.httpOnly) parts.push("HttpOnly");
   if (opts.secure) parts.push("Secure");

@@ -23,7 +23,14 @@ describe("scrypt password hashes", () => {
   });
 
   it("never verifies against a malformed or hostile stored value", async () => {
-    for (const bad of ["", "plain", "scrypt$0$8$1$c2FsdA$a2V5", "scrypt$1073741824$8$1$c2FsdA$a2V5", "scrypt$1000$8$1$c2FsdA$a2V5", "bcrypt$x"]) {
+    for (const bad of [
+      "",
+      "plain",
+      "scrypt$0$8$1$c2FsdA$a2V5",
+      "scrypt$1073741824$8$1$c2FsdA$a2V5",
+      "scrypt$1000$8$1$c2FsdA$a2V5",
+      "bcrypt$x",
+    ]) {
       expect(await verifyPassword("anything", bad)).toBe(false);
     }
   });

@@ -29,7 +29,12 @@ export function parsePasswordHash(stored: string): { params: ScryptParams; salt:
   const [scheme, n, r, p, salt, key] = stored.split("$");
   if (scheme !== "scrypt" || !salt || !key) return null;
   const params = { N: Number(n), r: Number(r), p: Number(p) };
-  const valid = [params.N, params.r, params.p].every((x) => Number.isInteger(x) && x > 0) && params.N <= MAX_N && (params.N & (params.N - 1)) === 0 && params.r <= 32 && params.p <= 16;
+  const valid =
+    [params.N, params.r, params.p].every((x) => Number.isInteger(x) && x > 0) &&
+    params.N <= MAX_N &&
+    (params.N & (params.N - 1)) === 0 &&
+    params.r <= 32 &&
+    params.p <= 16;
   return valid ? { params, salt: Buffer.from(salt, "base64url"), key: Buffer.from(key, "base64url") } : null;
 }
 

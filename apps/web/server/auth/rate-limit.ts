@@ -69,11 +69,15 @@ export type LoginLimiter = {
   redeemed(ip: string): void;
 };
 
-export function createLoginLimiter(perIp: BucketConfig = LOGIN_PER_IP, perAccount: BucketConfig = LOGIN_PER_ACCOUNT): LoginLimiter {
+export function createLoginLimiter(
+  perIp: BucketConfig = LOGIN_PER_IP,
+  perAccount: BucketConfig = LOGIN_PER_ACCOUNT,
+): LoginLimiter {
   const ips = createRateLimiter(perIp);
   const accounts = createRateLimiter(perAccount);
   const refuse = (wait: number) => {
-    if (wait > 0) throw new DomainError("TOO_MANY_REQUESTS", `too many attempts; try again in ${wait} s`, { retryAfterS: wait });
+    if (wait > 0)
+      throw new DomainError("TOO_MANY_REQUESTS", `too many attempts; try again in ${wait} s`, { retryAfterS: wait });
   };
   return {
     check: (ip, account) => refuse(Math.max(ips.take(ip), accounts.take(account.trim().toLowerCase()))),

@@ -1,4 +1,12 @@
-import { createSession, deleteSession, rehashPassword, setPasswordHash, userCredentialsByEmail, userPasswordHash, type Db } from "@agentlab/db";
+import {
+  createSession,
+  deleteSession,
+  rehashPassword,
+  setPasswordHash,
+  userCredentialsByEmail,
+  userPasswordHash,
+  type Db,
+} from "@agentlab/db";
 import { DomainError } from "@agentlab/core";
 import type { Context } from "../trpc/context";
 import { SESSION_COOKIE } from "../trpc/context";
@@ -63,13 +71,22 @@ export async function login(ctx: Context, input: { email: string; password: stri
  * Requires the current password; every other session of the user ends and every API token of
  * theirs is revoked (the answer says how many), this browser gets a new session.
  */
-export async function changePassword(ctx: Context, userId: string, input: { currentPassword: string; newPassword: string }) {
+export async function changePassword(
+  ctx: Context,
+  userId: string,
+  input: { currentPassword: string; newPassword: string },
+) {
   loginLimiter(ctx.db).check(ctx.ip, `user:${userId}`);
   const stored = await userPasswordHash(ctx.db, userId);
-  if (!stored || !(await verifyPassword(input.currentPassword, stored))) throw new DomainError("FORBIDDEN", "the current password is wrong");
+  if (!stored || !(await verifyPassword(input.currentPassword, stored)))
+    throw new DomainError("FORBIDDEN", "the current password is wrong");
   const ended = await setPasswordHash(ctx.db, userId, await hashPassword(input.newPassword));
   const session = await startSession(ctx, userId);
   ctx.log.info({ userId, ...ended }, "password changed; other sessions ended, API tokens revoked");
   // The count excludes the session this request came from, which ended too and is replaced here.
-  return { expiresAt: session.expiresAt, otherSessionsEnded: Math.max(0, ended.sessionsEnded - 1), tokensRevoked: ended.tokensRevoked };
+  return {
+    expiresAt: session.expiresAt,
+    otherSessionsEnded: Math.max(0, ended.sessionsEnded - 1),
+    tokensRevoked: ended.tokensRevoked,
+  };
 }

@@ -10,8 +10,16 @@ export const LEARNABLE_POOL_FILE = fileURLToPath(new URL("../../../../data/learn
 export const LEARNABLE_POOL_NAME = "builtin-learnable";
 
 /** Loads the built-in pools on first start, so a new lab has real tasks at once. */
-export async function ensureBuiltinPool(services: Pick<Services, "db" | "log">, file = BUILTIN_POOL_FILE): Promise<void> {
-  await ensurePool(services, file, BUILTIN_POOL_NAME, "Repair tasks synthesized from HumanEval (MIT) and MBPP (CC BY 4.0); see data/LICENSES.md");
+export async function ensureBuiltinPool(
+  services: Pick<Services, "db" | "log">,
+  file = BUILTIN_POOL_FILE,
+): Promise<void> {
+  await ensurePool(
+    services,
+    file,
+    BUILTIN_POOL_NAME,
+    "Repair tasks synthesized from HumanEval (MIT) and MBPP (CC BY 4.0); see data/LICENSES.md",
+  );
   await ensurePool(
     services,
     LEARNABLE_POOL_FILE,
@@ -20,13 +28,24 @@ export async function ensureBuiltinPool(services: Pick<Services, "db" | "log">, 
   );
 }
 
-async function ensurePool(services: Pick<Services, "db" | "log">, file: string, name: string, description: string): Promise<void> {
+async function ensurePool(
+  services: Pick<Services, "db" | "log">,
+  file: string,
+  name: string,
+  description: string,
+): Promise<void> {
   if (!existsSync(file)) return;
   const existing = await getPool(services.db, { name });
   // A pool loaded before build-time audits were recorded gets them now (idempotent).
   if (existing) return void (await recordBuildTimeAudits(services.db, existing.id));
   const res = await importPool(services.db, { name, description, builtin: true, lines: createReadStream(file) });
-  if (!res.ok) throw new Error(`the built-in pool ${name} failed validation: ${res.problems.slice(0, 3).map((p) => p.message).join("; ")}`);
+  if (!res.ok)
+    throw new Error(
+      `the built-in pool ${name} failed validation: ${res.problems
+        .slice(0, 3)
+        .map((p) => p.message)
+        .join("; ")}`,
+    );
   const audited = await recordBuildTimeAudits(services.db, res.poolId);
   services.log.info({ tasks: res.imported, audited, poolId: res.poolId, name }, "built-in pool loaded");
 }

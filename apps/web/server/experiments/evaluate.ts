@@ -1,10 +1,33 @@
 import {
-  addGradeJob, getSplit, inProcessTaskIds, insertEvaluations, insertGenerations, listGenerations, setGradeState, stageJobs,
-  type Db, type GenerationRow, type NewEvaluation,
+  addGradeJob,
+  getSplit,
+  inProcessTaskIds,
+  insertEvaluations,
+  insertGenerations,
+  listGenerations,
+  setGradeState,
+  stageJobs,
+  type Db,
+  type GenerationRow,
+  type NewEvaluation,
 } from "@agentlab/db";
 import {
-  DomainError, GenerateJobResult, GenerationProtocol, JOB_CONTRACTS, isTerminal, PROMPT_TEMPLATE_HASH, generateJobPayload, generateJobRequirements, generationProtocol, mainPaths, parseAnswer,
-  recipeMismatches, type EnqueueJob, type ExperimentConfig, type TaskSpec, type TrainMethod,
+  DomainError,
+  GenerateJobResult,
+  GenerationProtocol,
+  JOB_CONTRACTS,
+  isTerminal,
+  PROMPT_TEMPLATE_HASH,
+  generateJobPayload,
+  generateJobRequirements,
+  generationProtocol,
+  mainPaths,
+  parseAnswer,
+  recipeMismatches,
+  type EnqueueJob,
+  type ExperimentConfig,
+  type TaskSpec,
+  type TrainMethod,
 } from "@agentlab/core";
 import type { Services } from "../services";
 
@@ -18,12 +41,26 @@ import type { Services } from "../services";
 
 export const MAX_GRADE_ATTEMPTS = 3;
 
-export type EvalModel = { key: string; adapter: { path: string; sha256: string; artifact: string | null } | null; trainingMethod: TrainMethod | null };
+export type EvalModel = {
+  key: string;
+  adapter: { path: string; sha256: string; artifact: string | null } | null;
+  trainingMethod: TrainMethod | null;
+};
 /** `regenerate[model]`: how often a failed generate job was replaced on resume (its dedupe key's round). */
-export type EvalState = { generate: Record<string, string>; done: Record<string, { graded: number; noVerdict: number }>; regenerate?: Record<string, number> };
+export type EvalState = {
+  generate: Record<string, string>;
+  done: Record<string, { graded: number; noVerdict: number }>;
+  regenerate?: Record<string, number>;
+};
 /** `jobIds`: the stage's generate jobs and every grade job tried, for the stage's job list. */
 export type EvalStep = { state: "running" | "succeeded"; output: EvalState; jobIds: string[] };
-type Ctx = { experimentId: string; config: ExperimentConfig; split: "dev" | "test"; tasks: TaskSpec[]; models: EvalModel[] };
+type Ctx = {
+  experimentId: string;
+  config: ExperimentConfig;
+  split: "dev" | "test";
+  tasks: TaskSpec[];
+  models: EvalModel[];
+};
 
 export const emptyEval = (): EvalState => ({ generate: {}, done: {} });
 
@@ -32,20 +69,49 @@ async function storeGenerations(services: Services, ctx: Ctx, m: EvalModel, genI
   const [gen] = await stageJobs(services.db, [genId]);
   if (!gen || !isTerminal(gen.state)) return false;
   const what = `generation for ${m.key} on ${ctx.split}`;
-  if (gen.state !== "succeeded") throw new DomainError("PRECONDITION_FAILED", `${what} ${gen.state}: ${gen.error ?? "no error given"}`);
+  if (gen.state !== "succeeded")
+    throw new DomainError("PRECONDITION_FAILED", `${what} ${gen.state}: ${gen.error ?? "no error given"}`);
   const parsed = GenerateJobResult.safeParse(gen.result);
-  if (!parsed.success) throw new DomainError("PRECONDITION_FAILED", `${what} returned an unreadable result: ${parsed.error.issues[0]?.message ?? ""}`);
-  const protocol = generationProtocol(parsed.data.summary, { promptTemplateHash: PROMPT_TEMPLATE_HASH, trainingMethod: m.trainingMethod });
-  const mismatches = recipeMismatches(protocol, ctx.config.evaluation, { promptTemplateHash: PROMPT_TEMPLATE_HASH, adapterSha256: m.adapter?.sha256 ?? null });
-  if (mismatches.length) throw new DomainError("PRECONDITION_FAILED", `protocol mismatch on ${ctx.split} for ${m.key}: ${mismatches.join("; ")}`);
+  if (!parsed.success)
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `${what} returned an unreadable result: ${parsed.error.issues[0]?.message ?? ""}`,
+    );
+  const protocol = generationProtocol(parsed.data.summary, {
+    promptTemplateHash: PROMPT_TEMPLATE_HASH,
+    trainingMethod: m.trainingMethod,
+  });
+  const mismatches = recipeMismatches(protocol, ctx.config.evaluation, {
+    promptTemplateHash: PROMPT_TEMPLATE_HASH,
+    adapterSha256: m.adapter?.sha256 ?? null,
+  });
+  if (mismatches.length)
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `protocol mismatch on ${ctx.split} for ${m.key}: ${mismatches.join("; ")}`,
+    );
   const texts = new Map(parsed.data.outputs.map((o) => [o.task_id, o.text]));
   const missing = ctx.tasks.filter((t) => !texts.has(t.id));
-  if (missing.length) throw new DomainError("PRECONDITION_FAILED", `${what} returned no answer for ${missing.length} task(s), e.g. ${missing[0]?.id}`);
+  if (missing.length)
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `${what} returned no answer for ${missing.length} task(s), e.g. ${missing[0]?.id}`,
+    );
   await insertGenerations(
     services.db,
     ctx.tasks.map((t) => {
       const text = texts.get(t.id) ?? "";
-      return { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key, taskId: t.id, sourceGroup: t.source_group, text, parsed: parseAnswer(text, mainPaths(t)).ok, protocol, generateJobId: genId };
+      return {
+        experimentId: ctx.experimentId,
+        split: ctx.split,
+        modelKey: m.key,
+        taskId: t.id,
+        sourceGroup: t.source_group,
+        text,
+        parsed: parseAnswer(text, mainPaths(t)).ok,
+        protocol,
+        generateJobId: genId,
+      };
     }),
   );
   return true;
@@ -55,10 +121,18 @@ async function storeGenerations(services: Services, ctx: Ctx, m: EvalModel, genI
 function gradeJob(ctx: Ctx, m: EvalModel, t: TaskSpec, g: GenerationRow, inProcess: Set<string>): EnqueueJob {
   const answer = parseAnswer(g.text, mainPaths(t));
   // An unparseable answer is graded too (with the buggy file unchanged) so that its row carries the grader's version.
-  const candidate = answer.ok ? answer.files : t.files.filter((f) => f.role === "main").map((f) => ({ path: f.path, content: f.content }));
+  const candidate = answer.ok
+    ? answer.files
+    : t.files.filter((f) => f.role === "main").map((f) => ({ path: f.path, content: f.content }));
   const attempt = g.gradeJobIds.length + 1;
   const key = `exp:${ctx.experimentId}:${ctx.split}:grade:${m.key}:${t.id}${attempt > 1 ? `:a${attempt}` : ""}`;
-  return { type: "grade" as const, experimentId: ctx.experimentId, dedupeKey: key, maxDurationS: 900, payload: { task: t, candidate, isolation: inProcess.has(t.id) ? ("in_process" as const) : ("judge" as const) } };
+  return {
+    type: "grade" as const,
+    experimentId: ctx.experimentId,
+    dedupeKey: key,
+    maxDurationS: 900,
+    payload: { task: t, candidate, isolation: inProcess.has(t.id) ? ("in_process" as const) : ("judge" as const) },
+  };
 }
 
 /** One grading step for one model: new/retried grade jobs, verdicts stored. Returns the answers still pending. */
@@ -66,7 +140,14 @@ async function gradeStep(services: Services, ctx: Ctx, m: EvalModel, rows: Gener
   const { db, queue } = services;
   const tasks = new Map(ctx.tasks.map((t) => [t.id, t]));
   const pending = rows.filter((g) => g.gradeState === "pending");
-  const jobs = new Map((await stageJobs(db, pending.flatMap((g) => g.gradeJobIds.slice(-1)))).map((j) => [j.id, j]));
+  const jobs = new Map(
+    (
+      await stageJobs(
+        db,
+        pending.flatMap((g) => g.gradeJobIds.slice(-1)),
+      )
+    ).map((j) => [j.id, j]),
+  );
   const toEnqueue: { g: GenerationRow; input: ReturnType<typeof gradeJob> }[] = [];
   const verdicts: NewEvaluation[] = [];
   // Tasks whose audit found they need in-process grading (usually none) say so in their payloads.
@@ -86,12 +167,24 @@ async function gradeStep(services: Services, ctx: Ctx, m: EvalModel, rows: Gener
     const grade = job?.state === "succeeded" ? JOB_CONTRACTS.grade.result.safeParse(job.result) : null;
     if (grade?.success && grade.data.verdict !== "infra_error") {
       if (grade.data.graderVersion !== ctx.config.evaluation.graderVersion) {
-        throw new DomainError("PRECONDITION_FAILED", `protocol mismatch on ${ctx.split}: graded by ${grade.data.graderVersion}, the recipe says ${ctx.config.evaluation.graderVersion}`);
+        throw new DomainError(
+          "PRECONDITION_FAILED",
+          `protocol mismatch on ${ctx.split}: graded by ${grade.data.graderVersion}, the recipe says ${ctx.config.evaluation.graderVersion}`,
+        );
       }
       const protocol = { ...GenerationProtocol.parse(g.protocol), graderVersion: grade.data.graderVersion };
       verdicts.push({
-        experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key, taskId: g.taskId, sourceGroup: g.sourceGroup, verdict: g.parsed ? grade.data.verdict : "no_answer",
-        answer: g.text, grade: { ...grade.data, answerParsed: g.parsed, attempts: g.gradeJobIds.length }, protocol, generateJobId: g.generateJobId, gradeJobId: job?.id ?? null,
+        experimentId: ctx.experimentId,
+        split: ctx.split,
+        modelKey: m.key,
+        taskId: g.taskId,
+        sourceGroup: g.sourceGroup,
+        verdict: g.parsed ? grade.data.verdict : "no_answer",
+        answer: g.text,
+        grade: { ...grade.data, answerParsed: g.parsed, attempts: g.gradeJobIds.length },
+        protocol,
+        generateJobId: g.generateJobId,
+        gradeJobId: job?.id ?? null,
       });
       continue;
     }
@@ -100,17 +193,34 @@ async function gradeStep(services: Services, ctx: Ctx, m: EvalModel, rows: Gener
       waiting += 1;
       continue;
     }
-    const why = grade?.success ? `grader infra_error: ${grade.data.reasons.join("; ")}` : (job?.error ?? `grade job ${job?.state ?? "missing"}`);
-    await setGradeState(db, key, "no_verdict", `${g.gradeJobIds.length} grade attempts without a verdict; last: ${why}`);
+    const why = grade?.success
+      ? `grader infra_error: ${grade.data.reasons.join("; ")}`
+      : (job?.error ?? `grade job ${job?.state ?? "missing"}`);
+    await setGradeState(
+      db,
+      key,
+      "no_verdict",
+      `${g.gradeJobIds.length} grade attempts without a verdict; last: ${why}`,
+    );
   }
   // Verdicts first, then the state flip: a crash in between re-reads the same job and inserts nothing new.
   await insertEvaluations(db, verdicts);
-  for (const v of verdicts) await setGradeState(db, { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key, taskId: v.taskId }, "graded");
+  for (const v of verdicts)
+    await setGradeState(
+      db,
+      { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key, taskId: v.taskId },
+      "graded",
+    );
   if (toEnqueue.length) {
     const created = await queue.enqueueMany(toEnqueue.map((e) => e.input));
     for (const [i, e] of toEnqueue.entries()) {
       const j = created[i];
-      if (j) await addGradeJob(db, { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key, taskId: e.g.taskId }, j.id);
+      if (j)
+        await addGradeJob(
+          db,
+          { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key, taskId: e.g.taskId },
+          j.id,
+        );
     }
   }
   return waiting;
@@ -121,8 +231,17 @@ async function gradeStep(services: Services, ctx: Ctx, m: EvalModel, rows: Gener
  * answer, so the next tick enqueues a fresh one. A job that succeeded is never replaced: its
  * answers exist (or were refused for their protocol), so the test split is never generated twice.
  */
-export async function forgetFailedGenerations(db: Db, experimentId: string, split: "dev" | "test", state: EvalState): Promise<EvalState> {
-  const next: EvalState = { generate: { ...state.generate }, done: { ...state.done }, regenerate: { ...state.regenerate } };
+export async function forgetFailedGenerations(
+  db: Db,
+  experimentId: string,
+  split: "dev" | "test",
+  state: EvalState,
+): Promise<EvalState> {
+  const next: EvalState = {
+    generate: { ...state.generate },
+    done: { ...state.done },
+    regenerate: { ...state.regenerate },
+  };
   const jobs = new Map((await stageJobs(db, Object.values(state.generate))).map((j) => [j.id, j]));
   for (const [key, id] of Object.entries(state.generate)) {
     const j = jobs.get(id);
@@ -136,14 +255,21 @@ export async function forgetFailedGenerations(db: Db, experimentId: string, spli
 
 export async function advanceEvaluation(services: Services, ctx: Ctx, state: EvalState): Promise<EvalStep> {
   const { db, queue } = services;
-  const next: EvalState = { generate: { ...state.generate }, done: { ...state.done }, regenerate: { ...state.regenerate } };
+  const next: EvalState = {
+    generate: { ...state.generate },
+    done: { ...state.done },
+    regenerate: { ...state.regenerate },
+  };
   for (const m of ctx.models) {
     if (next.done[m.key]) continue;
     const genId = next.generate[m.key];
     if (!genId) {
       const round = next.regenerate?.[m.key] ?? 0;
       const job = await queue.enqueue({
-        type: "generate", experimentId: ctx.experimentId, dedupeKey: `exp:${ctx.experimentId}:${ctx.split}:gen:${m.key}${round ? `:r${round}` : ""}`, maxDurationS: 6 * 3600,
+        type: "generate",
+        experimentId: ctx.experimentId,
+        dedupeKey: `exp:${ctx.experimentId}:${ctx.split}:gen:${m.key}${round ? `:r${round}` : ""}`,
+        maxDurationS: 6 * 3600,
         requirements: generateJobRequirements(ctx.config),
         // Everything that decides the answers comes from the recipe, never from the claiming agent.
         payload: generateJobPayload(ctx.config, ctx.tasks, m.adapter),
@@ -163,6 +289,12 @@ export async function advanceEvaluation(services: Services, ctx: Ctx, state: Eva
     next.done[m.key] = { graded, noVerdict: final.length - graded };
   }
   const finished = ctx.models.every((m) => next.done[m.key]);
-  const grades = (await listGenerations(db, { experimentId: ctx.experimentId, split: ctx.split })).flatMap((g) => g.gradeJobIds);
-  return { state: finished ? "succeeded" : "running", output: next, jobIds: [...Object.values(next.generate), ...grades].slice(0, 10_000) };
+  const grades = (await listGenerations(db, { experimentId: ctx.experimentId, split: ctx.split })).flatMap(
+    (g) => g.gradeJobIds,
+  );
+  return {
+    state: finished ? "succeeded" : "running",
+    output: next,
+    jobIds: [...Object.values(next.generate), ...grades].slice(0, 10_000),
+  };
 }

@@ -1,6 +1,23 @@
 import { z } from "zod";
-import { reportAgents, reportDatasetFacts, reportExperimentTimes, reportJobCounts, reportSplitFacts, type Db, type StageRow } from "@agentlab/db";
-import { Capabilities, TrainMethod, modelKey, reportHeader, type ExperimentConfig, type ModelRef, type RecordedProtocol, type ReportHeader } from "@agentlab/core";
+import {
+  reportAgents,
+  reportDatasetFacts,
+  reportExperimentTimes,
+  reportJobCounts,
+  reportSplitFacts,
+  type Db,
+  type StageRow,
+} from "@agentlab/db";
+import {
+  Capabilities,
+  TrainMethod,
+  modelKey,
+  reportHeader,
+  type ExperimentConfig,
+  type ModelRef,
+  type RecordedProtocol,
+  type ReportHeader,
+} from "@agentlab/core";
 
 // The facts of the report header, read from the rows the experiment left behind: the train stages'
 // snapshots (sha256, method, job), the dataset and split rows, the jobs and the agents that ran them.
@@ -13,7 +30,15 @@ const TrainOutput = z.object({
 
 export async function headerFacts(
   db: Db,
-  p: { experimentId: string; config: ExperimentConfig; rows: Map<string, StageRow>; selected: ModelRef; testModels: ModelRef[]; protocol: RecordedProtocol | null; reportAt: string },
+  p: {
+    experimentId: string;
+    config: ExperimentConfig;
+    rows: Map<string, StageRow>;
+    selected: ModelRef;
+    testModels: ModelRef[];
+    protocol: RecordedProtocol | null;
+    reportAt: string;
+  },
 ): Promise<ReportHeader> {
   const datasetId = (p.rows.get("dataset")?.output as { datasetId?: string } | undefined)?.datasetId;
   const [times, split, dataset, jobs, agents] = await Promise.all([
@@ -28,10 +53,21 @@ export async function headerFacts(
     const out = TrainOutput.safeParse(p.rows.get(`train:s${seed}`)?.output ?? {});
     if (!out.success) return [];
     if (out.data.jobId) trainJobs.push({ seed, jobId: out.data.jobId });
-    return out.data.snapshots.map((s) => ({ seed, epoch: s.epoch, sha256: s.sha256, method: out.data.method ?? null, trainJobId: out.data.jobId ?? null }));
+    return out.data.snapshots.map((s) => ({
+      seed,
+      epoch: s.epoch,
+      sha256: s.sha256,
+      method: out.data.method ?? null,
+      trainJobId: out.data.jobId ?? null,
+    }));
   });
   return reportHeader({
-    experiment: { id: p.experimentId, name: p.config.name, createdAt: (times?.createdAt ?? new Date(p.reportAt)).toISOString(), reportAt: p.reportAt },
+    experiment: {
+      id: p.experimentId,
+      name: p.config.name,
+      createdAt: (times?.createdAt ?? new Date(p.reportAt)).toISOString(),
+      reportAt: p.reportAt,
+    },
     baseModel: p.config.baseModel,
     training: p.config.training,
     seeds: p.config.seeds,
@@ -40,7 +76,16 @@ export async function headerFacts(
     selectedKey: modelKey(p.selected),
     testKeys: p.testModels.map(modelKey),
     dataset: dataset
-      ? { id: dataset.id, name: dataset.name, hash: dataset.hash, samples: dataset.samples, tasks: dataset.tasks, oracleSamples: dataset.oracleSamples, supervisedTokens: dataset.tokenCounts?.supervisedTokens ?? null, totalTokens: dataset.tokenCounts?.totalTokens ?? null }
+      ? {
+          id: dataset.id,
+          name: dataset.name,
+          hash: dataset.hash,
+          samples: dataset.samples,
+          tasks: dataset.tasks,
+          oracleSamples: dataset.oracleSamples,
+          supervisedTokens: dataset.tokenCounts?.supervisedTokens ?? null,
+          totalTokens: dataset.tokenCounts?.totalTokens ?? null,
+        }
       : null,
     split: split ?? null,
     jobs: jobs.map((j) => ({ type: j.type, count: j.n, firstStart: j.started, lastFinish: j.finished })),
@@ -50,9 +95,16 @@ export async function headerFacts(
       const caps = Capabilities.partial().safeParse(a.capabilities ?? {});
       const c = caps.success ? caps.data : {};
       return {
-        id: a.id, name: a.name, os: c.os ?? null, cpuCores: c.cpuCores ?? null, ramMb: c.ramMb ?? null,
-        gpus: (c.gpus ?? []).map((g) => `${g.name} (${Math.round(g.memoryMb / 1024)} GiB)`), torch: c.torch ?? null, cuda: c.cuda ?? null,
-        jobTypes: a.types, attempts: a.attempts,
+        id: a.id,
+        name: a.name,
+        os: c.os ?? null,
+        cpuCores: c.cpuCores ?? null,
+        ramMb: c.ramMb ?? null,
+        gpus: (c.gpus ?? []).map((g) => `${g.name} (${Math.round(g.memoryMb / 1024)} GiB)`),
+        torch: c.torch ?? null,
+        cuda: c.cuda ?? null,
+        jobTypes: a.types,
+        attempts: a.attempts,
       };
     }),
   });

@@ -1,5 +1,12 @@
 import type { Server } from "node:http";
-import { getExperiment, listStages, runningExperimentIds, setExperimentState, updateStage, type StageRow } from "@agentlab/db";
+import {
+  getExperiment,
+  listStages,
+  runningExperimentIds,
+  setExperimentState,
+  updateStage,
+  type StageRow,
+} from "@agentlab/db";
 import { ExperimentConfig, isDomainError, nextStages, stagePlan } from "@agentlab/core";
 import type { Services } from "../services";
 import { runStage } from "./stages";
@@ -7,7 +14,10 @@ import { createRetryBook, type RetryOptions } from "./retries";
 
 /** A non-domain error thrown by one stage, carrying which (for the bounded retries in `tick`). */
 export class StageCrash extends Error {
-  constructor(readonly stage: string, override readonly cause: unknown) {
+  constructor(
+    readonly stage: string,
+    override readonly cause: unknown,
+  ) {
     super(cause instanceof Error ? cause.message : String(cause));
   }
 }
@@ -15,9 +25,16 @@ export class StageCrash extends Error {
 // The server-side loop that advances experiments. All state is in the database (stage rows, their
 // job ids and outputs), so stopping the loop at any point and starting a new one resumes.
 
-export type ExperimentRunner = { tick(): Promise<void>; advance(experimentId: string): Promise<void>; stop(): Promise<void> };
+export type ExperimentRunner = {
+  tick(): Promise<void>;
+  advance(experimentId: string): Promise<void>;
+  stop(): Promise<void>;
+};
 
-export function createExperimentRunner(services: Services, opts: { intervalMs?: number; autoStart?: boolean; retries?: RetryOptions } = {}): ExperimentRunner {
+export function createExperimentRunner(
+  services: Services,
+  opts: { intervalMs?: number; autoStart?: boolean; retries?: RetryOptions } = {},
+): ExperimentRunner {
   const log = services.log.child({ component: "experiments" });
   const retries = createRetryBook(opts.retries);
   let timer: NodeJS.Timeout | null = null;
@@ -31,14 +48,19 @@ export function createExperimentRunner(services: Services, opts: { intervalMs?: 
     const plan = stagePlan(config);
     const rows = new Map<string, StageRow>((await listStages(services.db, experimentId)).map((r) => [r.key, r]));
     const status = nextStages(plan, [...rows.values()]);
-    if (status.status === "failed") return setExperimentState(services.db, experimentId, "failed", `${status.stage}: ${status.error}`);
+    if (status.status === "failed")
+      return setExperimentState(services.db, experimentId, "failed", `${status.stage}: ${status.error}`);
     if (status.status === "succeeded") return setExperimentState(services.db, experimentId, "succeeded");
     for (const stage of status.runnable) {
       const row = rows.get(stage.key);
       if (!row) continue;
       try {
         const res = await runStage({ services, experimentId, config, stage, row, rows });
-        await updateStage(services.db, experimentId, stage.key, { state: res.state, output: res.output, ...(res.jobIds ? { jobIds: res.jobIds } : {}) });
+        await updateStage(services.db, experimentId, stage.key, {
+          state: res.state,
+          output: res.output,
+          ...(res.jobIds ? { jobIds: res.jobIds } : {}),
+        });
         rows.set(stage.key, { ...row, state: res.state, output: res.output });
       } catch (err) {
         // Domain refusals end the stage (and the experiment); anything else is retried, a bounded
@@ -63,7 +85,10 @@ export function createExperimentRunner(services: Services, opts: { intervalMs?: 
         const stage = err instanceof StageCrash ? err.stage : null;
         const cause = err instanceof StageCrash ? err.cause : err;
         const final = retries.failed(id, stage, cause);
-        log.error({ experimentId: id, stage, err: cause, failures: retries.attempts(id) }, final ? "experiment failed: retries used up" : "advancing experiment failed; retrying with backoff");
+        log.error(
+          { experimentId: id, stage, err: cause, failures: retries.attempts(id) },
+          final ? "experiment failed: retries used up" : "advancing experiment failed; retrying with backoff",
+        );
         if (!final) continue;
         // If even this write fails (database away), the next tick finds the experiment running and
         // starts a new bounded round.

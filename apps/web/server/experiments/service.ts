@@ -1,4 +1,14 @@
-import { getExperiment, getSplit, insertExperiment, listStages, queryRows, setExperimentState, updateStage, type Db, type ExperimentRow } from "@agentlab/db";
+import {
+  getExperiment,
+  getSplit,
+  insertExperiment,
+  listStages,
+  queryRows,
+  setExperimentState,
+  updateStage,
+  type Db,
+  type ExperimentRow,
+} from "@agentlab/db";
 import { DomainError, ExperimentConfig, stagePlan, type ExperimentConfigInput, type TrainMethod } from "@agentlab/core";
 import { sql } from "drizzle-orm";
 import { emptyEval, forgetFailedGenerations, type EvalState } from "./evaluate";
@@ -10,27 +20,43 @@ import { emptyEval, forgetFailedGenerations, type EvalState } from "./evaluate";
  * the recipe asks for nf4 (bitsandbytes availability is a property of one agent, not of the recipe).
  */
 export async function resolveProtocol(db: Db, config: ExperimentConfig): Promise<ExperimentConfig> {
-  const [row] = await queryRows<{ gpus: number }>(db, sql`select count(*)::int as gpus from agents where revoked_at is null and gpu_count > 0`);
+  const [row] = await queryRows<{ gpus: number }>(
+    db,
+    sql`select count(*)::int as gpus from agents where revoked_at is null and gpu_count > 0`,
+  );
   const cuda = (row?.gpus ?? 0) > 0;
   const ev = config.evaluation;
   const device = ev.device === "auto" ? (cuda ? "cuda" : "cpu") : ev.device;
   const dtype = ev.dtype === "auto" ? (device === "cuda" ? "bfloat16" : "float32") : ev.dtype;
-  if (device === "cpu" && dtype === "bfloat16") throw new DomainError("BAD_REQUEST", "bfloat16 generation needs the cuda device");
+  if (device === "cpu" && dtype === "bfloat16")
+    throw new DomainError("BAD_REQUEST", "bfloat16 generation needs the cuda device");
   const q = config.training.quantization;
   const trainCuda = q === "nf4" || (device === "cuda" && cuda);
-  const method: TrainMethod = config.training.method ?? (q === "nf4" ? "qlora-nf4" : trainCuda ? "lora-bf16" : "lora-fp32");
-  if (method === "qlora-nf4" && q === "none") throw new DomainError("BAD_REQUEST", "training method qlora-nf4 contradicts quantization none");
+  const method: TrainMethod =
+    config.training.method ?? (q === "nf4" ? "qlora-nf4" : trainCuda ? "lora-bf16" : "lora-fp32");
+  if (method === "qlora-nf4" && q === "none")
+    throw new DomainError("BAD_REQUEST", "training method qlora-nf4 contradicts quantization none");
   return { ...config, evaluation: { ...ev, device, dtype }, training: { ...config.training, method } };
 }
 
 /** Validates the recipe against its frozen split and writes the experiment with its pending stages; the runner picks it up. */
-export async function createExperiment(db: Db, input: ExperimentConfigInput, createdBy: string | null): Promise<ExperimentRow> {
+export async function createExperiment(
+  db: Db,
+  input: ExperimentConfigInput,
+  createdBy: string | null,
+): Promise<ExperimentRow> {
   const config = await resolveProtocol(db, ExperimentConfig.parse(input));
   const split = await getSplit(db, config.splitId);
   if (!split) throw new DomainError("NOT_FOUND", "no such split");
   if (!split.frozen) throw new DomainError("PRECONDITION_FAILED", "experiments need a frozen split");
   const stages = stagePlan(config).map((s) => ({ key: s.key, kind: s.kind }));
-  return insertExperiment(db, { name: config.name, splitId: config.splitId, config: config as unknown as Record<string, unknown>, createdBy, stages });
+  return insertExperiment(db, {
+    name: config.name,
+    splitId: config.splitId,
+    config: config as unknown as Record<string, unknown>,
+    createdBy,
+    stages,
+  });
 }
 
 /**
@@ -42,12 +68,23 @@ export async function createExperiment(db: Db, input: ExperimentConfigInput, cre
 export async function resumeExperiment(db: Db, id: string): Promise<void> {
   const exp = await getExperiment(db, id);
   if (!exp) throw new DomainError("NOT_FOUND", "no such experiment");
-  if (exp.state !== "failed") throw new DomainError("PRECONDITION_FAILED", `only a failed experiment can be resumed (this one is ${exp.state})`);
+  if (exp.state !== "failed")
+    throw new DomainError("PRECONDITION_FAILED", `only a failed experiment can be resumed (this one is ${exp.state})`);
   for (const s of await listStages(db, id)) {
     if (s.state !== "failed") continue;
     // An evaluation whose generate job failed gets a fresh one (never one whose answers exist).
-    const output = s.kind === "dev_eval" || s.kind === "test_eval" ? await forgetFailedGenerations(db, id, s.kind === "dev_eval" ? "dev" : "test", { ...emptyEval(), ...(s.output as Partial<EvalState>) }) : null;
-    await updateStage(db, id, s.key, { state: "running", error: null, ...(output ? { output: { ...s.output, ...output } } : {}) });
+    const output =
+      s.kind === "dev_eval" || s.kind === "test_eval"
+        ? await forgetFailedGenerations(db, id, s.kind === "dev_eval" ? "dev" : "test", {
+            ...emptyEval(),
+            ...(s.output as Partial<EvalState>),
+          })
+        : null;
+    await updateStage(db, id, s.key, {
+      state: "running",
+      error: null,
+      ...(output ? { output: { ...s.output, ...output } } : {}),
+    });
   }
   await setExperimentState(db, id, "running");
 }

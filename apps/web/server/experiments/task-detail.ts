@@ -13,17 +13,34 @@ export type TaskAnswer = {
   answer: string;
   files: CandidateFile[] | null;
   parseError: string | null;
-  grade: Pick<GradeResult, "isolation" | "backend" | "unsandboxed" | "reasons" | "tests" | "stdoutTail" | "stderrTail" | "candidateOutputTail" | "wallTimeMs"> | null;
+  grade: Pick<
+    GradeResult,
+    | "isolation"
+    | "backend"
+    | "unsandboxed"
+    | "reasons"
+    | "tests"
+    | "stdoutTail"
+    | "stderrTail"
+    | "candidateOutputTail"
+    | "wallTimeMs"
+  > | null;
   /** Why there is no verdict (the last grade error), when there is none. */
   noVerdict: string | null;
 };
 
-export async function taskDetail(db: Db, p: { experimentId: string; split: "dev" | "test"; taskId: string; modelKeys?: string[] }) {
+export async function taskDetail(
+  db: Db,
+  p: { experimentId: string; split: "dev" | "test"; taskId: string; modelKeys?: string[] },
+) {
   const exp = await getExperiment(db, p.experimentId);
   if (!exp) throw new DomainError("NOT_FOUND", "no such experiment");
   const task = (await splitTasks(db, exp.splitId, p.split)).find((t) => t.id === p.taskId);
   if (!task) throw new DomainError("NOT_FOUND", "no such task in this split part");
-  const [evals, gens] = await Promise.all([taskEvaluations(db, { experimentId: exp.id, split: p.split, taskId: p.taskId }), taskGenerations(db, { experimentId: exp.id, split: p.split, taskId: p.taskId })]);
+  const [evals, gens] = await Promise.all([
+    taskEvaluations(db, { experimentId: exp.id, split: p.split, taskId: p.taskId }),
+    taskGenerations(db, { experimentId: exp.id, split: p.split, taskId: p.taskId }),
+  ]);
   const wanted = (k: string) => !p.modelKeys || p.modelKeys.includes(k);
   const mains = mainPaths(task);
   const files = (text: string) => {
@@ -32,16 +49,41 @@ export async function taskDetail(db: Db, p: { experimentId: string; split: "dev"
   };
   const graded = new Set(evals.map((e) => e.modelKey));
   const answers: TaskAnswer[] = [
-    ...evals.filter((e) => wanted(e.modelKey)).map((e) => {
-      const g = GradeResult.safeParse(e.grade);
-      return {
-        modelKey: e.modelKey, verdict: e.verdict, answer: e.answer, ...files(e.answer), noVerdict: null,
-        grade: g.success ? { isolation: g.data.isolation, backend: g.data.backend, unsandboxed: g.data.unsandboxed, reasons: g.data.reasons, tests: g.data.tests, stdoutTail: g.data.stdoutTail, stderrTail: g.data.stderrTail, candidateOutputTail: g.data.candidateOutputTail, wallTimeMs: g.data.wallTimeMs } : null,
-      };
-    }),
-    ...gens.filter((g) => !graded.has(g.modelKey) && wanted(g.modelKey)).map((g) => ({
-      modelKey: g.modelKey, verdict: null, answer: g.text, ...files(g.text), grade: null, noVerdict: g.gradeError ?? `grading ${g.gradeState}`,
-    })),
+    ...evals
+      .filter((e) => wanted(e.modelKey))
+      .map((e) => {
+        const g = GradeResult.safeParse(e.grade);
+        return {
+          modelKey: e.modelKey,
+          verdict: e.verdict,
+          answer: e.answer,
+          ...files(e.answer),
+          noVerdict: null,
+          grade: g.success
+            ? {
+                isolation: g.data.isolation,
+                backend: g.data.backend,
+                unsandboxed: g.data.unsandboxed,
+                reasons: g.data.reasons,
+                tests: g.data.tests,
+                stdoutTail: g.data.stdoutTail,
+                stderrTail: g.data.stderrTail,
+                candidateOutputTail: g.data.candidateOutputTail,
+                wallTimeMs: g.data.wallTimeMs,
+              }
+            : null,
+        };
+      }),
+    ...gens
+      .filter((g) => !graded.has(g.modelKey) && wanted(g.modelKey))
+      .map((g) => ({
+        modelKey: g.modelKey,
+        verdict: null,
+        answer: g.text,
+        ...files(g.text),
+        grade: null,
+        noVerdict: g.gradeError ?? `grading ${g.gradeState}`,
+      })),
   ];
   return {
     taskId: task.id,

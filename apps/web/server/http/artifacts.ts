@@ -17,25 +17,37 @@ export async function handleArtifacts(services: Services, req: IncomingMessage, 
   const { artifacts } = services;
 
   if (req.method === "GET") {
-    if (!agent && !(await resolveViewer(services, req.headers))) throw new DomainError("UNAUTHORIZED", "sign in or present an agent credential");
+    if (!agent && !(await resolveViewer(services, req.headers)))
+      throw new DomainError("UNAUTHORIZED", "sign in or present an agent credential");
     if (!(await artifacts.has(sha))) throw new DomainError("NOT_FOUND", "no such artifact");
-    res.writeHead(200, { "content-type": "application/octet-stream", "cache-control": "private, max-age=31536000, immutable" });
+    res.writeHead(200, {
+      "content-type": "application/octet-stream",
+      "cache-control": "private, max-age=31536000, immutable",
+    });
     artifacts.read(sha).pipe(res);
     return;
   }
   if (!agent) throw new DomainError("UNAUTHORIZED", "only agents upload artifacts");
   if (req.method === "HEAD") {
     const complete = await artifacts.has(sha);
-    res.writeHead(complete ? 200 : 404, { "upload-offset": String(complete ? 0 : await artifacts.partialSize(agent.id, sha)), "upload-complete": String(complete) });
+    res.writeHead(complete ? 200 : 404, {
+      "upload-offset": String(complete ? 0 : await artifacts.partialSize(agent.id, sha)),
+      "upload-complete": String(complete),
+    });
     res.end();
     return;
   }
   if (req.method === "PATCH") {
     if (await artifacts.has(sha)) return sendJson(res, 200, { complete: true });
     const offset = Number(req.headers["upload-offset"] ?? "0");
-    if (!Number.isInteger(offset) || offset < 0) throw new DomainError("BAD_REQUEST", "Upload-Offset must be a non-negative integer");
+    if (!Number.isInteger(offset) || offset < 0)
+      throw new DomainError("BAD_REQUEST", "Upload-Offset must be a non-negative integer");
     const { env } = services;
-    const limits = { maxBytes: env.AGENTLAB_MAX_UPLOAD_BYTES, quotaBytes: env.AGENTLAB_UPLOAD_QUOTA_BYTES, maxOpen: env.AGENTLAB_MAX_OPEN_UPLOADS };
+    const limits = {
+      maxBytes: env.AGENTLAB_MAX_UPLOAD_BYTES,
+      quotaBytes: env.AGENTLAB_UPLOAD_QUOTA_BYTES,
+      maxOpen: env.AGENTLAB_MAX_OPEN_UPLOADS,
+    };
     const written = await artifacts.append(agent.id, sha, offset, req, limits);
     return sendJson(res, 200, { offset: written });
   }

@@ -6,5 +6,9 @@ import { sendJson } from "./respond";
 export async function health(services: Services, res: ServerResponse) {
   const dbOk = await ping(services.db).catch(() => false);
   const agentsOnline = dbOk ? await countOnlineAgents(services.db) : 0;
-  sendJson(res, dbOk ? 200 : 503, { status: dbOk ? "ok" : "degraded", database: dbOk ? "ok" : "unreachable", agentsOnline });
+  sendJson(res, dbOk ? 200 : 503, {
+    status: dbOk ? "ok" : "degraded",
+    database: dbOk ? "ok" : "unreachable",
+    agentsOnline,
+  });
 }

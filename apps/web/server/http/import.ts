@@ -15,7 +15,8 @@ export async function handleTaskImport(services: Services, req: IncomingMessage,
   const viewer = await resolveViewer(services, req.headers);
   if (!viewer) throw new DomainError("UNAUTHORIZED", "sign in or present an API token");
   if (viewer.role === "viewer") throw new DomainError("FORBIDDEN", "requires the member role");
-  if (viewer.via === "session" && req.headers[CSRF_HEADER] !== viewer.csrfToken) throw new DomainError("FORBIDDEN", "missing or wrong CSRF token");
+  if (viewer.via === "session" && req.headers[CSRF_HEADER] !== viewer.csrfToken)
+    throw new DomainError("FORBIDDEN", "missing or wrong CSRF token");
 
   const url = new URL(req.url ?? "/", "http://local");
   const name = PoolName.safeParse(url.searchParams.get("pool") ?? "");
@@ -28,11 +29,26 @@ export async function handleTaskImport(services: Services, req: IncomingMessage,
   const started = Date.now();
   // Both the upload and what it inflates to are capped, so a gzip bomb stops early too.
   const body = capped(maybeGunzip(capped(req, max, "upload")), max * 8, "decompressed file");
-  const result = await importPool(services.db, { name: name.data, lines: body, description: url.searchParams.get("description") ?? undefined, createdBy: viewer.userId });
+  const result = await importPool(services.db, {
+    name: name.data,
+    lines: body,
+    description: url.searchParams.get("description") ?? undefined,
+    createdBy: viewer.userId,
+  });
   if (!result.ok) {
     log.info({ problems: result.problems.length }, "task import rejected");
-    const out: ImportResponse = { ok: false, problemCount: result.problems.length, problems: result.problems.slice(0, MAX_LISTED_PROBLEMS) };
-    return sendJson(res, 400, { ...out, error: { code: "BAD_REQUEST", message: `the file has ${result.problems.length} problem(s); nothing was imported` } });
+    const out: ImportResponse = {
+      ok: false,
+      problemCount: result.problems.length,
+      problems: result.problems.slice(0, MAX_LISTED_PROBLEMS),
+    };
+    return sendJson(res, 400, {
+      ...out,
+      error: {
+        code: "BAD_REQUEST",
+        message: `the file has ${result.problems.length} problem(s); nothing was imported`,
+      },
+    });
   }
   log.info({ imported: result.imported, ms: Date.now() - started }, "tasks imported");
   sendJson(res, 200, result satisfies ImportResponse);

@@ -7,13 +7,21 @@ export function sendJson(res: ServerResponse, status: number, body: unknown) {
 }
 
 const httpStatus: Record<DomainErrorCode, number> = {
-  BAD_REQUEST: 400, UNAUTHORIZED: 401, FORBIDDEN: 403, NOT_FOUND: 404, CONFLICT: 409,
-  PRECONDITION_FAILED: 412, PAYLOAD_TOO_LARGE: 413, TOO_MANY_REQUESTS: 429, INTERNAL: 500,
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PRECONDITION_FAILED: 412,
+  PAYLOAD_TOO_LARGE: 413,
+  TOO_MANY_REQUESTS: 429,
+  INTERNAL: 500,
 };
 
 /** Plain-HTTP routes (health, artifacts, uploads) report errors the same way tRPC does: 4xx kept, 5xx masked. */
 export function sendError(res: ServerResponse, err: unknown) {
-  if (isDomainError(err) && err.code !== "INTERNAL") return sendJson(res, httpStatus[err.code], { error: { code: err.code, message: err.message } });
+  if (isDomainError(err) && err.code !== "INTERNAL")
+    return sendJson(res, httpStatus[err.code], { error: { code: err.code, message: err.message } });
   return sendJson(res, 500, { error: { code: "INTERNAL", message: "internal error" } });
 }
 

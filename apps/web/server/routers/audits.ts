@@ -21,7 +21,8 @@ export const auditsRouter = router({
   create: memberProcedure.input(StartAudits).mutation(async ({ ctx, input }) => {
     if (!(await getPool(ctx.db, { id: input.poolId }))) throw new DomainError("NOT_FOUND", "no such pool");
     const ids = input.taskIds ? [...new Set(input.taskIds)] : null;
-    if (ids && (await countPoolTasks(ctx.db, input.poolId, ids)) !== ids.length) throw new DomainError("NOT_FOUND", "a task is not in this pool");
+    if (ids && (await countPoolTasks(ctx.db, input.poolId, ids)) !== ids.length)
+      throw new DomainError("NOT_FOUND", "a task is not in this pool");
     return enqueueAudits(ctx, input, ctx.viewer.userId);
   }),
 });

@@ -1,7 +1,14 @@
 import { z } from "zod";
 import { CollectionInput, DomainError } from "@agentlab/core";
 import {
-  cacheMigrationPlan, collectionCandidates, collectionTaskSummary, collectionVerdictCounts, getCandidate, getCollection, ledgerTotals, listCollections,
+  cacheMigrationPlan,
+  collectionCandidates,
+  collectionTaskSummary,
+  collectionVerdictCounts,
+  getCandidate,
+  getCollection,
+  ledgerTotals,
+  listCollections,
 } from "@agentlab/db";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 import { cancelCollection, startCollection } from "../teacher/runner";
@@ -12,23 +19,32 @@ import { syncTeacher } from "../teacher/loops";
 const Id = z.object({ id: z.string().uuid() });
 
 export const collectionsRouter = router({
-  list: viewerProcedure.input(z.object({ experimentId: z.string().uuid().optional() }).default({})).query(async ({ ctx, input }) => {
-    await syncTeacher(ctx);
-    return listCollections(ctx.db, input);
-  }),
+  list: viewerProcedure
+    .input(z.object({ experimentId: z.string().uuid().optional() }).default({}))
+    .query(async ({ ctx, input }) => {
+      await syncTeacher(ctx);
+      return listCollections(ctx.db, input);
+    }),
 
   /** Progress, costs, reuse and verdict counts. */
   byId: viewerProcedure.input(Id).query(async ({ ctx, input }) => {
     await syncTeacher(ctx);
     const col = await getCollection(ctx.db, input.id);
     if (!col) throw new DomainError("NOT_FOUND", "no such collection");
-    return { ...col, verdicts: await collectionVerdictCounts(ctx.db, col.id), oracle: col.providerKind === "reference" };
+    return {
+      ...col,
+      verdicts: await collectionVerdictCounts(ctx.db, col.id),
+      oracle: col.providerKind === "reference",
+    };
   }),
 
   /** Creates the collection and starts it on the server; test-split tasks are refused before anything is stored. */
   create: memberProcedure.input(CollectionInput).mutation(async ({ ctx, input }) => {
     const col = await createCollection(ctx, input, ctx.viewer.userId);
-    ctx.log.info({ collectionId: col.id, providerId: col.providerId, tasks: col.tasksTotal, n: input.nSamples }, "collection created");
+    ctx.log.info(
+      { collectionId: col.id, providerId: col.providerId, tasks: col.tasksTotal, n: input.nSamples },
+      "collection created",
+    );
     void startCollection(ctx, col.id);
     return col;
   }),
@@ -36,14 +52,24 @@ export const collectionsRouter = router({
   cancel: memberProcedure.input(Id).mutation(({ input }) => ({ running: cancelCollection(input.id) })),
 
   /** Enqueues grade jobs for candidates still without a verdict (e.g. after a collection ran with grade: false). */
-  grade: memberProcedure.input(Id).mutation(async ({ ctx, input }) => ({ pending: await enqueueCollectionGrading(ctx, input.id) })),
+  grade: memberProcedure
+    .input(Id)
+    .mutation(async ({ ctx, input }) => ({ pending: await enqueueCollectionGrading(ctx, input.id) })),
 
   tasks: viewerProcedure
-    .input(z.object({ id: z.string().uuid(), after: z.string().max(200).optional(), limit: z.number().int().min(1).max(500).default(100) }))
+    .input(
+      z.object({
+        id: z.string().uuid(),
+        after: z.string().max(200).optional(),
+        limit: z.number().int().min(1).max(500).default(100),
+      }),
+    )
     .query(({ ctx, input }) => collectionTaskSummary(ctx.db, input.id, input)),
 
   /** A task's candidates in this collection: answer, parse error, verdict and grader output. */
-  candidates: viewerProcedure.input(z.object({ id: z.string().uuid(), taskRowId: z.string().uuid() })).query(({ ctx, input }) => collectionCandidates(ctx.db, input.id, input.taskRowId)),
+  candidates: viewerProcedure
+    .input(z.object({ id: z.string().uuid(), taskRowId: z.string().uuid() }))
+    .query(({ ctx, input }) => collectionCandidates(ctx.db, input.id, input.taskRowId)),
 
   candidate: viewerProcedure.input(Id).query(async ({ ctx, input }) => {
     const c = await getCandidate(ctx.db, input.id);
@@ -52,7 +78,13 @@ export const collectionsRouter = router({
   }),
 
   ledger: viewerProcedure
-    .input(z.object({ by: z.enum(["provider", "experiment", "collection"]), experimentId: z.string().uuid().optional(), collectionId: z.string().uuid().optional() }))
+    .input(
+      z.object({
+        by: z.enum(["provider", "experiment", "collection"]),
+        experimentId: z.string().uuid().optional(),
+        collectionId: z.string().uuid().optional(),
+      }),
+    )
     .query(({ ctx, input }) => ledgerTotals(ctx.db, input.by, input)),
 
   /** What a new pool snapshot reuses from an old one: candidates are keyed by fingerprint, so this is a plan, not a copy. */

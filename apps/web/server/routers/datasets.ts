@@ -9,7 +9,9 @@ import { syncTeacher } from "../teacher/loops";
 const Id = z.object({ id: z.string().uuid() });
 
 export const datasetsRouter = router({
-  list: viewerProcedure.input(z.object({ experimentId: z.string().uuid().optional() }).default({})).query(({ ctx, input }) => listDatasets(ctx.db, input)),
+  list: viewerProcedure
+    .input(z.object({ experimentId: z.string().uuid().optional() }).default({}))
+    .query(({ ctx, input }) => listDatasets(ctx.db, input)),
 
   byId: viewerProcedure.input(Id).query(async ({ ctx, input }) => {
     await syncTeacher(ctx);
@@ -20,7 +22,14 @@ export const datasetsRouter = router({
 
   /** An immutable snapshot of the passing candidates of one or more collections of one split. */
   create: memberProcedure
-    .input(z.object({ name: z.string().min(1).max(200), splitId: z.string().uuid(), collectionIds: z.array(z.string().uuid()).min(1).max(100), experimentId: z.string().uuid().optional() }))
+    .input(
+      z.object({
+        name: z.string().min(1).max(200),
+        splitId: z.string().uuid(),
+        collectionIds: z.array(z.string().uuid()).min(1).max(100),
+        experimentId: z.string().uuid().optional(),
+      }),
+    )
     .mutation(async ({ ctx, input }) => {
       await syncTeacher(ctx);
       const d = await createDataset(ctx, { ...input, createdBy: ctx.viewer.userId });
@@ -29,7 +38,13 @@ export const datasetsRouter = router({
     }),
 
   samples: viewerProcedure
-    .input(z.object({ id: z.string().uuid(), after: z.number().int().optional(), limit: z.number().int().min(1).max(200).default(50) }))
+    .input(
+      z.object({
+        id: z.string().uuid(),
+        after: z.number().int().optional(),
+        limit: z.number().int().min(1).max(200).default(50),
+      }),
+    )
     .query(({ ctx, input }) => datasetSamplesPage(ctx.db, input.id, input)),
 
   /** The JSONL bytes whose sha256 is the snapshot hash. */
@@ -51,8 +66,10 @@ export const datasetsRouter = router({
   }),
 
   /** Supervised-token counts with the student model's tokenizer, computed by an agent. */
-  tokenize: memberProcedure.input(z.object({ id: z.string().uuid(), model: z.string().min(1).max(500) })).mutation(async ({ ctx, input }) => {
-    const job = await enqueueTokenize(ctx, input.id, input.model);
-    return { jobId: job.id };
-  }),
+  tokenize: memberProcedure
+    .input(z.object({ id: z.string().uuid(), model: z.string().min(1).max(500) }))
+    .mutation(async ({ ctx, input }) => {
+      const job = await enqueueTokenize(ctx, input.id, input.model);
+      return { jobId: job.id };
+    }),
 });

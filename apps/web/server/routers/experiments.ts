@@ -1,6 +1,14 @@
 import { z } from "zod";
 import { DomainError, ExperimentConfig, planProgress, stagePlan } from "@agentlab/core";
-import { getExperiment, getSelection, listExperiments, listStages, setExperimentState, stageJobCounts, stageJobs } from "@agentlab/db";
+import {
+  getExperiment,
+  getSelection,
+  listExperiments,
+  listStages,
+  setExperimentState,
+  stageJobCounts,
+  stageJobs,
+} from "@agentlab/db";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 import { createExperiment, resumeExperiment } from "../experiments/service";
 
@@ -8,7 +16,14 @@ const Id = z.object({ id: z.string().uuid() });
 
 export const experimentsRouter = router({
   list: viewerProcedure
-    .input(z.object({ state: z.enum(["running", "succeeded", "failed", "canceled"]).optional(), limit: z.number().int().min(1).max(200).default(50) }).default({ limit: 50 }))
+    .input(
+      z
+        .object({
+          state: z.enum(["running", "succeeded", "failed", "canceled"]).optional(),
+          limit: z.number().int().min(1).max(200).default(50),
+        })
+        .default({ limit: 50 }),
+    )
     .query(({ ctx, input }) => listExperiments(ctx.db, input)),
 
   /** The experiment with its stages in plan order, each with its jobs' states, and overall progress. */
@@ -24,12 +39,25 @@ export const experimentsRouter = router({
       const row = rows.get(s.key);
       const c = counts.get(s.key) ?? { total: 0, done: 0, jobs: [] };
       return {
-        key: s.key, kind: s.kind, state: row?.state ?? "pending", error: row?.error ?? null, startedAt: row?.startedAt ?? null, finishedAt: row?.finishedAt ?? null,
-        jobs: c.jobs, jobCount: c.total, jobsDone: c.done,
+        key: s.key,
+        kind: s.kind,
+        state: row?.state ?? "pending",
+        error: row?.error ?? null,
+        startedAt: row?.startedAt ?? null,
+        finishedAt: row?.finishedAt ?? null,
+        jobs: c.jobs,
+        jobCount: c.total,
+        jobsDone: c.done,
         progress: row?.state === "succeeded" ? 1 : c.total ? c.done / c.total : 0,
       };
     });
-    return { ...exp, config, stages, progress: planProgress(plan, [...rows.values()]), selection: (await getSelection(ctx.db, exp.id)) ?? null };
+    return {
+      ...exp,
+      config,
+      stages,
+      progress: planProgress(plan, [...rows.values()]),
+      selection: (await getSelection(ctx.db, exp.id)) ?? null,
+    };
   }),
 
   create: memberProcedure.input(ExperimentConfig).mutation(async ({ ctx, input }) => {
@@ -45,7 +73,8 @@ export const experimentsRouter = router({
     if (exp.state !== "running") throw new DomainError("CONFLICT", `the experiment is ${exp.state}`);
     await setExperimentState(ctx.db, exp.id, "canceled", "canceled by a user");
     const ids = (await listStages(ctx.db, exp.id)).flatMap((s) => s.jobIds);
-    for (const j of await stageJobs(ctx.db, ids)) if (j.state === "queued" || j.state === "running") await ctx.queue.cancel(j.id);
+    for (const j of await stageJobs(ctx.db, ids))
+      if (j.state === "queued" || j.state === "running") await ctx.queue.cancel(j.id);
     return { id: exp.id, state: "canceled" as const };
   }),
 

@@ -1,11 +1,28 @@
 import { z } from "zod";
 import { DomainError, EnqueueJob, JobState } from "@agentlab/core";
-import { attemptJobType, countJobsByState, getJob, listAttempts, listJobArtifacts, listJobs, readLogs, readProgress } from "@agentlab/db";
+import {
+  attemptJobType,
+  countJobsByState,
+  getJob,
+  listAttempts,
+  listJobArtifacts,
+  listJobs,
+  readLogs,
+  readProgress,
+} from "@agentlab/db";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 
 export const jobsRouter = router({
   list: viewerProcedure
-    .input(z.object({ state: JobState.optional(), type: z.string().max(32).optional(), experimentId: z.string().uuid().optional(), limit: z.number().int().min(1).max(500).default(100), before: z.coerce.date().optional() }))
+    .input(
+      z.object({
+        state: JobState.optional(),
+        type: z.string().max(32).optional(),
+        experimentId: z.string().uuid().optional(),
+        limit: z.number().int().min(1).max(500).default(100),
+        before: z.coerce.date().optional(),
+      }),
+    )
     .query(({ ctx, input }) => listJobs(ctx.db, input)),
 
   counts: viewerProcedure.query(({ ctx }) => countJobsByState(ctx.db)),
@@ -19,17 +36,27 @@ export const jobsRouter = router({
 
   /** Log lines of one attempt after `afterSeq`, for a live tail. A shell job's output is admin-only. */
   logs: viewerProcedure
-    .input(z.object({ attemptId: z.string().uuid(), afterSeq: z.number().int().min(-1).default(-1), limit: z.number().int().min(1).max(2000).default(500) }))
+    .input(
+      z.object({
+        attemptId: z.string().uuid(),
+        afterSeq: z.number().int().min(-1).default(-1),
+        limit: z.number().int().min(1).max(2000).default(500),
+      }),
+    )
     .query(async ({ ctx, input }) => {
-      if ((await attemptJobType(ctx.db, input.attemptId)) === "shell" && ctx.viewer.role !== "admin") throw new DomainError("FORBIDDEN", "only admins read the output of shell jobs");
+      if ((await attemptJobType(ctx.db, input.attemptId)) === "shell" && ctx.viewer.role !== "admin")
+        throw new DomainError("FORBIDDEN", "only admins read the output of shell jobs");
       return readLogs(ctx.db, input.attemptId, input.afterSeq, input.limit);
     }),
 
-  progress: viewerProcedure.input(z.object({ attemptId: z.string().uuid() })).query(({ ctx, input }) => readProgress(ctx.db, input.attemptId)),
+  progress: viewerProcedure
+    .input(z.object({ attemptId: z.string().uuid() }))
+    .query(({ ctx, input }) => readProgress(ctx.db, input.attemptId)),
 
   // A shell job runs any command outside the sandbox on an opted-in agent: an admin's decision.
   create: memberProcedure.input(EnqueueJob).mutation(({ ctx, input }) => {
-    if (input.type === "shell" && ctx.viewer.role !== "admin") throw new DomainError("FORBIDDEN", "only admins create shell jobs");
+    if (input.type === "shell" && ctx.viewer.role !== "admin")
+      throw new DomainError("FORBIDDEN", "only admins create shell jobs");
     return ctx.queue.enqueue(input);
   }),
 

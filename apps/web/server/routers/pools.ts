@@ -26,7 +26,15 @@ export const poolsRouter = router({
 
   /** One keyset page of full Task spec v1 records (the CLI's `pools export` writes them as JSONL). */
   exportPage: viewerProcedure
-    .input(z.object({ poolId: z.string().uuid(), splitId: z.string().uuid().optional(), part: SplitPart.optional(), after: z.string().max(200).optional(), limit: z.number().int().min(1).max(1000).default(500) }))
+    .input(
+      z.object({
+        poolId: z.string().uuid(),
+        splitId: z.string().uuid().optional(),
+        part: SplitPart.optional(),
+        after: z.string().max(200).optional(),
+        limit: z.number().int().min(1).max(1000).default(500),
+      }),
+    )
     .query(({ ctx, input }) => {
       if (input.part && !input.splitId) throw new DomainError("BAD_REQUEST", "a part needs a split");
       return exportTaskPage(ctx.db, input);

@@ -1,6 +1,15 @@
 import { z } from "zod";
 import { DomainError, PriceInput, ProviderInput, ProviderUpdate } from "@agentlab/core";
-import { deletePrice, deleteProvider, getProvider, insertProvider, listPrices, listProviders, setPrice, updateProvider } from "@agentlab/db";
+import {
+  deletePrice,
+  deleteProvider,
+  getProvider,
+  insertProvider,
+  listPrices,
+  listProviders,
+  setPrice,
+  updateProvider,
+} from "@agentlab/db";
 import { adminProcedure, router, viewerProcedure } from "../trpc/init";
 
 // Teacher providers. The API key is write-only: it is sealed on the way in, and no procedure
@@ -24,10 +33,18 @@ export const providersRouter = router({
   create: adminProcedure.input(ProviderInput).mutation(async ({ ctx, input }) => {
     checkShape(input.kind, input.baseUrl);
     const p = await insertProvider(ctx.db, {
-      name: input.name, kind: input.kind, baseUrl: input.kind === "reference" ? null : (input.baseUrl ?? null), model: input.model,
-      apiKeySealed: input.kind === "openai" && input.apiKey ? ctx.secrets.seal(input.apiKey) : null, extraParams: input.extraParams, createdBy: ctx.viewer.userId,
+      name: input.name,
+      kind: input.kind,
+      baseUrl: input.kind === "reference" ? null : (input.baseUrl ?? null),
+      model: input.model,
+      apiKeySealed: input.kind === "openai" && input.apiKey ? ctx.secrets.seal(input.apiKey) : null,
+      extraParams: input.extraParams,
+      createdBy: ctx.viewer.userId,
     });
-    ctx.log.info({ providerId: p.id, name: p.name, kind: p.kind, model: p.model, hasApiKey: p.hasApiKey }, "provider created");
+    ctx.log.info(
+      { providerId: p.id, name: p.name, kind: p.kind, model: p.model, hasApiKey: p.hasApiKey },
+      "provider created",
+    );
     return p;
   }),
 
@@ -35,11 +52,18 @@ export const providersRouter = router({
     const current = await getProvider(ctx.db, input.id);
     if (!current) throw new DomainError("NOT_FOUND", "no such provider");
     checkShape(input.kind ?? current.kind, input.baseUrl === undefined ? current.baseUrl : input.baseUrl);
-    const sealed = input.clearApiKey ? { apiKeySealed: null } : input.apiKey ? { apiKeySealed: ctx.secrets.seal(input.apiKey) } : {};
+    const sealed = input.clearApiKey
+      ? { apiKeySealed: null }
+      : input.apiKey
+        ? { apiKeySealed: ctx.secrets.seal(input.apiKey) }
+        : {};
     const p = await updateProvider(ctx.db, input.id, {
-      ...(input.name !== undefined ? { name: input.name } : {}), ...(input.kind !== undefined ? { kind: input.kind } : {}),
-      ...(input.baseUrl !== undefined ? { baseUrl: input.baseUrl } : {}), ...(input.model !== undefined ? { model: input.model } : {}),
-      ...(input.extraParams !== undefined ? { extraParams: input.extraParams } : {}), ...sealed,
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.kind !== undefined ? { kind: input.kind } : {}),
+      ...(input.baseUrl !== undefined ? { baseUrl: input.baseUrl } : {}),
+      ...(input.model !== undefined ? { model: input.model } : {}),
+      ...(input.extraParams !== undefined ? { extraParams: input.extraParams } : {}),
+      ...sealed,
     });
     ctx.log.info({ providerId: p.id, keyChanged: "apiKeySealed" in sealed }, "provider updated");
     return p;
@@ -52,5 +76,7 @@ export const providersRouter = router({
 
   prices: viewerProcedure.query(({ ctx }) => listPrices(ctx.db)),
   setPrice: adminProcedure.input(PriceInput).mutation(({ ctx, input }) => setPrice(ctx.db, input)),
-  deletePrice: adminProcedure.input(z.object({ model: z.string().min(1) })).mutation(async ({ ctx, input }) => (await deletePrice(ctx.db, input.model), { ok: true })),
+  deletePrice: adminProcedure
+    .input(z.object({ model: z.string().min(1) }))
+    .mutation(async ({ ctx, input }) => (await deletePrice(ctx.db, input.model), { ok: true })),
 });

@@ -1,6 +1,12 @@
 import { z } from "zod";
 import { DomainError, ExperimentConfig } from "@agentlab/core";
-import { CompareInput, ReportDigest, RunAnnotation, RunListInput, outcomeMatrix } from "@agentlab/core/experiments/runs";
+import {
+  CompareInput,
+  ReportDigest,
+  RunAnnotation,
+  RunListInput,
+  outcomeMatrix,
+} from "@agentlab/core/experiments/runs";
 import { epochLosses, epochMarks, thin, trainFraction, trainPoints } from "@agentlab/core/experiments/training";
 import { getExperiment } from "@agentlab/db";
 import { trainStageData } from "@agentlab/db/queries/training";
@@ -27,7 +33,8 @@ export const runsRouter = router({
   archive: memberProcedure.input(z.object({ id: z.uuid(), archived: z.boolean() })).mutation(async ({ ctx, input }) => {
     const exp = await getExperiment(ctx.db, input.id);
     if (!exp) throw new DomainError("NOT_FOUND", "no such experiment");
-    if (input.archived && exp.state === "running") throw new DomainError("CONFLICT", "a running experiment cannot be archived; cancel it first");
+    if (input.archived && exp.state === "running")
+      throw new DomainError("CONFLICT", "a running experiment cannot be archived; cancel it first");
     await setRunArchived(ctx.db, input.id, input.archived);
     return { id: input.id, archived: input.archived };
   }),
@@ -64,16 +71,30 @@ export const runsRouter = router({
     const missing = ids.filter((id) => !rows.some((r) => r.id === id));
     if (missing.length) throw new DomainError("NOT_FOUND", `no such experiment: ${missing.join(", ")}`);
     const splits = new Set(rows.map((r) => r.splitId));
-    if (splits.size > 1) throw new DomainError("PRECONDITION_FAILED", "these experiments use different splits; their test figures are not comparable");
+    if (splits.size > 1)
+      throw new DomainError(
+        "PRECONDITION_FAILED",
+        "these experiments use different splits; their test figures are not comparable",
+      );
     const ordered = ids.map((id) => rows.find((r) => r.id === id)).filter((r) => r !== undefined);
-    const bodies = new Map((await reportsOf(ctx.db, ids)).map((r) => [r.experimentId, ReportDigest.safeParse(r.body).data ?? null]));
+    const bodies = new Map(
+      (await reportsOf(ctx.db, ids)).map((r) => [r.experimentId, ReportDigest.safeParse(r.body).data ?? null]),
+    );
     const runs = ordered.map((r) => {
       const report = bodies.get(r.id) ?? null;
       const cfg = ExperimentConfig.safeParse(report?.config);
       const c = cfg.success ? cfg.data : null;
       return {
         ...r,
-        recipe: c && { epochs: c.training.epochs, learningRate: c.training.learningRate, batchSize: c.training.batchSize, loraR: c.training.lora.r, loraAlpha: c.training.lora.alpha, seeds: c.seeds, maxNewTokens: c.evaluation.maxNewTokens },
+        recipe: c && {
+          epochs: c.training.epochs,
+          learningRate: c.training.learningRate,
+          batchSize: c.training.batchSize,
+          loraR: c.training.lora.r,
+          loraAlpha: c.training.lora.alpha,
+          seeds: c.seeds,
+          maxNewTokens: c.evaluation.maxNewTokens,
+        },
         dev: report?.summary[0] ?? null,
         selected: report?.outcome.selectedLabel ?? null,
         headline: report?.outcome.headline ?? null,

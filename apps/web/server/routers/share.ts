@@ -4,19 +4,38 @@ import { createShareLink, listShareLinks, reportByShareToken, revokeShareLink } 
 import { memberProcedure, publicProcedure, router, viewerProcedure } from "../trpc/init";
 
 export const shareRouter = router({
-  list: viewerProcedure.input(z.object({ reportId: z.string().uuid() })).query(({ ctx, input }) => listShareLinks(ctx.db, input.reportId)),
+  list: viewerProcedure
+    .input(z.object({ reportId: z.string().uuid() }))
+    .query(({ ctx, input }) => listShareLinks(ctx.db, input.reportId)),
 
   /** The token is returned once; the URL is /share/<token>. */
   create: memberProcedure
-    .input(z.object({ reportId: z.string().uuid(), expiresInHours: z.number().positive().max(24 * 365).optional(), label: z.string().max(200).optional() }))
+    .input(
+      z.object({
+        reportId: z.string().uuid(),
+        expiresInHours: z
+          .number()
+          .positive()
+          .max(24 * 365)
+          .optional(),
+        label: z.string().max(200).optional(),
+      }),
+    )
     .mutation(async ({ ctx, input }) => {
       const expiresAt = input.expiresInHours ? new Date(Date.now() + input.expiresInHours * 3600_000) : null;
-      const { link, token } = await createShareLink(ctx.db, { reportId: input.reportId, expiresAt, label: input.label ?? null, createdBy: ctx.viewer.userId });
+      const { link, token } = await createShareLink(ctx.db, {
+        reportId: input.reportId,
+        expiresAt,
+        label: input.label ?? null,
+        createdBy: ctx.viewer.userId,
+      });
       ctx.log.info({ shareLinkId: link.id, reportId: link.reportId }, "share link created");
       return { link, token, path: `/share/${token}` };
     }),
 
-  revoke: memberProcedure.input(z.object({ id: z.string().uuid() })).mutation(({ ctx, input }) => revokeShareLink(ctx.db, input.id)),
+  revoke: memberProcedure
+    .input(z.object({ id: z.string().uuid() }))
+    .mutation(({ ctx, input }) => revokeShareLink(ctx.db, input.id)),
 
   /** Without a login: exactly the one report the token opens, read-only; nothing else is reachable through it. */
   view: publicProcedure.input(z.object({ token: z.string().min(10).max(200) })).query(async ({ ctx, input }) => {

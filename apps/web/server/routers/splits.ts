@@ -4,7 +4,9 @@ import { createSplit, getSplit, listSplitGroups, listSplits } from "@agentlab/db
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 
 export const splitsRouter = router({
-  list: viewerProcedure.input(z.object({ poolId: z.string().uuid().optional() }).default({})).query(({ ctx, input }) => listSplits(ctx.db, input)),
+  list: viewerProcedure
+    .input(z.object({ poolId: z.string().uuid().optional() }).default({}))
+    .query(({ ctx, input }) => listSplits(ctx.db, input)),
 
   /** The split with its sizes per part, manifest hash and leakage report. */
   byId: viewerProcedure.input(z.object({ id: z.string().uuid() })).query(async ({ ctx, input }) => {
@@ -14,7 +16,14 @@ export const splitsRouter = router({
   }),
 
   groups: viewerProcedure
-    .input(z.object({ splitId: z.string().uuid(), part: SplitPart.optional(), after: z.string().max(200).optional(), limit: z.number().int().min(1).max(500).default(100) }))
+    .input(
+      z.object({
+        splitId: z.string().uuid(),
+        part: SplitPart.optional(),
+        after: z.string().max(200).optional(),
+        limit: z.number().int().min(1).max(500).default(100),
+      }),
+    )
     .query(({ ctx, input }) => listSplitGroups(ctx.db, input)),
 
   /**
@@ -22,10 +31,33 @@ export const splitsRouter = router({
    * whose admission audit failed are left out unless `includeFailedAudits` (recorded on the split).
    */
   create: memberProcedure
-    .input(z.object({ poolId: z.string().uuid(), name: z.string().min(1).max(NAME_MAX_LENGTH).optional(), includeFailedAudits: z.boolean().default(false) }).and(SplitParams))
+    .input(
+      z
+        .object({
+          poolId: z.string().uuid(),
+          name: z.string().min(1).max(NAME_MAX_LENGTH).optional(),
+          includeFailedAudits: z.boolean().default(false),
+        })
+        .and(SplitParams),
+    )
     .mutation(async ({ ctx, input }) => {
       const { split, created } = await createSplit(ctx.db, { ...input, createdBy: ctx.viewer.userId });
-      ctx.log.info({ splitId: split.id, poolId: split.poolId, manifestHash: split.manifestHash, created, admission: split.admission && { ...split.admission, excludedTaskIds: split.admission.excludedTaskIds.length } }, "split created");
-      return { id: split.id, manifestHash: split.manifestHash, counts: split.counts, created, admission: split.admission };
+      ctx.log.info(
+        {
+          splitId: split.id,
+          poolId: split.poolId,
+          manifestHash: split.manifestHash,
+          created,
+          admission: split.admission && { ...split.admission, excludedTaskIds: split.admission.excludedTaskIds.length },
+        },
+        "split created",
+      );
+      return {
+        id: split.id,
+        manifestHash: split.manifestHash,
+        counts: split.counts,
+        created,
+        admission: split.admission,
+      };
     }),
 });

@@ -9,7 +9,15 @@ const TaskAuditState = z.enum(["none", "pending", "passed", "failed", "error"]);
 export const tasksRouter = router({
   /** Keyset pagination in id order; `q` is a prefix of the task id or of its source group; `audit` filters by the newest audit's status. */
   list: viewerProcedure
-    .input(z.object({ poolId: z.string().uuid(), q: z.string().max(200).optional(), audit: TaskAuditState.optional(), after: z.string().max(200).optional(), limit: z.number().int().min(1).max(200).default(50) }))
+    .input(
+      z.object({
+        poolId: z.string().uuid(),
+        q: z.string().max(200).optional(),
+        audit: TaskAuditState.optional(),
+        after: z.string().max(200).optional(),
+        limit: z.number().int().min(1).max(200).default(50),
+      }),
+    )
     .query(({ ctx, input }) => listTasks(ctx.db, input)),
 
   byId: viewerProcedure.input(z.object({ id: z.string().uuid() })).query(async ({ ctx, input }) => {

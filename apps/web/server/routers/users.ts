@@ -6,7 +6,16 @@ import { Email } from "./auth";
 
 export const RoleInput = z.enum(["admin", "member", "viewer"]);
 export type RoleInput = z.infer<typeof RoleInput>;
-export const InviteInput = z.object({ role: RoleInput, email: Email.optional(), ttlHours: z.number().int().min(1).max(24 * 14).default(72) });
+export const InviteInput = z.object({
+  role: RoleInput,
+  email: Email.optional(),
+  ttlHours: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 14)
+    .default(72),
+});
 export type InviteInput = z.infer<typeof InviteInput>;
 export const SetRoleInput = z.object({ id: z.string().uuid(), role: RoleInput });
 export type SetRoleInput = z.infer<typeof SetRoleInput>;
@@ -18,7 +27,13 @@ export const usersRouter = router({
 
   /** A one-time invitation link with a role; the token is in the returned path and nowhere else. */
   invite: adminProcedure.input(InviteInput).mutation(async ({ ctx, input }) => {
-    const t = await createSetupToken(ctx.db, { kind: "invite", role: input.role, email: input.email ?? null, ttlS: input.ttlHours * 3600, createdBy: ctx.viewer.userId });
+    const t = await createSetupToken(ctx.db, {
+      kind: "invite",
+      role: input.role,
+      email: input.email ?? null,
+      ttlS: input.ttlHours * 3600,
+      createdBy: ctx.viewer.userId,
+    });
     ctx.log.info({ by: ctx.viewer.userId, inviteId: t.id, role: t.role }, "invitation created");
     return { id: t.id, role: t.role, email: t.email, expiresAt: t.expiresAt, path: setupPath(t.token) };
   }),

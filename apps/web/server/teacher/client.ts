@@ -1,5 +1,16 @@
 import OpenAI from "openai";
-import { DEFAULT_RETRY_POLICY, RetryGaveUp, parseRetryAfter, scrubSecrets, withRetry, type ChatMessage, type RetryDecision, type RetryPolicy, type SamplingParams, type Usage } from "@agentlab/core";
+import {
+  DEFAULT_RETRY_POLICY,
+  RetryGaveUp,
+  parseRetryAfter,
+  scrubSecrets,
+  withRetry,
+  type ChatMessage,
+  type RetryDecision,
+  type RetryPolicy,
+  type SamplingParams,
+  type Usage,
+} from "@agentlab/core";
 
 // One chat-completions call with our own retries: the SDK's are off (maxRetries: 0) so that the
 // policy (which statuses, how many, full-jitter backoff, Retry-After) is core's `withRetry`,
@@ -22,14 +33,26 @@ export type ChatRequest = {
 };
 
 /** `rateLimited`: how many 429s this call waited out before its answer. */
-export type ChatReply = { text: string; usage: Usage; finishReason: string | null; attempts: number; rateLimited: number; latencyMs: number };
+export type ChatReply = {
+  text: string;
+  usage: Usage;
+  finishReason: string | null;
+  attempts: number;
+  rateLimited: number;
+  latencyMs: number;
+};
 
 export type { RetryPolicy };
 export const DEFAULT_RETRY: RetryPolicy = DEFAULT_RETRY_POLICY;
 
 /** `message` is scrubbed of the key and of anything that looks like a credential: it is stored and shown. */
 export class ProviderCallError extends Error {
-  constructor(message: string, readonly status: number | null, readonly attempts: number, readonly rateLimited = 0) {
+  constructor(
+    message: string,
+    readonly status: number | null,
+    readonly attempts: number,
+    readonly rateLimited = 0,
+  ) {
     super(message);
     this.name = "ProviderCallError";
   }
@@ -41,7 +64,13 @@ const KEYLESS_PLACEHOLDER = "agentlab-keyless-provider";
 export const providerClient = (baseURL: string, apiKey: string, timeoutMs: number): OpenAI =>
   apiKey
     ? new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: timeoutMs })
-    : new OpenAI({ baseURL, apiKey: KEYLESS_PLACEHOLDER, defaultHeaders: { Authorization: null }, maxRetries: 0, timeout: timeoutMs });
+    : new OpenAI({
+        baseURL,
+        apiKey: KEYLESS_PLACEHOLDER,
+        defaultHeaders: { Authorization: null },
+        maxRetries: 0,
+        timeout: timeoutMs,
+      });
 
 /** 429, 5xx, 408, timeouts and dropped connections are worth another try; other 4xx are our fault. */
 export function classifyProviderError(err: unknown, nowMs = Date.now()): RetryDecision {
@@ -84,11 +113,18 @@ export async function chatCompletion(req: ChatRequest, policy: RetryPolicy = DEF
     }
   };
   try {
-    const out = await withRetry(once, { policy: { ...policy, maxAttempts: req.maxRetries + 1 }, classify: classifyProviderError, signal: req.signal });
+    const out = await withRetry(once, {
+      policy: { ...policy, maxAttempts: req.maxRetries + 1 },
+      classify: classifyProviderError,
+      signal: req.signal,
+    });
     const choice = out.value.res.choices[0];
     return {
       text: choice?.message.content ?? "",
-      usage: { promptTokens: out.value.res.usage?.prompt_tokens ?? 0, completionTokens: out.value.res.usage?.completion_tokens ?? 0 },
+      usage: {
+        promptTokens: out.value.res.usage?.prompt_tokens ?? 0,
+        completionTokens: out.value.res.usage?.completion_tokens ?? 0,
+      },
       finishReason: choice?.finish_reason ?? null,
       attempts: out.attempts,
       rateLimited: out.rateLimited,
@@ -99,6 +135,11 @@ export async function chatCompletion(req: ChatRequest, policy: RetryPolicy = DEF
     const last = err instanceof RetryGaveUp ? err.last : err;
     const status = last instanceof OpenAI.APIError ? (last.status ?? null) : null;
     const message = scrubSecrets(err instanceof Error ? err.message : String(err), [req.apiKey]);
-    throw new ProviderCallError(message, status, err instanceof RetryGaveUp ? err.attempts : 1, err instanceof RetryGaveUp ? err.rateLimited : 0);
+    throw new ProviderCallError(
+      message,
+      status,
+      err instanceof RetryGaveUp ? err.attempts : 1,
+      err instanceof RetryGaveUp ? err.rateLimited : 0,
+    );
   }
 }

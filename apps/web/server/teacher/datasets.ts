@@ -1,10 +1,30 @@
 import { randomUUID } from "node:crypto";
 import {
-  DomainError, GradeResult, PROMPT_TEMPLATE_HASH, datasetHash, mainPaths, orderSamples, parseAnswer, publicContext, sampleHash, sftLine, sftSample, type SftSample,
+  DomainError,
+  GradeResult,
+  PROMPT_TEMPLATE_HASH,
+  datasetHash,
+  mainPaths,
+  orderSamples,
+  parseAnswer,
+  publicContext,
+  sampleHash,
+  sftLine,
+  sftSample,
+  type SftSample,
 } from "@agentlab/core";
 import {
-  allDatasetSamples, finishReplay, getDataset, getReplay, insertDataset, insertReplay, jobsByIds, passingCandidates, queryRows,
-  type DatasetRow, type NewSample,
+  allDatasetSamples,
+  finishReplay,
+  getDataset,
+  getReplay,
+  insertDataset,
+  insertReplay,
+  jobsByIds,
+  passingCandidates,
+  queryRows,
+  type DatasetRow,
+  type NewSample,
 } from "@agentlab/db";
 import { sql } from "drizzle-orm";
 import type { Services } from "../services";
@@ -16,13 +36,31 @@ import { gradePayload } from "./grading";
 export type Built = NewSample & { line: string };
 
 /** Orders, hashes and stores a snapshot, and publishes its export as the artifact agents fetch. */
-export async function writeSnapshot(services: Services, meta: { name: string; splitId: string; experimentId: string | null; sourceCollectionIds: string[]; parentId: string | null; createdBy: string | null }, built: Built[]): Promise<DatasetRow> {
+export async function writeSnapshot(
+  services: Services,
+  meta: {
+    name: string;
+    splitId: string;
+    experimentId: string | null;
+    sourceCollectionIds: string[];
+    parentId: string | null;
+    createdBy: string | null;
+  },
+  built: Built[],
+): Promise<DatasetRow> {
   const ordered = orderSamples(built).map((s, i) => ({ ...s, ordinal: i }));
   const lines = ordered.map((s) => s.line);
   const hash = datasetHash(lines);
   const row = await insertDataset(
     services.db,
-    { ...meta, hash, promptHash: PROMPT_TEMPLATE_HASH, sampleCount: ordered.length, taskCount: new Set(ordered.map((s) => s.taskRowId)).size, oracleSamples: ordered.filter((s) => s.oracle).length },
+    {
+      ...meta,
+      hash,
+      promptHash: PROMPT_TEMPLATE_HASH,
+      sampleCount: ordered.length,
+      taskCount: new Set(ordered.map((s) => s.taskRowId)).size,
+      oracleSamples: ordered.filter((s) => s.oracle).length,
+    },
     ordered.map(({ line: _line, ...s }) => s),
   );
   await publishExport(services, hash, lines);
@@ -35,30 +73,69 @@ async function publishExport(services: Services, hash: string, lines: string[]):
   const body = Buffer.from(lines.map((l) => `${l}\n`).join(""), "utf8");
   const sha = await services.artifacts.put(body);
   if (sha !== hash) throw new DomainError("INTERNAL", "exported bytes do not hash to the snapshot hash");
-  await queryRows(services.db, sql`insert into artifacts (sha256, size_bytes) values (${sha}, ${body.length}) on conflict do nothing`);
+  await queryRows(
+    services.db,
+    sql`insert into artifacts (sha256, size_bytes) values (${sha}, ${body.length}) on conflict do nothing`,
+  );
 }
 
 /** Passing candidates of the collections become samples; identical samples are kept once. */
-export async function createDataset(services: Services, input: { name: string; splitId: string; collectionIds: string[]; experimentId?: string | null; createdBy?: string | null }): Promise<DatasetRow> {
+export async function createDataset(
+  services: Services,
+  input: {
+    name: string;
+    splitId: string;
+    collectionIds: string[];
+    experimentId?: string | null;
+    createdBy?: string | null;
+  },
+): Promise<DatasetRow> {
   const rows = await passingCandidates(services.db, { splitId: input.splitId, collectionIds: input.collectionIds });
   // SFT data comes from train tasks only: dev serves selection, test the one final evaluation.
   const outside = rows.filter((r) => r.part !== "train");
   if (outside.length) {
     const ids = [...new Set(outside.map((r) => `${r.task.taskId} (${r.part})`))];
-    throw new DomainError("PRECONDITION_FAILED", `SFT data comes from train tasks only; these collections hold passing answers for ${ids.length} dev/test task(s): ${ids.slice(0, 5).join(", ")}`);
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `SFT data comes from train tasks only; these collections hold passing answers for ${ids.length} dev/test task(s): ${ids.slice(0, 5).join(", ")}`,
+    );
   }
   const seen = new Set<string>();
   const built: Built[] = [];
   for (const { task, candidate } of rows) {
     if (!candidate.files) continue;
-    const sample = sftSample(publicContext({ instruction: task.instruction, files: task.files, public_tests: task.publicTests }), candidate.files);
+    const sample = sftSample(
+      publicContext({ instruction: task.instruction, files: task.files, public_tests: task.publicTests }),
+      candidate.files,
+    );
     const hash = sampleHash(sample);
     if (seen.has(hash)) continue;
     seen.add(hash);
-    built.push({ ordinal: 0, hash, candidateId: candidate.id, taskRowId: task.id, taskKey: task.taskId, oracle: candidate.oracle, messages: sample.messages, line: sftLine(sample) });
+    built.push({
+      ordinal: 0,
+      hash,
+      candidateId: candidate.id,
+      taskRowId: task.id,
+      taskKey: task.taskId,
+      oracle: candidate.oracle,
+      messages: sample.messages,
+      line: sftLine(sample),
+    });
   }
-  if (built.length === 0) throw new DomainError("PRECONDITION_FAILED", "no passing candidates in these collections (grade them first)");
-  return writeSnapshot(services, { name: input.name, splitId: input.splitId, experimentId: input.experimentId ?? null, sourceCollectionIds: input.collectionIds, parentId: null, createdBy: input.createdBy ?? null }, built);
+  if (built.length === 0)
+    throw new DomainError("PRECONDITION_FAILED", "no passing candidates in these collections (grade them first)");
+  return writeSnapshot(
+    services,
+    {
+      name: input.name,
+      splitId: input.splitId,
+      experimentId: input.experimentId ?? null,
+      sourceCollectionIds: input.collectionIds,
+      parentId: null,
+      createdBy: input.createdBy ?? null,
+    },
+    built,
+  );
 }
 
 /** The JSONL export, checked against the snapshot hash before it leaves the server. */
@@ -67,13 +144,16 @@ export async function exportDataset(services: Services, id: string): Promise<{ d
   if (!dataset) throw new DomainError("NOT_FOUND", "no such dataset");
   const rows = await allDatasetSamples(services.db, id);
   const lines = rows.map((r) => sftLine({ messages: r.sample.messages }));
-  if (datasetHash(lines) !== dataset.hash) throw new DomainError("INTERNAL", "dataset samples do not match the snapshot hash");
+  if (datasetHash(lines) !== dataset.hash)
+    throw new DomainError("INTERNAL", "dataset samples do not match the snapshot hash");
   return { dataset, jsonl: lines.map((l) => `${l}\n`).join("") };
 }
 
 const assistantFiles = (s: SftSample, mains: string[]) => {
   const last = s.messages[s.messages.length - 1];
-  return last?.role === "assistant" ? parseAnswer(last.content, mains) : ({ ok: false, reason: "no assistant turn" } as const);
+  return last?.role === "assistant"
+    ? parseAnswer(last.content, mains)
+    : ({ ok: false, reason: "no assistant turn" } as const);
 };
 
 /** Re-grades every sample (the assistant turn as trained on, against the task as it is now). */
@@ -86,7 +166,12 @@ export async function startReplay(services: Services, datasetId: string) {
   for (const r of rows) {
     const parsed = assistantFiles({ messages: r.sample.messages }, mainPaths(r.task));
     if (!parsed.ok) throw new DomainError("INTERNAL", `sample ${r.sample.ordinal} does not parse: ${parsed.reason}`);
-    const job = await services.queue.enqueue({ type: "grade", payload: gradePayload(r.task, parsed.files), dedupeKey: `replay:${replayKey}:${r.sample.ordinal}`, maxDurationS: 900 });
+    const job = await services.queue.enqueue({
+      type: "grade",
+      payload: gradePayload(r.task, parsed.files),
+      dedupeKey: `replay:${replayKey}:${r.sample.ordinal}`,
+      maxDurationS: 900,
+    });
     jobs[String(r.sample.ordinal)] = job.id;
   }
   return insertReplay(services.db, datasetId, jobs);
@@ -106,12 +191,35 @@ export async function syncReplay(services: Services, replayId: string) {
   for (const r of rows) {
     const job = states.get(replay.jobs[String(r.sample.ordinal)] ?? "");
     const res = job?.state === "succeeded" ? GradeResult.safeParse(job.result) : null;
-    if (res?.success && res.data.verdict === "pass") kept.push({ ...r.sample, line: sftLine({ messages: r.sample.messages }) });
-    else dropped.push({ ordinal: r.sample.ordinal, taskKey: r.sample.taskKey, verdict: res?.success ? res.data.verdict : "infra_error", reasons: res?.success ? res.data.reasons : [job?.error ?? "grade job did not succeed"] });
+    if (res?.success && res.data.verdict === "pass")
+      kept.push({ ...r.sample, line: sftLine({ messages: r.sample.messages }) });
+    else
+      dropped.push({
+        ordinal: r.sample.ordinal,
+        taskKey: r.sample.taskKey,
+        verdict: res?.success ? res.data.verdict : "infra_error",
+        reasons: res?.success ? res.data.reasons : [job?.error ?? "grade job did not succeed"],
+      });
   }
   let resultId: string | null = dataset.id;
   if (dropped.length > 0) {
-    resultId = kept.length === 0 ? null : (await writeSnapshot(services, { name: `${dataset.name} (replayed)`, splitId: dataset.splitId, experimentId: dataset.experimentId, sourceCollectionIds: dataset.sourceCollectionIds, parentId: dataset.id, createdBy: dataset.createdBy }, kept)).id;
+    resultId =
+      kept.length === 0
+        ? null
+        : (
+            await writeSnapshot(
+              services,
+              {
+                name: `${dataset.name} (replayed)`,
+                splitId: dataset.splitId,
+                experimentId: dataset.experimentId,
+                sourceCollectionIds: dataset.sourceCollectionIds,
+                parentId: dataset.id,
+                createdBy: dataset.createdBy,
+              },
+              kept,
+            )
+          ).id;
   }
   await finishReplay(services.db, replayId, { state: "done", kept: kept.length, dropped, resultDatasetId: resultId });
   return getReplay(services.db, replayId);

@@ -1,6 +1,14 @@
 import { sql } from "drizzle-orm";
 import { GradeResult, type GradeJobPayload } from "@agentlab/core";
-import { candidatesToGrade, finishedGradeJobs, queryRows, recordVerdict, setCandidateGradeJob, toTaskSpec, type TaskRow } from "@agentlab/db";
+import {
+  candidatesToGrade,
+  finishedGradeJobs,
+  queryRows,
+  recordVerdict,
+  setCandidateGradeJob,
+  toTaskSpec,
+  type TaskRow,
+} from "@agentlab/db";
 import type { CandidateFile } from "@agentlab/core";
 import type { Services } from "../services";
 
@@ -8,7 +16,11 @@ import type { Services } from "../services";
 // candidate when the job ends (polled: the queue has no completion hooks, and a poll is restart-safe).
 
 /** The task as the agent grades it, in the mode its admission audit chose (the isolated judge unless it needs in-process). */
-export const gradePayload = (task: TaskRow, candidate: CandidateFile[]): GradeJobPayload => ({ task: toTaskSpec(task), candidate, isolation: task.gradingIsolation });
+export const gradePayload = (task: TaskRow, candidate: CandidateFile[]): GradeJobPayload => ({
+  task: toTaskSpec(task),
+  candidate,
+  isolation: task.gradingIsolation,
+});
 
 /** Enqueues one grade job per ungraded, parsable candidate of the collection; returns how many are pending. */
 export async function enqueueCollectionGrading(services: Services, collectionId: string): Promise<number> {
@@ -16,7 +28,12 @@ export async function enqueueCollectionGrading(services: Services, collectionId:
   for (const { candidate, task } of rows) {
     if (!candidate.files) continue;
     // The dedupe key makes enqueueing idempotent: a reused candidate is graded once, whoever asks.
-    const job = await services.queue.enqueue({ type: "grade", payload: gradePayload(task, candidate.files), dedupeKey: `grade:candidate:${candidate.id}`, maxDurationS: 900 });
+    const job = await services.queue.enqueue({
+      type: "grade",
+      payload: gradePayload(task, candidate.files),
+      dedupeKey: `grade:candidate:${candidate.id}`,
+      maxDurationS: 900,
+    });
     await setCandidateGradeJob(services.db, candidate.id, job.id);
   }
   const [pending] = await queryRows<{ n: number }>(
@@ -33,10 +50,17 @@ export async function syncGrades(services: Services): Promise<number> {
   for (const f of finished) {
     const parsed = f.state === "succeeded" ? GradeResult.safeParse(f.result) : null;
     if (parsed?.success) {
-      await recordVerdict(db, f.candidateId, { verdict: parsed.data.verdict, reasons: parsed.data.reasons, result: parsed.data });
+      await recordVerdict(db, f.candidateId, {
+        verdict: parsed.data.verdict,
+        reasons: parsed.data.reasons,
+        result: parsed.data,
+      });
     } else {
       // The candidate could not be graded; infra_error is never a pass, and regrading is explicit.
-      const why = f.state === "succeeded" ? "grade job result is not a GradeResult" : `grade job ${f.state} (${f.reason ?? "?"}): ${f.error ?? ""}`;
+      const why =
+        f.state === "succeeded"
+          ? "grade job result is not a GradeResult"
+          : `grade job ${f.state} (${f.reason ?? "?"}): ${f.error ?? ""}`;
       await recordVerdict(db, f.candidateId, { verdict: "infra_error", reasons: [why], result: null });
     }
   }

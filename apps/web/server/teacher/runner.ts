@@ -1,10 +1,33 @@
 import {
-  DomainError, PROMPT_TEMPLATE_HASH, budgetReached, callCost, candidateCacheKey, formatAnswer, mainPaths, parseAnswer, renderRepairPrompt, sampleSeed,
-  scrubSecrets, scrubbedMessage, type Usage, type ChatMessage,
+  DomainError,
+  PROMPT_TEMPLATE_HASH,
+  budgetReached,
+  callCost,
+  candidateCacheKey,
+  formatAnswer,
+  mainPaths,
+  parseAnswer,
+  renderRepairPrompt,
+  sampleSeed,
+  scrubSecrets,
+  scrubbedMessage,
+  type Usage,
+  type ChatMessage,
 } from "@agentlab/core";
 import {
-  bumpCollection, collectableTasks, collectionItemKeys, findCandidate, getCollection, getPrice, getProvider, providerSealedKey, recordFreshCandidate,
-  recordReusedCandidate, updateCollection, type CollectionRow, type TaskRowForCollect,
+  bumpCollection,
+  collectableTasks,
+  collectionItemKeys,
+  findCandidate,
+  getCollection,
+  getPrice,
+  getProvider,
+  providerSealedKey,
+  recordFreshCandidate,
+  recordReusedCandidate,
+  updateCollection,
+  type CollectionRow,
+  type TaskRowForCollect,
 } from "@agentlab/db";
 import type { Services } from "../services";
 import type OpenAI from "openai";
@@ -27,7 +50,10 @@ export function startCollection(services: Services, id: string, opts: RunnerOpti
   const done = runCollection(services, id, abort.signal, opts)
     .catch(async (err: unknown) => {
       // Scrubbed like every provider error: an unexpected one may still carry request details.
-      log.error({ error: scrubbedMessage(err), stack: err instanceof Error ? scrubSecrets(err.stack ?? "") : undefined }, "collection failed");
+      log.error(
+        { error: scrubbedMessage(err), stack: err instanceof Error ? scrubSecrets(err.stack ?? "") : undefined },
+        "collection failed",
+      );
       const reason = err instanceof DomainError ? err.message : "internal error (see the server log)";
       await updateCollection(services.db, id, { state: "failed", stopReason: reason, finishedAt: new Date() });
     })
@@ -58,12 +84,25 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
   const taskRows = await collectableTasks(db, { splitId: col.splitId, parts: col.parts, taskIds: col.taskIds });
   const sealed = provider.kind === "openai" ? await providerSealedKey(db, provider.id) : null;
   const apiKey = sealed ? services.secrets.open(sealed) : "";
-  const client = provider.kind === "openai" && provider.baseUrl ? providerClient(provider.baseUrl, apiKey, col.timeoutMs) : undefined;
+  const client =
+    provider.kind === "openai" && provider.baseUrl
+      ? providerClient(provider.baseUrl, apiKey, col.timeoutMs)
+      : undefined;
   const price = await getPrice(db, col.model);
   const done = await collectionItemKeys(db, id);
-  const items: Item[] = taskRows.flatMap((task) => Array.from({ length: col.nSamples }, (_, s) => ({ task, sampleIndex: s }))).filter((it) => !done.has(`${it.task.id}:${it.sampleIndex}`));
-  await updateCollection(db, id, { state: "running", startedAt: col.startedAt ?? new Date(), tasksTotal: taskRows.length, samplesTotal: taskRows.length * col.nSamples });
-  log.info({ tasks: taskRows.length, pending: items.length, provider: provider.name, model: col.model }, "collection started");
+  const items: Item[] = taskRows
+    .flatMap((task) => Array.from({ length: col.nSamples }, (_, s) => ({ task, sampleIndex: s })))
+    .filter((it) => !done.has(`${it.task.id}:${it.sampleIndex}`));
+  await updateCollection(db, id, {
+    state: "running",
+    startedAt: col.startedAt ?? new Date(),
+    tasksTotal: taskRows.length,
+    samplesTotal: taskRows.length * col.nSamples,
+  });
+  log.info(
+    { tasks: taskRows.length, pending: items.length, provider: provider.name, model: col.model },
+    "collection started",
+  );
 
   let spent = col.costUsd;
   let stop: string | null = null;
@@ -71,7 +110,13 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
   let rateLimited = 0;
   let lastError = "";
   const ask = async (it: Item): Promise<void> => {
-    const key = candidateCacheKey({ fingerprint: it.task.fingerprint, promptHash: PROMPT_TEMPLATE_HASH, model: col.model, paramsHash: col.paramsHash, sampleIndex: it.sampleIndex });
+    const key = candidateCacheKey({
+      fingerprint: it.task.fingerprint,
+      promptHash: PROMPT_TEMPLATE_HASH,
+      model: col.model,
+      paramsHash: col.paramsHash,
+      sampleIndex: it.sampleIndex,
+    });
     const cached = await findCandidate(db, key);
     if (cached) {
       await recordReusedCandidate(db, { collectionId: id, taskRowId: it.task.id, sampleIndex: it.sampleIndex }, cached);
@@ -81,10 +126,25 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
       stop ??= `budget cap of $${(col.budgetUsd ?? 0).toFixed(4)} reached after spending $${spent.toFixed(4)}`;
       return;
     }
-    const messages = renderRepairPrompt({ instruction: it.task.instruction, files: it.task.files, public_tests: it.task.publicTests });
+    const messages = renderRepairPrompt({
+      instruction: it.task.instruction,
+      files: it.task.files,
+      public_tests: it.task.publicTests,
+    });
     let reply: { text: string; usage: Usage; finishReason: string | null; latencyMs: number; rateLimited?: number };
     try {
-      reply = provider.kind === "reference" ? referenceReply(it.task) : await callProvider({ baseUrl: provider.baseUrl, apiKey, client }, col, messages, it.sampleIndex, signal, opts, provider.extraParams);
+      reply =
+        provider.kind === "reference"
+          ? referenceReply(it.task)
+          : await callProvider(
+              { baseUrl: provider.baseUrl, apiKey, client },
+              col,
+              messages,
+              it.sampleIndex,
+              signal,
+              opts,
+              provider.extraParams,
+            );
     } catch (err) {
       if (signal.aborted) return;
       failures++;
@@ -92,7 +152,15 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
       // raw error object (SDK errors carry headers and bodies) is never logged.
       lastError = err instanceof ProviderCallError ? err.message : "unexpected error";
       if (err instanceof ProviderCallError) rateLimited += err.rateLimited;
-      log.warn({ error: err instanceof ProviderCallError ? err.message : scrubbedMessage(err, [apiKey]), status: err instanceof ProviderCallError ? err.status : null, taskId: it.task.taskId, sampleIndex: it.sampleIndex }, "provider call failed");
+      log.warn(
+        {
+          error: err instanceof ProviderCallError ? err.message : scrubbedMessage(err, [apiKey]),
+          status: err instanceof ProviderCallError ? err.status : null,
+          taskId: it.task.taskId,
+          sampleIndex: it.sampleIndex,
+        },
+        "provider call failed",
+      );
       await bumpCollection(db, id, { failed: 1 });
       return;
     }
@@ -102,14 +170,35 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
     const parsed = parseAnswer(reply.text, mainPaths(it.task));
     await recordFreshCandidate(db, {
       candidate: {
-        cacheKey: key, fingerprint: it.task.fingerprint, promptHash: PROMPT_TEMPLATE_HASH, model: col.model, paramsHash: col.paramsHash, sampleIndex: it.sampleIndex,
-        providerKind: provider.kind, oracle: provider.kind === "reference", originTaskRowId: it.task.id, answer: reply.text,
-        files: parsed.ok ? parsed.files : null, parseError: parsed.ok ? null : parsed.reason, finishReason: reply.finishReason,
-        tokensIn: reply.usage.promptTokens, tokensOut: reply.usage.completionTokens, costUsd: cost, latencyMs: reply.latencyMs,
+        cacheKey: key,
+        fingerprint: it.task.fingerprint,
+        promptHash: PROMPT_TEMPLATE_HASH,
+        model: col.model,
+        paramsHash: col.paramsHash,
+        sampleIndex: it.sampleIndex,
+        providerKind: provider.kind,
+        oracle: provider.kind === "reference",
+        originTaskRowId: it.task.id,
+        answer: reply.text,
+        files: parsed.ok ? parsed.files : null,
+        parseError: parsed.ok ? null : parsed.reason,
+        finishReason: reply.finishReason,
+        tokensIn: reply.usage.promptTokens,
+        tokensOut: reply.usage.completionTokens,
+        costUsd: cost,
+        latencyMs: reply.latencyMs,
         // A malformed answer is graded here, without an agent: fail_syntax with the parser's reason.
         ...(parsed.ok ? {} : { verdict: "fail_syntax", verdictReasons: [parsed.reason], gradedAt: new Date() }),
       },
-      ledger: { providerId: provider.id, model: col.model, experimentId: col.experimentId, collectionId: id, tokensIn: reply.usage.promptTokens, tokensOut: reply.usage.completionTokens, costUsd: cost },
+      ledger: {
+        providerId: provider.id,
+        model: col.model,
+        experimentId: col.experimentId,
+        collectionId: id,
+        tokensIn: reply.usage.promptTokens,
+        tokensOut: reply.usage.completionTokens,
+        costUsd: cost,
+      },
       item: { collectionId: id, taskRowId: it.task.id, sampleIndex: it.sampleIndex },
       delta: { done: 1, tokensIn: reply.usage.promptTokens, tokensOut: reply.usage.completionTokens, cost },
     });
@@ -133,13 +222,21 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
   }
   const verdict = failureVerdict(failures, items.length, (await getCollection(db, id))?.samplesDone ?? 0);
   if (verdict) {
-    await updateCollection(db, id, { state: "failed", stopReason: [verdict, stop, failNote, rateNote].filter(Boolean).join("; "), finishedAt: new Date() });
+    await updateCollection(db, id, {
+      state: "failed",
+      stopReason: [verdict, stop, failNote, rateNote].filter(Boolean).join("; "),
+      finishedAt: new Date(),
+    });
     log.warn({ failures, asked: items.length, rateLimited }, "collection failed: too many samples failed");
     return;
   }
   const graded = col.grade ? await enqueueCollectionGrading(services, id) : 0;
   const state = stop ? "stopped_budget" : graded > 0 ? "grading" : "done";
-  await updateCollection(db, id, { state, stopReason: [stop, failNote, rateNote].filter(Boolean).join("; ") || null, finishedAt: state === "grading" ? null : new Date() });
+  await updateCollection(db, id, {
+    state,
+    stopReason: [stop, failNote, rateNote].filter(Boolean).join("; ") || null,
+    finishedAt: state === "grading" ? null : new Date(),
+  });
   log.info({ state, failures, rateLimited, spentUsd: spent, gradeJobs: graded }, "collection finished");
 }
 
@@ -153,7 +250,8 @@ export const MAX_FAILED_SHARE = 0.5;
 export function failureVerdict(failures: number, asked: number, usable: number): string | null {
   if (failures === 0) return null;
   if (usable === 0) return `no usable sample: all ${failures} request(s) failed`;
-  if (failures > MAX_FAILED_SHARE * asked) return `${failures} of ${asked} request(s) failed (more than ${MAX_FAILED_SHARE * 100}%)`;
+  if (failures > MAX_FAILED_SHARE * asked)
+    return `${failures} of ${asked} request(s) failed (more than ${MAX_FAILED_SHARE * 100}%)`;
   return null;
 }
 
@@ -161,13 +259,37 @@ export function failureVerdict(failures: number, asked: number, usable: number):
 function referenceReply(task: TaskRowForCollect) {
   const mains = new Set(mainPaths(task));
   const files = task.reference.filter((f) => mains.has(f.path));
-  return { text: formatAnswer(files), usage: { promptTokens: 0, completionTokens: 0 }, finishReason: "reference", latencyMs: 0 };
+  return {
+    text: formatAnswer(files),
+    usage: { promptTokens: 0, completionTokens: 0 },
+    finishReason: "reference",
+    latencyMs: 0,
+  };
 }
 
-function callProvider({ baseUrl, apiKey, client }: { baseUrl: string | null; apiKey: string; client?: OpenAI }, col: CollectionRow, messages: ChatMessage[], sampleIndex: number, signal: AbortSignal, opts: RunnerOptions, extra: Record<string, unknown>) {
+function callProvider(
+  { baseUrl, apiKey, client }: { baseUrl: string | null; apiKey: string; client?: OpenAI },
+  col: CollectionRow,
+  messages: ChatMessage[],
+  sampleIndex: number,
+  signal: AbortSignal,
+  opts: RunnerOptions,
+  extra: Record<string, unknown>,
+) {
   if (!baseUrl) throw new DomainError("PRECONDITION_FAILED", "the provider has no base URL");
   return chatCompletion(
-    { baseURL: baseUrl, apiKey, client, model: col.model, messages, params: { ...col.params, seed: sampleSeed(col.params.seed, sampleIndex) }, extraParams: extra, timeoutMs: col.timeoutMs, maxRetries: col.maxRetries, signal },
+    {
+      baseURL: baseUrl,
+      apiKey,
+      client,
+      model: col.model,
+      messages,
+      params: { ...col.params, seed: sampleSeed(col.params.seed, sampleIndex) },
+      extraParams: extra,
+      timeoutMs: col.timeoutMs,
+      maxRetries: col.maxRetries,
+      signal,
+    },
     opts.retry ?? DEFAULT_RETRY,
   );
 }

@@ -12,17 +12,35 @@ const dedupeKey = (datasetId: string, model: string) => `tokenize:${datasetId}:$
 export async function enqueueTokenize(services: Services, datasetId: string, model: string) {
   const dataset = await getDataset(services.db, datasetId);
   if (!dataset) throw new DomainError("NOT_FOUND", "no such dataset");
-  return services.queue.enqueue({ type: "tokenize", payload: { datasetId, datasetSha256: dataset.hash, model }, dedupeKey: dedupeKey(datasetId, model), maxDurationS: 3600 });
+  return services.queue.enqueue({
+    type: "tokenize",
+    payload: { datasetId, datasetSha256: dataset.hash, model },
+    dedupeKey: dedupeKey(datasetId, model),
+    maxDurationS: 3600,
+  });
 }
 
 /** Records counts from a TokenizeSummary after checking that it was computed over this snapshot's bytes. */
-export async function recordTokenCounts(services: Services, datasetId: string, model: string, summary: unknown): Promise<boolean> {
+export async function recordTokenCounts(
+  services: Services,
+  datasetId: string,
+  model: string,
+  summary: unknown,
+): Promise<boolean> {
   const dataset = await getDataset(services.db, datasetId);
   if (!dataset) throw new DomainError("NOT_FOUND", "no such dataset");
   const s = TokenizeSummary.parse(summary);
-  if (s.dataset_sha256 !== dataset.hash) throw new DomainError("CONFLICT", "the tokenized file is not this dataset snapshot");
-  if (s.samples !== dataset.sampleCount) throw new DomainError("CONFLICT", `tokenized ${s.samples} samples, the snapshot has ${dataset.sampleCount}`);
-  return setDatasetTokenCounts(services.db, datasetId, { model, supervisedTokens: s.supervised_tokens, totalTokens: s.total_tokens, maxTokens: s.max_tokens, chatTemplateSha256: s.chat_template_sha256 });
+  if (s.dataset_sha256 !== dataset.hash)
+    throw new DomainError("CONFLICT", "the tokenized file is not this dataset snapshot");
+  if (s.samples !== dataset.sampleCount)
+    throw new DomainError("CONFLICT", `tokenized ${s.samples} samples, the snapshot has ${dataset.sampleCount}`);
+  return setDatasetTokenCounts(services.db, datasetId, {
+    model,
+    supervisedTokens: s.supervised_tokens,
+    totalTokens: s.total_tokens,
+    maxTokens: s.max_tokens,
+    chatTemplateSha256: s.chat_template_sha256,
+  });
 }
 
 /** Picks up finished tokenize jobs (payload and result read with the tokenize job's contract). */
@@ -36,10 +54,15 @@ export async function syncTokenizeJobs(services: Services): Promise<void> {
     const payload = parseJobPayload("tokenize", r.payload);
     const result = parseJobResult("tokenize", r.result);
     if (!payload.ok || !result) {
-      services.log.warn({ payload: payload.ok ? undefined : payload.error }, "tokenize job whose payload or result breaks its contract: skipped");
+      services.log.warn(
+        { payload: payload.ok ? undefined : payload.error },
+        "tokenize job whose payload or result breaks its contract: skipped",
+      );
       continue;
     }
     const { datasetId, model } = payload.payload;
-    await recordTokenCounts(services, datasetId, model, result.tokenize).catch((err: unknown) => services.log.warn({ err, datasetId }, "tokenize result refused"));
+    await recordTokenCounts(services, datasetId, model, result.tokenize).catch((err: unknown) =>
+      services.log.warn({ err, datasetId }, "tokenize result refused"),
+    );
   }
 }

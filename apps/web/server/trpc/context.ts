@@ -50,7 +50,10 @@ export async function resolveViewer(services: Services, headers: IncomingMessage
 
 export async function createContext(services: Services, req: IncomingMessage, res?: ServerResponse): Promise<Context> {
   const csrf = req.headers[CSRF_HEADER];
-  const secure = isSecureRequest(Boolean((req.socket as Partial<TLSSocket>).encrypted), services.env.AGENTLAB_PUBLIC_URL);
+  const secure = isSecureRequest(
+    Boolean((req.socket as Partial<TLSSocket>).encrypted),
+    services.env.AGENTLAB_PUBLIC_URL,
+  );
   return {
     ...services,
     viewer: await resolveViewer(services, req.headers),

@@ -19,5 +19,9 @@ export function toTRPCError(err: unknown): TRPCError {
   if (err instanceof TRPCError) return err;
   if (isDomainError(err)) return new TRPCError({ code: toTrpc[err.code], message: err.message, cause: err });
   // Anything else is a bug or an outage: its message may hold internals, so it is masked.
-  return new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: "internal error", cause: err instanceof Error ? err : undefined });
+  return new TRPCError({
+    code: "INTERNAL_SERVER_ERROR",
+    message: "internal error",
+    cause: err instanceof Error ? err : undefined,
+  });
 }

@@ -41,7 +41,8 @@ const requireRole = (role: Role) =>
   t.middleware(({ ctx, type, next }) => {
     const viewer = ctx.viewer;
     if (!viewer) throw new TRPCError({ code: "UNAUTHORIZED", message: "sign in first" });
-    if (rank[viewer.role] < rank[role]) throw new TRPCError({ code: "FORBIDDEN", message: `requires the ${role} role` });
+    if (rank[viewer.role] < rank[role])
+      throw new TRPCError({ code: "FORBIDDEN", message: `requires the ${role} role` });
     // Cookie sessions must echo the CSRF token on every state-changing call; bearer tokens need not.
     if (type === "mutation" && viewer.via === "session" && ctx.csrfHeader !== viewer.csrfToken) {
       throw new TRPCError({ code: "FORBIDDEN", message: "missing or wrong CSRF token" });

@@ -55,7 +55,11 @@ export type TrainingConfig = z.infer<typeof TrainingConfig>;
 export const EvalProtocol = z.object({
   promptTemplateHash: Sha256.default(PROMPT_TEMPLATE_HASH),
   decoding: z
-    .object({ doSample: z.boolean().default(false), temperature: z.number().positive().default(1), topP: z.number().gt(0).max(1).default(1) })
+    .object({
+      doSample: z.boolean().default(false),
+      temperature: z.number().positive().default(1),
+      topP: z.number().gt(0).max(1).default(1),
+    })
     .default({ doSample: false, temperature: 1, topP: 1 }),
   maxNewTokens: z.number().int().min(1).max(32768).default(512),
   graderVersion: z.string().min(1).max(200),
@@ -79,9 +83,24 @@ export const ExperimentConfig = z
     baseModel: BaseModel,
     training: TrainingConfig.default(TrainingConfig.parse({})),
     evaluation: EvalProtocol,
-    seeds: z.array(z.number().int().min(0).max(2 ** 31 - 1)).min(1).max(16).default([0]),
+    seeds: z
+      .array(
+        z
+          .number()
+          .int()
+          .min(0)
+          .max(2 ** 31 - 1),
+      )
+      .min(1)
+      .max(16)
+      .default([0]),
     /** Bootstrap settings of the report; the seed makes intervals reproducible. */
-    bootstrap: z.object({ iterations: z.number().int().min(100).max(100_000).default(10_000), seed: z.number().int().min(0).default(0) }).default({ iterations: 10_000, seed: 0 }),
+    bootstrap: z
+      .object({
+        iterations: z.number().int().min(100).max(100_000).default(10_000),
+        seed: z.number().int().min(0).default(0),
+      })
+      .default({ iterations: 10_000, seed: 0 }),
     /** Printed on the report (e.g. the demo's tiny random model). */
     disclaimer: z.string().max(2000).optional(),
   })

@@ -19,7 +19,11 @@ const leakTask = (t: Visible, part: SplitPart): LeakTask => ({
 // The sample's text (prompt with the buggy code, and the answer) tokenized like task code, so that
 // its 13-grams line up with a task's code tokens; it never equals a task exactly, the task behind
 // it (listed separately) carries the exact and normalized checks.
-const sftDocTask = (d: SftDoc): LeakTask => leakTask({ id: `sft:${d.taskId}#${d.ordinal}`, instruction: "", files: [{ path: "sample", role: "main", content: d.text }] }, "train");
+const sftDocTask = (d: SftDoc): LeakTask =>
+  leakTask(
+    { id: `sft:${d.taskId}#${d.ordinal}`, instruction: "", files: [{ path: "sample", role: "main", content: d.text }] },
+    "train",
+  );
 
 function sftTasks(sft: readonly SftDoc[]): LeakTask[] {
   const behind = new Map<string, Visible>();
@@ -34,7 +38,12 @@ function sftTasks(sft: readonly SftDoc[]): LeakTask[] {
  * text); exact, normalized and 13-gram overlap, reusing the split's leakage check. SFT entries
  * are named `sft:<task>` (the task behind a sample) and `sft:<task>#<ordinal>` (a sample's text).
  */
-export function contaminationCheck(input: { test: readonly Visible[]; train: readonly Visible[]; dev: readonly Visible[]; sft: readonly SftDoc[] }): LeakageReport {
+export function contaminationCheck(input: {
+  test: readonly Visible[];
+  train: readonly Visible[];
+  dev: readonly Visible[];
+  sft: readonly SftDoc[];
+}): LeakageReport {
   return leakageReport([
     ...input.train.map((t) => leakTask(t, "train")),
     ...input.dev.map((t) => leakTask(t, "dev")),

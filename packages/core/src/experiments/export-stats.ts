@@ -11,11 +11,16 @@ export const formatPct = (x: number) => `${(100 * x).toFixed(1)}%`;
 const signed = (x: number) => `${x >= 0 ? "+" : ""}${(100 * x).toFixed(1)}`;
 const withCi = (i: Interval | null) => (i ? `${formatPct(i.value)} [${formatPct(i.lo)}, ${formatPct(i.hi)}]` : "—");
 /** Δ in percentage points with its interval, e.g. "+3.2 pp [-1.0, 7.5]". */
-export const formatDeltaPp = (delta: number, ci: readonly [number, number]) => `${signed(delta)} pp [${signed(ci[0])}, ${signed(ci[1])}]`;
+export const formatDeltaPp = (delta: number, ci: readonly [number, number]) =>
+  `${signed(delta)} pp [${signed(ci[0])}, ${signed(ci[1])}]`;
 /** The MDE in pp, or "—" when the differences do not vary. */
-export const formatMde = (s: Pick<PairedComparison, "mde">) => (s.mde === null ? "—" : s.mde >= 1 ? "> 100 pp (none detectable)" : `${(100 * s.mde).toFixed(1)} pp`);
+export const formatMde = (s: Pick<PairedComparison, "mde">) =>
+  s.mde === null ? "—" : s.mde >= 1 ? "> 100 pp (none detectable)" : `${(100 * s.mde).toFixed(1)} pp`;
 
-export const SUMMARY_HEADER = ["| split | Base | SFT | Δ | improved / regressed | test | p | MDE (80% power) | |", "|---|---|---|---|---|---|---|---|---|"];
+export const SUMMARY_HEADER = [
+  "| split | Base | SFT | Δ | improved / regressed | test | p | MDE (80% power) | |",
+  "|---|---|---|---|---|---|---|---|---|",
+];
 
 export function devMarkdownRow(s: DevSummaryRow): string {
   const sft = s.sft === null ? "—" : formatPct(s.sft);
@@ -36,13 +41,25 @@ export function comparisonNote(t: PairedComparison): string {
 }
 
 export function seedsMarkdown(s: PooledResult): string[] {
-  const out = ["| seed | SFT | Δ | improved / regressed | test | p | MDE | significant |", "|---|---|---|---|---|---|---|---|"];
+  const out = [
+    "| seed | SFT | Δ | improved / regressed | test | p | MDE | significant |",
+    "|---|---|---|---|---|---|---|---|",
+  ];
   for (const r of s.perSeed) {
     const t = r.stats;
-    out.push(`| ${r.seed} | ${formatPct(t.treatedPass)} | ${formatDeltaPp(t.delta, t.ci)} | ${t.improved} / ${t.regressed} | ${mdCell(t.test)} | ${t.p.toPrecision(3)} | ${formatMde(t)} | ${t.significant ? "yes" : "no"} |`);
+    out.push(
+      `| ${r.seed} | ${formatPct(t.treatedPass)} | ${formatDeltaPp(t.delta, t.ci)} | ${t.improved} / ${t.regressed} | ${mdCell(t.test)} | ${t.p.toPrecision(3)} | ${formatMde(t)} | ${t.significant ? "yes" : "no"} |`,
+    );
   }
   const p = s.pooled;
-  out.push(`| pooled (${p.seeds}) | ${formatPct(p.treatedPass)} | ${formatDeltaPp(p.delta, p.ci)} | | ${mdCell(p.test)} | ${p.p.toPrecision(3)} | ${formatMde(p)} | ${p.significant ? "yes" : "no"} |`);
-  out.push("", `Per-seed Δ: sd ${(100 * s.spread.sd).toFixed(1)} pp, min ${signed(s.spread.min)} pp, max ${signed(s.spread.max)} pp.`, "", mdCell(s.method));
+  out.push(
+    `| pooled (${p.seeds}) | ${formatPct(p.treatedPass)} | ${formatDeltaPp(p.delta, p.ci)} | | ${mdCell(p.test)} | ${p.p.toPrecision(3)} | ${formatMde(p)} | ${p.significant ? "yes" : "no"} |`,
+  );
+  out.push(
+    "",
+    `Per-seed Δ: sd ${(100 * s.spread.sd).toFixed(1)} pp, min ${signed(s.spread.min)} pp, max ${signed(s.spread.max)} pp.`,
+    "",
+    mdCell(s.method),
+  );
   return out;
 }

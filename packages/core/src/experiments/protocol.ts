@@ -11,7 +11,16 @@ const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 hex digest");
 
 /** The part of the trainer's generate summary (core trainer GenerateSummary) that makes up the protocol. */
 export const ProtocolSummary = GenerateSummary.pick({
-  backend: true, backend_version: true, dtype: true, device: true, decoding: true, stop: true, generation_config: true, chat_template_sha256: true, model: true, adapter_sha256: true,
+  backend: true,
+  backend_version: true,
+  dtype: true,
+  device: true,
+  decoding: true,
+  stop: true,
+  generation_config: true,
+  chat_template_sha256: true,
+  model: true,
+  adapter_sha256: true,
 });
 export type ProtocolSummary = z.infer<typeof ProtocolSummary>;
 
@@ -43,9 +52,14 @@ export type RecordedProtocol = z.infer<typeof RecordedProtocol>;
 // Greedy decoding ignores temperature and top_p; the trainer reports them as 0 then, which is
 // recorded canonically as "not used" so that greedy runs compare equal.
 const canonicalDecoding = (d: ProtocolSummary["decoding"]): GenerationProtocol["decoding"] =>
-  d.do_sample ? { doSample: true, temperature: d.temperature, topP: d.top_p } : { doSample: false, temperature: 1, topP: 1 };
+  d.do_sample
+    ? { doSample: true, temperature: d.temperature, topP: d.top_p }
+    : { doSample: false, temperature: 1, topP: 1 };
 
-export function generationProtocol(s: ProtocolSummary, fixed: { promptTemplateHash: string; trainingMethod: TrainMethod | null }): GenerationProtocol {
+export function generationProtocol(
+  s: ProtocolSummary,
+  fixed: { promptTemplateHash: string; trainingMethod: TrainMethod | null },
+): GenerationProtocol {
   return {
     promptTemplateHash: fixed.promptTemplateHash,
     chatTemplateSha256: s.chat_template_sha256,
@@ -67,11 +81,16 @@ export function generationProtocol(s: ProtocolSummary, fixed: { promptTemplateHa
  * Differences between what a generation ran under and what the recipe (resolved at creation)
  * asks for, plus the adapter it had to load. Empty when the run is admissible.
  */
-export function recipeMismatches(p: GenerationProtocol, recipe: EvalProtocol, expected: { promptTemplateHash: string; adapterSha256: string | null }): string[] {
+export function recipeMismatches(
+  p: GenerationProtocol,
+  recipe: EvalProtocol,
+  expected: { promptTemplateHash: string; adapterSha256: string | null },
+): string[] {
   const out: string[] = [];
   const want = recipe.decoding.doSample ? recipe.decoding : { doSample: false, temperature: 1, topP: 1 };
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-  if (p.promptTemplateHash !== expected.promptTemplateHash) out.push(`promptTemplateHash ${p.promptTemplateHash} ≠ ${expected.promptTemplateHash}`);
+  if (p.promptTemplateHash !== expected.promptTemplateHash)
+    out.push(`promptTemplateHash ${p.promptTemplateHash} ≠ ${expected.promptTemplateHash}`);
   if (!same(p.decoding, want)) out.push(`decoding ${JSON.stringify(p.decoding)} ≠ ${JSON.stringify(want)}`);
   if (p.maxNewTokens !== recipe.maxNewTokens) out.push(`maxNewTokens ${p.maxNewTokens} ≠ ${recipe.maxNewTokens}`);
   if (p.backend !== recipe.backend) out.push(`backend ${p.backend} ≠ ${recipe.backend}`);
@@ -79,8 +98,12 @@ export function recipeMismatches(p: GenerationProtocol, recipe: EvalProtocol, ex
   if (recipe.dtype !== "auto" && p.dtype !== recipe.dtype) out.push(`dtype ${p.dtype} ≠ ${recipe.dtype}`);
   const wantConfig = recipe.checkpointGenerationConfig ? "checkpoint" : "recipe";
   if (p.generationConfig !== wantConfig) out.push(`generationConfig ${p.generationConfig} ≠ ${wantConfig}`);
-  if (p.adapterSha256 !== expected.adapterSha256) out.push(`adapter hash mismatch: generated with ${p.adapterSha256 ?? "no adapter"}, trained snapshot is ${expected.adapterSha256 ?? "none"}`);
-  if (!p.model.revision && !p.model.weightsSha256) out.push("the base model is identified by neither a resolved revision nor a weights hash");
+  if (p.adapterSha256 !== expected.adapterSha256)
+    out.push(
+      `adapter hash mismatch: generated with ${p.adapterSha256 ?? "no adapter"}, trained snapshot is ${expected.adapterSha256 ?? "none"}`,
+    );
+  if (!p.model.revision && !p.model.weightsSha256)
+    out.push("the base model is identified by neither a resolved revision nor a weights hash");
   return out;
 }
 
@@ -113,24 +136,45 @@ export function checkProtocol(runs: Readonly<Record<string, RecordedProtocol>>):
     if (new Set(Object.values(values)).size > 1) mismatches.push({ field, values });
   }
   const first = entries[0]?.[1] ?? null;
-  return { ok: mismatches.length === 0 && entries.length > 0, protocol: mismatches.length === 0 ? first : null, mismatches };
+  return {
+    ok: mismatches.length === 0 && entries.length > 0,
+    protocol: mismatches.length === 0 ? first : null,
+    mismatches,
+  };
 }
 
 export function assertSameProtocol(runs: Readonly<Record<string, RecordedProtocol>>): RecordedProtocol {
   const check = checkProtocol(runs);
   if (!check.ok || !check.protocol) {
-    const what = check.mismatches.map((m) => `${m.field} (${Object.entries(m.values).map(([k, v]) => `${k}=${v}`).join(", ")})`).join("; ");
-    throw new DomainError("PRECONDITION_FAILED", `refusing to compare evaluations run under different protocols: ${what || "no evaluations"}`, check);
+    const what = check.mismatches
+      .map(
+        (m) =>
+          `${m.field} (${Object.entries(m.values)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(", ")})`,
+      )
+      .join("; ");
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `refusing to compare evaluations run under different protocols: ${what || "no evaluations"}`,
+      check,
+    );
   }
   return check.protocol;
 }
 
 /** The protocols of stored evaluations by model key (one entry per distinct protocol), refusing unreadable records. */
-export function protocolsByModel(rows: readonly { split: string; modelKey: string; taskId: string; protocol: unknown }[]): Record<string, RecordedProtocol> {
+export function protocolsByModel(
+  rows: readonly { split: string; modelKey: string; taskId: string; protocol: unknown }[],
+): Record<string, RecordedProtocol> {
   const out: Record<string, RecordedProtocol> = {};
   for (const r of rows) {
     const parsed = RecordedProtocol.safeParse(r.protocol);
-    if (!parsed.success) throw new DomainError("PRECONDITION_FAILED", `the ${r.split} evaluation of ${r.modelKey} on ${r.taskId} has an unreadable protocol record`);
+    if (!parsed.success)
+      throw new DomainError(
+        "PRECONDITION_FAILED",
+        `the ${r.split} evaluation of ${r.modelKey} on ${r.taskId} has an unreadable protocol record`,
+      );
     const label = `${r.split}:${r.modelKey}`;
     const seen = out[label];
     if (!seen) out[label] = parsed.data;

@@ -6,7 +6,15 @@ import type { RecordedProtocol } from "./protocol";
 // was built. The page links the ids; the share page and the exports print the same facts without
 // links. Every field comes from a stored row (experiment, split, dataset, train jobs, agents).
 
-export type HeaderAdapter = { seed: number; epoch: number; sha256: string; method: TrainMethod | null; trainJobId: string | null; selected: boolean; onTest: boolean };
+export type HeaderAdapter = {
+  seed: number;
+  epoch: number;
+  sha256: string;
+  method: TrainMethod | null;
+  trainJobId: string | null;
+  selected: boolean;
+  onTest: boolean;
+};
 export type HeaderAgent = {
   id: string;
   name: string;
@@ -24,9 +32,25 @@ export type ReportHeader = {
   experiment: { id: string; name: string; createdAt: string; reportAt: string; durationS: number };
   baseModel: BaseModel & { resolvedRevision: string | null; weightsSha256: string | null };
   adapters: HeaderAdapter[];
-  dataset: { id: string; name: string; hash: string; samples: number; tasks: number; oracleSamples: number; supervisedTokens: number | null; totalTokens: number | null } | null;
+  dataset: {
+    id: string;
+    name: string;
+    hash: string;
+    samples: number;
+    tasks: number;
+    oracleSamples: number;
+    supervisedTokens: number | null;
+    totalTokens: number | null;
+  } | null;
   training: TrainingConfig & { seeds: number[] };
-  split: { id: string; name: string; seed: number; manifestHash: string; poolSnapshotHash: string; counts: Record<"train" | "dev" | "test", { tasks: number; groups: number }> } | null;
+  split: {
+    id: string;
+    name: string;
+    seed: number;
+    manifestHash: string;
+    poolSnapshotHash: string;
+    counts: Record<"train" | "dev" | "test", { tasks: number; groups: number }>;
+  } | null;
   jobs: { type: string; count: number; firstStart: string | null; lastFinish: string | null }[];
   trainJobs: { seed: number; jobId: string }[];
   hardware: HeaderAgent[];
@@ -50,11 +74,22 @@ export function reportHeader(input: HeaderInput): ReportHeader {
   const start = Date.parse(input.experiment.createdAt);
   const end = Date.parse(input.experiment.reportAt);
   return {
-    experiment: { ...input.experiment, durationS: Number.isFinite(start) && Number.isFinite(end) ? Math.max(0, Math.round((end - start) / 1000)) : 0 },
-    baseModel: { ...input.baseModel, resolvedRevision: input.protocol?.model.revision ?? null, weightsSha256: input.protocol?.model.weightsSha256 ?? null },
+    experiment: {
+      ...input.experiment,
+      durationS: Number.isFinite(start) && Number.isFinite(end) ? Math.max(0, Math.round((end - start) / 1000)) : 0,
+    },
+    baseModel: {
+      ...input.baseModel,
+      resolvedRevision: input.protocol?.model.revision ?? null,
+      weightsSha256: input.protocol?.model.weightsSha256 ?? null,
+    },
     adapters: [...input.adapters]
       .sort((a, b) => a.seed - b.seed || a.epoch - b.epoch)
-      .map((a) => ({ ...a, selected: adapterKey(a) === input.selectedKey, onTest: input.testKeys.includes(adapterKey(a)) })),
+      .map((a) => ({
+        ...a,
+        selected: adapterKey(a) === input.selectedKey,
+        onTest: input.testKeys.includes(adapterKey(a)),
+      })),
     dataset: input.dataset,
     training: { ...input.training, seeds: input.seeds },
     split: input.split,

@@ -1,6 +1,12 @@
 import { clusterBootstrap } from "../stats/bootstrap";
 import { clusterPairs, type PairedInput } from "../stats/clusters";
-import { comparePaired, MDE_FORMULA, significanceLabel, type CompareOptions, type PairedComparison } from "../stats/compare";
+import {
+  comparePaired,
+  MDE_FORMULA,
+  significanceLabel,
+  type CompareOptions,
+  type PairedComparison,
+} from "../stats/compare";
 import { POOLING_METHOD } from "../stats/pooling";
 
 // The report's summary rows. Dev is the selection split: the shown adapter won there, so its dev
@@ -42,7 +48,8 @@ export const STATS_METHODS = {
   test:
     "Clustered by source group: exact McNemar when every group holds one 0/1 task, else a sign-flip permutation test of per-group sums of differences " +
     "(exact for 0/1 outcomes and pass rates of up to 1,000 samples, or up to 20 non-zero groups; otherwise Monte Carlo with the +1 correction).",
-  interval: "Studentized cluster bootstrap over source groups (symmetric, never narrower than the small-sample-expanded t interval); marked unreliable below 10 groups.",
+  interval:
+    "Studentized cluster bootstrap over source groups (symmetric, never narrower than the small-sample-expanded t interval); marked unreliable below 10 groups.",
   significance: "Significant only when p < α AND the interval excludes 0.",
   mde: MDE_FORMULA,
   pooling: POOLING_METHOD,
@@ -65,13 +72,21 @@ function counts(pairs: readonly PairedInput[]): Counts {
 const mean = (xs: readonly GroupOutcome[]) => (xs.length ? xs.reduce((s, x) => s + x.pass, 0) / xs.length : 0);
 
 /** One model's pass@1 with a studentized cluster-bootstrap interval. */
-export function passRate(outcomes: readonly GroupOutcome[], opts: { iterations: number; seed: number; level?: number }): Interval {
+export function passRate(
+  outcomes: readonly GroupOutcome[],
+  opts: { iterations: number; seed: number; level?: number },
+): Interval {
   const c = clusterPairs(outcomes.map((o) => ({ group: o.group, base: 0, treated: o.pass })));
   const r = clusterBootstrap(c.sums, c.counts, opts, [0, 1]);
   return { value: mean(outcomes), lo: r.lo, hi: r.hi };
 }
 
-export function devSummary(pairs: readonly PairedInput[] | null, base: readonly GroupOutcome[], sft: readonly GroupOutcome[] | null, sftLabel: string | null): DevSummaryRow {
+export function devSummary(
+  pairs: readonly PairedInput[] | null,
+  base: readonly GroupOutcome[],
+  sft: readonly GroupOutcome[] | null,
+  sftLabel: string | null,
+): DevSummaryRow {
   const c = pairs ? counts(pairs) : { n: base.length, improved: 0, regressed: 0, bothPass: 0, bothFail: 0 };
   const sftPass = sft ? mean(sft) : null;
   const delta = pairs && pairs.length ? pairs.reduce((s, p) => s + p.treated - p.base, 0) / pairs.length : null;
@@ -88,8 +103,30 @@ export function testSummary(
   const level = 1 - (opts.alpha ?? 0.05);
   const baseRate = passRate(base, { ...opts, level });
   if (!pairs || !sft) {
-    return { split: "test", n: base.length, improved: 0, regressed: 0, bothPass: 0, bothFail: 0, base: baseRate, sft: null, sftLabel, stats: null, significant: false, label: "no adapter compared" };
+    return {
+      split: "test",
+      n: base.length,
+      improved: 0,
+      regressed: 0,
+      bothPass: 0,
+      bothFail: 0,
+      base: baseRate,
+      sft: null,
+      sftLabel,
+      stats: null,
+      significant: false,
+      label: "no adapter compared",
+    };
   }
   const stats = comparePaired(pairs, opts);
-  return { split: "test", ...counts(pairs), base: baseRate, sft: passRate(sft, { ...opts, level }), sftLabel, stats, significant: stats.significant, label: significanceLabel(stats) };
+  return {
+    split: "test",
+    ...counts(pairs),
+    base: baseRate,
+    sft: passRate(sft, { ...opts, level }),
+    sftLabel,
+    stats,
+    significant: stats.significant,
+    label: significanceLabel(stats),
+  };
 }

@@ -48,7 +48,12 @@ export const TASK_CATEGORY_TEXT: Record<TaskViewCategory, string> = {
   excluded: "one side never got a grader verdict (infra errors after the bounded retries): left out of every count",
 };
 
-function viewRows(split: "dev" | "test", base: readonly TaskOutcome[], other: readonly TaskOutcome[], missing: readonly string[]): TaskViewRow[] {
+function viewRows(
+  split: "dev" | "test",
+  base: readonly TaskOutcome[],
+  other: readonly TaskOutcome[],
+  missing: readonly string[],
+): TaskViewRow[] {
   const b = new Map(base.map((o) => [o.taskId, o]));
   const o = new Map(other.map((x) => [x.taskId, x]));
   const ids = [...new Set([...b.keys(), ...o.keys(), ...missing])].sort();
@@ -57,7 +62,12 @@ function viewRows(split: "dev" | "test", base: readonly TaskOutcome[], other: re
     const y = o.get(taskId);
     const cat: TaskViewCategory = x && y ? category(passed(x.verdict), passed(y.verdict)) : "excluded";
     return {
-      split, taskId, group: x?.group ?? y?.group ?? "", base: x?.verdict ?? null, other: y?.verdict ?? null, category: cat,
+      split,
+      taskId,
+      group: x?.group ?? y?.group ?? "",
+      base: x?.verdict ?? null,
+      other: y?.verdict ?? null,
+      category: cat,
       inProcess: x?.isolation === "in_process" || y?.isolation === "in_process",
     };
   });
@@ -71,8 +81,18 @@ type ViewInput = {
 
 function view(split: "dev" | "test", input: ViewInput, other: ModelRef, shown: string): TaskView {
   const key = modelKey(other);
-  const missing = [...(input.noVerdict?.[split].base ?? []), ...(key === "base" ? [] : input.noVerdict?.[split][key] ?? [])];
-  return { split, baseKey: "base", otherKey: key, otherLabel: modelLabel(other), shown, rows: viewRows(split, input[split].base ?? [], input[split][key] ?? [], missing) };
+  const missing = [
+    ...(input.noVerdict?.[split].base ?? []),
+    ...(key === "base" ? [] : (input.noVerdict?.[split][key] ?? [])),
+  ];
+  return {
+    split,
+    baseKey: "base",
+    otherKey: key,
+    otherLabel: modelLabel(other),
+    shown,
+    rows: viewRows(split, input[split].base ?? [], input[split][key] ?? [], missing),
+  };
 }
 
 /**
@@ -83,13 +103,39 @@ function view(split: "dev" | "test", input: ViewInput, other: ModelRef, shown: s
 export function taskViews(input: ViewInput, selected: ModelRef, devRival: ModelRef | null, kept: boolean): TaskView[] {
   const base: ModelRef = { model: "base" };
   const dev = devRival
-    ? view("dev", input, devRival, kept ? `Base vs the best dev adapter (${modelLabel(devRival)}), which did not beat the base: the base was kept.` : `Base vs the selected adapter (${modelLabel(devRival)}). Dev chose it, so these outcomes are optimistic.`)
+    ? view(
+        "dev",
+        input,
+        devRival,
+        kept
+          ? `Base vs the best dev adapter (${modelLabel(devRival)}), which did not beat the base: the base was kept.`
+          : `Base vs the selected adapter (${modelLabel(devRival)}). Dev chose it, so these outcomes are optimistic.`,
+      )
     : view("dev", input, base, "Base only: no adapter was evaluated on dev.");
-  if (!kept) return [dev, view("test", input, selected, `Base vs the selected adapter (${modelLabel(selected)}): the report's one inference.`)];
+  if (!kept)
+    return [
+      dev,
+      view(
+        "test",
+        input,
+        selected,
+        `Base vs the selected adapter (${modelLabel(selected)}): the report's one inference.`,
+      ),
+    ];
   const onTest = devRival && input.test[modelKey(devRival)] ? devRival : null;
   const test = onTest
-    ? view("test", input, onTest, `The base was kept, so no gain is claimed. Shown for context: base vs ${modelLabel(onTest)} (the best dev adapter, evaluated on test for the per-seed table).`)
-    : view("test", input, base, "The base was kept and only the base was evaluated on test: base vs base, each task's base verdict.");
+    ? view(
+        "test",
+        input,
+        onTest,
+        `The base was kept, so no gain is claimed. Shown for context: base vs ${modelLabel(onTest)} (the best dev adapter, evaluated on test for the per-seed table).`,
+      )
+    : view(
+        "test",
+        input,
+        base,
+        "The base was kept and only the base was evaluated on test: base vs base, each task's base verdict.",
+      );
   return [dev, test];
 }
 
@@ -103,11 +149,18 @@ export function isolationCounts(input: Pick<ViewInput, "dev" | "test">): Isolati
   return (["dev", "test"] as const).flatMap((split) =>
     Object.entries(input[split])
       .sort(([a], [b]) => (a === "base" ? -1 : b === "base" ? 1 : a < b ? -1 : a > b ? 1 : 0))
-      .map(([key, xs]) => ({ split, modelKey: key, total: xs.length, inProcess: xs.filter((x) => x.isolation === "in_process").length })),
+      .map(([key, xs]) => ({
+        split,
+        modelKey: key,
+        total: xs.length,
+        inProcess: xs.filter((x) => x.isolation === "in_process").length,
+      })),
   );
 }
 
 /** "all verdicts from the isolated judge", or "n of N verdicts from in-process grading". */
 export function isolationText(c: Pick<IsolationCount, "total" | "inProcess">): string {
-  return c.inProcess === 0 ? "all verdicts from the isolated judge" : `${c.inProcess} of ${c.total} verdicts from in-process grading`;
+  return c.inProcess === 0
+    ? "all verdicts from the isolated judge"
+    : `${c.inProcess} of ${c.total} verdicts from in-process grading`;
 }

@@ -5,12 +5,28 @@ import type { ExperimentConfig } from "./config";
 import { assertSameProtocol, checkProtocol, type ProtocolCheck, type RecordedProtocol } from "./protocol";
 import { modelKey, modelLabel, type ModelRef, type SelectionDecision } from "./selection";
 import type { ReportHeader } from "./report-header";
-import { category, isolationCounts, passed, taskViews, type IsolationCount, type PairCategory, type TaskOutcome, type TaskView } from "./report-tasks";
+import {
+  category,
+  isolationCounts,
+  passed,
+  taskViews,
+  type IsolationCount,
+  type PairCategory,
+  type TaskOutcome,
+  type TaskView,
+} from "./report-tasks";
 
 // The paired report (brief §2, §7) as plain data; pages, share links and exports render it.
 
 export type { PairCategory, TaskOutcome } from "./report-tasks";
-export type PairedRow = { split: "dev" | "test"; taskId: string; group: string; base: string; sft: string; category: PairCategory };
+export type PairedRow = {
+  split: "dev" | "test";
+  taskId: string;
+  group: string;
+  base: string;
+  sft: string;
+  category: PairCategory;
+};
 
 export type DevCurvePoint = { seed: number; epoch: number; pass1: number };
 
@@ -22,7 +38,13 @@ export type ExperimentReport = {
   generatedAt: string;
   config: ExperimentConfig;
   disclaimer: string | null;
-  outcome: { kind: SelectionDecision["outcome"]; selected: ModelRef; selectedLabel: string; headline: string; reason: string };
+  outcome: {
+    kind: SelectionDecision["outcome"];
+    selected: ModelRef;
+    selectedLabel: string;
+    headline: string;
+    reason: string;
+  };
   selection: Pick<SelectionDecision, "rule" | "table">;
   protocol: ProtocolCheck;
   /** Dev is descriptive only; test is the one inference. */
@@ -67,11 +89,28 @@ export type ReportInput = {
 };
 
 /** One comparison's pairs without a verdict: excluded, never counted as failures. */
-export type ExcludedPairs = { split: "dev" | "test"; comparison: string; count: number; taskIds: string[]; note: string };
+export type ExcludedPairs = {
+  split: "dev" | "test";
+  comparison: string;
+  count: number;
+  taskIds: string[];
+  note: string;
+};
 
-function excludedPairs(split: "dev" | "test", comparison: string, keys: string[], missing: Record<string, string[]> | undefined): ExcludedPairs {
+function excludedPairs(
+  split: "dev" | "test",
+  comparison: string,
+  keys: string[],
+  missing: Record<string, string[]> | undefined,
+): ExcludedPairs {
   const taskIds = [...new Set(keys.flatMap((k) => missing?.[k] ?? []))].sort();
-  return { split, comparison, count: taskIds.length, taskIds, note: `${taskIds.length} pair${taskIds.length === 1 ? "" : "s"} excluded: no verdict` };
+  return {
+    split,
+    comparison,
+    count: taskIds.length,
+    taskIds,
+    note: `${taskIds.length} pair${taskIds.length === 1 ? "" : "s"} excluded: no verdict`,
+  };
 }
 
 export const ALPHA = 0.05;
@@ -82,11 +121,23 @@ function pairUp(split: "dev" | "test", base: readonly TaskOutcome[], sft: readon
   const byId = new Map(sft.map((o) => [o.taskId, o]));
   return base.flatMap((b) => {
     const s = byId.get(b.taskId);
-    return s ? [{ split, taskId: b.taskId, group: b.group, base: b.verdict, sft: s.verdict, category: category(passed(b.verdict), passed(s.verdict)) }] : [];
+    return s
+      ? [
+          {
+            split,
+            taskId: b.taskId,
+            group: b.group,
+            base: b.verdict,
+            sft: s.verdict,
+            category: category(passed(b.verdict), passed(s.verdict)),
+          },
+        ]
+      : [];
   });
 }
 
-const asPairs = (rows: readonly PairedRow[]) => rows.map((r) => ({ group: r.group, base: passed(r.base), treated: passed(r.sft) }));
+const asPairs = (rows: readonly PairedRow[]) =>
+  rows.map((r) => ({ group: r.group, base: passed(r.base), treated: passed(r.sft) }));
 const asOutcomes = (xs: readonly TaskOutcome[]) => xs.map((o) => ({ group: o.group, pass: passed(o.verdict) }));
 
 /** Throws PRECONDITION_FAILED when the compared evaluations ran under different protocols. */
@@ -98,27 +149,51 @@ export function buildReport(input: ReportInput): ExperimentReport {
   const baseTest = input.test.base ?? [];
   const kept = selection.outcome === "base_kept";
   // On dev the selected adapter (or, when the base is kept, the best adapter) is shown for context.
-  const devRival = kept ? selection.table.filter((r) => r.ref.model === "adapter").sort((a, b) => b.pass1 - a.pass1)[0]?.ref ?? null : selection.selected;
-  const devSft = devRival ? input.dev[modelKey(devRival)] ?? [] : null;
+  const devRival = kept
+    ? (selection.table.filter((r) => r.ref.model === "adapter").sort((a, b) => b.pass1 - a.pass1)[0]?.ref ?? null)
+    : selection.selected;
+  const devSft = devRival ? (input.dev[modelKey(devRival)] ?? []) : null;
   const devRows = devSft ? pairUp("dev", baseDev, devSft) : [];
-  const testSft = kept ? null : input.test[modelKey(selection.selected)] ?? [];
+  const testSft = kept ? null : (input.test[modelKey(selection.selected)] ?? []);
   const testRows = testSft ? pairUp("test", baseTest, testSft) : [];
   const stats = { ...boot, alpha: ALPHA };
-  const testRow = testSummary(testSft ? asPairs(testRows) : null, asOutcomes(baseTest), testSft ? asOutcomes(testSft) : null, kept ? null : modelLabel(selection.selected), stats);
+  const testRow = testSummary(
+    testSft ? asPairs(testRows) : null,
+    asOutcomes(baseTest),
+    testSft ? asOutcomes(testSft) : null,
+    kept ? null : modelLabel(selection.selected),
+    stats,
+  );
   const summary: [DevSummaryRow, TestSummaryRow] = [
-    devSummary(devSft ? asPairs(devRows) : null, asOutcomes(baseDev), devSft ? asOutcomes(devSft) : null, devRival ? `${modelLabel(devRival)}${kept ? " (best adapter, not selected)" : ""}` : null),
+    devSummary(
+      devSft ? asPairs(devRows) : null,
+      asOutcomes(baseDev),
+      devSft ? asOutcomes(devSft) : null,
+      devRival ? `${modelLabel(devRival)}${kept ? " (best adapter, not selected)" : ""}` : null,
+    ),
     testRow,
   ];
 
-  const seedRefs = input.testAdapters.filter((r): r is Extract<ModelRef, { model: "adapter" }> => r.model === "adapter").sort((a, b) => a.seedIndex - b.seedIndex);
+  const seedRefs = input.testAdapters
+    .filter((r): r is Extract<ModelRef, { model: "adapter" }> => r.model === "adapter")
+    .sort((a, b) => a.seedIndex - b.seedIndex);
   const seeds =
     seedRefs.length > 0
       ? poolSeeds(
           // Tasks with a verdict for the base and every seed only; the rest are counted in `excluded`.
           baseTest.flatMap((b) => {
-            const verdicts = seedRefs.map((r) => (input.test[modelKey(r)] ?? []).find((o) => o.taskId === b.taskId)?.verdict);
+            const verdicts = seedRefs.map(
+              (r) => (input.test[modelKey(r)] ?? []).find((o) => o.taskId === b.taskId)?.verdict,
+            );
             if (verdicts.some((v) => v === undefined)) return [];
-            return [{ taskId: b.taskId, group: b.group, base: passed(b.verdict), bySeed: verdicts.map((v) => passed(v ?? "")) }];
+            return [
+              {
+                taskId: b.taskId,
+                group: b.group,
+                base: passed(b.verdict),
+                bySeed: verdicts.map((v) => passed(v ?? "")),
+              },
+            ];
           }),
           seedRefs.map((r) => r.seed),
           stats,
@@ -134,22 +209,43 @@ export function buildReport(input: ReportInput): ExperimentReport {
     generatedAt: input.generatedAt,
     config,
     disclaimer: config.disclaimer ?? null,
-    outcome: { kind: selection.outcome, selected: selection.selected, selectedLabel: modelLabel(selection.selected), headline, reason: selection.reason },
+    outcome: {
+      kind: selection.outcome,
+      selected: selection.selected,
+      selectedLabel: modelLabel(selection.selected),
+      headline,
+      reason: selection.reason,
+    },
     selection: { rule: selection.rule, table: selection.table },
     protocol: checkProtocol(input.protocols),
     summary,
     methods: STATS_METHODS,
     devCurve: {
       base: selection.table.find((r) => r.ref.model === "base")?.pass1 ?? 0,
-      points: selection.table.flatMap((r) => (r.ref.model === "adapter" ? [{ seed: r.ref.seed, epoch: r.ref.epoch, pass1: r.pass1 }] : [])),
+      points: selection.table.flatMap((r) =>
+        r.ref.model === "adapter" ? [{ seed: r.ref.seed, epoch: r.ref.epoch, pass1: r.pass1 }] : [],
+      ),
     },
     seeds,
     contamination: input.contamination,
     devContamination: input.devContamination ?? null,
     excluded: [
-      ...(devRival ? [excludedPairs("dev", `base vs ${modelLabel(devRival)}`, ["base", modelKey(devRival)], input.noVerdict?.dev)] : []),
-      ...(kept ? [] : [excludedPairs("test", `base vs ${modelLabel(selection.selected)}`, ["base", modelKey(selection.selected)], input.noVerdict?.test)]),
-      ...(seedRefs.length ? [excludedPairs("test", "per-seed pooled", ["base", ...seedRefs.map(modelKey)], input.noVerdict?.test)] : []),
+      ...(devRival
+        ? [excludedPairs("dev", `base vs ${modelLabel(devRival)}`, ["base", modelKey(devRival)], input.noVerdict?.dev)]
+        : []),
+      ...(kept
+        ? []
+        : [
+            excludedPairs(
+              "test",
+              `base vs ${modelLabel(selection.selected)}`,
+              ["base", modelKey(selection.selected)],
+              input.noVerdict?.test,
+            ),
+          ]),
+      ...(seedRefs.length
+        ? [excludedPairs("test", "per-seed pooled", ["base", ...seedRefs.map(modelKey)], input.noVerdict?.test)]
+        : []),
     ],
     tasks: [...testRows, ...devRows],
     alpha: ALPHA,
@@ -162,7 +258,8 @@ export function buildReport(input: ReportInput): ExperimentReport {
 const pp = (x: number) => `${(100 * x).toFixed(1)}`;
 
 function testHeadline(t: TestSummaryRow, selected: string | null): string {
-  if (selected === null) return `Base kept: no adapter beat the base on dev, so no gain is claimed. Base test pass@1 ${pp(t.base.value)}%.`;
+  if (selected === null)
+    return `Base kept: no adapter beat the base on dev, so no gain is claimed. Base test pass@1 ${pp(t.base.value)}%.`;
   if (!t.stats || !t.sft) return "No test comparison available.";
   const d = t.stats;
   const sign = (x: number) => `${x >= 0 ? "+" : ""}${pp(x)}`;

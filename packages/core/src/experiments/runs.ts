@@ -3,10 +3,27 @@ import { z } from "zod";
 // The runs table (experiments list) and the compare view: their query input, the annotation of a
 // run (tags, notes), and the per-task outcome matrix built from stored reports. Pure.
 
-export const RUN_SORT_KEYS = ["createdAt", "name", "state", "outcome", "testBase", "testSft", "delta", "p", "baseModel", "samples", "durationMs"] as const;
+export const RUN_SORT_KEYS = [
+  "createdAt",
+  "name",
+  "state",
+  "outcome",
+  "testBase",
+  "testSft",
+  "delta",
+  "p",
+  "baseModel",
+  "samples",
+  "durationMs",
+] as const;
 export type RunSortKey = (typeof RUN_SORT_KEYS)[number];
 
-export const RunTag = z.string().trim().min(1, "a tag cannot be empty").max(40, "a tag has at most 40 characters").regex(/^[\w.:/+-]+$/u, "a tag is letters, digits and . : / + - _ (no spaces)");
+export const RunTag = z
+  .string()
+  .trim()
+  .min(1, "a tag cannot be empty")
+  .max(40, "a tag has at most 40 characters")
+  .regex(/^[\w.:/+-]+$/u, "a tag is letters, digits and . : / + - _ (no spaces)");
 export type RunTag = z.infer<typeof RunTag>;
 
 export const RunAnnotation = z.object({
@@ -32,7 +49,9 @@ export const RunListInput = z.object({
 export type RunListInput = z.input<typeof RunListInput>;
 export type RunListQuery = z.output<typeof RunListInput>;
 
-export const CompareInput = z.object({ ids: z.array(z.uuid()).min(2, "pick at least two experiments").max(8, "compare at most 8 experiments") });
+export const CompareInput = z.object({
+  ids: z.array(z.uuid()).min(2, "pick at least two experiments").max(8, "compare at most 8 experiments"),
+});
 export type CompareInput = z.infer<typeof CompareInput>;
 
 /** A task's outcome in one experiment's report: base and adapter verdicts on the same task. */
@@ -43,7 +62,9 @@ type ReportTaskRow = { split: string; taskId: string; base: string; sft: string;
  * Rows = test tasks (union over the reports), columns = experiments in the order given; a missing
  * cell means that report has no paired row for the task (base kept without a compared adapter).
  */
-export function outcomeMatrix(reports: { experimentId: string; tasks: readonly ReportTaskRow[] }[]): { taskId: string; cells: (TaskCell | null)[]; differs: boolean }[] {
+export function outcomeMatrix(
+  reports: { experimentId: string; tasks: readonly ReportTaskRow[] }[],
+): { taskId: string; cells: (TaskCell | null)[]; differs: boolean }[] {
   const byTask = new Map<string, (TaskCell | null)[]>();
   reports.forEach((r, col) => {
     for (const t of r.tasks) {
@@ -64,8 +85,21 @@ export function outcomeMatrix(reports: { experimentId: string; tasks: readonly R
 /** The parts of a stored report (jsonb) the compare view reads, checked instead of cast; older report versions parse to null. */
 export const ReportDigest = z.object({
   config: z.unknown(),
-  summary: z.tuple([z.object({ n: z.number(), base: z.number(), sft: z.number().nullable(), delta: z.number().nullable(), sftLabel: z.string().nullable() })], z.unknown()),
+  summary: z.tuple(
+    [
+      z.object({
+        n: z.number(),
+        base: z.number(),
+        sft: z.number().nullable(),
+        delta: z.number().nullable(),
+        sftLabel: z.string().nullable(),
+      }),
+    ],
+    z.unknown(),
+  ),
   outcome: z.object({ selectedLabel: z.string(), headline: z.string() }),
-  tasks: z.array(z.object({ split: z.string(), taskId: z.string(), base: z.string(), sft: z.string(), category: z.string() })),
+  tasks: z.array(
+    z.object({ split: z.string(), taskId: z.string(), base: z.string(), sft: z.string(), category: z.string() }),
+  ),
 });
 export type ReportDigest = z.infer<typeof ReportDigest>;

@@ -8,7 +8,12 @@ import { DomainError } from "../errors";
 
 export const ModelRef = z.discriminatedUnion("model", [
   z.object({ model: z.literal("base") }),
-  z.object({ model: z.literal("adapter"), seed: z.number().int(), seedIndex: z.number().int().min(0), epoch: z.number().int().min(1) }),
+  z.object({
+    model: z.literal("adapter"),
+    seed: z.number().int(),
+    seedIndex: z.number().int().min(0),
+    epoch: z.number().int().min(1),
+  }),
 ]);
 export type ModelRef = z.infer<typeof ModelRef>;
 
@@ -17,7 +22,14 @@ export const modelKey = (m: ModelRef): string => (m.model === "base" ? "base" : 
 
 export type DevCandidate = { ref: ModelRef; n: number; passed: number };
 
-export type SelectionRow = { ref: ModelRef; label: string; n: number; passed: number; pass1: number; selected: boolean };
+export type SelectionRow = {
+  ref: ModelRef;
+  label: string;
+  n: number;
+  passed: number;
+  pass1: number;
+  selected: boolean;
+};
 
 export type SelectionDecision = {
   selected: ModelRef;
@@ -43,16 +55,27 @@ const better = (a: DevCandidate, b: DevCandidate) => a.passed * b.n > b.passed *
 
 export function selectByDev(candidates: readonly DevCandidate[]): SelectionDecision {
   const base = candidates.filter((c) => c.ref.model === "base");
-  if (base.length !== 1) throw new DomainError("PRECONDITION_FAILED", "selection needs exactly one base evaluation on dev");
+  if (base.length !== 1)
+    throw new DomainError("PRECONDITION_FAILED", "selection needs exactly one base evaluation on dev");
   const sizes = new Set(candidates.map((c) => c.n));
-  if (sizes.size !== 1) throw new DomainError("PRECONDITION_FAILED", "every candidate must be evaluated on the same dev tasks");
+  if (sizes.size !== 1)
+    throw new DomainError("PRECONDITION_FAILED", "every candidate must be evaluated on the same dev tasks");
   const sorted = [...candidates].sort((a, b) => compareOrder(a.ref, b.ref));
   let best = sorted[0] as DevCandidate;
   for (const c of sorted.slice(1)) if (better(c, best)) best = c;
   const pass1 = (c: DevCandidate) => (c.n ? c.passed / c.n : 0);
-  const table = sorted.map((c) => ({ ref: c.ref, label: modelLabel(c.ref), n: c.n, passed: c.passed, pass1: pass1(c), selected: c === best }));
+  const table = sorted.map((c) => ({
+    ref: c.ref,
+    label: modelLabel(c.ref),
+    n: c.n,
+    passed: c.passed,
+    pass1: pass1(c),
+    selected: c === best,
+  }));
   const baseRow = base[0] as DevCandidate;
-  const bestAdapter = sorted.filter((c) => c.ref.model === "adapter").reduce<DevCandidate | null>((acc, c) => (!acc || better(c, acc) ? c : acc), null);
+  const bestAdapter = sorted
+    .filter((c) => c.ref.model === "adapter")
+    .reduce<DevCandidate | null>((acc, c) => (!acc || better(c, acc) ? c : acc), null);
   const pct = (c: DevCandidate) => `${(100 * pass1(c)).toFixed(1)}% (${c.passed}/${c.n})`;
   if (best.ref.model === "base") {
     const reason = bestAdapter

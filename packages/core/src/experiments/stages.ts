@@ -62,4 +62,6 @@ export function nextStages(plan: readonly StageDef[], records: readonly StageRec
 
 /** Fraction of stages finished, for the progress bar. */
 export const planProgress = (plan: readonly StageDef[], records: readonly StageRecord[]): number =>
-  plan.length === 0 ? 1 : records.filter((r) => r.state === "succeeded" && plan.some((s) => s.key === r.key)).length / plan.length;
+  plan.length === 0
+    ? 1
+    : records.filter((r) => r.state === "succeeded" && plan.some((s) => s.key === r.key)).length / plan.length;

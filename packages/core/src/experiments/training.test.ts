@@ -1,12 +1,35 @@
 import { describe, expect, it } from "vitest";
 import { epochLosses, epochMarks, ratchet, smooth, thin, trainFraction, trainPoints } from "./training";
 
-const ev = (step: number, epoch: number, loss: number) => ({ data: { event: "progress", step, total_steps: 6, epoch, epoch_progress: 0.5, loss, lr: 1e-4, tokens_per_s: 900, eta_s: 10, memory_mb: 100 } });
+const ev = (step: number, epoch: number, loss: number) => ({
+  data: {
+    event: "progress",
+    step,
+    total_steps: 6,
+    epoch,
+    epoch_progress: 0.5,
+    loss,
+    lr: 1e-4,
+    tokens_per_s: 900,
+    eta_s: 10,
+    memory_mb: 100,
+  },
+});
 
 describe("training curves", () => {
   it("reads trainer progress events, skips other progress and keeps the last report of a step", () => {
-    const pts = trainPoints([ev(2, 1, 1.5), { data: { done: 3, total: 9 } }, ev(1, 1, 2), ev(2, 1, 1.4), ev(3, 2, 1.1)]);
-    expect(pts.map((p) => [p.step, p.loss])).toEqual([[1, 2], [2, 1.4], [3, 1.1]]);
+    const pts = trainPoints([
+      ev(2, 1, 1.5),
+      { data: { done: 3, total: 9 } },
+      ev(1, 1, 2),
+      ev(2, 1, 1.4),
+      ev(3, 2, 1.1),
+    ]);
+    expect(pts.map((p) => [p.step, p.loss])).toEqual([
+      [1, 2],
+      [2, 1.4],
+      [3, 1.1],
+    ]);
     expect(epochMarks(pts)).toEqual([{ epoch: 2, step: 3 }]);
     expect(trainFraction(pts)).toBeCloseTo(0.5, 12);
     expect(trainFraction([])).toBeNull();
@@ -44,10 +67,22 @@ describe("training curves", () => {
 describe("epoch losses", () => {
   const pts = trainPoints([ev(1, 1, 2), ev(2, 1, 1.5), ev(3, 2, 1.2), ev(4, 2, 1)]);
   it("come from the uploaded adapters while running, from the run record once finished", () => {
-    expect(epochLosses([{ meta: { epoch: 2, trainLoss: 1.1, evalLoss: null } }, { meta: { epoch: 1, trainLoss: 1.7, evalLoss: 1.9 } }, { meta: { junk: true } }], null, pts)).toEqual([
+    expect(
+      epochLosses(
+        [
+          { meta: { epoch: 2, trainLoss: 1.1, evalLoss: null } },
+          { meta: { epoch: 1, trainLoss: 1.7, evalLoss: 1.9 } },
+          { meta: { junk: true } },
+        ],
+        null,
+        pts,
+      ),
+    ).toEqual([
       { epoch: 1, step: 2, trainLoss: 1.7, evalLoss: 1.9 },
       { epoch: 2, step: 4, trainLoss: 1.1, evalLoss: null },
     ]);
-    expect(epochLosses([], { snapshots: [{ epoch: 1, step: 2, train_loss: 1.6, eval_loss: 1.8 }] }, pts)).toEqual([{ epoch: 1, step: 2, trainLoss: 1.6, evalLoss: 1.8 }]);
+    expect(epochLosses([], { snapshots: [{ epoch: 1, step: 2, train_loss: 1.6, eval_loss: 1.8 }] }, pts)).toEqual([
+      { epoch: 1, step: 2, trainLoss: 1.6, evalLoss: 1.8 },
+    ]);
   });
 });

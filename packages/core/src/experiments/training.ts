@@ -4,7 +4,16 @@ import { TrainerProgressEvent } from "../trainer/schemas";
 // Training curves for the experiment page: the trainer's progress events (stored per attempt as
 // job progress) read back as points, with epoch boundaries, a smoothed loss and an ETA. Pure.
 
-export type TrainPoint = { step: number; epoch: number; loss: number; lr: number; tokensPerS: number; etaS: number; totalSteps: number; epochProgress: number };
+export type TrainPoint = {
+  step: number;
+  epoch: number;
+  loss: number;
+  lr: number;
+  tokensPerS: number;
+  etaS: number;
+  totalSteps: number;
+  epochProgress: number;
+};
 export type EpochMark = { epoch: number; step: number };
 export type EpochLoss = { epoch: number; step: number; trainLoss: number | null; evalLoss: number | null };
 
@@ -15,7 +24,16 @@ export function trainPoints(rows: readonly { data: unknown }[]): TrainPoint[] {
     const ev = TrainerProgressEvent.safeParse(r.data);
     if (!ev.success) continue;
     const e = ev.data;
-    pts.push({ step: e.step, epoch: e.epoch, loss: e.loss, lr: e.lr, tokensPerS: e.tokens_per_s, etaS: e.eta_s, totalSteps: e.total_steps, epochProgress: e.epoch_progress });
+    pts.push({
+      step: e.step,
+      epoch: e.epoch,
+      loss: e.loss,
+      lr: e.lr,
+      tokensPerS: e.tokens_per_s,
+      etaS: e.eta_s,
+      totalSteps: e.total_steps,
+      epochProgress: e.epoch_progress,
+    });
   }
   // A retried delivery or a second attempt may repeat steps: keep the last report of each step.
   const byStep = new Map(pts.map((p) => [p.step, p]));
@@ -73,29 +91,55 @@ export const trainFraction = (points: readonly TrainPoint[]): number | null => {
  * are added as it goes (generate, then one grade job per task) would otherwise drop from 1/1 to
  * 1/41. It restarts only when the stage does (its state leaves "running" for "pending"/"failed").
  */
-export function ratchet(prev: { state: string; value: number } | undefined, state: string, value: number): { state: string; value: number } {
+export function ratchet(
+  prev: { state: string; value: number } | undefined,
+  state: string,
+  value: number,
+): { state: string; value: number } {
   if (state === "succeeded") return { state, value: 1 };
   if (!prev || prev.state !== state || state !== "running") return { state, value };
   return { state, value: Math.max(prev.value, value) };
 }
 
-const AdapterMeta = z.object({ epoch: z.number().int(), trainLoss: z.number().nullable().optional(), evalLoss: z.number().nullable().optional() });
-const ResultSnapshots = z.object({ snapshots: z.array(z.object({ epoch: z.number().int(), step: z.number().int(), train_loss: z.number(), eval_loss: z.number().nullable() })) });
+const AdapterMeta = z.object({
+  epoch: z.number().int(),
+  trainLoss: z.number().nullable().optional(),
+  evalLoss: z.number().nullable().optional(),
+});
+const ResultSnapshots = z.object({
+  snapshots: z.array(
+    z.object({
+      epoch: z.number().int(),
+      step: z.number().int(),
+      train_loss: z.number(),
+      eval_loss: z.number().nullable(),
+    }),
+  ),
+});
 
 /**
  * Per-epoch train and eval loss: from the finished run record when there is one, else from the
  * adapters uploaded so far (each carries its epoch's losses); the step is the epoch's last step.
  */
-export function epochLosses(adapters: readonly { meta: unknown }[], result: unknown, points: readonly TrainPoint[]): EpochLoss[] {
+export function epochLosses(
+  adapters: readonly { meta: unknown }[],
+  result: unknown,
+  points: readonly TrainPoint[],
+): EpochLoss[] {
   const record = ResultSnapshots.safeParse(result);
-  if (record.success) return record.data.snapshots.map((s) => ({ epoch: s.epoch, step: s.step, trainLoss: s.train_loss, evalLoss: s.eval_loss })).sort((a, b) => a.epoch - b.epoch);
+  if (record.success)
+    return record.data.snapshots
+      .map((s) => ({ epoch: s.epoch, step: s.step, trainLoss: s.train_loss, evalLoss: s.eval_loss }))
+      .sort((a, b) => a.epoch - b.epoch);
   const lastStep = (epoch: number) => points.filter((p) => p.epoch === epoch).at(-1)?.step ?? null;
   return adapters
     .flatMap((a) => {
       const m = AdapterMeta.safeParse(a.meta);
       if (!m.success) return [];
       const step = lastStep(m.data.epoch);
-      return step === null ? [] : [{ epoch: m.data.epoch, step, trainLoss: m.data.trainLoss ?? null, evalLoss: m.data.evalLoss ?? null }];
+      return step === null
+        ? []
+        : [{ epoch: m.data.epoch, step, trainLoss: m.data.trainLoss ?? null, evalLoss: m.data.evalLoss ?? null }];
     })
     .sort((a, b) => a.epoch - b.epoch);
 }

@@ -36,7 +36,12 @@ export const RunnerRequest = z.strictObject({
 });
 export type RunnerRequest = z.infer<typeof RunnerRequest>;
 
-export const RunnerTest = z.object({ id: z.string(), layer: z.string(), outcome: z.string(), message: z.string().default("") });
+export const RunnerTest = z.object({
+  id: z.string(),
+  layer: z.string(),
+  outcome: z.string(),
+  message: z.string().default(""),
+});
 export type RunnerTest = z.infer<typeof RunnerTest>;
 
 /** What the judge saw of the candidate process: timeout, exited, protocol, resource_limit. */

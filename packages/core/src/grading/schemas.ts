@@ -51,7 +51,12 @@ export const GradeLimits = z.object({
   testTimeoutS: z.number().positive().max(600).default(3),
   cpuSeconds: z.number().int().positive().max(600).default(10),
   memoryMb: z.number().int().min(32).max(16384).default(512),
-  maxOutputBytes: z.number().int().min(1024).max(16 << 20).default(64 << 10),
+  maxOutputBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(16 << 20)
+    .default(64 << 10),
   tmpfsMb: z.number().int().min(1).max(4096).default(64),
   pids: z.number().int().min(8).max(4096).default(64),
   openFiles: z.number().int().min(32).max(65536).default(256),

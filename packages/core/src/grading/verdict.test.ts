@@ -2,22 +2,45 @@ import { describe, expect, it } from "vitest";
 import { decideVerdict, type RunEvidence } from "./verdict";
 import type { TestOutcome } from "./schemas";
 
-const t = (id: string, layer: TestOutcome["layer"], outcome: TestOutcome["outcome"]): TestOutcome => ({ id, layer, outcome, message: "" });
+const t = (id: string, layer: TestOutcome["layer"], outcome: TestOutcome["outcome"]): TestOutcome => ({
+  id,
+  layer,
+  outcome,
+  message: "",
+});
 const CANARY = "test_ab12::test_ab12";
-const tests = (pub: TestOutcome["outcome"], hid: TestOutcome["outcome"]) => [t("test_public::test_a", "public", pub), t("test_hidden::test_b", "hidden", hid), t(CANARY, "canary", "failed")];
+const tests = (pub: TestOutcome["outcome"], hid: TestOutcome["outcome"]) => [
+  t("test_public::test_a", "public", pub),
+  t("test_hidden::test_b", "hidden", hid),
+  t(CANARY, "canary", "failed"),
+];
 const ev = (over: Partial<RunEvidence> = {}): RunEvidence => ({
-  infraError: null, syntaxErrors: [], limit: null, limitDetail: "", runnerLost: false, exitCode: 1,
-  junit: tests("passed", "passed"), plugin: tests("passed", "passed"), canaryId: CANARY,
-  expectedIds: ["test_public::test_a", "test_hidden::test_b"], ...over,
+  infraError: null,
+  syntaxErrors: [],
+  limit: null,
+  limitDetail: "",
+  runnerLost: false,
+  exitCode: 1,
+  junit: tests("passed", "passed"),
+  plugin: tests("passed", "passed"),
+  canaryId: CANARY,
+  expectedIds: ["test_public::test_a", "test_hidden::test_b"],
+  ...over,
 });
 
 describe("decideVerdict", () => {
   it("passes only when every channel agrees", () => expect(decideVerdict(ev()).verdict).toBe("pass"));
   it("orders layers: syntax, public, hidden", () => {
     expect(decideVerdict(ev({ syntaxErrors: ["solution.py: SyntaxError"] })).verdict).toBe("fail_syntax");
-    expect(decideVerdict(ev({ junit: tests("failed", "failed"), plugin: tests("failed", "failed") })).verdict).toBe("fail_public");
-    expect(decideVerdict(ev({ junit: tests("passed", "error"), plugin: tests("passed", "error") })).verdict).toBe("fail_hidden");
-    expect(decideVerdict(ev({ junit: tests("passed", "skipped"), plugin: tests("passed", "skipped") })).verdict).toBe("fail_hidden");
+    expect(decideVerdict(ev({ junit: tests("failed", "failed"), plugin: tests("failed", "failed") })).verdict).toBe(
+      "fail_public",
+    );
+    expect(decideVerdict(ev({ junit: tests("passed", "error"), plugin: tests("passed", "error") })).verdict).toBe(
+      "fail_hidden",
+    );
+    expect(decideVerdict(ev({ junit: tests("passed", "skipped"), plugin: tests("passed", "skipped") })).verdict).toBe(
+      "fail_hidden",
+    );
   });
   it("limits and infra errors win over test outcomes", () => {
     expect(decideVerdict(ev({ limit: "timeout" })).verdict).toBe("timeout");
@@ -25,7 +48,11 @@ describe("decideVerdict", () => {
     expect(decideVerdict(ev({ infraError: "no python" })).verdict).toBe("infra_error");
   });
   it("flags a canary that passed, a wrong exit status, missing reports and disagreement as tampered", () => {
-    const canaryPassed = [t("test_public::test_a", "public", "passed"), t("test_hidden::test_b", "hidden", "passed"), t(CANARY, "canary", "passed")];
+    const canaryPassed = [
+      t("test_public::test_a", "public", "passed"),
+      t("test_hidden::test_b", "hidden", "passed"),
+      t(CANARY, "canary", "passed"),
+    ];
     expect(decideVerdict(ev({ junit: canaryPassed, plugin: canaryPassed, exitCode: 0 })).verdict).toBe("tampered");
     expect(decideVerdict(ev({ exitCode: 0 })).verdict).toBe("tampered");
     expect(decideVerdict(ev({ junit: null })).verdict).toBe("tampered");
@@ -37,15 +64,32 @@ describe("decideVerdict", () => {
   });
   it("names the tests whose candidate calls timed out, and flags a broken channel as tampered", () => {
     const failing = tests("passed", "failed");
-    const slow = decideVerdict(ev({ junit: failing, plugin: failing, events: [{ kind: "timeout", test: "test_hidden::test_b", detail: "no answer" }] }));
+    const slow = decideVerdict(
+      ev({
+        junit: failing,
+        plugin: failing,
+        events: [{ kind: "timeout", test: "test_hidden::test_b", detail: "no answer" }],
+      }),
+    );
     expect(slow.verdict).toBe("timeout");
     expect(slow.reasons[0]).toContain("test_hidden::test_b");
-    expect(decideVerdict(ev({ events: [{ kind: "protocol", test: "test_public::test_a", detail: "unparsable frame" }] })).verdict).toBe("tampered");
-    expect(decideVerdict(ev({ events: [{ kind: "exited", test: "test_public::test_a", detail: "eof" }] })).verdict).toBe("pass");
+    expect(
+      decideVerdict(ev({ events: [{ kind: "protocol", test: "test_public::test_a", detail: "unparsable frame" }] }))
+        .verdict,
+    ).toBe("tampered");
+    expect(
+      decideVerdict(ev({ events: [{ kind: "exited", test: "test_public::test_a", detail: "eof" }] })).verdict,
+    ).toBe("pass");
   });
   it("requires the reference's test ids, except for modules that failed to import", () => {
-    expect(decideVerdict(ev({ expectedIds: ["test_public::test_a", "test_hidden::test_b", "test_hidden::test_c"] })).verdict).toBe("tampered");
-    const broken = [t("test_public::test_a", "public", "passed"), t("test_hidden::[collection]", "hidden", "error"), t(CANARY, "canary", "failed")];
+    expect(
+      decideVerdict(ev({ expectedIds: ["test_public::test_a", "test_hidden::test_b", "test_hidden::test_c"] })).verdict,
+    ).toBe("tampered");
+    const broken = [
+      t("test_public::test_a", "public", "passed"),
+      t("test_hidden::[collection]", "hidden", "error"),
+      t(CANARY, "canary", "failed"),
+    ];
     expect(decideVerdict(ev({ junit: broken, plugin: broken })).verdict).toBe("fail_hidden");
     expect(decideVerdict(ev({ expectedIds: null })).verdict).toBe("pass");
   });

@@ -40,7 +40,8 @@ export const COLLECT_SUFFIX = "::[collection]";
 const moduleOf = (id: string): string => id.split("::")[0] ?? id;
 
 export function decideVerdict(ev: RunEvidence): Decision {
-  if (ev.interrupted) return { verdict: "infra_error", reasons: [`grading interrupted by the agent: ${ev.interrupted}`] };
+  if (ev.interrupted)
+    return { verdict: "infra_error", reasons: [`grading interrupted by the agent: ${ev.interrupted}`] };
   if (ev.infraError) return { verdict: "infra_error", reasons: [ev.infraError] };
   if (ev.syntaxErrors.length > 0) return { verdict: "fail_syntax", reasons: ev.syntaxErrors };
   if (ev.limit) return { verdict: ev.limit, reasons: [ev.limitDetail || ev.limit] };
@@ -48,11 +49,16 @@ export function decideVerdict(ev: RunEvidence): Decision {
   if (ev.runnerLost) return { verdict: "infra_error", reasons: ["the grading sandbox stopped answering"] };
   const events = ev.events ?? [];
   const broke = events.filter((e) => e.kind === "protocol");
-  if (broke.length > 0) return { verdict: "tampered", reasons: broke.map((e) => `the candidate broke the judge channel${e.test ? ` in ${e.test}` : ""}: ${e.detail}`) };
+  if (broke.length > 0)
+    return {
+      verdict: "tampered",
+      reasons: broke.map((e) => `the candidate broke the judge channel${e.test ? ` in ${e.test}` : ""}: ${e.detail}`),
+    };
   const tamper = tamperEvidence(ev);
   if (tamper.length > 0) return { verdict: "tampered", reasons: tamper };
   const slow = events.filter((e) => e.kind === "timeout");
-  if (slow.length > 0) return { verdict: "timeout", reasons: slow.map((e) => `${e.test || "a module import"} timed out: ${e.detail}`) };
+  if (slow.length > 0)
+    return { verdict: "timeout", reasons: slow.map((e) => `${e.test || "a module import"} timed out: ${e.detail}`) };
   const big = events.filter((e) => e.kind === "resource_limit");
   if (big.length > 0) return { verdict: "resource_limit", reasons: big.map((e) => `${e.test}: ${e.detail}`) };
   const tests = (ev.junit ?? []).filter((t) => t.layer !== "canary");
@@ -66,7 +72,8 @@ export function decideVerdict(ev: RunEvidence): Decision {
 
 function tamperEvidence(ev: RunEvidence): string[] {
   const out: string[] = [];
-  if (ev.exitCode !== PYTEST_TESTS_FAILED) out.push(`pytest exit status ${String(ev.exitCode)}, expected ${PYTEST_TESTS_FAILED} (the canary must fail)`);
+  if (ev.exitCode !== PYTEST_TESTS_FAILED)
+    out.push(`pytest exit status ${String(ev.exitCode)}, expected ${PYTEST_TESTS_FAILED} (the canary must fail)`);
   if (!ev.junit) return [...out, "no readable JUnit report"];
   if (!ev.plugin) return [...out, "no report from the trusted plugin"];
   const junit = new Map(ev.junit.map((t) => [t.id, t]));
@@ -75,7 +82,9 @@ function tamperEvidence(ev: RunEvidence): string[] {
   const canaryJ = junit.get(ev.canaryId);
   const canaryP = plugin.get(ev.canaryId);
   if (canaryJ?.outcome !== "failed" || canaryP?.outcome !== "failed") {
-    out.push(`canary ${ev.canaryId} did not fail (junit: ${canaryJ?.outcome ?? "missing"}, plugin: ${canaryP?.outcome ?? "missing"})`);
+    out.push(
+      `canary ${ev.canaryId} did not fail (junit: ${canaryJ?.outcome ?? "missing"}, plugin: ${canaryP?.outcome ?? "missing"})`,
+    );
   }
   for (const [id, t] of junit) {
     const p = plugin.get(id);

@@ -12,14 +12,30 @@ const config = ExperimentConfig.parse({
   splitId: "00000000-0000-4000-8000-000000000001",
   teacher: { providerId: "00000000-0000-4000-8000-000000000002" },
   baseModel: { source: "path", ref: "/models/tiny", revision: "main" },
-  training: { epochs: 3, learningRate: 1e-4, lora: { r: 8, alpha: 16, dropout: 0, targets: ["q_proj"] }, method: "lora-bf16" },
-  evaluation: { graderVersion: "g1", maxNewTokens: 64, device: "cuda", decoding: { doSample: true, temperature: 0.7, topP: 0.9 } },
+  training: {
+    epochs: 3,
+    learningRate: 1e-4,
+    lora: { r: 8, alpha: 16, dropout: 0, targets: ["q_proj"] },
+    method: "lora-bf16",
+  },
+  evaluation: {
+    graderVersion: "g1",
+    maxNewTokens: 64,
+    device: "cuda",
+    decoding: { doSample: true, temperature: 0.7, topP: 0.9 },
+  },
   seeds: [11, 22],
 });
 const task: TaskSpec = {
-  id: "t/0", source_group: "t", language: "python", instruction: "Fix f.", metadata: {},
+  id: "t/0",
+  source_group: "t",
+  language: "python",
+  instruction: "Fix f.",
+  metadata: {},
   files: [{ path: "solution.py", role: "main", content: "def f():\n    return 0\n" }],
-  public_tests: [], hidden_tests: [{ path: "test_h.py", content: "def test():\n    pass\n" }], reference: [{ path: "solution.py", content: "def f():\n    return 1\n" }],
+  public_tests: [],
+  hidden_tests: [{ path: "test_h.py", content: "def test():\n    pass\n" }],
+  reference: [{ path: "solution.py", content: "def f():\n    return 1\n" }],
 };
 
 describe("job contracts", () => {
@@ -50,7 +66,9 @@ describe("job contracts", () => {
     expect(parseJobPayload("train", { ...train, datasetHash: null }).ok).toBe(false);
     const gen = generateJobPayload(config, [task], { sha256: H("d"), artifact: null });
     expect(parseJobPayload("generate", gen).ok).toBe(false);
-    expect(parseJobPayload("generate", generateJobPayload(config, [task], { sha256: H("d"), artifact: H("e") })).ok).toBe(true);
+    expect(
+      parseJobPayload("generate", generateJobPayload(config, [task], { sha256: H("d"), artifact: H("e") })).ok,
+    ).toBe(true);
   });
 
   it("EnqueueJob parses the payload by its type", () => {
@@ -62,7 +80,8 @@ describe("job contracts", () => {
 
   it("labels follow a charset rule", () => {
     expect(JobRequirements.safeParse({ labels: ["gpu-a100", "eu.west", "zone:1"] }).success).toBe(true);
-    for (const bad of ['x"y', "a,b", "{a}", " a", ""]) expect(JobRequirements.safeParse({ labels: [bad] }).success, bad).toBe(false);
+    for (const bad of ['x"y', "a,b", "{a}", " a", ""])
+      expect(JobRequirements.safeParse({ labels: [bad] }).success, bad).toBe(false);
   });
 
   it("results are read by their type's schema", () => {
@@ -78,17 +97,34 @@ describe("recipe → job specs", () => {
   it("the train spec carries the recipe and the seed, and is a TrainSpec once the agent adds its paths", () => {
     const p = trainJobPayload(config, 22, { datasetHash: H("b") });
     expect(p.spec).toMatchObject({
-      base_model: "/models/tiny", revision: "main", local_files_only: true, seed: 22, epochs: 3, learning_rate: 1e-4, method: "lora-bf16",
+      base_model: "/models/tiny",
+      revision: "main",
+      local_files_only: true,
+      seed: 22,
+      epochs: 3,
+      learning_rate: 1e-4,
+      method: "lora-bf16",
       lora: { r: 8, alpha: 16, dropout: 0, target_modules: ["q_proj"] },
     });
     expect(TrainSpec.safeParse({ ...p.spec, dataset: "/d.jsonl", output_dir: "/out" }).success).toBe(true);
     expect(trainJobRequirements(config).gpus).toBe(1);
-    expect(trainJobRequirements(ExperimentConfig.parse({ ...config, training: { ...config.training, method: "lora-fp32" } })).gpus).toBe(0);
+    expect(
+      trainJobRequirements(ExperimentConfig.parse({ ...config, training: { ...config.training, method: "lora-fp32" } }))
+        .gpus,
+    ).toBe(0);
   });
 
   it("the generate spec takes decoding from the recipe and one prompt per task", () => {
     const p = generateJobPayload(config, [task], { sha256: H("d"), artifact: H("e") });
-    expect(p.spec).toMatchObject({ max_new_tokens: 64, do_sample: true, temperature: 0.7, top_p: 0.9, device: "cuda", expected_adapter_sha256: H("d"), local_files_only: true });
+    expect(p.spec).toMatchObject({
+      max_new_tokens: 64,
+      do_sample: true,
+      temperature: 0.7,
+      top_p: 0.9,
+      device: "cuda",
+      expected_adapter_sha256: H("d"),
+      local_files_only: true,
+    });
     expect(p.spec.prompts.map((x) => x.task_id)).toEqual(["t/0"]);
     // The prompt shows the buggy file, never the reference.
     expect(JSON.stringify(p.spec.prompts)).toContain("return 0");

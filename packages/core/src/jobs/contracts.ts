@@ -1,6 +1,13 @@
 import { z } from "zod";
 import { AuditJobPayload, AuditResult, GradeJobPayload, GradeResult } from "../grading/schemas";
-import { AdapterSnapshot, GenerateSpec, GenerateSummary, RunRecord, TokenizeSummary, TrainSpec } from "../trainer/schemas";
+import {
+  AdapterSnapshot,
+  GenerateSpec,
+  GenerateSummary,
+  RunRecord,
+  TokenizeSummary,
+  TrainSpec,
+} from "../trainer/schemas";
 import { JobRequirements, type JobType, ShellJobPayload } from "./schemas";
 
 // One payload and one result schema per job type: what the control plane enqueues, what the agent's
@@ -58,7 +65,10 @@ export const GenerateJobPayload = z
     adapterSha256: Sha256.nullable().optional(),
     promptTemplateHash: Sha256.optional(),
   })
-  .refine((p) => !p.adapterSha256 || p.adapterArtifact, { message: "an adapter was named without its archive (adapterArtifact)", path: ["adapterArtifact"] });
+  .refine((p) => !p.adapterSha256 || p.adapterArtifact, {
+    message: "an adapter was named without its archive (adapterArtifact)",
+    path: ["adapterArtifact"],
+  });
 
 export const GenerateOutput = z.strictObject({
   task_id: z.string(),
@@ -102,14 +112,18 @@ export type JobPayload<T extends JobType> = z.output<Contracts[T]["payload"]>;
 export type JobResult<T extends JobType> = z.output<Contracts[T]["result"]>;
 
 // The map seen per type, so that indexing it with a generic T keeps the types tied to T.
-type ContractOf = { [T in JobType]: { payload: z.ZodType<JobPayload<T>, JobPayloadInput<T>>; result: z.ZodType<JobResult<T>> } };
+type ContractOf = {
+  [T in JobType]: { payload: z.ZodType<JobPayload<T>, JobPayloadInput<T>>; result: z.ZodType<JobResult<T>> };
+};
 const contracts: ContractOf = JOB_CONTRACTS;
 
 export type JobPayloadParse<T extends JobType> = { ok: true; payload: JobPayload<T> } | { ok: false; error: string };
 
 export function parseJobPayload<T extends JobType>(type: T, payload: unknown): JobPayloadParse<T> {
   const r = contracts[type].payload.safeParse(payload);
-  return r.success ? { ok: true, payload: r.data } : { ok: false, error: `invalid ${type} payload: ${z.prettifyError(r.error)}` };
+  return r.success
+    ? { ok: true, payload: r.data }
+    : { ok: false, error: `invalid ${type} payload: ${z.prettifyError(r.error)}` };
 }
 
 /** A stored or reported result read with its type's schema; null when it does not match (an older agent, a failed job). */
@@ -119,9 +133,14 @@ export function parseJobResult<T extends JobType>(type: T, result: unknown): Job
 }
 
 /** Like parseJobResult, with zod's message when it does not match. */
-export function checkJobResult<T extends JobType>(type: T, result: unknown): { ok: true; result: JobResult<T> } | { ok: false; error: string } {
+export function checkJobResult<T extends JobType>(
+  type: T,
+  result: unknown,
+): { ok: true; result: JobResult<T> } | { ok: false; error: string } {
   const r = contracts[type].result.safeParse(result);
-  return r.success ? { ok: true, result: r.data } : { ok: false, error: `${type} result does not match its contract: ${z.prettifyError(r.error)}` };
+  return r.success
+    ? { ok: true, result: r.data }
+    : { ok: false, error: `${type} result does not match its contract: ${z.prettifyError(r.error)}` };
 }
 
 // ------------------------------------------------------------------ enqueue
@@ -130,11 +149,17 @@ const enqueueFields = {
   requirements: JobRequirements.default({ labels: [], gpus: 0, gpuMemoryMb: 0 }),
   priority: z.number().int().min(-1000).max(1000).default(0),
   maxAttempts: z.number().int().min(1).max(20).default(3),
-  maxDurationS: z.number().int().positive().max(7 * 24 * 3600).default(3600),
+  maxDurationS: z
+    .number()
+    .int()
+    .positive()
+    .max(7 * 24 * 3600)
+    .default(3600),
   experimentId: z.string().uuid().optional(),
   dedupeKey: z.string().max(300).optional(),
 };
-const enqueueOf = <T extends JobType>(type: T) => z.object({ type: z.literal(type), payload: JOB_CONTRACTS[type].payload, ...enqueueFields });
+const enqueueOf = <T extends JobType>(type: T) =>
+  z.object({ type: z.literal(type), payload: JOB_CONTRACTS[type].payload, ...enqueueFields });
 
 /** A job to enqueue: its payload is checked against its type's contract at compile time and parsed at run time. */
 export const EnqueueJob = z.discriminatedUnion("type", [

@@ -11,7 +11,11 @@ import type { GenerateJobPayload, TrainJobPayload } from "./contracts";
 /** The dataset snapshot a train job fetches: its blob hash in the artifact store. */
 export type TrainData = { datasetHash: string; evalDatasetHash?: string | null };
 
-export function trainJobPayload(config: ExperimentConfig, seed: number, data: TrainData): z.input<typeof TrainJobPayload> {
+export function trainJobPayload(
+  config: ExperimentConfig,
+  seed: number,
+  data: TrainData,
+): z.input<typeof TrainJobPayload> {
   const tc = config.training;
   return {
     datasetHash: data.datasetHash,
@@ -44,7 +48,11 @@ export function trainJobRequirements(config: ExperimentConfig): JobRequirements 
 /** The adapter to generate with: its snapshot hash and its archive; null for the base model. */
 export type GenerateAdapter = { sha256: string; artifact: string | null } | null;
 
-export function generateJobPayload(config: ExperimentConfig, tasks: readonly TaskSpec[], adapter: GenerateAdapter): z.input<typeof GenerateJobPayload> {
+export function generateJobPayload(
+  config: ExperimentConfig,
+  tasks: readonly TaskSpec[],
+  adapter: GenerateAdapter,
+): z.input<typeof GenerateJobPayload> {
   const ev = config.evaluation;
   return {
     spec: {

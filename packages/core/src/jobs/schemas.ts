@@ -22,7 +22,11 @@ export const SandboxBackend = z.enum(["bwrap", "process"]);
 export type SandboxBackend = z.infer<typeof SandboxBackend>;
 
 /** A label names a kind of machine ("gpu-a100", "eu.west"): letters, digits, `.`, `_`, `-`, `:`. */
-export const JobLabel = z.string().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, "letters, digits and . _ - : only");
+export const JobLabel = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, "letters, digits and . _ - : only");
 
 export const JobRequirements = z.object({
   labels: z.array(JobLabel).max(32).default([]),
@@ -34,10 +38,18 @@ export type JobRequirements = z.infer<typeof JobRequirements>;
 
 // Limits for one process tree run by the agent; shell jobs and the grader share them.
 export const ProcessLimits = z.object({
-  wallTimeoutS: z.number().positive().max(7 * 24 * 3600).default(3600),
+  wallTimeoutS: z
+    .number()
+    .positive()
+    .max(7 * 24 * 3600)
+    .default(3600),
   cpuSeconds: z.number().int().positive().optional(),
   memoryMb: z.number().int().positive().optional(),
-  maxOutputBytes: z.number().int().positive().default(1 << 20),
+  maxOutputBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1 << 20),
 });
 export type ProcessLimits = z.infer<typeof ProcessLimits>;
 

@@ -12,7 +12,11 @@ export type AttemptRef = z.infer<typeof AttemptRef>;
 
 export const HelloMsg = z.object({ version: v, capabilities: Capabilities, drain: z.boolean().default(false) });
 export type HelloMsg = z.infer<typeof HelloMsg>;
-export const HelloAck = z.object({ agentId: z.string().uuid(), heartbeatIntervalMs: z.number().int(), leaseTtlMs: z.number().int() });
+export const HelloAck = z.object({
+  agentId: z.string().uuid(),
+  heartbeatIntervalMs: z.number().int(),
+  leaseTtlMs: z.number().int(),
+});
 export type HelloAck = z.infer<typeof HelloAck>;
 
 export const ClaimMsg = z.object({ version: v });
@@ -27,19 +31,35 @@ export const ClaimAck = z.object({ job: ClaimedJob.nullable() });
 export type ClaimAck = z.infer<typeof ClaimAck>;
 
 // Sent by the agent's supervisor, never by a job process.
-export const HeartbeatMsg = z.object({ version: v, attempts: z.array(AttemptRef).max(64), drain: z.boolean().default(false) });
+export const HeartbeatMsg = z.object({
+  version: v,
+  attempts: z.array(AttemptRef).max(64),
+  drain: z.boolean().default(false),
+});
 export type HeartbeatMsg = z.infer<typeof HeartbeatMsg>;
 // `stale`: attempts the server no longer honours (stop them, drop their output).
 // `cancel`: attempts whose job a user asked to cancel.
-export const HeartbeatAck = z.object({ stale: z.array(z.string().uuid()), cancel: z.array(z.string().uuid()), leaseTtlMs: z.number().int() });
+export const HeartbeatAck = z.object({
+  stale: z.array(z.string().uuid()),
+  cancel: z.array(z.string().uuid()),
+  leaseTtlMs: z.number().int(),
+});
 export type HeartbeatAck = z.infer<typeof HeartbeatAck>;
 
-export const LogChunk = z.object({ seq: z.number().int().nonnegative(), stream: z.enum(["stdout", "stderr", "system"]), data: z.string().max(256 * 1024) });
+export const LogChunk = z.object({
+  seq: z.number().int().nonnegative(),
+  stream: z.enum(["stdout", "stderr", "system"]),
+  data: z.string().max(256 * 1024),
+});
 export type LogChunk = z.infer<typeof LogChunk>;
 export const LogMsg = AttemptRef.extend({ version: v, chunks: z.array(LogChunk).min(1).max(256) });
 export type LogMsg = z.infer<typeof LogMsg>;
 
-export const ProgressMsg = AttemptRef.extend({ version: v, seq: z.number().int().nonnegative(), data: z.record(z.string(), z.unknown()) });
+export const ProgressMsg = AttemptRef.extend({
+  version: v,
+  seq: z.number().int().nonnegative(),
+  data: z.record(z.string(), z.unknown()),
+});
 export type ProgressMsg = z.infer<typeof ProgressMsg>;
 
 export const ResultMsg = AttemptRef.extend({
@@ -48,7 +68,11 @@ export const ResultMsg = AttemptRef.extend({
   exitCode: z.number().int().nullable().default(null),
   signal: z.string().nullable().default(null),
   result: z.record(z.string(), z.unknown()).default({}),
-  error: z.string().max(64 * 1024).nullable().default(null),
+  error: z
+    .string()
+    .max(64 * 1024)
+    .nullable()
+    .default(null),
   lastLogSeq: z.number().int().min(-1).default(-1),
   // Saves a round trip per job: the ack carries the agent's next job, claimed on its behalf.
   claimNext: z.boolean().default(false),
@@ -96,10 +120,17 @@ export const AGENT_EVENTS = {
 } as const;
 
 // The agent's stored identity (agent.json, mode 0600), written by `enroll` or by the server for its local agent.
-export const AgentConfig = z.object({ server: z.string().url(), agentId: z.string().uuid(), credential: z.string().min(10) });
+export const AgentConfig = z.object({
+  server: z.string().url(),
+  agentId: z.string().uuid(),
+  credential: z.string().min(10),
+});
 export type AgentConfig = z.infer<typeof AgentConfig>;
 
-export const EnrollRequest = z.object({ token: z.string().min(10).max(200), name: z.string().min(1).max(100).optional() });
+export const EnrollRequest = z.object({
+  token: z.string().min(10).max(200),
+  name: z.string().min(1).max(100).optional(),
+});
 export type EnrollRequest = z.infer<typeof EnrollRequest>;
 export const EnrollReply = z.object({ agentId: z.string().uuid(), credential: z.string() });
 export type EnrollReply = z.infer<typeof EnrollReply>;

@@ -20,7 +20,14 @@ export type RetryPolicy = {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 };
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { baseMs: 500, capMs: 30_000, maxAttempts: 3, maxRateLimited: 50, retryAfterCapMs: 120_000, deadlineMs: 15 * 60_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  baseMs: 500,
+  capMs: 30_000,
+  maxAttempts: 3,
+  maxRateLimited: 50,
+  retryAfterCapMs: 120_000,
+  deadlineMs: 15 * 60_000,
+};
 
 /** What the caller's classifier says about one failure. */
 export type RetryDecision = { retry: false } | { retry: true; rateLimited: boolean; retryAfterMs: number | null };
@@ -29,8 +36,15 @@ export type RetryOutcome<T> = { value: T; attempts: number; rateLimited: number 
 
 /** Thrown when the retries end; `last` is the last error. */
 export class RetryGaveUp extends Error {
-  constructor(readonly last: unknown, readonly attempts: number, readonly rateLimited: number, readonly why: string) {
-    super(`${last instanceof Error ? last.message : String(last)} (after ${attempts} attempt${attempts === 1 ? "" : "s"}; ${why})`);
+  constructor(
+    readonly last: unknown,
+    readonly attempts: number,
+    readonly rateLimited: number,
+    readonly why: string,
+  ) {
+    super(
+      `${last instanceof Error ? last.message : String(last)} (after ${attempts} attempt${attempts === 1 ? "" : "s"}; ${why})`,
+    );
     this.name = "RetryGaveUp";
   }
 }
@@ -71,7 +85,12 @@ export const abortableSleep = (ms: number, signal?: AbortSignal): Promise<void> 
 /** Runs `fn` until it succeeds, the classifier says stop, or a budget (attempts, 429s, deadline) ends. */
 export async function withRetry<T>(
   fn: (attempt: number) => Promise<T>,
-  opts: { policy: RetryPolicy; classify: (err: unknown) => RetryDecision; signal?: AbortSignal; onRetry?: (info: { attempt: number; delayMs: number; rateLimited: boolean; err: unknown }) => void },
+  opts: {
+    policy: RetryPolicy;
+    classify: (err: unknown) => RetryDecision;
+    signal?: AbortSignal;
+    onRetry?: (info: { attempt: number; delayMs: number; rateLimited: boolean; err: unknown }) => void;
+  },
 ): Promise<RetryOutcome<T>> {
   const p = opts.policy;
   const now = p.now ?? Date.now;
@@ -88,11 +107,20 @@ export async function withRetry<T>(
       if (!d.retry) throw new RetryGaveUp(err, attempt, rateLimited, "not retryable");
       if (d.rateLimited) rateLimited++;
       else failures++;
-      if (!d.rateLimited && failures >= p.maxAttempts) throw new RetryGaveUp(err, attempt, rateLimited, "retries exhausted");
-      if (d.rateLimited && rateLimited > p.maxRateLimited) throw new RetryGaveUp(err, attempt, rateLimited, "rate limited too many times");
-      if (d.retryAfterMs !== null && d.retryAfterMs > p.retryAfterCapMs) throw new RetryGaveUp(err, attempt, rateLimited, `Retry-After ${Math.ceil(d.retryAfterMs / 1000)} s is over the ${Math.ceil(p.retryAfterCapMs / 1000)} s cap`);
+      if (!d.rateLimited && failures >= p.maxAttempts)
+        throw new RetryGaveUp(err, attempt, rateLimited, "retries exhausted");
+      if (d.rateLimited && rateLimited > p.maxRateLimited)
+        throw new RetryGaveUp(err, attempt, rateLimited, "rate limited too many times");
+      if (d.retryAfterMs !== null && d.retryAfterMs > p.retryAfterCapMs)
+        throw new RetryGaveUp(
+          err,
+          attempt,
+          rateLimited,
+          `Retry-After ${Math.ceil(d.retryAfterMs / 1000)} s is over the ${Math.ceil(p.retryAfterCapMs / 1000)} s cap`,
+        );
       const delayMs = retryDelayMs(d.rateLimited ? rateLimited - 1 : failures - 1, p, d.retryAfterMs);
-      if (p.deadlineMs !== undefined && now() + delayMs - started > p.deadlineMs) throw new RetryGaveUp(err, attempt, rateLimited, "deadline reached");
+      if (p.deadlineMs !== undefined && now() + delayMs - started > p.deadlineMs)
+        throw new RetryGaveUp(err, attempt, rateLimited, "deadline reached");
       opts.onRetry?.({ attempt, delayMs, rateLimited: d.rateLimited, err });
       await sleep(delayMs, opts.signal);
     }

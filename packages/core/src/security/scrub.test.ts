@@ -20,7 +20,15 @@ describe("scrubSecrets", () => {
     ];
     for (const c of cases) {
       const out = scrubSecrets(c);
-      for (const secret of ["abcdefghijklmnop", "zzzzzzzzzzzz", "qqqqqqqqqq", "AbCdEf0123456789xyz", "eyJhbGciOiJIUzI1NiJ9", "plainvalue123"]) expect(out).not.toContain(secret);
+      for (const secret of [
+        "abcdefghijklmnop",
+        "zzzzzzzzzzzz",
+        "qqqqqqqqqq",
+        "AbCdEf0123456789xyz",
+        "eyJhbGciOiJIUzI1NiJ9",
+        "plainvalue123",
+      ])
+        expect(out).not.toContain(secret);
       expect(out).toContain("[redacted]");
     }
   });

@@ -5,10 +5,12 @@
 const REDACTED = "[redacted]";
 
 // Values after an Authorization-like name: `Authorization: Bearer x`, `"api-key":"x"`, `x-api-key=x`.
-const HEADER_RE = /((?:proxy-)?authorization|x-api-key|api[-_]?key|access[-_]?token|secret|password|cookie)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;}]+/gi;
+const HEADER_RE =
+  /((?:proxy-)?authorization|x-api-key|api[-_]?key|access[-_]?token|secret|password|cookie)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;}]+/gi;
 const BEARER_RE = /\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi;
 // Token shapes of the common providers: sk-…, sk-proj-…, pat_…, agt_…, hf_…, gsk_…, xai-…, AIza…
-const TOKEN_RE = /\b(?:sk|rk|pk)-[A-Za-z0-9_-]{8,}|\b(?:pat|agt|hf|gsk|ghp|gho|xoxb)_[A-Za-z0-9_-]{8,}|\bxai-[A-Za-z0-9_-]{8,}|\bAIza[A-Za-z0-9_-]{20,}/g;
+const TOKEN_RE =
+  /\b(?:sk|rk|pk)-[A-Za-z0-9_-]{8,}|\b(?:pat|agt|hf|gsk|ghp|gho|xoxb)_[A-Za-z0-9_-]{8,}|\bxai-[A-Za-z0-9_-]{8,}|\bAIza[A-Za-z0-9_-]{20,}/g;
 
 /**
  * Removes known secret values (exact matches, also when URL- or JSON-escaped), Authorization-like
@@ -19,7 +21,8 @@ export function scrubSecrets(text: string, known: readonly (string | null | unde
   let out = text;
   for (const k of known) {
     if (!k || k.length < 4) continue;
-    for (const form of new Set([k, encodeURIComponent(k), JSON.stringify(k).slice(1, -1)])) out = out.split(form).join(REDACTED);
+    for (const form of new Set([k, encodeURIComponent(k), JSON.stringify(k).slice(1, -1)]))
+      out = out.split(form).join(REDACTED);
   }
   return out
     .replace(HEADER_RE, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`)

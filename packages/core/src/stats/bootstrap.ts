@@ -30,7 +30,8 @@ export type BootstrapInterval = {
 export function bootstrapSettings(opts: BootstrapOptions): { iterations: number; seed: number; level: number } {
   const iterations = opts.iterations ?? 10_000;
   const level = opts.level ?? 0.95;
-  if (!Number.isInteger(iterations) || iterations < 100) throw new DomainError("BAD_REQUEST", "bootstrap iterations must be an integer ≥ 100");
+  if (!Number.isInteger(iterations) || iterations < 100)
+    throw new DomainError("BAD_REQUEST", "bootstrap iterations must be an integer ≥ 100");
   if (!(level > 0 && level < 1)) throw new DomainError("BAD_REQUEST", "level must lie in (0, 1)");
   return { iterations, seed: opts.seed ?? 0, level };
 }
@@ -53,7 +54,14 @@ function studentize(thetaStar: number, seStar: number, theta: number): number {
  * interval) and writes each resample's t* = (θ* − θ̂) / SE* into `tStars` and θ* into `thetas`.
  * SE*² = g/(g−1)·Σ(s − θ*n)² / (Σn)² is accumulated in one pass as Σs² − 2θ*Σsn + θ*²Σn².
  */
-export function resampleGroups(sums: Float64Array, counts: Float64Array, seed: number, theta: number, tStars: Float64Array, thetas: Float64Array | null = null): void {
+export function resampleGroups(
+  sums: Float64Array,
+  counts: Float64Array,
+  seed: number,
+  theta: number,
+  tStars: Float64Array,
+  thetas: Float64Array | null = null,
+): void {
   const g = sums.length;
   const ss = new Float64Array(g);
   const sn = new Float64Array(g);
@@ -95,7 +103,14 @@ export function resampleGroups(sums: Float64Array, counts: Float64Array, seed: n
  * θ̂ ± q·SE with q = max(level quantile of |t*|, expandedZ(level, groups)), clipped to `range`.
  * `tStars` is sorted in place.
  */
-export function studentizedInterval(theta: number, se: number, tStars: Float64Array, level: number, groups: number, range: readonly [number, number]): [number, number] {
+export function studentizedInterval(
+  theta: number,
+  se: number,
+  tStars: Float64Array,
+  level: number,
+  groups: number,
+  range: readonly [number, number],
+): [number, number] {
   for (let i = 0; i < tStars.length; i++) tStars[i] = Math.abs(tStars[i] ?? 0);
   tStars.sort();
   // Interpolating next to an infinite |t*| gives NaN: that quantile is infinite.
@@ -113,11 +128,17 @@ export const studentizedMethod = (groups: number, iterations: number, what = "cl
  * ([−1, 1] for differences, [0, 1] for pass rates). Below two groups nothing can be resampled and
  * the interval is the whole range.
  */
-export function clusterBootstrap(sums: Float64Array, counts: Float64Array, opts: BootstrapOptions = {}, range: readonly [number, number] = [-1, 1]): BootstrapInterval {
+export function clusterBootstrap(
+  sums: Float64Array,
+  counts: Float64Array,
+  opts: BootstrapOptions = {},
+  range: readonly [number, number] = [-1, 1],
+): BootstrapInterval {
   const { iterations, seed, level } = bootstrapSettings(opts);
   const g = sums.length;
   const base = { level, iterations, seed, reliable: g >= MIN_RELIABLE_GROUPS };
-  if (g < 2) return { ...base, lo: range[0], hi: range[1], method: `no interval: ${g} source group${g === 1 ? "" : "s"}` };
+  if (g < 2)
+    return { ...base, lo: range[0], hi: range[1], method: `no interval: ${g} source group${g === 1 ? "" : "s"}` };
   const { theta } = clusterMean(sums, counts);
   const tStars = new Float64Array(iterations);
   resampleGroups(sums, counts, seed, theta, tStars);

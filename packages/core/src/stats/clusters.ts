@@ -31,7 +31,11 @@ export function clusterPairs(pairs: readonly PairedInput[]): Clusters {
   let regressed = 0;
   let binary = true;
   for (const p of pairs) {
-    if (!isOutcome(p.base) || !isOutcome(p.treated)) throw new DomainError("BAD_REQUEST", `outcomes must be numbers in [0, 1] (group ${p.group}: base ${p.base}, treated ${p.treated})`);
+    if (!isOutcome(p.base) || !isOutcome(p.treated))
+      throw new DomainError(
+        "BAD_REQUEST",
+        `outcomes must be numbers in [0, 1] (group ${p.group}: base ${p.base}, treated ${p.treated})`,
+      );
     let i = index.get(p.group);
     if (i === undefined) {
       i = sums.length;
@@ -48,7 +52,17 @@ export function clusterPairs(pairs: readonly PairedInput[]): Clusters {
     else if (d < 0) regressed++;
     if ((p.base !== 0 && p.base !== 1) || (p.treated !== 0 && p.treated !== 1)) binary = false;
   }
-  return { n: pairs.length, groups: sums.length, sums: Float64Array.from(sums), counts: Float64Array.from(counts), baseSum, treatedSum, improved, regressed, binary };
+  return {
+    n: pairs.length,
+    groups: sums.length,
+    sums: Float64Array.from(sums),
+    counts: Float64Array.from(counts),
+    baseSum,
+    treatedSum,
+    improved,
+    regressed,
+    binary,
+  };
 }
 
 /** The per-task mean θ = Σs / Σn over all groups, and n = Σn. */

@@ -5,15 +5,32 @@ import type { PairedComparison } from "./compare";
 // The input and output of `agentlab stats compare FILE.jsonl`: one paired outcome per line,
 // one JSON record per comparison out, computed by the same comparePaired as the report.
 
-const id = z.union([z.string().min(1, "must be a non-empty string or an integer"), z.number().int()], { error: "must be a non-empty string or an integer" }).transform(String);
-const outcome = z.number({ error: "must be a number: 0, 1 or a pass rate in [0, 1]" }).min(0, "must lie in [0, 1]").max(1, "must lie in [0, 1]");
+const id = z
+  .union([z.string().min(1, "must be a non-empty string or an integer"), z.number().int()], {
+    error: "must be a non-empty string or an integer",
+  })
+  .transform(String);
+const outcome = z
+  .number({ error: "must be a number: 0, 1 or a pass rate in [0, 1]" })
+  .min(0, "must lie in [0, 1]")
+  .max(1, "must lie in [0, 1]");
 
 /** `{"comparison": NAME, "task": ID, "group": SOURCE_GROUP, "base": 0|1|rate, "adapter": 0|1|rate}`; other fields are ignored. */
-export const PairedOutcomeLine = z.object({ comparison: z.string({ error: "must be a non-empty string" }).min(1, "must be a non-empty string"), task: id, group: id, base: outcome, adapter: outcome });
+export const PairedOutcomeLine = z.object({
+  comparison: z.string({ error: "must be a non-empty string" }).min(1, "must be a non-empty string"),
+  task: id,
+  group: id,
+  base: outcome,
+  adapter: outcome,
+});
 export type PairedOutcomeLine = z.infer<typeof PairedOutcomeLine>;
 
 export type LineProblem = { line: number; field: string; message: string };
-export type ParsedComparisons = { comparisons: { name: string; pairs: PairedInput[] }[]; problems: LineProblem[]; lines: number };
+export type ParsedComparisons = {
+  comparisons: { name: string; pairs: PairedInput[] }[];
+  problems: LineProblem[];
+  lines: number;
+};
 
 /** Parses the JSONL text; comparisons keep the order of their first line. A task may appear once per comparison. */
 export function parsePairedOutcomes(text: string): ParsedComparisons {
@@ -35,14 +52,19 @@ export function parsePairedOutcomes(text: string): ParsedComparisons {
     }
     const r = PairedOutcomeLine.safeParse(value);
     if (!r.success) {
-      for (const issue of r.error.issues) problems.push({ line, field: issue.path.join(".") || "(line)", message: issue.message });
+      for (const issue of r.error.issues)
+        problems.push({ line, field: issue.path.join(".") || "(line)", message: issue.message });
       return;
     }
     const c = byName.get(r.data.comparison) ?? { pairs: [], firstLine: new Map<string, number>() };
     byName.set(r.data.comparison, c);
     const seen = c.firstLine.get(r.data.task);
     if (seen !== undefined) {
-      problems.push({ line, field: "task", message: `task ${JSON.stringify(r.data.task)} already paired in comparison ${JSON.stringify(r.data.comparison)} on line ${seen}` });
+      problems.push({
+        line,
+        field: "task",
+        message: `task ${JSON.stringify(r.data.task)} already paired in comparison ${JSON.stringify(r.data.comparison)} on line ${seen}`,
+      });
       return;
     }
     c.firstLine.set(r.data.task, line);

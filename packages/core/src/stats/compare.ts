@@ -50,7 +50,8 @@ export type PairedComparison = {
   seed: number;
 };
 
-export const MDE_FORMULA = "MDE = (t_{1−α/2, g−1} + t_{power, g−1}) · SE, SE = √(g/(g−1) · Σ_g (s_g − Δ·n_g)²) / n over the g source groups";
+export const MDE_FORMULA =
+  "MDE = (t_{1−α/2, g−1} + t_{power, g−1}) · SE, SE = √(g/(g−1) · Σ_g (s_g − Δ·n_g)²) / n over the g source groups";
 
 /** Minimum detectable effect: (t_{1−α/2,g−1} + t_{power,g−1})·SE; t rather than z so few groups are not flattered. */
 export function minimumDetectableEffect(se: number, groups: number, alpha = 0.05, power = 0.8): number | null {
@@ -61,9 +62,11 @@ export function minimumDetectableEffect(se: number, groups: number, alpha = 0.05
 function settings(opts: CompareOptions) {
   const alpha = opts.alpha ?? 0.05;
   const power = opts.power ?? 0.8;
-  if (!(alpha > 0 && alpha < 1) || !(power > 0 && power < 1)) throw new DomainError("BAD_REQUEST", "alpha and power must lie in (0, 1)");
+  if (!(alpha > 0 && alpha < 1) || !(power > 0 && power < 1))
+    throw new DomainError("BAD_REQUEST", "alpha and power must lie in (0, 1)");
   const permutations = opts.permutations ?? 20_000;
-  if (!Number.isInteger(permutations) || permutations < 100) throw new DomainError("BAD_REQUEST", "permutations must be an integer ≥ 100");
+  if (!Number.isInteger(permutations) || permutations < 100)
+    throw new DomainError("BAD_REQUEST", "permutations must be an integer ≥ 100");
   return { alpha, power, permutations, iterations: opts.iterations ?? 10_000, seed: opts.seed ?? 0 };
 }
 
@@ -77,7 +80,11 @@ export function clusteredTest(c: Clusters, permutations: number, seed: number): 
 export function compareClusters(c: Clusters, opts: CompareOptions = {}): PairedComparison {
   const s = settings(opts);
   const delta = c.n ? (c.treatedSum - c.baseSum) / c.n : 0;
-  const interval = clusterBootstrap(c.sums, c.counts, { iterations: s.iterations, seed: deriveSeed(s.seed, 1), level: 1 - s.alpha });
+  const interval = clusterBootstrap(c.sums, c.counts, {
+    iterations: s.iterations,
+    seed: deriveSeed(s.seed, 1),
+    level: 1 - s.alpha,
+  });
   const { p, test } = clusteredTest(c, s.permutations, s.seed);
   const se = clusterSe(c.sums, c.counts);
   const ci: [number, number] = [interval.lo, interval.hi];
@@ -105,13 +112,18 @@ export function compareClusters(c: Clusters, opts: CompareOptions = {}): PairedC
 }
 
 /** Paired outcomes (0/1 or pass rates in [0, 1]) of one comparison, clustered by `group`. */
-export const comparePaired = (pairs: readonly PairedInput[], opts: CompareOptions = {}): PairedComparison => compareClusters(clusterPairs(pairs), opts);
+export const comparePaired = (pairs: readonly PairedInput[], opts: CompareOptions = {}): PairedComparison =>
+  compareClusters(clusterPairs(pairs), opts);
 
 /** "significant at α=0.05" or "not significant at α=0.05 (…)", with what the design could detect. */
 export function significanceLabel(r: PairedComparison): string {
   const pp = (x: number) => `${(100 * x).toFixed(1)} pp`;
-  if (r.significant) return `significant at α=${r.alpha} (${r.test} p=${r.p.toPrecision(3)}; ${100 * (1 - r.alpha)}% interval excludes 0)`;
-  const why = r.p >= r.alpha ? `${r.test} p=${r.p.toPrecision(3)}` : `${r.test} p=${r.p.toPrecision(3)} but the ${100 * (1 - r.alpha)}% interval includes 0`;
+  if (r.significant)
+    return `significant at α=${r.alpha} (${r.test} p=${r.p.toPrecision(3)}; ${100 * (1 - r.alpha)}% interval excludes 0)`;
+  const why =
+    r.p >= r.alpha
+      ? `${r.test} p=${r.p.toPrecision(3)}`
+      : `${r.test} p=${r.p.toPrecision(3)} but the ${100 * (1 - r.alpha)}% interval includes 0`;
   const mde =
     r.mde === null
       ? "no variation in paired differences, so no detectable effect can be stated"

@@ -1,7 +1,19 @@
 import { DomainError } from "../errors";
-import { bootstrapSettings, MIN_RELIABLE_GROUPS, resampleGroups, studentizedInterval, studentizedMethod } from "./bootstrap";
+import {
+  bootstrapSettings,
+  MIN_RELIABLE_GROUPS,
+  resampleGroups,
+  studentizedInterval,
+  studentizedMethod,
+} from "./bootstrap";
 import { clusterPairs, clusterSe } from "./clusters";
-import { clusteredTest, compareClusters, minimumDetectableEffect, type CompareOptions, type PairedComparison } from "./compare";
+import {
+  clusteredTest,
+  compareClusters,
+  minimumDetectableEffect,
+  type CompareOptions,
+  type PairedComparison,
+} from "./compare";
 import { deriveSeed, mulberry32, quantileSorted } from "./random";
 
 /** One task under the base model and under each seed's adapter (same order as `seeds`). */
@@ -26,18 +38,33 @@ export const POOLING_METHOD =
   "SE for the MDE: √(SE_groups² + sd_seed² / seeds).";
 
 /** Per-seed clustered comparisons and the pooled estimate across seeds. */
-export function poolSeeds(tasks: readonly SeedTaskOutcome[], seeds: readonly number[], opts: CompareOptions = {}): PooledResult {
+export function poolSeeds(
+  tasks: readonly SeedTaskOutcome[],
+  seeds: readonly number[],
+  opts: CompareOptions = {},
+): PooledResult {
   const k = seeds.length;
   if (k === 0) throw new DomainError("BAD_REQUEST", "poolSeeds needs at least one seed");
   for (const t of tasks) {
-    if (t.bySeed.length !== k) throw new DomainError("BAD_REQUEST", `task ${t.taskId} has ${t.bySeed.length} seed outcomes, expected ${k}`);
+    if (t.bySeed.length !== k)
+      throw new DomainError("BAD_REQUEST", `task ${t.taskId} has ${t.bySeed.length} seed outcomes, expected ${k}`);
   }
-  const perSeed = seeds.map((seed, i): SeedRow => ({ seed, stats: compareClusters(clusterPairs(tasks.map((t) => ({ group: t.group, base: t.base, treated: t.bySeed[i] ?? 0 }))), opts) }));
+  const perSeed = seeds.map(
+    (seed, i): SeedRow => ({
+      seed,
+      stats: compareClusters(
+        clusterPairs(tasks.map((t) => ({ group: t.group, base: t.base, treated: t.bySeed[i] ?? 0 }))),
+        opts,
+      ),
+    }),
+  );
   const deltas = perSeed.map((r) => r.stats.delta);
   const mean = deltas.reduce((a, b) => a + b, 0) / k;
   const sd = k > 1 ? Math.sqrt(deltas.reduce((s, d) => s + (d - mean) ** 2, 0) / (k - 1)) : 0;
 
-  const avg = clusterPairs(tasks.map((t) => ({ group: t.group, base: t.base, treated: t.bySeed.reduce((a, b) => a + b, 0) / k })));
+  const avg = clusterPairs(
+    tasks.map((t) => ({ group: t.group, base: t.base, treated: t.bySeed.reduce((a, b) => a + b, 0) / k })),
+  );
   // Per (group, seed) sums of differences, group-major, in clusterPairs' group order.
   const g = avg.groups;
   const order = new Map<string, number>();
@@ -94,7 +121,10 @@ export function poolSeeds(tasks: readonly SeedTaskOutcome[], seeds: readonly num
     treatedPass: avg.n ? avg.treatedSum / avg.n : 0,
     delta: mean,
     ci,
-    ciMethod: g >= 2 ? studentizedMethod(g, iterations, "hierarchical bootstrap (seeds, then groups)") : `no interval: ${g} source group${g === 1 ? "" : "s"}`,
+    ciMethod:
+      g >= 2
+        ? studentizedMethod(g, iterations, "hierarchical bootstrap (seeds, then groups)")
+        : `no interval: ${g} source group${g === 1 ? "" : "s"}`,
     reliable: g >= MIN_RELIABLE_GROUPS,
     p,
     test,
@@ -106,5 +136,10 @@ export function poolSeeds(tasks: readonly SeedTaskOutcome[], seeds: readonly num
     iterations,
     seed,
   };
-  return { perSeed, pooled, spread: { sd, min: Math.min(...deltas), max: Math.max(...deltas) }, method: POOLING_METHOD };
+  return {
+    perSeed,
+    pooled,
+    spread: { sd, min: Math.min(...deltas), max: Math.max(...deltas) },
+    method: POOLING_METHOD,
+  };
 }

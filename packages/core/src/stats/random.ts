@@ -21,7 +21,8 @@ export function mulberry32(seed: number): () => number {
 }
 
 /** A seed for one purpose (bootstrap, permutations, …) derived from the user's seed, so the streams never coincide. */
-export const deriveSeed = (seed: number, stream: number): number => (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) + Math.imul(stream + 1, 0xc2b2ae35)) >>> 0;
+export const deriveSeed = (seed: number, stream: number): number =>
+  (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) + Math.imul(stream + 1, 0xc2b2ae35)) >>> 0;
 
 /** Type-7 (linear interpolation) quantile of an ascending-sorted array, as numpy's default. */
 export function quantileSorted(sorted: ArrayLike<number>, q: number): number {

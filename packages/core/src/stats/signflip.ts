@@ -133,12 +133,24 @@ export function signFlipTest(sums: ArrayLike<number>, opts: SignFlipOptions = {}
     tObs += s;
     k++;
   }
-  const exact = (p: number): SignFlipResult => ({ p, test: EXACT_TEST, exact: true, permutations: null, nonZeroGroups: k });
+  const exact = (p: number): SignFlipResult => ({
+    p,
+    test: EXACT_TEST,
+    exact: true,
+    permutations: null,
+    nonZeroGroups: k,
+  });
   if (k === 0) return exact(1);
   const grid = lattice(a, k);
   if (grid) return exact(latticeP(grid.ints, signs.subarray(0, k), grid.total));
   // Float sums: tolerate rounding so that an assignment equal to the observed one counts as ≥.
   const threshold = Math.abs(tObs) - 1e-9 * Math.max(1, scale);
   if (k <= maxExact) return exact(enumerateP(a, k, threshold));
-  return { p: monteCarloP(a, k, threshold, draws, opts.seed ?? 0), test: monteCarloTest(draws), exact: false, permutations: draws, nonZeroGroups: k };
+  return {
+    p: monteCarloP(a, k, threshold, draws, opts.seed ?? 0),
+    test: monteCarloTest(draws),
+    exact: false,
+    permutations: draws,
+    nonZeroGroups: k,
+  };
 }

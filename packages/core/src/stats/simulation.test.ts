@@ -55,17 +55,25 @@ function simulate(groups: number, tau: number, eta: number, seed: number) {
     if (c.ci[0] <= tau * eta && tau * eta <= c.ci[1]) covered++;
     if (mcnemarExact(c.improved, c.regressed) < 0.05) naive++;
   }
-  return { falsePositive: significant / REPS, coverage: covered / REPS, naiveRejects: naive / REPS, power: significant / REPS };
+  return {
+    falsePositive: significant / REPS,
+    coverage: covered / REPS,
+    naiveRejects: naive / REPS,
+    power: significant / REPS,
+  };
 }
 
 describe("simulated significance rule and interval (clustered outcomes)", () => {
-  it.each([50, 150])("H0 at %i groups: false-positive rate ≤ 6%, interval covers; task-level McNemar over-rejects (positive control)", (groups) => {
-    const s = simulate(groups, 0.4, 0, groups);
-    expect(s.falsePositive).toBeLessThanOrEqual(0.06);
-    expect(s.coverage).toBeGreaterThanOrEqual(0.93);
-    // The same data analysed as independent tasks: the problem the clustered test exists for.
-    expect(s.naiveRejects).toBeGreaterThan(0.08);
-  });
+  it.each([50, 150])(
+    "H0 at %i groups: false-positive rate ≤ 6%, interval covers; task-level McNemar over-rejects (positive control)",
+    (groups) => {
+      const s = simulate(groups, 0.4, 0, groups);
+      expect(s.falsePositive).toBeLessThanOrEqual(0.06);
+      expect(s.coverage).toBeGreaterThanOrEqual(0.93);
+      // The same data analysed as independent tasks: the problem the clustered test exists for.
+      expect(s.naiveRejects).toBeGreaterThan(0.08);
+    },
+  );
   it.each([20, 50])("a true Δ = 10 pp at %i groups: coverage ≥ 93% and the test has power", (groups) => {
     const s = simulate(groups, 0.4, 0.25, 1000 + groups);
     expect(s.coverage).toBeGreaterThanOrEqual(0.93);

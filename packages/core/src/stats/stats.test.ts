@@ -63,7 +63,13 @@ describe("signFlipTest", () => {
     expect(signFlipTest([3, 1, 2].map((x) => x * Math.PI)).p).toBeCloseTo(0.25, 12);
   });
   it("equals exact McNemar on one-task groups, via the lattice DP and via enumeration", () => {
-    for (const [b, c] of [[10, 2], [3, 9], [25, 10], [0, 5], [7, 7]] as const) {
+    for (const [b, c] of [
+      [10, 2],
+      [3, 9],
+      [25, 10],
+      [0, 5],
+      [7, 7],
+    ] as const) {
       const sums = [...Array<number>(b).fill(1), ...Array<number>(c).fill(-1), 0];
       expect(signFlipTest(sums).p).toBeCloseTo(mcnemarExact(b, c), 12);
       if (b + c <= 20) expect(signFlipTest(sums.map((x) => x * Math.E)).p).toBeCloseTo(mcnemarExact(b, c), 12);
@@ -79,18 +85,28 @@ describe("signFlipTest", () => {
     expect(Math.abs(mc.p - exact.p)).toBeLessThan(0.01);
     expect(signFlipTest(sums, { maxExactGroups: 10, permutations: 20_000, seed: 3 }).p).toBe(mc.p);
     // The +1 correction: an extreme statistic is never given p = 0.
-    expect(signFlipTest(Array.from({ length: 40 }, (_, i) => 1 + i * 1e-3 * Math.PI), { permutations: 1000 }).p).toBeCloseTo(1 / 1001, 12);
+    expect(
+      signFlipTest(
+        Array.from({ length: 40 }, (_, i) => 1 + i * 1e-3 * Math.PI),
+        { permutations: 1000 },
+      ).p,
+    ).toBeCloseTo(1 / 1001, 12);
   });
 });
 
 describe("studentized cluster bootstrap", () => {
   it("computes θ ± q·SE with q the |t*| quantile, floored at the expanded t quantile", () => {
     // |t*| = 0, 0.01, …, 9.99: the 0.95 quantile (type 7) is 9.4905, above the floor.
-    const wide = Float64Array.from({ length: 1000 }, (_, i) => (i % 2 ? 1 : -1) * i / 100);
-    expect(studentizedInterval(0.1, 0.01, wide, 0.95, 50, [-1, 1])).toEqual([0.1 - 9.4905 * 0.01, 0.1 + 9.4905 * 0.01].map((x) => expect.closeTo(x, 12)));
+    const wide = Float64Array.from({ length: 1000 }, (_, i) => ((i % 2 ? 1 : -1) * i) / 100);
+    expect(studentizedInterval(0.1, 0.01, wide, 0.95, 50, [-1, 1])).toEqual(
+      [0.1 - 9.4905 * 0.01, 0.1 + 9.4905 * 0.01].map((x) => expect.closeTo(x, 12)),
+    );
     // A bootstrap that sees no spread cannot narrow the interval below √(g/(g−1))·t_{g−1}.
     const q = expandedZ(0.95, 20);
-    expect(studentizedInterval(0.1, 0.01, new Float64Array(1000), 0.95, 20, [-1, 1])).toEqual([expect.closeTo(0.1 - q * 0.01, 12), expect.closeTo(0.1 + q * 0.01, 12)]);
+    expect(studentizedInterval(0.1, 0.01, new Float64Array(1000), 0.95, 20, [-1, 1])).toEqual([
+      expect.closeTo(0.1 - q * 0.01, 12),
+      expect.closeTo(0.1 + q * 0.01, 12),
+    ]);
     // An infinite t* (a resample with no spread that still moved θ) widens to the range.
     const inf = Float64Array.from({ length: 100 }, (_, i) => (i < 10 ? Infinity : 1));
     expect(studentizedInterval(0.1, 0.2, inf, 0.95, 20, [-1, 1])).toEqual([-1, 1]);
@@ -107,7 +123,11 @@ describe("studentized cluster bootstrap", () => {
   });
   it("resamples clusters: correlated groups widen the interval; few groups are unreliable, one is no interval", () => {
     // 20 groups of 10 identical outcomes: effectively 20 observations, not 200.
-    const pairs = Array.from({ length: 200 }, (_, i) => ({ group: `g${Math.floor(i / 10)}`, base: 0, treated: Math.floor(i / 10) % 2 }));
+    const pairs = Array.from({ length: 200 }, (_, i) => ({
+      group: `g${Math.floor(i / 10)}`,
+      base: 0,
+      treated: Math.floor(i / 10) % 2,
+    }));
     const flat = clusterPairs(pairs.map((p, i) => ({ ...p, group: `t${i}` })));
     const grouped = clusterPairs(pairs);
     const f = clusterBootstrap(flat.sums, flat.counts, { iterations: 2000, seed: 3 });
@@ -116,7 +136,11 @@ describe("studentized cluster bootstrap", () => {
     const few = clusterPairs(pairs.slice(0, 50));
     expect(clusterBootstrap(few.sums, few.counts, { iterations: 500 }).reliable).toBe(false);
     const one = clusterPairs(pairs.slice(0, 10));
-    expect(clusterBootstrap(one.sums, one.counts, { iterations: 500 })).toMatchObject({ lo: -1, hi: 1, reliable: false });
+    expect(clusterBootstrap(one.sums, one.counts, { iterations: 500 })).toMatchObject({
+      lo: -1,
+      hi: 1,
+      reliable: false,
+    });
   });
 });
 
@@ -135,7 +159,11 @@ describe("comparePaired", () => {
   it("labels significant only when the test and the interval agree", () => {
     const r = mulberry32(11);
     for (let k = 0; k < 60; k++) {
-      const pairs = Array.from({ length: 40 }, (_, i) => ({ group: `g${i % 15}`, base: r() < 0.4 ? 1 : 0, treated: r() < 0.4 + k / 150 ? 1 : 0 }));
+      const pairs = Array.from({ length: 40 }, (_, i) => ({
+        group: `g${i % 15}`,
+        base: r() < 0.4 ? 1 : 0,
+        treated: r() < 0.4 + k / 150 ? 1 : 0,
+      }));
       const c = comparePaired(pairs, { iterations: 400, seed: k });
       expect(c.significant).toBe(c.p < 0.05 && (c.ci[0] > 0 || c.ci[1] < 0));
       expect(significanceLabel(c).startsWith(c.significant ? "significant" : "not significant")).toBe(true);
@@ -146,7 +174,11 @@ describe("comparePaired", () => {
     expect(clusterSe([1, 0, -1, 2], [1, 1, 1, 1])).toBeCloseTo(Math.sqrt((4 / 3) * 5) / 4, 14);
     expect(minimumDetectableEffect(0.05, 31)).toBeCloseTo((tQuantile(0.975, 30) + tQuantile(0.8, 30)) * 0.05, 14);
     expect(minimumDetectableEffect(0, 31)).toBeNull();
-    const pairs = Array.from({ length: 90 }, (_, i) => ({ group: `g${i % 30}`, base: i % 3 === 0 ? 1 : 0, treated: i % 4 === 0 ? 1 : 0 }));
+    const pairs = Array.from({ length: 90 }, (_, i) => ({
+      group: `g${i % 30}`,
+      base: i % 3 === 0 ? 1 : 0,
+      treated: i % 4 === 0 ? 1 : 0,
+    }));
     const c = comparePaired(pairs, { iterations: 500 });
     const cl = clusterPairs(pairs);
     expect(c.mde).toBeCloseTo((tQuantile(0.975, 29) + tQuantile(0.8, 29)) * clusterSe(cl.sums, cl.counts), 12);
@@ -172,7 +204,11 @@ describe("poolSeeds", () => {
     expect(r.perSeed.map((s) => s.seed)).toEqual([3, 5]);
     const d = r.perSeed.map((s) => s.stats.delta);
     expect(r.pooled.delta).toBeCloseTo(((d[0] ?? 0) + (d[1] ?? 0)) / 2, 12);
-    expect(r.spread).toEqual({ sd: expect.closeTo(Math.abs((d[0] ?? 0) - (d[1] ?? 0)) / Math.SQRT2, 12), min: Math.min(...d), max: Math.max(...d) });
+    expect(r.spread).toEqual({
+      sd: expect.closeTo(Math.abs((d[0] ?? 0) - (d[1] ?? 0)) / Math.SQRT2, 12),
+      min: Math.min(...d),
+      max: Math.max(...d),
+    });
     expect(r.perSeed[0]?.stats.test).toBe("cluster sign-flip (exact)");
     expect(() => poolSeeds([{ taskId: "x", group: "g", base: 0, bySeed: [1] }], [0, 1])).toThrow();
   });

@@ -14,11 +14,41 @@ const task = (content: string, over = {}) => ({
 describe("Python normalizer", () => {
   it("drops comments and whitespace but keeps strings whole, even with # and quotes inside", () => {
     const code = `def f(x):  # add one\n    s = "a # not a comment"\n    t = 'it\\'s'\n    u = """multi\n# line"""\n    return x+1 # done\n`;
-    expect(pythonTokens(code)).toEqual(["def", "f", "(", "x", ")", ":", "s", "=", '"a # not a comment"', "t", "=", "'it\\'s'", "u", "=", '"""multi\n# line"""', "return", "x", "+", "1"]);
+    expect(pythonTokens(code)).toEqual([
+      "def",
+      "f",
+      "(",
+      "x",
+      ")",
+      ":",
+      "s",
+      "=",
+      '"a # not a comment"',
+      "t",
+      "=",
+      "'it\\'s'",
+      "u",
+      "=",
+      '"""multi\n# line"""',
+      "return",
+      "x",
+      "+",
+      "1",
+    ]);
   });
 
   it("handles prefixes, numbers and multi-char operators", () => {
-    expect(pythonTokens("x **= rb'\\d' + f\"{y}\" // 1.5e-3 -> 0x1F")).toEqual(["x", "**=", "rb'\\d'", "+", 'f"{y}"', "//", "1.5e-3", "->", "0x1F"]);
+    expect(pythonTokens("x **= rb'\\d' + f\"{y}\" // 1.5e-3 -> 0x1F")).toEqual([
+      "x",
+      "**=",
+      "rb'\\d'",
+      "+",
+      'f"{y}"',
+      "//",
+      "1.5e-3",
+      "->",
+      "0x1F",
+    ]);
   });
 
   it("gives equal hashes to programs differing in comments and spacing only", () => {
@@ -38,15 +68,21 @@ describe("fingerprint", () => {
     expect(taskFingerprint(a)).toMatch(/^[0-9a-f]{64}$/);
     expect(taskFingerprint(a)).toBe(taskFingerprint({ ...a }));
     expect(taskFingerprint(a)).not.toBe(taskFingerprint({ ...a, instruction: "Fix it!" }));
-    expect(taskFingerprint(a)).not.toBe(taskFingerprint({ ...a, hidden_tests: [{ path: "test_h.py", content: "assert 3" }] }));
+    expect(taskFingerprint(a)).not.toBe(
+      taskFingerprint({ ...a, hidden_tests: [{ path: "test_h.py", content: "assert 3" }] }),
+    );
     expect(taskFingerprint(a)).not.toBe(taskFingerprint({ ...a, public_tests: [] }));
-    const two = [{ path: "a.py", role: "main" as const, content: "1" }, { path: "b.py", role: "dependency" as const, content: "2" }];
+    const two = [
+      { path: "a.py", role: "main" as const, content: "1" },
+      { path: "b.py", role: "dependency" as const, content: "2" },
+    ];
     expect(taskFingerprint({ ...a, files: two })).toBe(taskFingerprint({ ...a, files: [...two].reverse() }));
   });
 });
 
 describe("MinHash near-duplicates", () => {
-  const prog = (n: number) => Array.from({ length: 40 }, (_, i) => `def f${n}_${i}(a, b):\n    return a * ${i} + b - ${n}\n`).join("");
+  const prog = (n: number) =>
+    Array.from({ length: 40 }, (_, i) => `def f${n}_${i}(a, b):\n    return a * ${i} + b - ${n}\n`).join("");
   it("estimates similarity and proposes merging groups that hold near-copies", () => {
     const base = prog(1);
     const near = base.replace("return a * 3 + b", "return a * 3 - b"); // one token changed

@@ -32,7 +32,13 @@ export const LeakageReport = z.object({
 });
 export type LeakageReport = z.infer<typeof LeakageReport>;
 
-export type LeakTask = { taskId: string; part: SplitPart; tokens: readonly string[]; exactHash: string; normalizedHash: string };
+export type LeakTask = {
+  taskId: string;
+  part: SplitPart;
+  tokens: readonly string[];
+  exactHash: string;
+  normalizedHash: string;
+};
 
 export type LeakageOptions = { n?: number; maxDocFreq?: number; minSharedNgrams?: number; maxPairs?: number };
 
@@ -76,7 +82,15 @@ export function leakageReport(tasks: readonly LeakTask[], opts: LeakageOptions =
       let p = found.get(idx);
       const o = others[idx];
       if (!p && o) {
-        p = { testTaskId: t.taskId, otherTaskId: o.taskId, otherPart: o.part, exact: false, normalized: false, sharedNgrams: 0, overlap: 0 };
+        p = {
+          testTaskId: t.taskId,
+          otherTaskId: o.taskId,
+          otherPart: o.part,
+          exact: false,
+          normalized: false,
+          sharedNgrams: 0,
+          overlap: 0,
+        };
         found.set(idx, p);
       }
       return p as LeakPair;
@@ -104,7 +118,11 @@ export function leakageReport(tasks: readonly LeakTask[], opts: LeakageOptions =
       pairs.push(p);
     }
   }
-  pairs.sort((a, b) => severity(b) - severity(a) || (a.testTaskId < b.testTaskId ? -1 : a.testTaskId > b.testTaskId ? 1 : a.otherTaskId < b.otherTaskId ? -1 : 1));
+  pairs.sort(
+    (a, b) =>
+      severity(b) - severity(a) ||
+      (a.testTaskId < b.testTaskId ? -1 : a.testTaskId > b.testTaskId ? 1 : a.otherTaskId < b.otherTaskId ? -1 : 1),
+  );
   return {
     n,
     testTasks: tests.length,

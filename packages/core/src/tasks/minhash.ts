@@ -26,7 +26,9 @@ function fmix32(x: number): number {
 }
 
 // Fixed per-permutation salts, so signatures are comparable across processes and imports.
-const SALTS: number[] = Array.from({ length: MINHASH.perms }, (_, i) => fmix32(0x9e3779b9 ^ Math.imul(i + 1, 0x7feb352d)));
+const SALTS: number[] = Array.from({ length: MINHASH.perms }, (_, i) =>
+  fmix32(0x9e3779b9 ^ Math.imul(i + 1, 0x7feb352d)),
+);
 
 /**
  * One 32-bit hash per window of k consecutive tokens (one window for lists shorter than k). Built
@@ -47,7 +49,8 @@ export function windowHashes(tokens: readonly string[], k: number, seed = 0x811c
 }
 
 /** Hashes of the k-token shingles of a token list. */
-export const shingleHashes = (tokens: readonly string[], k: number = MINHASH.shingle): Uint32Array => windowHashes(tokens, k);
+export const shingleHashes = (tokens: readonly string[], k: number = MINHASH.shingle): Uint32Array =>
+  windowHashes(tokens, k);
 
 /** A MinHash signature, as signed 32-bit integers so that it stores directly in an int4[] column. */
 export function minhashSignature(tokens: readonly string[]): number[] {
@@ -73,7 +76,14 @@ export function estimateJaccard(a: readonly number[], b: readonly number[]): num
 }
 
 export type SignedTask = { id: string; group: string; signature: readonly number[] };
-export type GroupMergeProposal = { groupA: string; groupB: string; similarity: number; taskA: string; taskB: string; pairs: number };
+export type GroupMergeProposal = {
+  groupA: string;
+  groupB: string;
+  similarity: number;
+  taskA: string;
+  taskB: string;
+  pairs: number;
+};
 
 /**
  * Near-duplicate pairs across different groups via LSH (16 bands of 4 rows: pairs above ~0.5 Jaccard
@@ -81,7 +91,10 @@ export type GroupMergeProposal = { groupA: string; groupB: string; similarity: n
  * One proposal per group pair, carrying its most similar task pair. `onlyInvolving` limits the work
  * to pairs that touch those task ids (new tasks of an import against the whole pool).
  */
-export function proposeGroupMerges(tasks: readonly SignedTask[], opts: { threshold?: number; onlyInvolving?: ReadonlySet<string> } = {}): GroupMergeProposal[] {
+export function proposeGroupMerges(
+  tasks: readonly SignedTask[],
+  opts: { threshold?: number; onlyInvolving?: ReadonlySet<string> } = {},
+): GroupMergeProposal[] {
   // 0.7: in a short program a single changed token already drops the Jaccard of 5-shingles to ~0.8.
   const threshold = opts.threshold ?? 0.7;
   const buckets = new Map<string, number[]>();
@@ -112,7 +125,8 @@ export function proposeGroupMerges(tasks: readonly SignedTask[], opts: { thresho
         if (sim < threshold) continue;
         const gKey = `${x.group}\u0000${y.group}`;
         const prev = byGroups.get(gKey);
-        if (!prev) byGroups.set(gKey, { groupA: x.group, groupB: y.group, similarity: sim, taskA: x.id, taskB: y.id, pairs: 1 });
+        if (!prev)
+          byGroups.set(gKey, { groupA: x.group, groupB: y.group, similarity: sim, taskA: x.id, taskB: y.id, pairs: 1 });
         else {
           prev.pairs += 1;
           if (sim > prev.similarity) Object.assign(prev, { similarity: sim, taskA: x.id, taskB: y.id });
@@ -120,5 +134,9 @@ export function proposeGroupMerges(tasks: readonly SignedTask[], opts: { thresho
       }
     }
   }
-  return [...byGroups.values()].sort((p, q) => q.similarity - p.similarity || (p.groupA < q.groupA ? -1 : p.groupA > q.groupA ? 1 : p.groupB < q.groupB ? -1 : 1));
+  return [...byGroups.values()].sort(
+    (p, q) =>
+      q.similarity - p.similarity ||
+      (p.groupA < q.groupA ? -1 : p.groupA > q.groupA ? 1 : p.groupB < q.groupB ? -1 : 1),
+  );
 }

@@ -3,8 +3,30 @@
 // whole tokens (prefixes, triple quotes, escapes), so a `#` inside a string is not a comment.
 
 const OPERATORS = [
-  "**=", "//=", ">>=", "<<=", "...", "->", ":=", "**", "//", "<<", ">>", "<=", ">=", "==", "!=",
-  "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=",
+  "**=",
+  "//=",
+  ">>=",
+  "<<=",
+  "...",
+  "->",
+  ":=",
+  "**",
+  "//",
+  "<<",
+  ">>",
+  "<=",
+  ">=",
+  "==",
+  "!=",
+  "+=",
+  "-=",
+  "*=",
+  "/=",
+  "%=",
+  "&=",
+  "|=",
+  "^=",
+  "@=",
 ];
 const STRING_PREFIX = /^(?:[rRbBuUfFtT]{1,2})?("""|'''|"|')/;
 const NAME_START = /[\p{L}\p{Nl}_]/u;
@@ -47,7 +69,8 @@ export function pythonTokens(code: string): string[] {
       while (j < n) {
         const d = code.charAt(j);
         if (/[0-9A-Za-z_.]/.test(d)) j += 1;
-        else if ((d === "+" || d === "-") && /[eE]/.test(code.charAt(j - 1)) && !/^0[xX]/.test(code.slice(i, j))) j += 1;
+        else if ((d === "+" || d === "-") && /[eE]/.test(code.charAt(j - 1)) && !/^0[xX]/.test(code.slice(i, j)))
+          j += 1;
         else break;
       }
       out.push(code.slice(i, j));

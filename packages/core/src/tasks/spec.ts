@@ -32,8 +32,16 @@ export type TaskSpec = z.infer<typeof TaskSpec>;
 
 // Size limits are configurable per import; the defaults are those of the format (brief §3).
 export const TaskLimits = z.object({
-  maxFileBytes: z.number().int().positive().default(256 * 1024),
-  maxTaskBytes: z.number().int().positive().default(1024 * 1024),
+  maxFileBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(256 * 1024),
+  maxTaskBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
   maxPathChars: z.number().int().positive().default(255),
 });
 export type TaskLimits = z.infer<typeof TaskLimits>;
@@ -74,7 +82,15 @@ export type PoolName = z.infer<typeof PoolName>;
 
 /** What the import endpoint answers (the CLI and the upload page parse it). */
 export const ImportResponse = z.union([
-  z.object({ ok: z.literal(true), poolId: z.string(), imported: z.number(), exactDuplicates: z.number(), normalizedDuplicates: z.number(), mergeProposals: z.number(), snapshotHash: z.string() }),
+  z.object({
+    ok: z.literal(true),
+    poolId: z.string(),
+    imported: z.number(),
+    exactDuplicates: z.number(),
+    normalizedDuplicates: z.number(),
+    mergeProposals: z.number(),
+    snapshotHash: z.string(),
+  }),
   z.object({ ok: z.literal(false), problemCount: z.number(), problems: z.array(TaskProblem) }),
 ]);
 export type ImportResponse = z.infer<typeof ImportResponse>;

@@ -3,7 +3,11 @@ import { computeSplit, poolSnapshotHash } from "./split";
 import { leakageReport, type LeakTask } from "./leakage";
 import { exactContentHash, normalizedContentHash, taskTokens } from "./fingerprint";
 
-const pool = Array.from({ length: 1000 }, (_, i) => ({ taskId: `t${i}`, group: `g${Math.floor(i / (1 + (i % 4)))}`, fingerprint: `f${i}` }));
+const pool = Array.from({ length: 1000 }, (_, i) => ({
+  taskId: `t${i}`,
+  group: `g${Math.floor(i / (1 + (i % 4)))}`,
+  fingerprint: `f${i}`,
+}));
 
 describe("computeSplit", () => {
   const snapshotHash = poolSnapshotHash(pool);
@@ -39,10 +43,22 @@ describe("computeSplit", () => {
 });
 
 describe("leakageReport", () => {
-  const code = (n: number) => Array.from({ length: 12 }, (_, i) => `def g${n}_${i}(v):\n    return v * ${n + i} - ${i}\n`).join("");
-  const leak = (taskId: string, part: LeakTask["part"], content: string, instruction = "Fix the failing function."): LeakTask => {
+  const code = (n: number) =>
+    Array.from({ length: 12 }, (_, i) => `def g${n}_${i}(v):\n    return v * ${n + i} - ${i}\n`).join("");
+  const leak = (
+    taskId: string,
+    part: LeakTask["part"],
+    content: string,
+    instruction = "Fix the failing function.",
+  ): LeakTask => {
     const t = { instruction, files: [{ path: "s.py", role: "main" as const, content }] };
-    return { taskId, part, tokens: taskTokens(t), exactHash: exactContentHash(t), normalizedHash: normalizedContentHash(t) };
+    return {
+      taskId,
+      part,
+      tokens: taskTokens(t),
+      exactHash: exactContentHash(t),
+      normalizedHash: normalizedContentHash(t),
+    };
   };
 
   it("finds exact, normalized and 13-gram near-copies per task pair, and nothing for unrelated code", () => {
@@ -56,13 +72,24 @@ describe("leakageReport", () => {
     ];
     const r = leakageReport([...train, ...tests]);
     const byTest = (id: string) => r.pairs.filter((p) => p.testTaskId === id);
-    expect(byTest("copy")).toEqual([expect.objectContaining({ otherTaskId: "train3", otherPart: "train", exact: true, normalized: true, overlap: 1 })]);
-    expect(byTest("reformatted")).toEqual([expect.objectContaining({ otherTaskId: "train3", exact: false, normalized: true, overlap: 1 })]);
+    expect(byTest("copy")).toEqual([
+      expect.objectContaining({ otherTaskId: "train3", otherPart: "train", exact: true, normalized: true, overlap: 1 }),
+    ]);
+    expect(byTest("reformatted")).toEqual([
+      expect.objectContaining({ otherTaskId: "train3", exact: false, normalized: true, overlap: 1 }),
+    ]);
     const near = byTest("near");
     expect(near).toHaveLength(1);
     expect(near[0]).toMatchObject({ otherTaskId: "train3", exact: false, normalized: false });
     expect(near[0]?.sharedNgrams).toBeGreaterThan(10);
     expect(byTest("clean")).toEqual([]);
-    expect(r).toMatchObject({ testTasks: 4, testTasksWithLeak: 3, exactPairs: 1, normalizedPairs: 2, ngramPairs: 3, truncated: false });
+    expect(r).toMatchObject({
+      testTasks: 4,
+      testTasksWithLeak: 3,
+      exactPairs: 1,
+      normalizedPairs: 2,
+      ngramPairs: 3,
+      truncated: false,
+    });
   });
 });

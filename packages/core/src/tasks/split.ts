@@ -14,7 +14,10 @@ export const SplitParams = z
     devRatio: z.number().min(0).max(0.9),
     testRatio: z.number().min(0).max(0.9),
   })
-  .refine((p) => p.devRatio + p.testRatio < 1, { message: "dev + test ratios must leave some train", path: ["testRatio"] });
+  .refine((p) => p.devRatio + p.testRatio < 1, {
+    message: "dev + test ratios must leave some train",
+    path: ["testRatio"],
+  });
 export type SplitParams = z.infer<typeof SplitParams>;
 
 /**
@@ -54,7 +57,10 @@ export type ComputedSplit = {
  * row order — and dealt to test, then dev, until each reaches its target share of tasks; the rest
  * is train. Whole groups move, so a part may overshoot its target by less than one group.
  */
-export function computeSplit(tasks: readonly SnapshotTask[], params: SplitParams & { snapshotHash: string }): ComputedSplit {
+export function computeSplit(
+  tasks: readonly SnapshotTask[],
+  params: SplitParams & { snapshotHash: string },
+): ComputedSplit {
   const p = SplitParams.parse(params);
   if (tasks.length === 0) throw new DomainError("BAD_REQUEST", "cannot split an empty pool");
   const members = new Map<string, string[]>();
@@ -68,7 +74,11 @@ export function computeSplit(tasks: readonly SnapshotTask[], params: SplitParams
     .sort((a, b) => cmp(a.key, b.key) || cmp(a.g, b.g));
   const total = tasks.length;
   const target = { test: Math.round(total * p.testRatio), dev: Math.round(total * p.devRatio) };
-  const counts: ComputedSplit["counts"] = { train: { tasks: 0, groups: 0 }, dev: { tasks: 0, groups: 0 }, test: { tasks: 0, groups: 0 } };
+  const counts: ComputedSplit["counts"] = {
+    train: { tasks: 0, groups: 0 },
+    dev: { tasks: 0, groups: 0 },
+    test: { tasks: 0, groups: 0 },
+  };
   const groups: SplitGroup[] = [];
   const assignments: SplitAssignment[] = [];
   for (const { g } of order) {
@@ -85,9 +95,22 @@ export function computeSplit(tasks: readonly SnapshotTask[], params: SplitParams
 }
 
 /** The hash a frozen split is known by: inputs plus every (task, group, part), in task-id order. */
-export function splitManifestHash(snapshotHash: string, p: SplitParams, assignments: readonly SplitAssignment[]): string {
+export function splitManifestHash(
+  snapshotHash: string,
+  p: SplitParams,
+  assignments: readonly SplitAssignment[],
+): string {
   const rows = [...assignments].sort((a, b) => cmp(a.taskId, b.taskId)).map((a) => [a.taskId, a.group, a.part]);
-  return sha256Hex(canonicalJson({ format: "agentlab-split-v1", poolSnapshotHash: snapshotHash, seed: p.seed, devRatio: p.devRatio, testRatio: p.testRatio, assignments: rows }));
+  return sha256Hex(
+    canonicalJson({
+      format: "agentlab-split-v1",
+      poolSnapshotHash: snapshotHash,
+      seed: p.seed,
+      devRatio: p.devRatio,
+      testRatio: p.testRatio,
+      assignments: rows,
+    }),
+  );
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

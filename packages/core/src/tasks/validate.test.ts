@@ -16,7 +16,8 @@ const good = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 const line = (v: unknown) => enc.encode(JSON.stringify(v));
-const check = (v: unknown, limits = {}) => createTaskValidator(limits).check({ line: 7, bytes: v instanceof Uint8Array ? v : line(v) });
+const check = (v: unknown, limits = {}) =>
+  createTaskValidator(limits).check({ line: 7, bytes: v instanceof Uint8Array ? v : line(v) });
 const only = (problems: TaskProblem[]) => problems.map((p) => ({ field: p.field, code: p.code }));
 
 describe("Task spec v1 validation", () => {
@@ -30,20 +31,41 @@ describe("Task spec v1 validation", () => {
     const { instruction: _i, ...rest } = good();
     const res = check(rest);
     expect(res.task).toBeNull();
-    expect(res.problems).toEqual([{ line: 7, field: "instruction", code: "missing_field", message: 'missing required field "instruction"', taskId: "t1" }]);
-    expect(formatProblem(res.problems[0] as TaskProblem, "a.jsonl")).toBe('a.jsonl:7: instruction: missing required field "instruction" [missing_field]');
+    expect(res.problems).toEqual([
+      {
+        line: 7,
+        field: "instruction",
+        code: "missing_field",
+        message: 'missing required field "instruction"',
+        taskId: "t1",
+      },
+    ]);
+    expect(formatProblem(res.problems[0] as TaskProblem, "a.jsonl")).toBe(
+      'a.jsonl:7: instruction: missing required field "instruction" [missing_field]',
+    );
   });
 
   it("reports a wrong type", () => {
     const res = check(good({ files: [{ path: "solution.py", role: "main", content: 42 }] }));
-    expect(res.problems).toEqual([expect.objectContaining({ field: "files[0].content", code: "wrong_type", message: "expected string, got number" })]);
+    expect(res.problems).toEqual([
+      expect.objectContaining({
+        field: "files[0].content",
+        code: "wrong_type",
+        message: "expected string, got number",
+      }),
+    ]);
   });
 
   it("reports a duplicate id with the line of the first use", () => {
     const v = createTaskValidator();
     expect(v.check({ line: 1, bytes: line(good()) }).problems).toEqual([]);
     expect(v.check({ line: 2, bytes: line(good()) }).problems).toEqual([
-      expect.objectContaining({ line: 2, field: "id", code: "duplicate_id", message: 'duplicate id "t1" (first used on line 1)' }),
+      expect.objectContaining({
+        line: 2,
+        field: "id",
+        code: "duplicate_id",
+        message: 'duplicate id "t1" (first used on line 1)',
+      }),
     ]);
   });
 
@@ -56,7 +78,13 @@ describe("Task spec v1 validation", () => {
     ["x".repeat(256), "is longer than 255 characters"],
   ])("rejects the unsafe path %j", (path, why) => {
     const res = check(good({ public_tests: [{ path, content: "x" }] }));
-    expect(res.problems).toEqual([expect.objectContaining({ field: "public_tests[0].path", code: "unsafe_path", message: `unsafe path ${JSON.stringify(path)}: ${why}` })]);
+    expect(res.problems).toEqual([
+      expect.objectContaining({
+        field: "public_tests[0].path",
+        code: "unsafe_path",
+        message: `unsafe path ${JSON.stringify(path)}: ${why}`,
+      }),
+    ]);
   });
 
   it("reports invalid UTF-8 in the field that holds it", () => {
@@ -66,7 +94,13 @@ describe("Task spec v1 validation", () => {
     bytes[at] = 0xc3; // a lead byte followed by an ASCII byte: not UTF-8
     bytes[at + 1] = 0x28;
     const res = check(bytes);
-    expect(res.problems).toEqual([expect.objectContaining({ field: "instruction", code: "invalid_utf8", message: "contains bytes that are not valid UTF-8" })]);
+    expect(res.problems).toEqual([
+      expect.objectContaining({
+        field: "instruction",
+        code: "invalid_utf8",
+        message: "contains bytes that are not valid UTF-8",
+      }),
+    ]);
   });
 
   it("reports a lone surrogate escape as invalid UTF-8", () => {
@@ -77,34 +111,73 @@ describe("Task spec v1 validation", () => {
   it("enforces the per-file and per-task size limits (configurable)", () => {
     const big = good({ files: [{ path: "solution.py", role: "main", content: "x".repeat(2000) }], reference: [] });
     expect(check(big, { maxFileBytes: 1000 }).problems).toEqual([
-      expect.objectContaining({ field: "files[0].content", code: "too_large", message: "file is larger than the 1000-byte limit per file" }),
+      expect.objectContaining({
+        field: "files[0].content",
+        code: "too_large",
+        message: "file is larger than the 1000-byte limit per file",
+      }),
     ]);
-    expect(check(big, { maxTaskBytes: 1500 }).problems).toEqual([expect.objectContaining({ field: "", code: "too_large", message: "task is larger than the 1500-byte limit per task" })]);
+    expect(check(big, { maxTaskBytes: 1500 }).problems).toEqual([
+      expect.objectContaining({
+        field: "",
+        code: "too_large",
+        message: "task is larger than the 1500-byte limit per task",
+      }),
+    ]);
     expect(check(big).problems).toEqual([]);
   });
 
   it("requires a main file and a hidden test", () => {
-    const res = check(good({ files: [{ path: "helpers.py", role: "dependency", content: "" }], hidden_tests: [], reference: [] }));
+    const res = check(
+      good({ files: [{ path: "helpers.py", role: "dependency", content: "" }], hidden_tests: [], reference: [] }),
+    );
     expect(res.problems).toEqual([
-      expect.objectContaining({ field: "hidden_tests", code: "no_hidden_test", message: "at least one hidden test is required" }),
-      expect.objectContaining({ field: "files", code: "no_main_file", message: 'no file has role "main"; at least one main file is required' }),
+      expect.objectContaining({
+        field: "hidden_tests",
+        code: "no_hidden_test",
+        message: "at least one hidden test is required",
+      }),
+      expect.objectContaining({
+        field: "files",
+        code: "no_main_file",
+        message: 'no file has role "main"; at least one main file is required',
+      }),
     ]);
   });
 
   it("rejects a reference path that names no main file", () => {
     const res = check(good({ reference: [{ path: "other.py", content: "" }] }));
-    expect(res.problems).toEqual([expect.objectContaining({ field: "reference[0].path", code: "reference_not_main", message: 'reference path "other.py" names no main file' })]);
+    expect(res.problems).toEqual([
+      expect.objectContaining({
+        field: "reference[0].path",
+        code: "reference_not_main",
+        message: 'reference path "other.py" names no main file',
+      }),
+    ]);
   });
 
   it("rejects colliding workspace paths and bad JSON", () => {
     const res = check(good({ hidden_tests: [{ path: "solution.py", content: "" }] }));
-    expect(res.problems).toEqual([expect.objectContaining({ field: "hidden_tests[0].path", code: "duplicate_path", message: 'path "solution.py" is already used by files[0]' })]);
+    expect(res.problems).toEqual([
+      expect.objectContaining({
+        field: "hidden_tests[0].path",
+        code: "duplicate_path",
+        message: 'path "solution.py" is already used by files[0]',
+      }),
+    ]);
     expect(only(check(enc.encode("{not json")).problems)).toEqual([{ field: "", code: "invalid_json" }]);
     expect(only(check([1, 2]).problems)).toEqual([{ field: "", code: "wrong_type" }]);
   });
 
   it("reports every problem of a line at once", () => {
-    const res = check(good({ id: "bad id!", language: "rust", files: [{ path: "../s.py", role: "main", content: "" }], reference: [{ path: "s.py", content: "" }] }));
+    const res = check(
+      good({
+        id: "bad id!",
+        language: "rust",
+        files: [{ path: "../s.py", role: "main", content: "" }],
+        reference: [{ path: "s.py", content: "" }],
+      }),
+    );
     expect(only(res.problems)).toEqual([
       { field: "id", code: "invalid_value" },
       { field: "language", code: "invalid_value" },
@@ -122,8 +195,13 @@ describe("validateTaskStream", () => {
     const chunks = [bytes.subarray(0, 10), bytes.subarray(10, 333), bytes.subarray(333)];
     const res = await validateTaskStream(chunks);
     expect(res.problems).toEqual([]);
-    expect(res.tasks.map((t) => [t.line, t.task.id])).toEqual([[1, "a"], [2, "b"]]);
-    const gz = new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
+    expect(res.tasks.map((t) => [t.line, t.task.id])).toEqual([
+      [1, "a"],
+      [2, "b"],
+    ]);
+    const gz = new Uint8Array(
+      await new Response(new Blob([bytes]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer(),
+    );
     const res2 = await validateTaskStream([gz.subarray(0, 5), gz.subarray(5)]);
     expect(res2.tasks.map((t) => t.task.id)).toEqual(["a", "b"]);
   });
@@ -144,8 +222,12 @@ describe("validateTaskStream", () => {
   });
 
   it("reports an overlong line without buffering it, and an empty file", async () => {
-    const res = await validateTaskStream([file([good({ instruction: "x".repeat(5000) })])], { limits: { maxTaskBytes: 1000 } });
+    const res = await validateTaskStream([file([good({ instruction: "x".repeat(5000) })])], {
+      limits: { maxTaskBytes: 1000 },
+    });
     expect(only(res.problems)).toEqual([{ field: "", code: "too_large" }]);
-    expect(only((await validateTaskStream([enc.encode("\n\n")])).problems)).toEqual([{ field: "", code: "empty_file" }]);
+    expect(only((await validateTaskStream([enc.encode("\n\n")])).problems)).toEqual([
+      { field: "", code: "empty_file" },
+    ]);
   });
 });

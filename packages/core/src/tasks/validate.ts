@@ -21,7 +21,8 @@ export function createTaskValidator(limits: Partial<TaskLimits> = {}) {
   function check(raw: RawLine): LineResult {
     const { line } = raw;
     const problems: TaskProblem[] = [];
-    const add = (field: string, code: TaskProblemCode, message: string) => problems.push({ line, field, code, message });
+    const add = (field: string, code: TaskProblemCode, message: string) =>
+      problems.push({ line, field, code, message });
     if (raw.overlong || raw.bytes.length > lim.maxTaskBytes) {
       add("", "too_large", `task is larger than the ${lim.maxTaskBytes}-byte limit per task`);
       return { task: null, problems };
@@ -130,14 +131,18 @@ function checkFiles(task: Record<string, unknown>, lim: TaskLimits, add: Add) {
         else seen.set(path, field);
         if (list === "files" && entry.role === "main") mainPaths.add(path);
       }
-      if (typeof content === "string" && content.length > lim.maxFileBytes / 4 && utf8Length(content) > lim.maxFileBytes) {
+      if (
+        typeof content === "string" &&
+        content.length > lim.maxFileBytes / 4 &&
+        utf8Length(content) > lim.maxFileBytes
+      ) {
         add(`${field}.content`, "too_large", `file is larger than the ${lim.maxFileBytes}-byte limit per file`);
       }
     });
   }
   const files = task.files;
   if (Array.isArray(files) && files.length > 0 && !files.some((f) => isRecord(f) && f.role === "main")) {
-    add("files", "no_main_file", "no file has role \"main\"; at least one main file is required");
+    add("files", "no_main_file", 'no file has role "main"; at least one main file is required');
   }
   const reference = task.reference;
   if (Array.isArray(reference)) {
@@ -153,7 +158,8 @@ function checkFiles(task: Record<string, unknown>, lim: TaskLimits, add: Add) {
 function checkStrings(value: unknown, field: string, badUtf8: boolean, add: Add) {
   if (typeof value === "string") {
     if (badUtf8 && value.includes("\uFFFD")) add(field, "invalid_utf8", "contains bytes that are not valid UTF-8");
-    else if (LONE_SURROGATE.test(value)) add(field, "invalid_utf8", "contains a lone UTF-16 surrogate (not encodable as UTF-8)");
+    else if (LONE_SURROGATE.test(value))
+      add(field, "invalid_utf8", "contains a lone UTF-16 surrogate (not encodable as UTF-8)");
   } else if (Array.isArray(value)) {
     value.forEach((v, i) => checkStrings(v, `${field}[${i}]`, badUtf8, add));
   } else if (isRecord(value)) {
@@ -162,14 +168,19 @@ function checkStrings(value: unknown, field: string, badUtf8: boolean, add: Add)
 }
 
 function fromZodIssue(line: number, issue: z.core.$ZodIssue, root: unknown): TaskProblem {
-  const field = issue.path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join("");
+  const field = issue.path
+    .map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
+    .join("");
   const actual = lookup(root, issue.path);
   if (issue.code === "invalid_type") {
-    if (actual === undefined) return { line, field, code: "missing_field", message: `missing required field "${field}"` };
+    if (actual === undefined)
+      return { line, field, code: "missing_field", message: `missing required field "${field}"` };
     return { line, field, code: "wrong_type", message: `expected ${issue.expected}, got ${describe(actual)}` };
   }
-  if (issue.code === "too_small" && field === "hidden_tests") return { line, field, code: "no_hidden_test", message: "at least one hidden test is required" };
-  if (issue.code === "too_small" && field === "files") return { line, field, code: "no_main_file", message: "files is empty; at least one main file is required" };
+  if (issue.code === "too_small" && field === "hidden_tests")
+    return { line, field, code: "no_hidden_test", message: "at least one hidden test is required" };
+  if (issue.code === "too_small" && field === "files")
+    return { line, field, code: "no_main_file", message: "files is empty; at least one main file is required" };
   return { line, field, code: "invalid_value", message: issue.message };
 }
 

@@ -24,7 +24,11 @@ export function formatAnswer(files: readonly CandidateFile[]): string {
 function pathFromLine(line: string): string | null {
   let s = line.trim();
   s = s.replace(/^#+\s*/, "").replace(/^(file|path|filename)\s*:\s*/i, "");
-  s = s.replace(/^[*_`"']+|[*_`"']+$/g, "").replace(/:$/, "").replace(/^[*_`"']+|[*_`"']+$/g, "").trim();
+  s = s
+    .replace(/^[*_`"']+|[*_`"']+$/g, "")
+    .replace(/:$/, "")
+    .replace(/^[*_`"']+|[*_`"']+$/g, "")
+    .trim();
   return /^[A-Za-z0-9._/-]+\.[A-Za-z0-9]+$/.test(s) ? s : null;
 }
 
@@ -54,7 +58,10 @@ function extractBlocks(text: string): { blocks: Block[]; unclosed: boolean } {
       body.push(l);
     }
     if (j >= lines.length) return { blocks, unclosed: true };
-    blocks.push({ path: lastText === null ? null : pathFromLine(lastText), content: body.length ? `${body.join("\n")}\n` : "" });
+    blocks.push({
+      path: lastText === null ? null : pathFromLine(lastText),
+      content: body.length ? `${body.join("\n")}\n` : "",
+    });
     lastText = null;
     i = j;
   }
@@ -66,7 +73,8 @@ export function parseAnswer(text: string, mains: readonly string[]): ParsedAnswe
   if (mains.length === 0) return { ok: false, reason: "the task has no main file" };
   if (text.trim() === "") return { ok: false, reason: "empty answer" };
   const { blocks, unclosed } = extractBlocks(text);
-  if (blocks.length === 0) return { ok: false, reason: unclosed ? "unclosed code block" : "no fenced code block in the answer" };
+  if (blocks.length === 0)
+    return { ok: false, reason: unclosed ? "unclosed code block" : "no fenced code block in the answer" };
   const named = blocks.filter((b) => b.path !== null);
   const wrong = named.filter((b) => b.path !== null && !mains.includes(b.path));
   const files = new Map<string, string>();
@@ -79,8 +87,16 @@ export function parseAnswer(text: string, mains: readonly string[]): ParsedAnswe
   if (files.size === 0 && mains.length === 1 && blocks.length === 1 && wrong.length === 0) {
     return nonEmpty([{ path: mains[0] ?? "", content: blocks[0]?.content ?? "" }]);
   }
-  if (files.size === 0 && wrong.length > 0) return { ok: false, reason: `wrong file: ${wrong.map((b) => b.path).join(", ")} is not a main file (expected ${mains.join(", ")})` };
-  if (files.size === 0) return { ok: false, reason: `${blocks.length} code blocks without a path line; expected one block for ${mains.join(", ")}` };
+  if (files.size === 0 && wrong.length > 0)
+    return {
+      ok: false,
+      reason: `wrong file: ${wrong.map((b) => b.path).join(", ")} is not a main file (expected ${mains.join(", ")})`,
+    };
+  if (files.size === 0)
+    return {
+      ok: false,
+      reason: `${blocks.length} code blocks without a path line; expected one block for ${mains.join(", ")}`,
+    };
   const missing = mains.filter((p) => !files.has(p));
   if (missing.length > 0) return { ok: false, reason: `no code block for main file ${missing.join(", ")}` };
   return nonEmpty(mains.map((p) => ({ path: p, content: files.get(p) ?? "" })));

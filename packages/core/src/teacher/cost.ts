@@ -9,4 +9,5 @@ export function callCost(usage: Usage, price: Price | null | undefined): number 
 }
 
 /** Whether spending has reached the cap; a cap of 0 allows nothing, an absent cap everything. */
-export const budgetReached = (spentUsd: number, capUsd: number | null | undefined): boolean => capUsd !== null && capUsd !== undefined && spentUsd >= capUsd - 1e-12;
+export const budgetReached = (spentUsd: number, capUsd: number | null | undefined): boolean =>
+  capUsd !== null && capUsd !== undefined && spentUsd >= capUsd - 1e-12;

@@ -30,7 +30,8 @@ export const PROMPT_TEMPLATE_HASH = sha256Hex(canonicalJson(TEMPLATE));
 
 export const REPAIR_SYSTEM_PROMPT: string = TEMPLATE.system;
 
-const byPath = <T extends { path: string }>(xs: readonly T[]): T[] => [...xs].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+const byPath = <T extends { path: string }>(xs: readonly T[]): T[] =>
+  [...xs].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
 /** Strips everything a model must never see. The result is a fresh object, not a view of the task. */
 export function publicContext(task: PublicContext): PublicContext {
@@ -41,7 +42,8 @@ export function publicContext(task: PublicContext): PublicContext {
   };
 }
 
-export const mainPaths = (task: Pick<TaskSpec, "files">): string[] => byPath(task.files.filter((f) => f.role === "main")).map((f) => f.path);
+export const mainPaths = (task: Pick<TaskSpec, "files">): string[] =>
+  byPath(task.files.filter((f) => f.role === "main")).map((f) => f.path);
 
 // A fence longer than any backtick run inside the content, so file text never closes it early.
 export function fenceFor(content: string): string {
@@ -59,8 +61,10 @@ const block = (heading: string, path: string, content: string): string => {
 export function renderUserPrompt(task: PublicContext): string {
   const ctx = publicContext(task);
   const parts: string[] = [TEMPLATE.header, ctx.instruction.trim()];
-  for (const f of ctx.files.filter((x) => x.role === "main")) parts.push(block(TEMPLATE.mainHeading, f.path, f.content));
-  for (const f of ctx.files.filter((x) => x.role === "dependency")) parts.push(block(TEMPLATE.depHeading, f.path, f.content));
+  for (const f of ctx.files.filter((x) => x.role === "main"))
+    parts.push(block(TEMPLATE.mainHeading, f.path, f.content));
+  for (const f of ctx.files.filter((x) => x.role === "dependency"))
+    parts.push(block(TEMPLATE.depHeading, f.path, f.content));
   if (ctx.public_tests.length === 0) parts.push(TEMPLATE.noTests);
   for (const t of ctx.public_tests) parts.push(block(TEMPLATE.testHeading, t.path, t.content));
   parts.push(TEMPLATE.footer);

@@ -16,7 +16,10 @@ export const SamplingParams = z.object({
 });
 export type SamplingParams = z.infer<typeof SamplingParams>;
 
-const Url = z.string().url().refine((u) => /^https?:\/\//.test(u), "http(s) URLs only");
+const Url = z
+  .string()
+  .url()
+  .refine((u) => /^https?:\/\//.test(u), "http(s) URLs only");
 
 export const ProviderInput = z.object({
   name: z.string().min(1).max(100),
@@ -57,7 +60,10 @@ export const CollectionInput = z.object({
   providerId: z.string().uuid(),
   experimentId: z.string().uuid().optional(),
   /** Split parts to collect from. "test" is accepted by the schema so that the refusal is the domain's, with its message. */
-  parts: z.array(z.enum(["train", "dev", "test"])).min(1).default(["train"]),
+  parts: z
+    .array(z.enum(["train", "dev", "test"]))
+    .min(1)
+    .default(["train"]),
   /** A subset of the split's task ids (the task key, e.g. "humaneval-12-m3"); all tasks of `parts` when absent. */
   taskIds: z.array(z.string().min(1)).max(100_000).optional(),
   nSamples: z.number().int().min(1).max(64).default(1),

@@ -12,7 +12,8 @@ export function sftSample(task: PublicContext, fixed: readonly CandidateFile[]):
 }
 
 /** One JSONL line of a dataset; keys in canonical order so that the bytes are reproducible. */
-export const sftLine = (s: SftSample): string => canonicalJson({ messages: s.messages.map((m) => ({ role: m.role, content: m.content })) });
+export const sftLine = (s: SftSample): string =>
+  canonicalJson({ messages: s.messages.map((m) => ({ role: m.role, content: m.content })) });
 
 export const sampleHash = (s: SftSample): string => sha256Hex(sftLine(s));
 

@@ -15,7 +15,9 @@ const task: TaskSpec = {
     { path: "solution.py", role: "main", content: "def add(a, b):\n    return a - b\n" },
     { path: "helpers.py", role: "dependency", content: "HELPER = 1\n" },
   ],
-  public_tests: [{ path: "test_public.py", content: "from solution import add\n\ndef test_one():\n    assert add(1, 1) == 2\n" }],
+  public_tests: [
+    { path: "test_public.py", content: "from solution import add\n\ndef test_one():\n    assert add(1, 1) == 2\n" },
+  ],
   hidden_tests: [{ path: "test_hidden.py", content: "SECRET_HIDDEN_MARKER = 1\n" }],
   reference: [{ path: "solution.py", content: "def add(a, b):\n    return a + b  # SECRET_REFERENCE_MARKER\n" }],
   metadata: {},
@@ -23,7 +25,9 @@ const task: TaskSpec = {
 
 describe("repair prompt", () => {
   it("shows the public context and never hidden tests or the reference", () => {
-    const text = renderRepairPrompt(task).map((m) => m.content).join("\n");
+    const text = renderRepairPrompt(task)
+      .map((m) => m.content)
+      .join("\n");
     expect(text).toContain("return a - b");
     expect(text).toContain("HELPER = 1");
     expect(text).toContain("def test_one");
@@ -51,38 +55,86 @@ describe("answer parser", () => {
   it("round-trips the answer format", () => {
     const files = [{ path: "solution.py", content: "def add(a, b):\n    return a + b\n" }];
     expect(parseAnswer(formatAnswer(files), mains)).toEqual({ ok: true, files });
-    const two = [{ path: "a.py", content: "A = 1\n" }, { path: "b/c.py", content: "X = '```'\n" }];
-    expect(parseAnswer(`Here you go:\n\n${formatAnswer(two)}\nDone.`, ["a.py", "b/c.py"])).toEqual({ ok: true, files: two });
+    const two = [
+      { path: "a.py", content: "A = 1\n" },
+      { path: "b/c.py", content: "X = '```'\n" },
+    ];
+    expect(parseAnswer(`Here you go:\n\n${formatAnswer(two)}\nDone.`, ["a.py", "b/c.py"])).toEqual({
+      ok: true,
+      files: two,
+    });
   });
 
   it("accepts one anonymous block for one main file and decorated path lines", () => {
-    expect(parseAnswer("Sure!\n```python\nx = 1\n```\n", mains)).toEqual({ ok: true, files: [{ path: "solution.py", content: "x = 1\n" }] });
-    expect(parseAnswer("**`solution.py`**:\n```py\nx = 2\n```", mains)).toEqual({ ok: true, files: [{ path: "solution.py", content: "x = 2\n" }] });
-    expect(parseAnswer("# File: solution.py\n~~~\nx = 3\n~~~", mains)).toEqual({ ok: true, files: [{ path: "solution.py", content: "x = 3\n" }] });
+    expect(parseAnswer("Sure!\n```python\nx = 1\n```\n", mains)).toEqual({
+      ok: true,
+      files: [{ path: "solution.py", content: "x = 1\n" }],
+    });
+    expect(parseAnswer("**`solution.py`**:\n```py\nx = 2\n```", mains)).toEqual({
+      ok: true,
+      files: [{ path: "solution.py", content: "x = 2\n" }],
+    });
+    expect(parseAnswer("# File: solution.py\n~~~\nx = 3\n~~~", mains)).toEqual({
+      ok: true,
+      files: [{ path: "solution.py", content: "x = 3\n" }],
+    });
   });
 
   it("gives a reason for malformed answers", () => {
     expect(parseAnswer("", mains)).toEqual({ ok: false, reason: "empty answer" });
-    expect(parseAnswer("def add(a, b): return a + b", mains)).toEqual({ ok: false, reason: "no fenced code block in the answer" });
+    expect(parseAnswer("def add(a, b): return a + b", mains)).toEqual({
+      ok: false,
+      reason: "no fenced code block in the answer",
+    });
     expect(parseAnswer("```python\nx = 1\n", mains)).toEqual({ ok: false, reason: "unclosed code block" });
-    expect(parseAnswer("helpers.py\n```python\nx = 1\n```", mains)).toMatchObject({ ok: false, reason: expect.stringContaining("wrong file: helpers.py") });
-    expect(parseAnswer("```python\nx = 1\n```\n```python\ny = 2\n```", mains)).toMatchObject({ ok: false, reason: expect.stringContaining("2 code blocks without a path line") });
-    expect(parseAnswer("solution.py\n```\nx\n```\nsolution.py\n```\ny\n```", mains)).toEqual({ ok: false, reason: "more than one code block for solution.py" });
-    expect(parseAnswer("a.py\n```\nx\n```", ["a.py", "b.py"])).toEqual({ ok: false, reason: "no code block for main file b.py" });
-    expect(parseAnswer("solution.py\n```python\n\n```", mains)).toEqual({ ok: false, reason: "empty code block for solution.py" });
+    expect(parseAnswer("helpers.py\n```python\nx = 1\n```", mains)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining("wrong file: helpers.py"),
+    });
+    expect(parseAnswer("```python\nx = 1\n```\n```python\ny = 2\n```", mains)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining("2 code blocks without a path line"),
+    });
+    expect(parseAnswer("solution.py\n```\nx\n```\nsolution.py\n```\ny\n```", mains)).toEqual({
+      ok: false,
+      reason: "more than one code block for solution.py",
+    });
+    expect(parseAnswer("a.py\n```\nx\n```", ["a.py", "b.py"])).toEqual({
+      ok: false,
+      reason: "no code block for main file b.py",
+    });
+    expect(parseAnswer("solution.py\n```python\n\n```", mains)).toEqual({
+      ok: false,
+      reason: "empty code block for solution.py",
+    });
   });
 
   it("keeps a named main block and ignores an unnamed usage example beside it", () => {
-    expect(parseAnswer("solution.py\n```python\nx = 1\n```\nUsage:\n```python\nprint(x)\n```", mains)).toEqual({ ok: true, files: [{ path: "solution.py", content: "x = 1\n" }] });
+    expect(parseAnswer("solution.py\n```python\nx = 1\n```\nUsage:\n```python\nprint(x)\n```", mains)).toEqual({
+      ok: true,
+      files: [{ path: "solution.py", content: "x = 1\n" }],
+    });
   });
 });
 
 describe("cache key and cost", () => {
-  const base = { fingerprint: "f", promptHash: PROMPT_TEMPLATE_HASH, model: "m", paramsHash: paramsHash({ temperature: 0.8 }), sampleIndex: 0 };
+  const base = {
+    fingerprint: "f",
+    promptHash: PROMPT_TEMPLATE_HASH,
+    model: "m",
+    paramsHash: paramsHash({ temperature: 0.8 }),
+    sampleIndex: 0,
+  };
   it("changes with every component and ignores parameter key order", () => {
     const k = candidateCacheKey(base);
     expect(candidateCacheKey({ ...base })).toBe(k);
-    for (const change of [{ fingerprint: "g" }, { promptHash: "p" }, { model: "m2" }, { paramsHash: paramsHash({ temperature: 0.7 }) }, { sampleIndex: 1 }]) {
+    for (const change of [
+      { fingerprint: "g" },
+      { promptHash: "p" },
+      { model: "m2" },
+      { paramsHash: paramsHash({ temperature: 0.7 }) },
+      { sampleIndex: 1 },
+    ]) {
       expect(candidateCacheKey({ ...base, ...change })).not.toBe(k);
     }
     expect(paramsHash({ a: 1, b: 2 }, { x: 1 })).toBe(paramsHash({ b: 2, a: 1, c: undefined }, { x: 1 }));
@@ -93,7 +145,9 @@ describe("cache key and cost", () => {
   });
 
   it("prices usage per million tokens and checks the cap", () => {
-    expect(callCost({ promptTokens: 1_000_000, completionTokens: 500_000 }, { inputPerMTok: 3, outputPerMTok: 15 })).toBeCloseTo(10.5, 10);
+    expect(
+      callCost({ promptTokens: 1_000_000, completionTokens: 500_000 }, { inputPerMTok: 3, outputPerMTok: 15 }),
+    ).toBeCloseTo(10.5, 10);
     expect(callCost({ promptTokens: 10, completionTokens: 10 }, null)).toBe(0);
     expect(budgetReached(0.5, 1)).toBe(false);
     expect(budgetReached(1, 1)).toBe(true);

@@ -67,7 +67,10 @@ export const LoraConfig = z.strictObject({
   r: z.number().int().min(1).max(1024).default(16),
   alpha: z.number().positive().default(32),
   dropout: z.number().min(0).lt(1).default(0.05),
-  target_modules: z.array(z.string().min(1)).min(1).default(["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]),
+  target_modules: z
+    .array(z.string().min(1))
+    .min(1)
+    .default(["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]),
 });
 export type LoraConfig = z.infer<typeof LoraConfig>;
 
@@ -136,7 +139,11 @@ export const GenerateSpec = z.strictObject({
   /** false: decoding comes from this spec only; the checkpoint's generation_config is not applied. */
   use_checkpoint_generation_config: z.boolean().default(false),
   /** The adapter folder must hash (sha256_tree) to this, or generation is refused before loading. */
-  expected_adapter_sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable().optional(),
+  expected_adapter_sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable()
+    .optional(),
   revision: z.string().min(1).nullable().optional(),
   eot_token: z.string().min(1).optional(),
   local_files_only: z.boolean().default(false),
@@ -181,7 +188,6 @@ export const TrainerEnvironment = z.object({
   torch_threads: z.number().int(),
 });
 export type TrainerEnvironment = z.infer<typeof TrainerEnvironment>;
-
 
 export const AdapterSnapshot = z.object({
   epoch: z.number().int().min(1),
@@ -291,7 +297,14 @@ export const TinyModelSummary = z.object({
   build_s: z.number(),
   /** What the warm-up trained on (absent or null: none ran). */
   warmup: z
-    .object({ dataset_sha256: Sha256, samples: z.number().int(), steps: z.number().int(), final_loss: z.number(), task_ids: z.array(z.string()), description: z.string() })
+    .object({
+      dataset_sha256: Sha256,
+      samples: z.number().int(),
+      steps: z.number().int(),
+      final_loss: z.number(),
+      task_ids: z.array(z.string()),
+      description: z.string(),
+    })
     .passthrough()
     .nullable()
     .optional(),

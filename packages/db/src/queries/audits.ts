@@ -25,13 +25,23 @@ export type AuditCandidate = typeof tasks.$inferSelect & { round: number | null;
  * One keyset page (by row id) of a pool's tasks to audit, each with its highest audit round under
  * `graderVersion` and the status of that round, so the caller decides whether to (re-)audit.
  */
-export async function auditCandidates(db: Db, opts: { poolId: string; taskRowIds?: string[]; graderVersion: string; after?: string; limit: number }): Promise<AuditCandidate[]> {
+export async function auditCandidates(
+  db: Db,
+  opts: { poolId: string; taskRowIds?: string[]; graderVersion: string; after?: string; limit: number },
+): Promise<AuditCandidate[]> {
   const conds: SQL[] = [eq(tasks.poolId, opts.poolId)];
-  if (opts.taskRowIds) conds.push(inArray(tasks.id, opts.taskRowIds.length > 0 ? opts.taskRowIds : ["00000000-0000-0000-0000-000000000000"]));
+  if (opts.taskRowIds)
+    conds.push(
+      inArray(tasks.id, opts.taskRowIds.length > 0 ? opts.taskRowIds : ["00000000-0000-0000-0000-000000000000"]),
+    );
   if (opts.after) conds.push(sql`${tasks.id} > ${opts.after}`);
   const newest = sql`(select a.round, a.status::text as status from task_audits a where a.task_row_id = ${outerTaskId} and a.grader_version = ${opts.graderVersion} order by a.round desc, a.created_at desc limit 1)`;
   const rows = await db
-    .select({ task: tasks, round: sql<number | null>`(select n.round from ${newest} n)`, latest: sql<AuditRowStatus | null>`(select n.status from ${newest} n)` })
+    .select({
+      task: tasks,
+      round: sql<number | null>`(select n.round from ${newest} n)`,
+      latest: sql<AuditRowStatus | null>`(select n.status from ${newest} n)`,
+    })
     .from(tasks)
     .where(and(...conds))
     .orderBy(asc(tasks.id))
@@ -39,7 +49,14 @@ export async function auditCandidates(db: Db, opts: { poolId: string; taskRowIds
   return rows.map((r) => ({ ...r.task, round: r.round, latest: r.latest }));
 }
 
-export type NewAuditRow = { taskRowId: string; jobId: string; graderVersion: string; round: number; sandbox: string; requestedBy: string | null };
+export type NewAuditRow = {
+  taskRowId: string;
+  jobId: string;
+  graderVersion: string;
+  round: number;
+  sandbox: string;
+  requestedBy: string | null;
+};
 
 export async function insertAuditRows(db: Db, rows: NewAuditRow[]): Promise<number> {
   if (rows.length === 0) return 0;
@@ -47,26 +64,58 @@ export async function insertAuditRows(db: Db, rows: NewAuditRow[]): Promise<numb
   return out.length;
 }
 
-export type FinishedAuditJob = { id: string; jobId: string | null; state: string | null; result: Record<string, unknown> | null; error: string | null; reason: string | null; finishedAt: Date | null };
+export type FinishedAuditJob = {
+  id: string;
+  jobId: string | null;
+  state: string | null;
+  result: Record<string, unknown> | null;
+  error: string | null;
+  reason: string | null;
+  finishedAt: Date | null;
+};
 
 /** Pending audit rows whose job has ended (or vanished): what the sync loop copies next. */
 export async function finishedAuditJobs(db: Db, limit = 500): Promise<FinishedAuditJob[]> {
   return db
-    .select({ id: taskAudits.id, jobId: taskAudits.jobId, state: jobs.state, result: jobs.result, error: jobs.error, reason: jobs.terminalReason, finishedAt: jobs.finishedAt })
+    .select({
+      id: taskAudits.id,
+      jobId: taskAudits.jobId,
+      state: jobs.state,
+      result: jobs.result,
+      error: jobs.error,
+      reason: jobs.terminalReason,
+      finishedAt: jobs.finishedAt,
+    })
     .from(taskAudits)
     .leftJoin(jobs, eq(jobs.id, taskAudits.jobId))
-    .where(and(eq(taskAudits.status, "pending"), sql`(${jobs.id} is null or ${jobs.state} in ('succeeded', 'failed', 'canceled'))`))
+    .where(
+      and(
+        eq(taskAudits.status, "pending"),
+        sql`(${jobs.id} is null or ${jobs.state} in ('succeeded', 'failed', 'canceled'))`,
+      ),
+    )
     .limit(limit);
 }
 
 export type AuditOutcome = { status: "passed" | "failed"; result: AuditResult } | { status: "error"; error: string };
 
 /** Records an audit's end; a row already finished is left alone (the loop may see it twice). */
-export async function finishAudit(db: Db, id: string, outcome: AuditOutcome, finishedAt?: Date | null): Promise<boolean> {
+export async function finishAudit(
+  db: Db,
+  id: string,
+  outcome: AuditOutcome,
+  finishedAt?: Date | null,
+): Promise<boolean> {
   const values =
     outcome.status === "error"
       ? { status: "error" as const, error: outcome.error }
-      : { status: outcome.status, result: outcome.result, mutationScore: outcome.result.mutationScore, mutantsTotal: outcome.result.mutantsTotal, unsandboxed: outcome.result.unsandboxed };
+      : {
+          status: outcome.status,
+          result: outcome.result,
+          mutationScore: outcome.result.mutationScore,
+          mutantsTotal: outcome.result.mutantsTotal,
+          unsandboxed: outcome.result.unsandboxed,
+        };
   return db.transaction(async (tx) => {
     const out = await tx
       .update(taskAudits)
@@ -75,14 +124,18 @@ export async function finishAudit(db: Db, id: string, outcome: AuditOutcome, fin
       .returning({ id: taskAudits.id, taskRowId: taskAudits.taskRowId });
     const row = out[0];
     // The audit decides how the task is graded from now on (isolated judge unless it needs in-process).
-    if (row && outcome.status !== "error") await tx.update(tasks).set({ gradingIsolation: outcome.result.isolation }).where(eq(tasks.id, row.taskRowId));
+    if (row && outcome.status !== "error")
+      await tx.update(tasks).set({ gradingIsolation: outcome.result.isolation }).where(eq(tasks.id, row.taskRowId));
     return out.length > 0;
   });
 }
 
 /** Task ids of a split's pool graded in-process (usually none): what grade payloads must say. */
 export async function inProcessTaskIds(db: Db, poolId: string): Promise<Set<string>> {
-  const rows = await db.select({ taskId: tasks.taskId }).from(tasks).where(and(eq(tasks.poolId, poolId), eq(tasks.gradingIsolation, "in_process")));
+  const rows = await db
+    .select({ taskId: tasks.taskId })
+    .from(tasks)
+    .where(and(eq(tasks.poolId, poolId), eq(tasks.gradingIsolation, "in_process")));
   return new Set(rows.map((r) => r.taskId));
 }
 
@@ -97,7 +150,12 @@ export async function listTaskAudits(db: Db, taskRowId: string, limit = 20) {
     .limit(limit);
 }
 
-export type PoolAuditSummary = { total: number; byState: Record<TaskAuditState, number>; running: number; unsandboxed: number };
+export type PoolAuditSummary = {
+  total: number;
+  byState: Record<TaskAuditState, number>;
+  running: number;
+  unsandboxed: number;
+};
 
 /** Counts of a pool's tasks by their newest audit's status; `running` counts pending audits an agent holds. */
 export async function poolAuditSummary(db: Db, poolId: string): Promise<PoolAuditSummary> {
@@ -127,7 +185,10 @@ export async function poolAuditSummary(db: Db, poolId: string): Promise<PoolAudi
 
 /** How many of `taskRowIds` are tasks of the pool (to refuse ids from elsewhere before enqueueing). */
 export async function countPoolTasks(db: Db, poolId: string, taskRowIds: string[]): Promise<number> {
-  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(tasks).where(and(eq(tasks.poolId, poolId), inArray(tasks.id, taskRowIds)));
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(tasks)
+    .where(and(eq(tasks.poolId, poolId), inArray(tasks.id, taskRowIds)));
   return row?.n ?? 0;
 }
 

@@ -12,7 +12,10 @@ export * from "./api-tokens";
 export type Role = (typeof users.$inferSelect)["role"];
 export type Principal = { userId: string; email: string; name: string; role: Role };
 
-export async function principalBySession(db: Db, sessionToken: string): Promise<(Principal & { csrfToken: string }) | undefined> {
+export async function principalBySession(
+  db: Db,
+  sessionToken: string,
+): Promise<(Principal & { csrfToken: string }) | undefined> {
   const [row] = await db
     .select({ userId: users.id, email: users.email, name: users.name, role: users.role, csrfToken: sessions.csrfToken })
     .from(sessions)
@@ -35,7 +38,10 @@ export async function principalByApiToken(db: Db, token: string): Promise<Princi
     )
     .returning({ userId: apiTokens.userId });
   if (!row) return undefined;
-  const [user] = await db.select({ userId: users.id, email: users.email, name: users.name, role: users.role }).from(users).where(eq(users.id, row.userId));
+  const [user] = await db
+    .select({ userId: users.id, email: users.email, name: users.name, role: users.role })
+    .from(users)
+    .where(eq(users.id, row.userId));
   return user;
 }
 
@@ -63,4 +69,3 @@ export async function deleteUserSessions(db: Db, userId: string, keepToken?: str
   const keep = keepToken ? ne(sessions.tokenHash, hashToken(keepToken)) : undefined;
   await db.delete(sessions).where(and(eq(sessions.userId, userId), keep));
 }
-

@@ -10,12 +10,24 @@ export type NewEvaluation = Omit<typeof evaluations.$inferInsert, "id" | "create
 
 export async function insertExperiment(
   db: Db,
-  input: { name: string; splitId: string; config: Record<string, unknown>; createdBy?: string | null; stages: { key: string; kind: string }[] },
+  input: {
+    name: string;
+    splitId: string;
+    config: Record<string, unknown>;
+    createdBy?: string | null;
+    stages: { key: string; kind: string }[];
+  },
 ): Promise<ExperimentRow> {
   return db.transaction(async (tx) => {
-    const [row] = await tx.insert(experiments).values({ name: input.name, splitId: input.splitId, config: input.config, createdBy: input.createdBy ?? null }).returning();
+    const [row] = await tx
+      .insert(experiments)
+      .values({ name: input.name, splitId: input.splitId, config: input.config, createdBy: input.createdBy ?? null })
+      .returning();
     if (!row) throw new Error("experiment insert returned nothing");
-    if (input.stages.length) await tx.insert(experimentStages).values(input.stages.map((s) => ({ experimentId: row.id, key: s.key, kind: s.kind })));
+    if (input.stages.length)
+      await tx
+        .insert(experimentStages)
+        .values(input.stages.map((s) => ({ experimentId: row.id, key: s.key, kind: s.kind })));
     return row;
   });
 }
@@ -35,17 +47,36 @@ export async function listExperiments(db: Db, opts: { state?: ExperimentRow["sta
 }
 
 export const runningExperimentIds = async (db: Db): Promise<string[]> =>
-  (await db.select({ id: experiments.id }).from(experiments).where(eq(experiments.state, "running")).orderBy(asc(experiments.createdAt))).map((r) => r.id);
+  (
+    await db
+      .select({ id: experiments.id })
+      .from(experiments)
+      .where(eq(experiments.state, "running"))
+      .orderBy(asc(experiments.createdAt))
+  ).map((r) => r.id);
 
-export async function setExperimentState(db: Db, id: string, state: ExperimentRow["state"], error: string | null = null): Promise<void> {
+export async function setExperimentState(
+  db: Db,
+  id: string,
+  state: ExperimentRow["state"],
+  error: string | null = null,
+): Promise<void> {
   const finished = state === "running" ? null : sql`now()`;
-  await db.update(experiments).set({ state, error, updatedAt: sql`now()`, finishedAt: finished }).where(eq(experiments.id, id));
+  await db
+    .update(experiments)
+    .set({ state, error, updatedAt: sql`now()`, finishedAt: finished })
+    .where(eq(experiments.id, id));
 }
 
 export const listStages = (db: Db, experimentId: string): Promise<StageRow[]> =>
   db.select().from(experimentStages).where(eq(experimentStages.experimentId, experimentId));
 
-export async function updateStage(db: Db, experimentId: string, key: string, patch: Partial<Pick<StageRow, "state" | "jobIds" | "output" | "error">>): Promise<void> {
+export async function updateStage(
+  db: Db,
+  experimentId: string,
+  key: string,
+  patch: Partial<Pick<StageRow, "state" | "jobIds" | "output" | "error">>,
+): Promise<void> {
   const extra: Record<string, unknown> = {};
   if (patch.state === "running") extra.startedAt = sql`coalesce(${experimentStages.startedAt}, now())`;
   if (patch.state === "succeeded" || patch.state === "failed") extra.finishedAt = sql`now()`;
@@ -62,28 +93,52 @@ export async function insertEvaluations(db: Db, rows: NewEvaluation[]): Promise<
   return out.length;
 }
 
-export async function listEvaluations(db: Db, opts: { experimentId: string; split?: "dev" | "test"; modelKeys?: string[] }) {
+export async function listEvaluations(
+  db: Db,
+  opts: { experimentId: string; split?: "dev" | "test"; modelKeys?: string[] },
+) {
   const conds = [eq(evaluations.experimentId, opts.experimentId)];
   if (opts.split) conds.push(eq(evaluations.split, opts.split));
   if (opts.modelKeys) conds.push(inArray(evaluations.modelKey, opts.modelKeys));
   return db
-    .select({ id: evaluations.id, split: evaluations.split, modelKey: evaluations.modelKey, taskId: evaluations.taskId, sourceGroup: evaluations.sourceGroup, verdict: evaluations.verdict, protocol: evaluations.protocol })
+    .select({
+      id: evaluations.id,
+      split: evaluations.split,
+      modelKey: evaluations.modelKey,
+      taskId: evaluations.taskId,
+      sourceGroup: evaluations.sourceGroup,
+      verdict: evaluations.verdict,
+      protocol: evaluations.protocol,
+    })
     .from(evaluations)
     .where(and(...conds))
     .orderBy(asc(evaluations.taskId));
 }
 
 /** Every model's answer and grader output for one task: the side-by-side view. */
-export async function taskEvaluations(db: Db, opts: { experimentId: string; split: "dev" | "test"; taskId: string }): Promise<EvaluationRow[]> {
+export async function taskEvaluations(
+  db: Db,
+  opts: { experimentId: string; split: "dev" | "test"; taskId: string },
+): Promise<EvaluationRow[]> {
   return db
     .select()
     .from(evaluations)
-    .where(and(eq(evaluations.experimentId, opts.experimentId), eq(evaluations.split, opts.split), eq(evaluations.taskId, opts.taskId)))
+    .where(
+      and(
+        eq(evaluations.experimentId, opts.experimentId),
+        eq(evaluations.split, opts.split),
+        eq(evaluations.taskId, opts.taskId),
+      ),
+    )
     .orderBy(asc(evaluations.modelKey));
 }
 
 /** Stores the dev selection once; a later call returns the stored decision unchanged. */
-export async function saveSelection(db: Db, experimentId: string, decision: Record<string, unknown>): Promise<Record<string, unknown>> {
+export async function saveSelection(
+  db: Db,
+  experimentId: string,
+  decision: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   await db.insert(selectionDecisions).values({ experimentId, decision }).onConflictDoNothing();
   const stored = await getSelection(db, experimentId);
   if (!stored) throw new Error("selection vanished after insert");
@@ -101,9 +156,15 @@ export async function getSelection(db: Db, experimentId: string): Promise<Record
  * runners race.
  */
 export async function claimTestRun(db: Db, experimentId: string, models: unknown[]): Promise<void> {
-  if (!(await getSelection(db, experimentId))) throw new DomainError("PRECONDITION_FAILED", "the test evaluation needs the dev selection first");
-  const inserted = await db.insert(testRuns).values({ experimentId, models }).onConflictDoNothing().returning({ id: testRuns.experimentId });
-  if (inserted.length === 0) throw new DomainError("CONFLICT", "the test evaluation of this experiment has already run; it runs once");
+  if (!(await getSelection(db, experimentId)))
+    throw new DomainError("PRECONDITION_FAILED", "the test evaluation needs the dev selection first");
+  const inserted = await db
+    .insert(testRuns)
+    .values({ experimentId, models })
+    .onConflictDoNothing()
+    .returning({ id: testRuns.experimentId });
+  if (inserted.length === 0)
+    throw new DomainError("CONFLICT", "the test evaluation of this experiment has already run; it runs once");
 }
 
 export async function getTestRun(db: Db, experimentId: string) {
@@ -113,14 +174,23 @@ export async function getTestRun(db: Db, experimentId: string) {
 
 /** The jobs a stage waits on, with what it needs to read their outcome. */
 type JobState = (typeof jobs.$inferSelect)["state"];
-export type StageJobCounts = { total: number; done: number; jobs: { id: string; state: JobState; error: string | null }[] };
+export type StageJobCounts = {
+  total: number;
+  done: number;
+  jobs: { id: string; state: JobState; error: string | null }[];
+};
 
 /**
  * Per stage key: how many jobs it lists and how many ended, counted by the database, plus the first
  * `sample` of them (id, state, error: no payloads) for the stage's job list.
  */
 export async function stageJobCounts(db: Db, experimentId: string, sample = 50): Promise<Map<string, StageJobCounts>> {
-  const rows = await queryRows<{ key: string; total: number; done: number; sample: { id: string; state: JobState; error: string | null }[] }>(
+  const rows = await queryRows<{
+    key: string;
+    total: number;
+    done: number;
+    sample: { id: string; state: JobState; error: string | null }[];
+  }>(
     db,
     sql`select s.key, count(j.id)::int as total,
           count(j.id) filter (where j.state in ('succeeded', 'failed', 'canceled'))::int as done,
@@ -136,7 +206,14 @@ export async function stageJobCounts(db: Db, experimentId: string, sample = 50):
 export async function stageJobs(db: Db, ids: string[]) {
   if (ids.length === 0) return [];
   return db
-    .select({ id: jobs.id, state: jobs.state, terminalReason: jobs.terminalReason, result: jobs.result, error: jobs.error, payload: jobs.payload })
+    .select({
+      id: jobs.id,
+      state: jobs.state,
+      terminalReason: jobs.terminalReason,
+      result: jobs.result,
+      error: jobs.error,
+      payload: jobs.payload,
+    })
     .from(jobs)
     .where(inArray(jobs.id, ids));
 }

@@ -7,36 +7,68 @@ import { generations } from "../schema";
 // generating again.
 
 export type GenerationRow = typeof generations.$inferSelect;
-export type NewGeneration = Omit<typeof generations.$inferInsert, "createdAt" | "gradeJobIds" | "gradeState" | "gradeError">;
+export type NewGeneration = Omit<
+  typeof generations.$inferInsert,
+  "createdAt" | "gradeJobIds" | "gradeState" | "gradeError"
+>;
 
 /** Idempotent: a model's answers are written once; a re-run of the step keeps the stored ones. */
 export async function insertGenerations(db: Db, rows: NewGeneration[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 500) await db.insert(generations).values(rows.slice(i, i + 500)).onConflictDoNothing();
+  for (let i = 0; i < rows.length; i += 500)
+    await db
+      .insert(generations)
+      .values(rows.slice(i, i + 500))
+      .onConflictDoNothing();
 }
 
-export async function listGenerations(db: Db, opts: { experimentId: string; split: "dev" | "test"; modelKey?: string }): Promise<GenerationRow[]> {
+export async function listGenerations(
+  db: Db,
+  opts: { experimentId: string; split: "dev" | "test"; modelKey?: string },
+): Promise<GenerationRow[]> {
   const conds = [eq(generations.experimentId, opts.experimentId), eq(generations.split, opts.split)];
   if (opts.modelKey) conds.push(eq(generations.modelKey, opts.modelKey));
-  return db.select().from(generations).where(and(...conds)).orderBy(asc(generations.modelKey), asc(generations.taskId));
+  return db
+    .select()
+    .from(generations)
+    .where(and(...conds))
+    .orderBy(asc(generations.modelKey), asc(generations.taskId));
 }
 
 type Key = { experimentId: string; split: "dev" | "test"; modelKey: string; taskId: string };
 const byKey = (k: Key) =>
-  and(eq(generations.experimentId, k.experimentId), eq(generations.split, k.split), eq(generations.modelKey, k.modelKey), eq(generations.taskId, k.taskId));
+  and(
+    eq(generations.experimentId, k.experimentId),
+    eq(generations.split, k.split),
+    eq(generations.modelKey, k.modelKey),
+    eq(generations.taskId, k.taskId),
+  );
 
 /** Appends a grade job to the answer's attempts (still pending). */
 export async function addGradeJob(db: Db, key: Key, jobId: string): Promise<void> {
-  await db.update(generations).set({ gradeJobIds: sql`array_append(${generations.gradeJobIds}, ${jobId}::uuid)` }).where(and(byKey(key), sql`not (${jobId}::uuid = any(${generations.gradeJobIds}))`));
+  await db
+    .update(generations)
+    .set({ gradeJobIds: sql`array_append(${generations.gradeJobIds}, ${jobId}::uuid)` })
+    .where(and(byKey(key), sql`not (${jobId}::uuid = any(${generations.gradeJobIds}))`));
 }
 
-export async function setGradeState(db: Db, key: Key, state: "graded" | "no_verdict", error: string | null = null): Promise<void> {
+export async function setGradeState(
+  db: Db,
+  key: Key,
+  state: "graded" | "no_verdict",
+  error: string | null = null,
+): Promise<void> {
   await db.update(generations).set({ gradeState: state, gradeError: error }).where(byKey(key));
 }
 
 /** Pairs without a verdict, per split and model, for the report's exclusion counts. */
 export async function noVerdictGenerations(db: Db, experimentId: string) {
   return db
-    .select({ split: generations.split, modelKey: generations.modelKey, taskId: generations.taskId, error: generations.gradeError })
+    .select({
+      split: generations.split,
+      modelKey: generations.modelKey,
+      taskId: generations.taskId,
+      error: generations.gradeError,
+    })
     .from(generations)
     .where(and(eq(generations.experimentId, experimentId), eq(generations.gradeState, "no_verdict")))
     .orderBy(asc(generations.split), asc(generations.modelKey), asc(generations.taskId));

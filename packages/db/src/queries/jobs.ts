@@ -1,6 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { and, asc, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
-import { EnqueueJob, RETRYABLE_REASONS, SANDBOXED_JOB_TYPES, type ClaimedJob, type LogChunk, type ResultMsg, type JobType } from "@agentlab/core";
+import {
+  EnqueueJob,
+  RETRYABLE_REASONS,
+  SANDBOXED_JOB_TYPES,
+  type ClaimedJob,
+  type LogChunk,
+  type ResultMsg,
+  type JobType,
+} from "@agentlab/core";
 import { queryRows, type Db } from "../client";
 import { artifacts, jobArtifacts, jobAttempts, jobLogs, jobProgress, jobs } from "../schema";
 
@@ -43,7 +51,11 @@ export async function enqueueJobs(db: Db, inputs: EnqueueJob[]): Promise<Job[]> 
   return db.transaction(async (tx) => {
     const byId = new Map<string, Job>();
     for (let i = 0; i < values.length; i += 1000) {
-      const rows = await tx.insert(jobs).values(values.slice(i, i + 1000)).onConflictDoNothing({ target: jobs.dedupeKey }).returning();
+      const rows = await tx
+        .insert(jobs)
+        .values(values.slice(i, i + 1000))
+        .onConflictDoNothing({ target: jobs.dedupeKey })
+        .returning();
       rows.forEach((r) => byId.set(r.id, r));
     }
     const missingKeys = values.filter((v) => !byId.has(v.id) && v.dedupeKey).map((v) => v.dedupeKey as string);
@@ -61,7 +73,15 @@ export async function enqueueJobs(db: Db, inputs: EnqueueJob[]): Promise<Job[]> 
  * `sandbox`: the agent's backend when its self-test passed, else "none" (no untrusted code then).
  * `shellJobs`: the agent opted in to `shell` jobs (unsandboxed commands); absent means no.
  */
-export type AgentFit = { agentId: string; labels: string[]; gpuCount: number; gpuMemoryMb: number; sandbox: string; leaseTtlMs: number; shellJobs?: boolean };
+export type AgentFit = {
+  agentId: string;
+  labels: string[];
+  gpuCount: number;
+  gpuMemoryMb: number;
+  sandbox: string;
+  leaseTtlMs: number;
+  shellJobs?: boolean;
+};
 
 /**
  * Claims the best queued job this agent can run, in one statement: FOR UPDATE SKIP LOCKED lets
@@ -70,7 +90,14 @@ export type AgentFit = { agentId: string; labels: string[]; gpuCount: number; gp
 export async function claimJob(db: Db, fit: AgentFit): Promise<ClaimedJob | null> {
   // The agent's labels are bound as one JSON parameter (never spliced into an array literal).
   const labels = JSON.stringify(fit.labels);
-  const rows = await queryRows<{ id: string; type: JobType; payload: Record<string, unknown>; max_duration_s: number; attempt_id: string; number: number }>(
+  const rows = await queryRows<{
+    id: string;
+    type: JobType;
+    payload: Record<string, unknown>;
+    max_duration_s: number;
+    attempt_id: string;
+    number: number;
+  }>(
     db,
     sql`with next as (
           select id, attempts + 1 as number from jobs
@@ -97,16 +124,34 @@ export async function claimJob(db: Db, fit: AgentFit): Promise<ClaimedJob | null
   );
   const r = rows[0];
   if (!r) return null;
-  return { jobId: r.id, attemptId: r.attempt_id, type: r.type, payload: r.payload, maxDurationS: r.max_duration_s, attempt: r.number };
+  return {
+    jobId: r.id,
+    attemptId: r.attempt_id,
+    type: r.type,
+    payload: r.payload,
+    maxDurationS: r.max_duration_s,
+    attempt: r.number,
+  };
 }
 
 /** Renews the leases an agent holds; returns the attempts that are stale and those being canceled. */
-export async function renewLeases(db: Db, agentId: string, attemptIds: string[], leaseTtlMs: number): Promise<{ stale: string[]; cancel: string[] }> {
+export async function renewLeases(
+  db: Db,
+  agentId: string,
+  attemptIds: string[],
+  leaseTtlMs: number,
+): Promise<{ stale: string[]; cancel: string[] }> {
   if (attemptIds.length === 0) return { stale: [], cancel: [] };
   const renewed = await db
     .update(jobs)
     .set({ leaseExpiresAt: sql`now() + make_interval(secs => ${leaseTtlMs / 1000})` })
-    .where(and(inArray(jobs.currentAttemptId, attemptIds), eq(jobs.agentId, agentId), inArray(jobs.state, ["running", "canceling"])))
+    .where(
+      and(
+        inArray(jobs.currentAttemptId, attemptIds),
+        eq(jobs.agentId, agentId),
+        inArray(jobs.state, ["running", "canceling"]),
+      ),
+    )
     .returning({ attemptId: jobs.currentAttemptId, state: jobs.state });
   const live = new Set(renewed.map((r) => r.attemptId));
   return {
@@ -120,7 +165,13 @@ const isCurrent = (jobId: string, attemptId: string, agentId: string) =>
   sql`exists (select 1 from jobs where id = ${jobId} and current_attempt_id = ${attemptId} and agent_id = ${agentId} and state in ('running', 'canceling'))`;
 
 /** Upserts ordered log chunks of the current attempt; a stale attempt's writes are dropped. */
-export async function appendLogs(db: Db, agentId: string, jobId: string, attemptId: string, chunks: LogChunk[]): Promise<boolean> {
+export async function appendLogs(
+  db: Db,
+  agentId: string,
+  jobId: string,
+  attemptId: string,
+  chunks: LogChunk[],
+): Promise<boolean> {
   const [ok] = await queryRows<{ ok: boolean }>(db, sql`select ${isCurrent(jobId, attemptId, agentId)} as ok`);
   if (!ok?.ok) return false;
   await db
@@ -130,11 +181,25 @@ export async function appendLogs(db: Db, agentId: string, jobId: string, attempt
   return true;
 }
 
-export async function recordProgress(db: Db, agentId: string, jobId: string, attemptId: string, seq: number, data: Record<string, unknown>): Promise<boolean> {
+export async function recordProgress(
+  db: Db,
+  agentId: string,
+  jobId: string,
+  attemptId: string,
+  seq: number,
+  data: Record<string, unknown>,
+): Promise<boolean> {
   const updated = await db
     .update(jobs)
     .set({ progress: data })
-    .where(and(eq(jobs.id, jobId), eq(jobs.currentAttemptId, attemptId), eq(jobs.agentId, agentId), inArray(jobs.state, ["running", "canceling"])))
+    .where(
+      and(
+        eq(jobs.id, jobId),
+        eq(jobs.currentAttemptId, attemptId),
+        eq(jobs.agentId, agentId),
+        inArray(jobs.state, ["running", "canceling"]),
+      ),
+    )
     .returning({ id: jobs.id });
   if (updated.length === 0) return false;
   await db.insert(jobProgress).values({ attemptId, seq, data }).onConflictDoNothing();
@@ -190,9 +255,15 @@ export async function finishAttempt(
   );
   if (row) return { accepted: true, state: row.state, requeued: row.state === "queued" };
   // Not current: accept only a repeat of the result that already ended the job.
-  const [job] = await db.select({ state: jobs.state, currentAttemptId: jobs.currentAttemptId }).from(jobs).where(eq(jobs.id, msg.jobId));
+  const [job] = await db
+    .select({ state: jobs.state, currentAttemptId: jobs.currentAttemptId })
+    .from(jobs)
+    .where(eq(jobs.id, msg.jobId));
   if (!job) return { accepted: false, state: null, requeued: false };
-  const [att] = await db.select({ reason: jobAttempts.reason }).from(jobAttempts).where(eq(jobAttempts.id, msg.attemptId));
+  const [att] = await db
+    .select({ reason: jobAttempts.reason })
+    .from(jobAttempts)
+    .where(eq(jobAttempts.id, msg.attemptId));
   const sameResult = job.currentAttemptId === msg.attemptId && att?.reason === msg.reason;
   return { accepted: sameResult, state: job.state, requeued: false, repeat: sameResult };
 }
@@ -204,7 +275,14 @@ export async function finishAttempt(
  * expired. The link is exact: both rows carry the same transaction's now().
  */
 export async function claimedWithResult(db: Db, agentId: string, attemptId: string): Promise<ClaimedJob | null> {
-  const [r] = await queryRows<{ id: string; type: JobType; payload: Record<string, unknown>; max_duration_s: number; attempt_id: string; number: number }>(
+  const [r] = await queryRows<{
+    id: string;
+    type: JobType;
+    payload: Record<string, unknown>;
+    max_duration_s: number;
+    attempt_id: string;
+    number: number;
+  }>(
     db,
     sql`select j.id, j.type, j.payload, j.max_duration_s, a.id as attempt_id, a.number
         from job_attempts prev
@@ -213,7 +291,16 @@ export async function claimedWithResult(db: Db, agentId: string, attemptId: stri
         where prev.id = ${attemptId} and prev.agent_id = ${agentId}
         limit 1`,
   );
-  return r ? { jobId: r.id, attemptId: r.attempt_id, type: r.type, payload: r.payload, maxDurationS: r.max_duration_s, attempt: r.number } : null;
+  return r
+    ? {
+        jobId: r.id,
+        attemptId: r.attempt_id,
+        type: r.type,
+        payload: r.payload,
+        maxDurationS: r.max_duration_s,
+        attempt: r.number,
+      }
+    : null;
 }
 
 export type ReapedJob = { jobId: string; attemptId: string; agentId: string | null; state: Job["state"] };
@@ -227,7 +314,15 @@ export async function reapJobs(db: Db, graceS = 30, opts: { onlyRevokedAgents?: 
   // even while the gateway waits for other agents to come back after a server start.
   const onlyRevoked = opts.onlyRevokedAgents ?? false;
   return db.transaction(async (tx) => {
-    const expired = await queryRows<{ id: string; current_attempt_id: string; agent_id: string | null; state: string; attempts: number; max_attempts: number; timed_out: boolean }>(
+    const expired = await queryRows<{
+      id: string;
+      current_attempt_id: string;
+      agent_id: string | null;
+      state: string;
+      attempts: number;
+      max_attempts: number;
+      timed_out: boolean;
+    }>(
       tx,
       sql`select j.id, j.current_attempt_id, j.agent_id, j.state, j.attempts, j.max_attempts,
             (a.started_at + make_interval(secs => j.max_duration_s + ${graceS}) < now()) as timed_out
@@ -240,7 +335,10 @@ export async function reapJobs(db: Db, graceS = 30, opts: { onlyRevokedAgents?: 
     const out: ReapedJob[] = [];
     for (const j of expired) {
       const reason = j.timed_out ? "timeout" : "agent_lost";
-      await tx.update(jobAttempts).set({ reason, finishedAt: sql`now()` }).where(eq(jobAttempts.id, j.current_attempt_id));
+      await tx
+        .update(jobAttempts)
+        .set({ reason, finishedAt: sql`now()` })
+        .where(eq(jobAttempts.id, j.current_attempt_id));
       let state: Job["state"];
       if (j.state === "canceling") state = "canceled";
       else if (reason === "agent_lost" && j.attempts < j.max_attempts) state = "queued";
@@ -250,7 +348,12 @@ export async function reapJobs(db: Db, graceS = 30, opts: { onlyRevokedAgents?: 
         .set(
           state === "queued"
             ? { state, currentAttemptId: null, agentId: null, leaseExpiresAt: null }
-            : { state, terminalReason: state === "canceled" ? "canceled" : reason, leaseExpiresAt: null, finishedAt: sql`now()` },
+            : {
+                state,
+                terminalReason: state === "canceled" ? "canceled" : reason,
+                leaseExpiresAt: null,
+                finishedAt: sql`now()`,
+              },
         )
         .where(eq(jobs.id, j.id));
       out.push({ jobId: j.id, attemptId: j.current_attempt_id, agentId: j.agent_id, state });
@@ -260,12 +363,18 @@ export async function reapJobs(db: Db, graceS = 30, opts: { onlyRevokedAgents?: 
 }
 
 /** Queued jobs are canceled at once; running ones move to canceling and the agent is told. */
-export async function requestCancel(db: Db, jobId: string): Promise<{ state: Job["state"]; attemptId: string | null; agentId: string | null } | null> {
+export async function requestCancel(
+  db: Db,
+  jobId: string,
+): Promise<{ state: Job["state"]; attemptId: string | null; agentId: string | null } | null> {
   return db.transaction(async (tx) => {
     const [job] = await tx.select().from(jobs).where(eq(jobs.id, jobId)).for("update");
     if (!job) return null;
     if (job.state === "queued") {
-      await tx.update(jobs).set({ state: "canceled", terminalReason: "canceled", finishedAt: sql`now()` }).where(eq(jobs.id, jobId));
+      await tx
+        .update(jobs)
+        .set({ state: "canceled", terminalReason: "canceled", finishedAt: sql`now()` })
+        .where(eq(jobs.id, jobId));
       return { state: "canceled" as const, attemptId: null, agentId: null };
     }
     if (job.state === "running") await tx.update(jobs).set({ state: "canceling" }).where(eq(jobs.id, jobId));
@@ -279,14 +388,22 @@ export async function getJob(db: Db, jobId: string): Promise<Job | undefined> {
   return row;
 }
 
-export async function listJobs(db: Db, opts: { state?: Job["state"]; type?: string; experimentId?: string; limit: number; before?: Date }) {
+export async function listJobs(
+  db: Db,
+  opts: { state?: Job["state"]; type?: string; experimentId?: string; limit: number; before?: Date },
+) {
   const conds = [
     opts.state ? eq(jobs.state, opts.state) : undefined,
     opts.type ? eq(jobs.type, opts.type) : undefined,
     opts.experimentId ? eq(jobs.experimentId, opts.experimentId) : undefined,
     opts.before ? lt(jobs.createdAt, opts.before) : undefined,
   ].filter((c) => c !== undefined);
-  return db.select().from(jobs).where(and(...conds)).orderBy(desc(jobs.createdAt)).limit(opts.limit);
+  return db
+    .select()
+    .from(jobs)
+    .where(and(...conds))
+    .orderBy(desc(jobs.createdAt))
+    .limit(opts.limit);
 }
 
 export async function listAttempts(db: Db, jobId: string) {
@@ -295,12 +412,21 @@ export async function listAttempts(db: Db, jobId: string) {
 
 /** The type of the job an attempt belongs to (log reads of shell jobs are admin-only). */
 export async function attemptJobType(db: Db, attemptId: string): Promise<string | undefined> {
-  const [row] = await db.select({ type: jobs.type }).from(jobAttempts).innerJoin(jobs, eq(jobs.id, jobAttempts.jobId)).where(eq(jobAttempts.id, attemptId));
+  const [row] = await db
+    .select({ type: jobs.type })
+    .from(jobAttempts)
+    .innerJoin(jobs, eq(jobs.id, jobAttempts.jobId))
+    .where(eq(jobAttempts.id, attemptId));
   return row?.type;
 }
 
 export async function readLogs(db: Db, attemptId: string, afterSeq = -1, limit = 500) {
-  return db.select().from(jobLogs).where(and(eq(jobLogs.attemptId, attemptId), gt(jobLogs.seq, afterSeq))).orderBy(asc(jobLogs.seq)).limit(limit);
+  return db
+    .select()
+    .from(jobLogs)
+    .where(and(eq(jobLogs.attemptId, attemptId), gt(jobLogs.seq, afterSeq)))
+    .orderBy(asc(jobLogs.seq))
+    .limit(limit);
 }
 
 export async function readProgress(db: Db, attemptId: string) {
@@ -316,7 +442,11 @@ export async function recordArtifactBlob(db: Db, sha256: string, sizeBytes: numb
 }
 
 /** Links an uploaded blob to the attempt that produced it; refused for a stale attempt. */
-export async function attachArtifact(db: Db, agentId: string, a: { jobId: string; attemptId: string; name: string; kind: string; sha256: string; meta: Record<string, unknown> }): Promise<boolean> {
+export async function attachArtifact(
+  db: Db,
+  agentId: string,
+  a: { jobId: string; attemptId: string; name: string; kind: string; sha256: string; meta: Record<string, unknown> },
+): Promise<boolean> {
   const [ok] = await queryRows<{ ok: boolean }>(db, sql`select ${isCurrent(a.jobId, a.attemptId, agentId)} as ok`);
   if (!ok?.ok) return false;
   await db.insert(jobArtifacts).values(a).onConflictDoNothing();

@@ -7,7 +7,14 @@ import { agents, evaluations, experiments, generations, jobAttempts, jobs, sftDa
 
 export async function reportSplitFacts(db: Db, splitId: string) {
   const [row] = await db
-    .select({ id: splits.id, name: splits.name, seed: splits.seed, manifestHash: splits.manifestHash, poolSnapshotHash: splits.poolSnapshotHash, counts: splits.counts })
+    .select({
+      id: splits.id,
+      name: splits.name,
+      seed: splits.seed,
+      manifestHash: splits.manifestHash,
+      poolSnapshotHash: splits.poolSnapshotHash,
+      counts: splits.counts,
+    })
     .from(splits)
     .where(eq(splits.id, splitId));
   return row;
@@ -15,21 +22,37 @@ export async function reportSplitFacts(db: Db, splitId: string) {
 
 export async function reportDatasetFacts(db: Db, datasetId: string) {
   const [row] = await db
-    .select({ id: sftDatasets.id, name: sftDatasets.name, hash: sftDatasets.hash, samples: sftDatasets.sampleCount, tasks: sftDatasets.taskCount, oracleSamples: sftDatasets.oracleSamples, tokenCounts: sftDatasets.tokenCounts })
+    .select({
+      id: sftDatasets.id,
+      name: sftDatasets.name,
+      hash: sftDatasets.hash,
+      samples: sftDatasets.sampleCount,
+      tasks: sftDatasets.taskCount,
+      oracleSamples: sftDatasets.oracleSamples,
+      tokenCounts: sftDatasets.tokenCounts,
+    })
     .from(sftDatasets)
     .where(eq(sftDatasets.id, datasetId));
   return row;
 }
 
 export async function reportExperimentTimes(db: Db, experimentId: string) {
-  const [row] = await db.select({ createdAt: experiments.createdAt }).from(experiments).where(eq(experiments.id, experimentId));
+  const [row] = await db
+    .select({ createdAt: experiments.createdAt })
+    .from(experiments)
+    .where(eq(experiments.id, experimentId));
   return row;
 }
 
 /** The experiment's jobs by type, with the first and last start/finish. */
 export const reportJobCounts = (db: Db, experimentId: string) =>
   db
-    .select({ type: jobs.type, n: sql<number>`count(*)::int`, started: sql<string | null>`min(${jobs.startedAt})::text`, finished: sql<string | null>`max(${jobs.finishedAt})::text` })
+    .select({
+      type: jobs.type,
+      n: sql<number>`count(*)::int`,
+      started: sql<string | null>`min(${jobs.startedAt})::text`,
+      finished: sql<string | null>`max(${jobs.finishedAt})::text`,
+    })
     .from(jobs)
     .where(eq(jobs.experimentId, experimentId))
     .groupBy(jobs.type)
@@ -38,7 +61,13 @@ export const reportJobCounts = (db: Db, experimentId: string) =>
 /** Every agent that ran an attempt of one of the experiment's jobs, with its hardware and the job types it ran. */
 export const reportAgents = (db: Db, experimentId: string) =>
   db
-    .select({ id: agents.id, name: agents.name, capabilities: agents.capabilities, types: sql<string[]>`array_agg(distinct ${jobs.type} order by ${jobs.type})`, attempts: sql<number>`count(*)::int` })
+    .select({
+      id: agents.id,
+      name: agents.name,
+      capabilities: agents.capabilities,
+      types: sql<string[]>`array_agg(distinct ${jobs.type} order by ${jobs.type})`,
+      attempts: sql<number>`count(*)::int`,
+    })
     .from(jobAttempts)
     .innerJoin(jobs, eq(jobs.id, jobAttempts.jobId))
     .innerJoin(agents, eq(agents.id, jobAttempts.agentId))
@@ -49,14 +78,30 @@ export const reportAgents = (db: Db, experimentId: string) =>
 /** The grading isolation each stored verdict was graded under (GradeResult.isolation; absent = judge). */
 export const evaluationIsolation = (db: Db, experimentId: string) =>
   db
-    .select({ split: evaluations.split, modelKey: evaluations.modelKey, taskId: evaluations.taskId, isolation: sql<string | null>`${evaluations.grade}->>'isolation'` })
+    .select({
+      split: evaluations.split,
+      modelKey: evaluations.modelKey,
+      taskId: evaluations.taskId,
+      isolation: sql<string | null>`${evaluations.grade}->>'isolation'`,
+    })
     .from(evaluations)
     .where(eq(evaluations.experimentId, experimentId));
 
 /** Every stored answer for one task of an experiment (graded or not): the per-task view's pairs without a verdict. */
 export const taskGenerations = (db: Db, k: { experimentId: string; split: "dev" | "test"; taskId: string }) =>
   db
-    .select({ modelKey: generations.modelKey, text: generations.text, gradeState: generations.gradeState, gradeError: generations.gradeError })
+    .select({
+      modelKey: generations.modelKey,
+      text: generations.text,
+      gradeState: generations.gradeState,
+      gradeError: generations.gradeError,
+    })
     .from(generations)
-    .where(and(eq(generations.experimentId, k.experimentId), eq(generations.split, k.split), eq(generations.taskId, k.taskId)))
+    .where(
+      and(
+        eq(generations.experimentId, k.experimentId),
+        eq(generations.split, k.split),
+        eq(generations.taskId, k.taskId),
+      ),
+    )
     .orderBy(asc(generations.modelKey));

@@ -24,7 +24,12 @@ export async function reportByExperiment(db: Db, experimentId: string): Promise<
 
 export async function listReports(db: Db, opts: { limit: number }) {
   return db
-    .select({ id: reports.id, experimentId: reports.experimentId, name: experiments.name, createdAt: reports.createdAt })
+    .select({
+      id: reports.id,
+      experimentId: reports.experimentId,
+      name: experiments.name,
+      createdAt: reports.createdAt,
+    })
     .from(reports)
     .innerJoin(experiments, eq(experiments.id, reports.experimentId))
     .orderBy(desc(reports.createdAt))

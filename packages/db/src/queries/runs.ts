@@ -52,15 +52,27 @@ const columns: Record<RunSortKey, SQL> = {
 };
 
 /** `ids` (the compare view) selects those experiments, archived or not. */
-export async function listRuns(db: Db, q: RunListQuery & { ids?: string[] }): Promise<{ total: number; rows: RunRow[] }> {
-  const where: SQL[] = q.ids ? [sql`e.id in (${sql.join(q.ids.map((id) => sql`${id}::uuid`), sql`, `)})`] : [q.archived ? sql`e.archived_at is not null` : sql`e.archived_at is null`];
+export async function listRuns(
+  db: Db,
+  q: RunListQuery & { ids?: string[] },
+): Promise<{ total: number; rows: RunRow[] }> {
+  const where: SQL[] = q.ids
+    ? [
+        sql`e.id in (${sql.join(
+          q.ids.map((id) => sql`${id}::uuid`),
+          sql`, `,
+        )})`,
+      ]
+    : [q.archived ? sql`e.archived_at is not null` : sql`e.archived_at is null`];
   if (q.state) where.push(sql`e.state = ${q.state}`);
   if (q.outcome) where.push(sql`r.body->'outcome'->>'kind' = ${q.outcome}`);
   if (q.tag) where.push(sql`${q.tag} = any(e.tags)`);
   if (q.splitId) where.push(sql`e.split_id = ${q.splitId}`);
   if (q.q) {
     const like = `%${q.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    where.push(sql`(e.name ilike ${like} or coalesce(e.config->'baseModel'->>'ref', '') ilike ${like} or e.notes ilike ${like})`);
+    where.push(
+      sql`(e.name ilike ${like} or coalesce(e.config->'baseModel'->>'ref', '') ilike ${like} or e.notes ilike ${like})`,
+    );
   }
   const order = sql`${columns[q.sort]} ${sql.raw(q.dir === "asc" ? "asc" : "desc")} nulls last, e.created_at desc, e.id`;
   const rows = await queryRows<RunRow & { total: number }>(
@@ -83,7 +95,15 @@ export async function listRuns(db: Db, q: RunListQuery & { ids?: string[] }): Pr
         limit ${q.limit} offset ${q.offset}`,
   );
   const total = rows[0]?.total ?? (q.offset > 0 ? await countRuns(db, where) : 0);
-  return { total, rows: rows.map(({ total: _t, ...r }) => ({ ...r, createdAt: iso(r.createdAt), finishedAt: r.finishedAt && iso(r.finishedAt), archivedAt: r.archivedAt && iso(r.archivedAt) })) };
+  return {
+    total,
+    rows: rows.map(({ total: _t, ...r }) => ({
+      ...r,
+      createdAt: iso(r.createdAt),
+      finishedAt: r.finishedAt && iso(r.finishedAt),
+      archivedAt: r.archivedAt && iso(r.archivedAt),
+    })),
+  };
 }
 
 // A page past the end has no row to carry the window count.
@@ -108,21 +128,33 @@ export async function annotateRun(db: Db, id: string, patch: { tags?: string[]; 
 
 /** The distinct tags in use, for the filter's suggestions. */
 export async function runTags(db: Db): Promise<string[]> {
-  const rows = await queryRows<{ tag: string }>(db, sql`select distinct unnest(tags) as tag from experiments where archived_at is null order by 1`);
+  const rows = await queryRows<{ tag: string }>(
+    db,
+    sql`select distinct unnest(tags) as tag from experiments where archived_at is null order by 1`,
+  );
   return rows.map((r) => r.tag);
 }
 
 export async function reportsOf(db: Db, experimentIds: string[]) {
   if (experimentIds.length === 0) return [];
-  return db.select().from(reports).where(and(inArray(reports.experimentId, experimentIds)));
+  return db
+    .select()
+    .from(reports)
+    .where(and(inArray(reports.experimentId, experimentIds)));
 }
 
 export async function setRunArchived(db: Db, id: string, archived: boolean): Promise<void> {
-  await db.update(experiments).set({ archivedAt: archived ? sql`now()` : null }).where(eq(experiments.id, id));
+  await db
+    .update(experiments)
+    .set({ archivedAt: archived ? sql`now()` : null })
+    .where(eq(experiments.id, id));
 }
 
 /** Base models used before, newest first, for the experiment form's picker. */
-export async function recentBaseModels(db: Db, limit = 20): Promise<{ ref: string; source: string; lastUsed: string }[]> {
+export async function recentBaseModels(
+  db: Db,
+  limit = 20,
+): Promise<{ ref: string; source: string; lastUsed: string }[]> {
   const rows = await queryRows<{ ref: string; source: string; last_used: string | Date }>(
     db,
     sql`select e.config->'baseModel'->>'ref' as ref, max(e.config->'baseModel'->>'source') as source, max(e.created_at) as last_used

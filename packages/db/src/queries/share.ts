@@ -19,14 +19,24 @@ const publicCols = {
 };
 
 /** Returns the token once; only its hash is stored. */
-export async function createShareLink(db: Db, input: { reportId: string; expiresAt?: Date | null; label?: string | null; createdBy?: string | null }): Promise<{ link: PublicShareLink; token: string }> {
+export async function createShareLink(
+  db: Db,
+  input: { reportId: string; expiresAt?: Date | null; label?: string | null; createdBy?: string | null },
+): Promise<{ link: PublicShareLink; token: string }> {
   const [report] = await db.select({ id: reports.id }).from(reports).where(eq(reports.id, input.reportId));
   if (!report) throw new DomainError("NOT_FOUND", "no such report");
-  if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw new DomainError("BAD_REQUEST", "the expiry must lie in the future");
+  if (input.expiresAt && input.expiresAt.getTime() <= Date.now())
+    throw new DomainError("BAD_REQUEST", "the expiry must lie in the future");
   const token = newToken("als");
   const [link] = await db
     .insert(shareLinks)
-    .values({ reportId: input.reportId, tokenHash: hashToken(token), expiresAt: input.expiresAt ?? null, label: input.label ?? null, createdBy: input.createdBy ?? null })
+    .values({
+      reportId: input.reportId,
+      tokenHash: hashToken(token),
+      expiresAt: input.expiresAt ?? null,
+      label: input.label ?? null,
+      createdBy: input.createdBy ?? null,
+    })
     .returning(publicCols);
   if (!link) throw new Error("share link insert returned nothing");
   return { link, token };
@@ -51,6 +61,12 @@ export async function reportByShareToken(db: Db, token: string): Promise<ReportR
     .select({ report: reports })
     .from(shareLinks)
     .innerJoin(reports, eq(reports.id, shareLinks.reportId))
-    .where(and(eq(shareLinks.tokenHash, hashToken(token)), isNull(shareLinks.revokedAt), or(isNull(shareLinks.expiresAt), gt(shareLinks.expiresAt, sql`now()`))));
+    .where(
+      and(
+        eq(shareLinks.tokenHash, hashToken(token)),
+        isNull(shareLinks.revokedAt),
+        or(isNull(shareLinks.expiresAt), gt(shareLinks.expiresAt, sql`now()`)),
+      ),
+    );
   return row?.report;
 }

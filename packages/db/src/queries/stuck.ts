@@ -9,8 +9,19 @@ export type QueuedNeeds = JobNeeds & { count: number; oldestAt: Date };
  * An experiment's jobs include the grade jobs of its collections' candidates: those are shared
  * across experiments (the candidate cache), so they carry no experiment id of their own.
  */
-export async function queuedJobNeeds(db: Db, opts: { experimentId?: string; jobId?: string } = {}): Promise<QueuedNeeds[]> {
-  const rows = await queryRows<{ type: JobType; labels: string[]; gpus: number; mem: number; sandbox: SandboxBackend | null; n: number; oldest: Date | string }>(
+export async function queuedJobNeeds(
+  db: Db,
+  opts: { experimentId?: string; jobId?: string } = {},
+): Promise<QueuedNeeds[]> {
+  const rows = await queryRows<{
+    type: JobType;
+    labels: string[];
+    gpus: number;
+    mem: number;
+    sandbox: SandboxBackend | null;
+    n: number;
+    oldest: Date | string;
+  }>(
     db,
     sql`select type, required_labels as labels, min_gpus as gpus, min_gpu_memory_mb as mem, sandbox, count(*)::int as n, min(created_at) as oldest
         from jobs
@@ -25,5 +36,13 @@ export async function queuedJobNeeds(db: Db, opts: { experimentId?: string; jobI
         order by n desc
         limit 50`,
   );
-  return rows.map((r) => ({ type: r.type, labels: r.labels, gpus: r.gpus, gpuMemoryMb: r.mem, sandbox: r.sandbox, count: r.n, oldestAt: new Date(r.oldest) }));
+  return rows.map((r) => ({
+    type: r.type,
+    labels: r.labels,
+    gpus: r.gpus,
+    gpuMemoryMb: r.mem,
+    sandbox: r.sandbox,
+    count: r.n,
+    oldestAt: new Date(r.oldest),
+  }));
 }

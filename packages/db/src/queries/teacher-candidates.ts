@@ -1,7 +1,15 @@
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import { DomainError, type GradeResult, type GradeVerdict } from "@agentlab/core";
 import { queryRows, type Db } from "../client";
-import { jobs, splitAssignments, tasks, teacherCandidates, teacherCollectionItems, teacherCollections, teacherLedger } from "../schema";
+import {
+  jobs,
+  splitAssignments,
+  tasks,
+  teacherCandidates,
+  teacherCollectionItems,
+  teacherCollections,
+  teacherLedger,
+} from "../schema";
 
 export type CollectionRow = typeof teacherCollections.$inferSelect;
 export type CandidateRow = typeof teacherCandidates.$inferSelect;
@@ -12,23 +20,37 @@ export type TaskRowForCollect = typeof tasks.$inferSelect & { part: "train" | "d
  * The tasks a collection may ask a teacher about. Test-split tasks are refused here, by the
  * collection code itself, from the split assignment: whether asked for by part or by task id.
  */
-export async function collectableTasks(db: Db, opts: { splitId: string; parts: readonly string[]; taskIds?: readonly string[] | null }): Promise<TaskRowForCollect[]> {
-  if (opts.parts.includes("test")) throw new DomainError("PRECONDITION_FAILED", "test-split tasks never reach a teacher: remove the test part");
+export async function collectableTasks(
+  db: Db,
+  opts: { splitId: string; parts: readonly string[]; taskIds?: readonly string[] | null },
+): Promise<TaskRowForCollect[]> {
+  if (opts.parts.includes("test"))
+    throw new DomainError("PRECONDITION_FAILED", "test-split tasks never reach a teacher: remove the test part");
   const [split] = await queryRows<{ frozen: boolean }>(db, sql`select frozen from splits where id = ${opts.splitId}`);
   if (!split) throw new DomainError("NOT_FOUND", "no such split");
   if (!split.frozen) throw new DomainError("PRECONDITION_FAILED", "the split is not frozen");
   const where = [eq(splitAssignments.splitId, opts.splitId)];
   if (opts.taskIds) where.push(inArray(splitAssignments.taskId, [...opts.taskIds]));
   else where.push(inArray(splitAssignments.part, opts.parts as ("train" | "dev")[]));
-  const rows = await db.select({ t: tasks, part: splitAssignments.part }).from(splitAssignments).innerJoin(tasks, eq(tasks.id, splitAssignments.taskRowId)).where(and(...where)).orderBy(sql`${tasks.taskId} collate "C"`);
+  const rows = await db
+    .select({ t: tasks, part: splitAssignments.part })
+    .from(splitAssignments)
+    .innerJoin(tasks, eq(tasks.id, splitAssignments.taskRowId))
+    .where(and(...where))
+    .orderBy(sql`${tasks.taskId} collate "C"`);
   if (opts.taskIds) {
     const test = rows.filter((r) => r.part === "test").map((r) => r.t.taskId);
-    if (test.length > 0) throw new DomainError("PRECONDITION_FAILED", `test-split tasks never reach a teacher: ${test.slice(0, 10).join(", ")}${test.length > 10 ? ` and ${test.length - 10} more` : ""}`);
+    if (test.length > 0)
+      throw new DomainError(
+        "PRECONDITION_FAILED",
+        `test-split tasks never reach a teacher: ${test.slice(0, 10).join(", ")}${test.length > 10 ? ` and ${test.length - 10} more` : ""}`,
+      );
     const found = new Set(rows.map((r) => r.t.taskId));
     const missing = opts.taskIds.filter((id) => !found.has(id));
     if (missing.length > 0) throw new DomainError("NOT_FOUND", `not in the split: ${missing.slice(0, 10).join(", ")}`);
     const other = rows.filter((r) => !opts.parts.includes(r.part)).map((r) => r.t.taskId);
-    if (other.length > 0) throw new DomainError("BAD_REQUEST", `not in parts ${opts.parts.join("/")}: ${other.slice(0, 10).join(", ")}`);
+    if (other.length > 0)
+      throw new DomainError("BAD_REQUEST", `not in parts ${opts.parts.join("/")}: ${other.slice(0, 10).join(", ")}`);
   }
   // Belt and braces: whatever the filter above, no row of the test part leaves this function.
   return rows.filter((r) => r.part !== "test").map((r) => ({ ...r.t, part: r.part }));
@@ -54,11 +76,23 @@ export async function listCollections(db: Db, opts: { experimentId?: string; lim
     .limit(opts.limit ?? 200);
 }
 
-export async function updateCollection(db: Db, id: string, patch: Partial<typeof teacherCollections.$inferInsert>): Promise<void> {
+export async function updateCollection(
+  db: Db,
+  id: string,
+  patch: Partial<typeof teacherCollections.$inferInsert>,
+): Promise<void> {
   await db.update(teacherCollections).set(patch).where(eq(teacherCollections.id, id));
 }
 
-export type CollectionDelta = { done?: number; failed?: number; reused?: number; costSaved?: number; tokensIn?: number; tokensOut?: number; cost?: number };
+export type CollectionDelta = {
+  done?: number;
+  failed?: number;
+  reused?: number;
+  costSaved?: number;
+  tokensIn?: number;
+  tokensOut?: number;
+  cost?: number;
+};
 
 /** Counters move by increments in SQL so that concurrent workers never lose an update. */
 export async function bumpCollection(db: Db, id: string, d: CollectionDelta): Promise<CollectionRow | undefined> {
@@ -86,7 +120,11 @@ export async function findCandidate(db: Db, cacheKey: string): Promise<Candidate
 
 /** Inserts a candidate; when another run stored the same key first, that one wins and is returned. */
 export async function insertCandidate(db: Db, values: NewCandidate): Promise<{ row: CandidateRow; inserted: boolean }> {
-  const [row] = await db.insert(teacherCandidates).values(values).onConflictDoNothing({ target: teacherCandidates.cacheKey }).returning();
+  const [row] = await db
+    .insert(teacherCandidates)
+    .values(values)
+    .onConflictDoNothing({ target: teacherCandidates.cacheKey })
+    .returning();
   if (row) return { row, inserted: true };
   const existing = await findCandidate(db, values.cacheKey);
   if (!existing) throw new DomainError("INTERNAL", "candidate conflict without a row");
@@ -94,12 +132,19 @@ export async function insertCandidate(db: Db, values: NewCandidate): Promise<{ r
 }
 
 export async function linkCollectionItem(db: Db, v: typeof teacherCollectionItems.$inferInsert): Promise<boolean> {
-  const rows = await db.insert(teacherCollectionItems).values(v).onConflictDoNothing().returning({ id: teacherCollectionItems.candidateId });
+  const rows = await db
+    .insert(teacherCollectionItems)
+    .values(v)
+    .onConflictDoNothing()
+    .returning({ id: teacherCollectionItems.candidateId });
   return rows.length > 0;
 }
 
 export async function collectionItemKeys(db: Db, collectionId: string): Promise<Set<string>> {
-  const rows = await db.select({ t: teacherCollectionItems.taskRowId, i: teacherCollectionItems.sampleIndex }).from(teacherCollectionItems).where(eq(teacherCollectionItems.collectionId, collectionId));
+  const rows = await db
+    .select({ t: teacherCollectionItems.taskRowId, i: teacherCollectionItems.sampleIndex })
+    .from(teacherCollectionItems)
+    .where(eq(teacherCollectionItems.collectionId, collectionId));
   return new Set(rows.map((r) => `${r.t}:${r.i}`));
 }
 
@@ -110,30 +155,66 @@ export async function candidatesToGrade(db: Db, collectionId: string) {
     .from(teacherCollectionItems)
     .innerJoin(teacherCandidates, eq(teacherCandidates.id, teacherCollectionItems.candidateId))
     .innerJoin(tasks, eq(tasks.id, teacherCollectionItems.taskRowId))
-    .where(and(eq(teacherCollectionItems.collectionId, collectionId), isNull(teacherCandidates.verdict), isNull(teacherCandidates.gradeJobId), isNotNull(teacherCandidates.files)));
+    .where(
+      and(
+        eq(teacherCollectionItems.collectionId, collectionId),
+        isNull(teacherCandidates.verdict),
+        isNull(teacherCandidates.gradeJobId),
+        isNotNull(teacherCandidates.files),
+      ),
+    );
 }
 
 export async function setCandidateGradeJob(db: Db, candidateId: string, jobId: string): Promise<void> {
-  await db.update(teacherCandidates).set({ gradeJobId: jobId }).where(and(eq(teacherCandidates.id, candidateId), isNull(teacherCandidates.verdict)));
+  await db
+    .update(teacherCandidates)
+    .set({ gradeJobId: jobId })
+    .where(and(eq(teacherCandidates.id, candidateId), isNull(teacherCandidates.verdict)));
 }
 
 /** Candidates whose grade job has ended but whose verdict is not recorded yet. */
 export async function finishedGradeJobs(db: Db, limit = 500) {
   return db
-    .select({ candidateId: teacherCandidates.id, jobId: jobs.id, state: jobs.state, result: jobs.result, error: jobs.error, reason: jobs.terminalReason })
+    .select({
+      candidateId: teacherCandidates.id,
+      jobId: jobs.id,
+      state: jobs.state,
+      result: jobs.result,
+      error: jobs.error,
+      reason: jobs.terminalReason,
+    })
     .from(teacherCandidates)
     .innerJoin(jobs, eq(jobs.id, teacherCandidates.gradeJobId))
     .where(and(isNull(teacherCandidates.verdict), inArray(jobs.state, ["succeeded", "failed", "canceled"])))
     .limit(limit);
 }
 
-export async function recordVerdict(db: Db, candidateId: string, v: { verdict: GradeVerdict; reasons: string[]; result: GradeResult | null }): Promise<void> {
-  await db.update(teacherCandidates).set({ verdict: v.verdict, verdictReasons: v.reasons, gradeResult: v.result, gradedAt: sql`now()` }).where(eq(teacherCandidates.id, candidateId));
+export async function recordVerdict(
+  db: Db,
+  candidateId: string,
+  v: { verdict: GradeVerdict; reasons: string[]; result: GradeResult | null },
+): Promise<void> {
+  await db
+    .update(teacherCandidates)
+    .set({ verdict: v.verdict, verdictReasons: v.reasons, gradeResult: v.result, gradedAt: sql`now()` })
+    .where(eq(teacherCandidates.id, candidateId));
 }
 
-export type CollectionTaskSummary = { taskRowId: string; taskKey: string; samples: number; graded: number; passed: number; malformed: number; reused: number };
+export type CollectionTaskSummary = {
+  taskRowId: string;
+  taskKey: string;
+  samples: number;
+  graded: number;
+  passed: number;
+  malformed: number;
+  reused: number;
+};
 
-export async function collectionTaskSummary(db: Db, collectionId: string, opts: { after?: string; limit: number }): Promise<CollectionTaskSummary[]> {
+export async function collectionTaskSummary(
+  db: Db,
+  collectionId: string,
+  opts: { after?: string; limit: number },
+): Promise<CollectionTaskSummary[]> {
   return queryRows<CollectionTaskSummary>(
     db,
     sql`select t.id as "taskRowId", t.task_id as "taskKey", count(*)::int as samples, count(c.verdict)::int as graded,
@@ -154,7 +235,11 @@ export async function collectionVerdictCounts(db: Db, collectionId: string): Pro
 
 export async function collectionCandidates(db: Db, collectionId: string, taskRowId: string) {
   return db
-    .select({ sampleIndex: teacherCollectionItems.sampleIndex, reused: teacherCollectionItems.reused, candidate: teacherCandidates })
+    .select({
+      sampleIndex: teacherCollectionItems.sampleIndex,
+      reused: teacherCollectionItems.reused,
+      candidate: teacherCandidates,
+    })
     .from(teacherCollectionItems)
     .innerJoin(teacherCandidates, eq(teacherCandidates.id, teacherCollectionItems.candidateId))
     .where(and(eq(teacherCollectionItems.collectionId, collectionId), eq(teacherCollectionItems.taskRowId, taskRowId)))
@@ -172,7 +257,13 @@ export async function getCandidate(db: Db, id: string): Promise<CandidateRow | u
  * since hidden tests are part of the fingerprint) without any copy.
  */
 export async function cacheMigrationPlan(db: Db, fromPoolId: string, toPoolId: string) {
-  const [row] = await queryRows<{ targetTasks: number; matchedTasks: number; candidates: number; graded: number; costUsd: number }>(
+  const [row] = await queryRows<{
+    targetTasks: number;
+    matchedTasks: number;
+    candidates: number;
+    graded: number;
+    costUsd: number;
+  }>(
     db,
     sql`with target as (select id, fingerprint from tasks where pool_id = ${toPoolId}),
              src as (select distinct fingerprint from tasks where pool_id = ${fromPoolId}),
@@ -192,7 +283,15 @@ type ItemRef = { collectionId: string; taskRowId: string; sampleIndex: number };
  * A new answer, its ledger line, the collection item and the counters in one transaction: one
  * commit per sample instead of four (the collection row is a hot spot every worker updates).
  */
-export async function recordFreshCandidate(db: Db, v: { candidate: NewCandidate; ledger: Omit<typeof teacherLedger.$inferInsert, "candidateId">; item: ItemRef; delta: CollectionDelta }) {
+export async function recordFreshCandidate(
+  db: Db,
+  v: {
+    candidate: NewCandidate;
+    ledger: Omit<typeof teacherLedger.$inferInsert, "candidateId">;
+    item: ItemRef;
+    delta: CollectionDelta;
+  },
+) {
   return db.transaction(async (tx) => {
     const res = await insertCandidate(tx, v.candidate);
     await tx.insert(teacherLedger).values({ ...v.ledger, candidateId: res.row.id });
@@ -203,7 +302,11 @@ export async function recordFreshCandidate(db: Db, v: { candidate: NewCandidate;
 }
 
 /** Links a cached candidate to a collection and counts the reuse and the cost it saved, once. */
-export async function recordReusedCandidate(db: Db, item: ItemRef, cached: Pick<CandidateRow, "id" | "costUsd">): Promise<boolean> {
+export async function recordReusedCandidate(
+  db: Db,
+  item: ItemRef,
+  cached: Pick<CandidateRow, "id" | "costUsd">,
+): Promise<boolean> {
   return db.transaction(async (tx) => {
     const linked = await linkCollectionItem(tx, { ...item, candidateId: cached.id, reused: true });
     if (linked) await bumpCollection(tx, item.collectionId, { done: 1, reused: 1, costSaved: cached.costUsd });

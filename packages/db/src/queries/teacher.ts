@@ -31,18 +31,38 @@ export async function getProvider(db: Db, id: string): Promise<PublicProvider | 
   return row;
 }
 
-export type NewProvider = { name: string; kind: ProviderKind; baseUrl: string | null; model: string; apiKeySealed: string | null; extraParams: Record<string, unknown>; createdBy?: string | null };
+export type NewProvider = {
+  name: string;
+  kind: ProviderKind;
+  baseUrl: string | null;
+  model: string;
+  apiKeySealed: string | null;
+  extraParams: Record<string, unknown>;
+  createdBy?: string | null;
+};
 
 export async function insertProvider(db: Db, p: NewProvider): Promise<PublicProvider> {
-  const [row] = await db.insert(teacherProviders).values({ ...p, createdBy: p.createdBy ?? null }).onConflictDoNothing().returning({ id: teacherProviders.id });
+  const [row] = await db
+    .insert(teacherProviders)
+    .values({ ...p, createdBy: p.createdBy ?? null })
+    .onConflictDoNothing()
+    .returning({ id: teacherProviders.id });
   if (!row) throw new DomainError("CONFLICT", `a provider named "${p.name}" exists already`);
   const out = await getProvider(db, row.id);
   if (!out) throw new DomainError("INTERNAL", "provider vanished after insert");
   return out;
 }
 
-export async function updateProvider(db: Db, id: string, patch: Partial<Omit<NewProvider, "createdBy">>): Promise<PublicProvider> {
-  const rows = await db.update(teacherProviders).set({ ...patch, updatedAt: sql`now()` }).where(eq(teacherProviders.id, id)).returning({ id: teacherProviders.id });
+export async function updateProvider(
+  db: Db,
+  id: string,
+  patch: Partial<Omit<NewProvider, "createdBy">>,
+): Promise<PublicProvider> {
+  const rows = await db
+    .update(teacherProviders)
+    .set({ ...patch, updatedAt: sql`now()` })
+    .where(eq(teacherProviders.id, id))
+    .returning({ id: teacherProviders.id });
   if (rows.length === 0) throw new DomainError("NOT_FOUND", "no such provider");
   const out = await getProvider(db, id);
   if (!out) throw new DomainError("NOT_FOUND", "no such provider");
@@ -50,14 +70,21 @@ export async function updateProvider(db: Db, id: string, patch: Partial<Omit<New
 }
 
 export async function deleteProvider(db: Db, id: string): Promise<void> {
-  const [used] = await queryRows<{ n: number }>(db, sql`select count(*)::int as n from teacher_collections where provider_id = ${id}`);
-  if ((used?.n ?? 0) > 0) throw new DomainError("CONFLICT", "the provider has collections; it is kept for their record");
+  const [used] = await queryRows<{ n: number }>(
+    db,
+    sql`select count(*)::int as n from teacher_collections where provider_id = ${id}`,
+  );
+  if ((used?.n ?? 0) > 0)
+    throw new DomainError("CONFLICT", "the provider has collections; it is kept for their record");
   await db.delete(teacherProviders).where(eq(teacherProviders.id, id));
 }
 
 /** The sealed key, for the runner only. */
 export async function providerSealedKey(db: Db, id: string): Promise<string | null> {
-  const [row] = await db.select({ k: teacherProviders.apiKeySealed }).from(teacherProviders).where(eq(teacherProviders.id, id));
+  const [row] = await db
+    .select({ k: teacherProviders.apiKeySealed })
+    .from(teacherProviders)
+    .where(eq(teacherProviders.id, id));
   return row?.k ?? null;
 }
 
@@ -74,7 +101,10 @@ export async function setPrice(db: Db, p: PriceInput) {
   const [row] = await db
     .insert(teacherPrices)
     .values(p)
-    .onConflictDoUpdate({ target: teacherPrices.model, set: { inputPerMTok: p.inputPerMTok, outputPerMTok: p.outputPerMTok, updatedAt: sql`now()` } })
+    .onConflictDoUpdate({
+      target: teacherPrices.model,
+      set: { inputPerMTok: p.inputPerMTok, outputPerMTok: p.outputPerMTok, updatedAt: sql`now()` },
+    })
     .returning();
   return row;
 }
@@ -89,14 +119,26 @@ export async function addLedgerEntry(db: Db, e: LedgerEntry): Promise<void> {
   await db.insert(teacherLedger).values(e);
 }
 
-export type LedgerTotals = { key: string | null; label: string | null; calls: number; tokensIn: number; tokensOut: number; costUsd: number };
+export type LedgerTotals = {
+  key: string | null;
+  label: string | null;
+  calls: number;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd: number;
+};
 
 /** Totals grouped by provider, experiment or collection (a collection is the unit of work that ran). */
-export async function ledgerTotals(db: Db, by: "provider" | "experiment" | "collection", filter: { experimentId?: string; collectionId?: string } = {}): Promise<LedgerTotals[]> {
+export async function ledgerTotals(
+  db: Db,
+  by: "provider" | "experiment" | "collection",
+  filter: { experimentId?: string; collectionId?: string } = {},
+): Promise<LedgerTotals[]> {
   const conds = [sql`true`];
   if (filter.experimentId) conds.push(sql`l.experiment_id = ${filter.experimentId}`);
   if (filter.collectionId) conds.push(sql`l.collection_id = ${filter.collectionId}`);
-  const key = by === "provider" ? sql`l.provider_id` : by === "experiment" ? sql`l.experiment_id` : sql`l.collection_id`;
+  const key =
+    by === "provider" ? sql`l.provider_id` : by === "experiment" ? sql`l.experiment_id` : sql`l.collection_id`;
   const label = by === "provider" ? sql`max(p.name)` : by === "collection" ? sql`max(c.name)` : sql`null`;
   return queryRows<LedgerTotals>(
     db,

@@ -22,13 +22,25 @@ export async function trainStageData(db: Db, experimentId: string): Promise<Trai
     .where(and(eq(experimentStages.experimentId, experimentId), eq(experimentStages.kind, "train")))
     .orderBy(asc(experimentStages.key));
   const jobIds = stages.flatMap((s) => s.jobIds.slice(-1));
-  const jobRows = jobIds.length ? await db.select({ id: jobs.id, state: jobs.state, result: jobs.result, attemptId: jobs.currentAttemptId }).from(jobs).where(inArray(jobs.id, jobIds)) : [];
+  const jobRows = jobIds.length
+    ? await db
+        .select({ id: jobs.id, state: jobs.state, result: jobs.result, attemptId: jobs.currentAttemptId })
+        .from(jobs)
+        .where(inArray(jobs.id, jobIds))
+    : [];
   const attemptIds = jobRows.flatMap((j) => (j.attemptId ? [j.attemptId] : []));
   const progress = attemptIds.length
-    ? await db.select({ attemptId: jobProgress.attemptId, seq: jobProgress.seq, data: jobProgress.data }).from(jobProgress).where(inArray(jobProgress.attemptId, attemptIds)).orderBy(asc(jobProgress.seq))
+    ? await db
+        .select({ attemptId: jobProgress.attemptId, seq: jobProgress.seq, data: jobProgress.data })
+        .from(jobProgress)
+        .where(inArray(jobProgress.attemptId, attemptIds))
+        .orderBy(asc(jobProgress.seq))
     : [];
   const adapters = attemptIds.length
-    ? await db.select({ attemptId: jobArtifacts.attemptId, name: jobArtifacts.name, meta: jobArtifacts.meta }).from(jobArtifacts).where(and(inArray(jobArtifacts.attemptId, attemptIds), eq(jobArtifacts.kind, "adapter")))
+    ? await db
+        .select({ attemptId: jobArtifacts.attemptId, name: jobArtifacts.name, meta: jobArtifacts.meta })
+        .from(jobArtifacts)
+        .where(and(inArray(jobArtifacts.attemptId, attemptIds), eq(jobArtifacts.kind, "adapter")))
     : [];
   return stages.map((s) => {
     const job = jobRows.find((j) => j.id === s.jobIds.at(-1)) ?? null;

@@ -21,7 +21,10 @@ export async function adminExists(db: Db): Promise<boolean> {
 
 /** For login only: the stored hash never leaves the auth service. */
 export async function userCredentialsByEmail(db: Db, email: string) {
-  const [row] = await db.select({ ...publicUser, passwordHash: users.passwordHash }).from(users).where(eq(users.email, normalizeEmail(email)));
+  const [row] = await db
+    .select({ ...publicUser, passwordHash: users.passwordHash })
+    .from(users)
+    .where(eq(users.email, normalizeEmail(email)));
   return row;
 }
 
@@ -34,11 +37,22 @@ export async function userPasswordHash(db: Db, userId: string): Promise<string |
  * Replaces the password, ends every session of the user and revokes their API tokens, in one
  * transaction (whoever knew the old password may have made either); the caller opens a new session.
  */
-export async function setPasswordHash(db: Db, userId: string, passwordHash: string): Promise<{ sessionsEnded: number; tokensRevoked: number }> {
+export async function setPasswordHash(
+  db: Db,
+  userId: string,
+  passwordHash: string,
+): Promise<{ sessionsEnded: number; tokensRevoked: number }> {
   return db.transaction(async (tx) => {
     await tx.update(users).set({ passwordHash, passwordChangedAt: sql`now()` }).where(eq(users.id, userId));
-    const ended = await tx.delete(sessions).where(eq(sessions.userId, userId)).returning({ tokenHash: sessions.tokenHash });
-    const revoked = await tx.update(apiTokens).set({ revokedAt: new Date() }).where(and(eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt))).returning({ id: apiTokens.id });
+    const ended = await tx
+      .delete(sessions)
+      .where(eq(sessions.userId, userId))
+      .returning({ tokenHash: sessions.tokenHash });
+    const revoked = await tx
+      .update(apiTokens)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt)))
+      .returning({ id: apiTokens.id });
     return { sessionsEnded: ended.length, tokensRevoked: revoked.length };
   });
 }
@@ -56,7 +70,8 @@ export async function listUsers(db: Db): Promise<PublicUser[]> {
 // and leave the lab without one.
 async function assertAdminRemains(tx: Db, userId: string) {
   const admins = await tx.select({ id: users.id }).from(users).where(eq(users.role, "admin")).for("update");
-  if (admins.length === 1 && admins[0]?.id === userId) throw new DomainError("CONFLICT", "the last admin cannot be demoted or removed");
+  if (admins.length === 1 && admins[0]?.id === userId)
+    throw new DomainError("CONFLICT", "the last admin cannot be demoted or removed");
 }
 
 export async function setUserRole(db: Db, userId: string, role: UserRole): Promise<PublicUser> {
@@ -77,7 +92,14 @@ export async function removeUser(db: Db, userId: string): Promise<void> {
   });
 }
 
-export type NewSetupToken = { id: string; token: string; kind: SetupTokenKind; role: UserRole; email: string | null; expiresAt: Date };
+export type NewSetupToken = {
+  id: string;
+  token: string;
+  kind: SetupTokenKind;
+  role: UserRole;
+  email: string | null;
+  expiresAt: Date;
+};
 
 /**
  * A one-time link token. A new first-admin setup token replaces any unused one, so only the link
@@ -89,7 +111,8 @@ export async function createSetupToken(
 ): Promise<NewSetupToken> {
   const token = newToken(opts.kind === "setup" ? "setup" : "inv");
   return db.transaction(async (tx) => {
-    if (opts.kind === "setup") await tx.delete(setupTokens).where(and(eq(setupTokens.kind, "setup"), isNull(setupTokens.usedAt)));
+    if (opts.kind === "setup")
+      await tx.delete(setupTokens).where(and(eq(setupTokens.kind, "setup"), isNull(setupTokens.usedAt)));
     const [row] = await tx
       .insert(setupTokens)
       .values({
@@ -100,18 +123,30 @@ export async function createSetupToken(
         createdBy: opts.createdBy ?? null,
         expiresAt: new Date(Date.now() + opts.ttlS * 1000),
       })
-      .returning({ id: setupTokens.id, kind: setupTokens.kind, role: setupTokens.role, email: setupTokens.email, expiresAt: setupTokens.expiresAt });
+      .returning({
+        id: setupTokens.id,
+        kind: setupTokens.kind,
+        role: setupTokens.role,
+        email: setupTokens.email,
+        expiresAt: setupTokens.expiresAt,
+      });
     if (!row) throw new DomainError("INTERNAL", "could not create a setup token");
     return { ...row, token };
   });
 }
 
-const usable = (token: string) => and(eq(setupTokens.tokenHash, hashToken(token)), isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, sql`now()`));
+const usable = (token: string) =>
+  and(eq(setupTokens.tokenHash, hashToken(token)), isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, sql`now()`));
 
 /** What a still-usable link is for (the setup page shows it); undefined once used or expired. */
 export async function setupTokenInfo(db: Db, token: string) {
   const [row] = await db
-    .select({ kind: setupTokens.kind, role: setupTokens.role, email: setupTokens.email, expiresAt: setupTokens.expiresAt })
+    .select({
+      kind: setupTokens.kind,
+      role: setupTokens.role,
+      email: setupTokens.email,
+      expiresAt: setupTokens.expiresAt,
+    })
     .from(setupTokens)
     .where(usable(token));
   return row;
@@ -133,11 +168,16 @@ export async function redeemSetupToken(
       .where(and(usable(opts.token), eq(setupTokens.kind, opts.kind)))
       .returning({ id: setupTokens.id, role: setupTokens.role, email: setupTokens.email });
     if (!link) throw new DomainError("UNAUTHORIZED", "this link is invalid, expired or already used");
-    if (opts.kind === "setup" && (await adminExists(tx))) throw new DomainError("CONFLICT", "an admin exists already; ask them for an invitation");
-    if (link.email && link.email !== email) throw new DomainError("FORBIDDEN", "this invitation is for another email address");
+    if (opts.kind === "setup" && (await adminExists(tx)))
+      throw new DomainError("CONFLICT", "an admin exists already; ask them for an invitation");
+    if (link.email && link.email !== email)
+      throw new DomainError("FORBIDDEN", "this invitation is for another email address");
     const [taken] = await tx.select({ id: users.id }).from(users).where(eq(users.email, email));
     if (taken) throw new DomainError("CONFLICT", "an account with this email exists already");
-    const [user] = await tx.insert(users).values({ email, name: opts.name, passwordHash: opts.passwordHash, role: link.role }).returning(publicUser);
+    const [user] = await tx
+      .insert(users)
+      .values({ email, name: opts.name, passwordHash: opts.passwordHash, role: link.role })
+      .returning(publicUser);
     if (!user) throw new DomainError("INTERNAL", "could not create the user");
     await tx.update(setupTokens).set({ usedBy: user.id }).where(eq(setupTokens.id, link.id));
     return user;
@@ -147,7 +187,13 @@ export async function redeemSetupToken(
 /** Invitations not yet used or expired, for the admin's users page. */
 export async function listPendingInvites(db: Db) {
   return db
-    .select({ id: setupTokens.id, role: setupTokens.role, email: setupTokens.email, expiresAt: setupTokens.expiresAt, createdAt: setupTokens.createdAt })
+    .select({
+      id: setupTokens.id,
+      role: setupTokens.role,
+      email: setupTokens.email,
+      expiresAt: setupTokens.expiresAt,
+      createdAt: setupTokens.createdAt,
+    })
     .from(setupTokens)
     .where(and(eq(setupTokens.kind, "invite"), isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, sql`now()`)))
     .orderBy(asc(setupTokens.createdAt));

@@ -16,7 +16,9 @@ export const taskAudits = pgTable(
   "task_audits",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    taskRowId: uuid("task_row_id").notNull().references(() => tasks.id, { onDelete: "cascade" }),
+    taskRowId: uuid("task_row_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "cascade" }),
     // Tasks sharing content (fingerprint, reference, grader version, parameters) share one job.
     jobId: uuid("job_id").references(() => jobs.id, { onDelete: "set null" }),
     status: auditRowStatusEnum("status").notNull().default("pending"),

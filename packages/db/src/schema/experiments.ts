@@ -1,4 +1,16 @@
-import { boolean, check, index, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  check,
+  index,
+  jsonb,
+  pgEnum,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
 import { NAME_MAX_LENGTH } from "@agentlab/core";
 import { splits } from "./tasks";
@@ -17,7 +29,9 @@ export const experiments = pgTable(
   {
     id: uuid("id").primaryKey().defaultRandom(),
     name: text("name").notNull(),
-    splitId: uuid("split_id").notNull().references(() => splits.id),
+    splitId: uuid("split_id")
+      .notNull()
+      .references(() => splits.id),
     config: jsonb("config").$type<Record<string, unknown>>().notNull(),
     state: experimentStateEnum("state").notNull().default("running"),
     error: text("error"),
@@ -32,13 +46,18 @@ export const experiments = pgTable(
     archivedAt: timestamp("archived_at", { withTimezone: true }),
   },
   // The same limit as the form and ExperimentConfig (NAME_MAX_LENGTH).
-  (t) => [index("experiments_state_idx").on(t.state), check("experiments_name_length", sql`char_length(${t.name}) <= ${sql.raw(String(NAME_MAX_LENGTH))}`)],
+  (t) => [
+    index("experiments_state_idx").on(t.state),
+    check("experiments_name_length", sql`char_length(${t.name}) <= ${sql.raw(String(NAME_MAX_LENGTH))}`),
+  ],
 );
 
 export const experimentStages = pgTable(
   "experiment_stages",
   {
-    experimentId: uuid("experiment_id").notNull().references(() => experiments.id, { onDelete: "cascade" }),
+    experimentId: uuid("experiment_id")
+      .notNull()
+      .references(() => experiments.id, { onDelete: "cascade" }),
     key: text("key").notNull(),
     kind: text("kind").notNull(),
     state: stageStateEnum("state").notNull().default("pending"),
@@ -56,7 +75,9 @@ export const evaluations = pgTable(
   "evaluations",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    experimentId: uuid("experiment_id").notNull().references(() => experiments.id, { onDelete: "cascade" }),
+    experimentId: uuid("experiment_id")
+      .notNull()
+      .references(() => experiments.id, { onDelete: "cascade" }),
     split: evalSplitEnum("split").notNull(),
     /** "base" or "s<seed>e<epoch>" (core modelKey). */
     modelKey: text("model_key").notNull(),
@@ -75,21 +96,28 @@ export const evaluations = pgTable(
 
 export const selectionDecisions = pgTable("selection_decisions", {
   // One decision per experiment: the primary key makes a second one impossible.
-  experimentId: uuid("experiment_id").primaryKey().references(() => experiments.id, { onDelete: "cascade" }),
+  experimentId: uuid("experiment_id")
+    .primaryKey()
+    .references(() => experiments.id, { onDelete: "cascade" }),
   decision: jsonb("decision").$type<Record<string, unknown>>().notNull(),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
 export const testRuns = pgTable("experiment_test_runs", {
   // The test evaluation runs once: claiming it inserts this row, and a second insert is refused.
-  experimentId: uuid("experiment_id").primaryKey().references(() => experiments.id, { onDelete: "cascade" }),
+  experimentId: uuid("experiment_id")
+    .primaryKey()
+    .references(() => experiments.id, { onDelete: "cascade" }),
   models: jsonb("models").$type<unknown[]>().notNull(),
   startedAt: timestamp("started_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
 export const reports = pgTable("reports", {
   id: uuid("id").primaryKey().defaultRandom(),
-  experimentId: uuid("experiment_id").notNull().unique().references(() => experiments.id, { onDelete: "cascade" }),
+  experimentId: uuid("experiment_id")
+    .notNull()
+    .unique()
+    .references(() => experiments.id, { onDelete: "cascade" }),
   body: jsonb("body").$type<Record<string, unknown>>().notNull(),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });
@@ -98,7 +126,9 @@ export const shareLinks = pgTable(
   "share_links",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    reportId: uuid("report_id").notNull().references(() => reports.id, { onDelete: "cascade" }),
+    reportId: uuid("report_id")
+      .notNull()
+      .references(() => reports.id, { onDelete: "cascade" }),
     /** sha256 of the token; the token itself is shown once and never stored. */
     tokenHash: text("token_hash").notNull().unique(),
     label: text("label"),
@@ -118,7 +148,9 @@ export const gradeStateEnum = pgEnum("generation_grade_state", ["pending", "grad
 export const generations = pgTable(
   "experiment_generations",
   {
-    experimentId: uuid("experiment_id").notNull().references(() => experiments.id, { onDelete: "cascade" }),
+    experimentId: uuid("experiment_id")
+      .notNull()
+      .references(() => experiments.id, { onDelete: "cascade" }),
     split: evalSplitEnum("split").notNull(),
     modelKey: text("model_key").notNull(),
     taskId: text("task_id").notNull(),
@@ -135,5 +167,8 @@ export const generations = pgTable(
     gradeError: text("grade_error"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.experimentId, t.split, t.modelKey, t.taskId] }), index("experiment_generations_state_idx").on(t.experimentId, t.split, t.gradeState)],
+  (t) => [
+    primaryKey({ columns: [t.experimentId, t.split, t.modelKey, t.taskId] }),
+    index("experiment_generations_state_idx").on(t.experimentId, t.split, t.gradeState),
+  ],
 );

@@ -1,9 +1,28 @@
-import { bigint, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uuid, uniqueIndex } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  index,
+  integer,
+  jsonb,
+  pgEnum,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
 import { agents } from "./agents";
 
 export const jobStateEnum = pgEnum("job_state", ["queued", "running", "canceling", "succeeded", "failed", "canceled"]);
-export const terminalReasonEnum = pgEnum("terminal_reason", ["succeeded", "user_error", "agent_lost", "canceled", "timeout", "infra_error"]);
+export const terminalReasonEnum = pgEnum("terminal_reason", [
+  "succeeded",
+  "user_error",
+  "agent_lost",
+  "canceled",
+  "timeout",
+  "infra_error",
+]);
 
 export const jobs = pgTable(
   "jobs",
@@ -47,7 +66,9 @@ export const jobAttempts = pgTable(
   "job_attempts",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    jobId: uuid("job_id").notNull().references(() => jobs.id, { onDelete: "cascade" }),
+    jobId: uuid("job_id")
+      .notNull()
+      .references(() => jobs.id, { onDelete: "cascade" }),
     agentId: uuid("agent_id").references(() => agents.id, { onDelete: "set null" }),
     number: integer("number").notNull(),
     reason: terminalReasonEnum("reason"),
@@ -63,7 +84,9 @@ export const jobAttempts = pgTable(
 export const jobLogs = pgTable(
   "job_logs",
   {
-    attemptId: uuid("attempt_id").notNull().references(() => jobAttempts.id, { onDelete: "cascade" }),
+    attemptId: uuid("attempt_id")
+      .notNull()
+      .references(() => jobAttempts.id, { onDelete: "cascade" }),
     seq: integer("seq").notNull(),
     stream: text("stream").notNull(),
     data: text("data").notNull(),
@@ -75,7 +98,9 @@ export const jobLogs = pgTable(
 export const jobProgress = pgTable(
   "job_progress",
   {
-    attemptId: uuid("attempt_id").notNull().references(() => jobAttempts.id, { onDelete: "cascade" }),
+    attemptId: uuid("attempt_id")
+      .notNull()
+      .references(() => jobAttempts.id, { onDelete: "cascade" }),
     seq: integer("seq").notNull(),
     data: jsonb("data").$type<Record<string, unknown>>().notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
@@ -94,11 +119,17 @@ export const jobArtifacts = pgTable(
   "job_artifacts",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    jobId: uuid("job_id").notNull().references(() => jobs.id, { onDelete: "cascade" }),
-    attemptId: uuid("attempt_id").notNull().references(() => jobAttempts.id, { onDelete: "cascade" }),
+    jobId: uuid("job_id")
+      .notNull()
+      .references(() => jobs.id, { onDelete: "cascade" }),
+    attemptId: uuid("attempt_id")
+      .notNull()
+      .references(() => jobAttempts.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     kind: text("kind").notNull(),
-    sha256: text("sha256").notNull().references(() => artifacts.sha256),
+    sha256: text("sha256")
+      .notNull()
+      .references(() => artifacts.sha256),
     meta: jsonb("meta").$type<Record<string, unknown>>().notNull().default({}),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },

@@ -1,6 +1,25 @@
-import { boolean, index, integer, jsonb, pgEnum, pgTable, primaryKey, real, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgEnum,
+  pgTable,
+  primaryKey,
+  real,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
-import { GRADING_ISOLATIONS, type LeakageReport, type SplitAdmission, type TaskFile, type TaskTestFile } from "@agentlab/core";
+import {
+  GRADING_ISOLATIONS,
+  type LeakageReport,
+  type SplitAdmission,
+  type TaskFile,
+  type TaskTestFile,
+} from "@agentlab/core";
 import { users } from "./users";
 
 // Task pools, their tasks, near-duplicate group merge proposals, and frozen splits (issue 3).
@@ -28,7 +47,9 @@ export const tasks = pgTable(
   "tasks",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    poolId: uuid("pool_id").notNull().references(() => taskPools.id, { onDelete: "cascade" }),
+    poolId: uuid("pool_id")
+      .notNull()
+      .references(() => taskPools.id, { onDelete: "cascade" }),
     taskId: text("task_id").notNull(),
     // As written in the file; `groupKey` is the effective group after accepted merges.
     sourceGroup: text("source_group").notNull(),
@@ -66,7 +87,9 @@ export const groupMergeProposals = pgTable(
   "group_merge_proposals",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    poolId: uuid("pool_id").notNull().references(() => taskPools.id, { onDelete: "cascade" }),
+    poolId: uuid("pool_id")
+      .notNull()
+      .references(() => taskPools.id, { onDelete: "cascade" }),
     groupA: text("group_a").notNull(),
     groupB: text("group_b").notNull(),
     similarity: real("similarity").notNull(),
@@ -78,7 +101,10 @@ export const groupMergeProposals = pgTable(
     decidedAt: timestamp("decided_at", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex("group_merge_pair_idx").on(t.poolId, t.groupA, t.groupB), index("group_merge_status_idx").on(t.poolId, t.status)],
+  (t) => [
+    uniqueIndex("group_merge_pair_idx").on(t.poolId, t.groupA, t.groupB),
+    index("group_merge_status_idx").on(t.poolId, t.status),
+  ],
 );
 
 export const splitPartEnum = pgEnum("split_part", ["train", "dev", "test"]);
@@ -89,7 +115,9 @@ export const splits = pgTable(
   "splits",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    poolId: uuid("pool_id").notNull().references(() => taskPools.id, { onDelete: "restrict" }),
+    poolId: uuid("pool_id")
+      .notNull()
+      .references(() => taskPools.id, { onDelete: "restrict" }),
     name: text("name").notNull(),
     seed: integer("seed").notNull(),
     devRatio: real("dev_ratio").notNull(),
@@ -104,17 +132,28 @@ export const splits = pgTable(
     createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("splits_pool_idx").on(t.poolId, t.createdAt), uniqueIndex("splits_manifest_idx").on(t.poolId, t.manifestHash)],
+  (t) => [
+    index("splits_pool_idx").on(t.poolId, t.createdAt),
+    uniqueIndex("splits_manifest_idx").on(t.poolId, t.manifestHash),
+  ],
 );
 
 export const splitAssignments = pgTable(
   "split_assignments",
   {
-    splitId: uuid("split_id").notNull().references(() => splits.id, { onDelete: "restrict" }),
-    taskRowId: uuid("task_row_id").notNull().references(() => tasks.id, { onDelete: "restrict" }),
+    splitId: uuid("split_id")
+      .notNull()
+      .references(() => splits.id, { onDelete: "restrict" }),
+    taskRowId: uuid("task_row_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "restrict" }),
     taskId: text("task_id").notNull(),
     groupKey: text("group_key").notNull(),
     part: splitPartEnum("part").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.splitId, t.taskId] }), index("split_assignments_part_idx").on(t.splitId, t.part, t.taskId), index("split_assignments_group_idx").on(t.splitId, t.groupKey)],
+  (t) => [
+    primaryKey({ columns: [t.splitId, t.taskId] }),
+    index("split_assignments_part_idx").on(t.splitId, t.part, t.taskId),
+    index("split_assignments_group_idx").on(t.splitId, t.groupKey),
+  ],
 );

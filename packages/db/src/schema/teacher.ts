@@ -1,6 +1,26 @@
-import { boolean, check, doublePrecision, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  check,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgEnum,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
-import { NAME_MAX_LENGTH, type CandidateFile, type ChatMessage, type GradeResult, type SamplingParams } from "@agentlab/core";
+import {
+  NAME_MAX_LENGTH,
+  type CandidateFile,
+  type ChatMessage,
+  type GradeResult,
+  type SamplingParams,
+} from "@agentlab/core";
 import { users } from "./users";
 import { splits, tasks } from "./tasks";
 import { jobs } from "./jobs";
@@ -32,7 +52,15 @@ export const teacherPrices = pgTable("teacher_prices", {
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
-export const collectionStateEnum = pgEnum("collection_state", ["queued", "running", "grading", "done", "stopped_budget", "failed", "canceled"]);
+export const collectionStateEnum = pgEnum("collection_state", [
+  "queued",
+  "running",
+  "grading",
+  "done",
+  "stopped_budget",
+  "failed",
+  "canceled",
+]);
 
 export const teacherCollections = pgTable(
   "teacher_collections",
@@ -41,8 +69,12 @@ export const teacherCollections = pgTable(
     name: text("name").notNull(),
     // Experiments are another issue's table; kept as a plain id so a collection can stand alone.
     experimentId: uuid("experiment_id"),
-    splitId: uuid("split_id").notNull().references(() => splits.id, { onDelete: "restrict" }),
-    providerId: uuid("provider_id").notNull().references(() => teacherProviders.id, { onDelete: "restrict" }),
+    splitId: uuid("split_id")
+      .notNull()
+      .references(() => splits.id, { onDelete: "restrict" }),
+    providerId: uuid("provider_id")
+      .notNull()
+      .references(() => teacherProviders.id, { onDelete: "restrict" }),
     providerKind: providerKindEnum("provider_kind").notNull(),
     model: text("model").notNull(),
     parts: text("parts").array().notNull(),
@@ -110,21 +142,34 @@ export const teacherCandidates = pgTable(
     gradedAt: timestamp("graded_at", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex("teacher_candidates_key_idx").on(t.cacheKey), index("teacher_candidates_fp_idx").on(t.fingerprint), index("teacher_candidates_job_idx").on(t.gradeJobId)],
+  (t) => [
+    uniqueIndex("teacher_candidates_key_idx").on(t.cacheKey),
+    index("teacher_candidates_fp_idx").on(t.fingerprint),
+    index("teacher_candidates_job_idx").on(t.gradeJobId),
+  ],
 );
 
 // Which candidate answered which (task, sample) of a collection, and whether it came from the cache.
 export const teacherCollectionItems = pgTable(
   "teacher_collection_items",
   {
-    collectionId: uuid("collection_id").notNull().references(() => teacherCollections.id, { onDelete: "cascade" }),
-    taskRowId: uuid("task_row_id").notNull().references(() => tasks.id, { onDelete: "restrict" }),
+    collectionId: uuid("collection_id")
+      .notNull()
+      .references(() => teacherCollections.id, { onDelete: "cascade" }),
+    taskRowId: uuid("task_row_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "restrict" }),
     sampleIndex: integer("sample_index").notNull(),
-    candidateId: uuid("candidate_id").notNull().references(() => teacherCandidates.id, { onDelete: "restrict" }),
+    candidateId: uuid("candidate_id")
+      .notNull()
+      .references(() => teacherCandidates.id, { onDelete: "restrict" }),
     reused: boolean("reused").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.collectionId, t.taskRowId, t.sampleIndex] }), index("teacher_items_candidate_idx").on(t.candidateId)],
+  (t) => [
+    primaryKey({ columns: [t.collectionId, t.taskRowId, t.sampleIndex] }),
+    index("teacher_items_candidate_idx").on(t.candidateId),
+  ],
 );
 
 // One row per provider call (failed calls included when the provider reported usage).
@@ -142,10 +187,20 @@ export const teacherLedger = pgTable(
     costUsd: doublePrecision("cost_usd").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("teacher_ledger_provider_idx").on(t.providerId), index("teacher_ledger_experiment_idx").on(t.experimentId), index("teacher_ledger_collection_idx").on(t.collectionId)],
+  (t) => [
+    index("teacher_ledger_provider_idx").on(t.providerId),
+    index("teacher_ledger_experiment_idx").on(t.experimentId),
+    index("teacher_ledger_collection_idx").on(t.collectionId),
+  ],
 );
 
-export type TokenCounts = { model: string; supervisedTokens: number; totalTokens: number; maxTokens: number; chatTemplateSha256: string };
+export type TokenCounts = {
+  model: string;
+  supervisedTokens: number;
+  totalTokens: number;
+  maxTokens: number;
+  chatTemplateSha256: string;
+};
 
 // Immutable once written (samples, hash, counts); only the supervised-token counts are filled later.
 export const sftDatasets = pgTable(
@@ -154,7 +209,9 @@ export const sftDatasets = pgTable(
     id: uuid("id").primaryKey().defaultRandom(),
     name: text("name").notNull(),
     hash: text("hash").notNull(),
-    splitId: uuid("split_id").notNull().references(() => splits.id, { onDelete: "restrict" }),
+    splitId: uuid("split_id")
+      .notNull()
+      .references(() => splits.id, { onDelete: "restrict" }),
     experimentId: uuid("experiment_id"),
     sourceCollectionIds: uuid("source_collection_ids").array().notNull(),
     // Set for a replay's result: the snapshot it was re-graded from.
@@ -168,17 +225,26 @@ export const sftDatasets = pgTable(
     createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("sft_datasets_hash_idx").on(t.hash), check("sft_datasets_name_length", sql`char_length(${t.name}) <= ${sql.raw(String(NAME_MAX_LENGTH))}`)],
+  (t) => [
+    index("sft_datasets_hash_idx").on(t.hash),
+    check("sft_datasets_name_length", sql`char_length(${t.name}) <= ${sql.raw(String(NAME_MAX_LENGTH))}`),
+  ],
 );
 
 export const sftSamples = pgTable(
   "sft_samples",
   {
-    datasetId: uuid("dataset_id").notNull().references(() => sftDatasets.id, { onDelete: "cascade" }),
+    datasetId: uuid("dataset_id")
+      .notNull()
+      .references(() => sftDatasets.id, { onDelete: "cascade" }),
     ordinal: integer("ordinal").notNull(),
     hash: text("hash").notNull(),
-    candidateId: uuid("candidate_id").notNull().references(() => teacherCandidates.id, { onDelete: "restrict" }),
-    taskRowId: uuid("task_row_id").notNull().references(() => tasks.id, { onDelete: "restrict" }),
+    candidateId: uuid("candidate_id")
+      .notNull()
+      .references(() => teacherCandidates.id, { onDelete: "restrict" }),
+    taskRowId: uuid("task_row_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "restrict" }),
     taskKey: text("task_key").notNull(),
     oracle: boolean("oracle").notNull(),
     messages: jsonb("messages").$type<ChatMessage[]>().notNull(),
@@ -191,7 +257,9 @@ export const replayStateEnum = pgEnum("replay_state", ["grading", "done", "faile
 // A replay re-grades every sample of a snapshot; the survivors form a new snapshot (or the same one when all pass).
 export const sftReplays = pgTable("sft_replays", {
   id: uuid("id").primaryKey().defaultRandom(),
-  datasetId: uuid("dataset_id").notNull().references(() => sftDatasets.id, { onDelete: "cascade" }),
+  datasetId: uuid("dataset_id")
+    .notNull()
+    .references(() => sftDatasets.id, { onDelete: "cascade" }),
   state: replayStateEnum("state").notNull().default("grading"),
   // sample ordinal → grade job id
   jobs: jsonb("jobs").$type<Record<string, string>>().notNull(),

@@ -1,2 +1,3 @@
 """agentlab trainer."""
+
 __version__ = "0.1.0"

@@ -2,13 +2,25 @@
 
 stdout carries JSON lines only (progress / artifact / generation / log / result); human logs go to
 stderr. Exit codes: 0 ok, 1 internal error, 2 bad usage, 3 user error (spec or data), 143 canceled."""
+
 from __future__ import annotations
 
 import argparse
 import sys
 import traceback
 
-from .common import EXIT_CANCELED, EXIT_INTERNAL, EXIT_OK, EXIT_USER, Canceled, CancelFlag, UserError, emit, load_spec, log
+from .common import (
+    EXIT_CANCELED,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USER,
+    Canceled,
+    CancelFlag,
+    UserError,
+    emit,
+    load_spec,
+    log,
+)
 
 COMMANDS = ("tiny-model", "train", "generate", "tokenize")
 
@@ -41,7 +53,13 @@ def main(argv: list[str] | None = None) -> int:
     except Canceled as e:
         payload = e.args[0] if e.args and isinstance(e.args[0], dict) else None
         fields = {"record": payload} if payload is not None and args.command == "train" else {}
-        emit("result", command=args.command, status="canceled", error={"kind": "canceled", "message": "canceled by signal"}, **fields)
+        emit(
+            "result",
+            command=args.command,
+            status="canceled",
+            error={"kind": "canceled", "message": "canceled by signal"},
+            **fields,
+        )
         return EXIT_CANCELED
     except UserError as e:
         log(f"user error: {e}")
@@ -49,7 +67,12 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USER
     except Exception as e:  # noqa: BLE001 - report anything else as an internal error
         traceback.print_exc(file=sys.stderr)
-        emit("result", command=args.command, status="failed", error={"kind": "internal_error", "message": f"{type(e).__name__}: {e}"})
+        emit(
+            "result",
+            command=args.command,
+            status="failed",
+            error={"kind": "internal_error", "message": f"{type(e).__name__}: {e}"},
+        )
         return EXIT_INTERNAL
 
 

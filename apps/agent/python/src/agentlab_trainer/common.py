@@ -1,4 +1,5 @@
 """Shared helpers: JSON-line events on stdout, logs on stderr, errors, hashing, environment info."""
+
 from __future__ import annotations
 
 import hashlib
@@ -98,7 +99,9 @@ def sha256_tree(root: str | Path, *, exclude: Iterable[str] = ()) -> str:
     root = Path(root)
     excluded = set(exclude)
     files = sorted(
-        p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.relative_to(root).as_posix() not in excluded
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and p.relative_to(root).as_posix() not in excluded
     )
     h = hashlib.sha256()
     for rel in files:
@@ -115,7 +118,11 @@ def weights_hash(model_dir: str | Path) -> str | None:
     root = Path(model_dir)
     if not root.is_dir():
         return None
-    files = sorted(p for p in root.iterdir() if p.is_file() and (p.suffix in {".safetensors", ".bin"} or p.name.endswith(".index.json")))
+    files = sorted(
+        p
+        for p in root.iterdir()
+        if p.is_file() and (p.suffix in {".safetensors", ".bin"} or p.name.endswith(".index.json"))
+    )
     if not files:
         return None
     h = hashlib.sha256()
@@ -187,7 +194,10 @@ def environment_info() -> dict[str, Any]:
         try:
             out = subprocess.run(
                 ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                capture_output=True, text=True, timeout=20, check=False,
+                capture_output=True,
+                text=True,
+                timeout=20,
+                check=False,
             )
             info["driver"] = out.stdout.strip().splitlines()[0] if out.stdout.strip() else None
         except (OSError, subprocess.SubprocessError):

@@ -1,5 +1,6 @@
 """SFT data: chat-template rendering, assistant-only labels, pre-flight checks, length-grouped
 batches without packing, and padded collation."""
+
 from __future__ import annotations
 
 import random
@@ -35,7 +36,9 @@ def load_sft(path: str) -> list[list[dict[str, str]]]:
             raise UserError(f"{path}: sample {i} has no 'messages' list")
         for m in msgs:
             if not isinstance(m, dict) or m.get("role") not in ROLES or not isinstance(m.get("content"), str):
-                raise UserError(f"{path}: sample {i} has a message that is not {{role: system|user|assistant, content: str}}")
+                raise UserError(
+                    f"{path}: sample {i} has a message that is not {{role: system|user|assistant, content: str}}"
+                )
         conversations.append([{"role": m["role"], "content": m["content"]} for m in msgs])
     if not conversations:
         raise UserError(f"{path}: dataset is empty")
@@ -81,7 +84,9 @@ def assistant_char_spans(tokenizer, messages: Sequence[dict[str, str]], eot: str
             prompt = ""
         upto = render(tokenizer, messages[: i + 1])
         if not full.startswith(prompt) or not full.startswith(upto) or not upto.startswith(prompt):
-            raise UserError("the chat template is not prefix-stable (rendering a prefix of the conversation changes earlier text); cannot locate assistant turns")
+            raise UserError(
+                "the chat template is not prefix-stable (rendering a prefix of the conversation changes earlier text); cannot locate assistant turns"
+            )
         start = len(prompt)
         end_eot = upto.rfind(eot)
         if end_eot < start:
@@ -135,7 +140,9 @@ def preflight(samples: Sequence[Encoded], eot_id: int, *, where: str = "dataset"
                 break
     problems = []
     if empty:
-        problems.append(f"{len(empty)} sample(s) with an empty label mask (no assistant tokens), e.g. index {empty[:5]}")
+        problems.append(
+            f"{len(empty)} sample(s) with an empty label mask (no assistant tokens), e.g. index {empty[:5]}"
+        )
     if no_eot:
         problems.append(
             f"{len(no_eot)} sample(s) whose assistant span does not end with the end-of-turn token (truncated by max_length or template without end-of-turn), e.g. index {no_eot[:5]}"
@@ -151,7 +158,9 @@ def encode_dataset(tokenizer, path: str, eot: str, eot_id: int, max_length: int 
     return samples
 
 
-def length_grouped_batches(lengths: Sequence[int], batch_size: int, seed: int, *, mega: int = 32, shuffle: bool = True) -> list[list[int]]:
+def length_grouped_batches(
+    lengths: Sequence[int], batch_size: int, seed: int, *, mega: int = 32, shuffle: bool = True
+) -> list[list[int]]:
     """Batches of similar-length samples, no packing. Shuffle, cut into mega-batches of
     `mega * batch_size`, sort each by length (descending), split into batches, shuffle the batch order.
     Deterministic for (lengths, batch_size, seed)."""

@@ -7,6 +7,7 @@ Decoding comes from the spec only: the checkpoint's generation_config (repetitio
 and compared with `expected_adapter_sha256` before anything is loaded. The summary records what
 the run actually used (backend and version, dtype, device, stop tokens, model revision or weights
 hash, adapter hash), which the control plane checks against the recipe."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from . import data as D
-from .common import CancelFlag, UserError, emit, environment_info, log, peak_memory_mb, pick_device, sha256_text, sha256_tree, weights_hash
+from .common import (
+    CancelFlag,
+    UserError,
+    emit,
+    environment_info,
+    log,
+    peak_memory_mb,
+    pick_device,
+    sha256_text,
+    sha256_tree,
+    weights_hash,
+)
 
 GEN_DEFAULTS: dict[str, Any] = {
     "adapter": None,
@@ -45,7 +57,12 @@ def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
         raise UserError("generate spec needs prompts: [{task_id, messages}]")
     seen = set()
     for p in prompts:
-        if not isinstance(p, dict) or not isinstance(p.get("task_id"), str) or not isinstance(p.get("messages"), list) or not p["messages"]:
+        if (
+            not isinstance(p, dict)
+            or not isinstance(p.get("task_id"), str)
+            or not isinstance(p.get("messages"), list)
+            or not p["messages"]
+        ):
             raise UserError("each prompt needs task_id (string) and messages (non-empty list)")
         if p["task_id"] in seen:
             raise UserError(f"duplicate task_id {p['task_id']!r}")
@@ -87,7 +104,12 @@ def recipe_generation_config(cfg: dict[str, Any], stop_ids: set[int], pad_id: in
     """A GenerationConfig built only from the spec: nothing from the checkpoint's generation_config."""
     from transformers import GenerationConfig
 
-    kw: dict[str, Any] = {"max_new_tokens": cfg["max_new_tokens"], "do_sample": bool(cfg["do_sample"]), "eos_token_id": sorted(stop_ids), "pad_token_id": pad_id}
+    kw: dict[str, Any] = {
+        "max_new_tokens": cfg["max_new_tokens"],
+        "do_sample": bool(cfg["do_sample"]),
+        "eos_token_id": sorted(stop_ids),
+        "pad_token_id": pad_id,
+    }
     if cfg["do_sample"]:
         kw.update(temperature=float(cfg["temperature"]), top_p=float(cfg["top_p"]), top_k=0)
     return GenerationConfig(**kw)
@@ -113,13 +135,17 @@ def _finish(ids: list[int], stop_ids: set[int], max_new: int) -> tuple[list[int]
     return ids, ("length" if len(ids) >= max_new else "stop")
 
 
-def generate_transformers(cfg: dict[str, Any], tokenizer, encoded: list[tuple[str, list[int]]], stop_ids: set[int], cancel: CancelFlag):
+def generate_transformers(
+    cfg: dict[str, Any], tokenizer, encoded: list[tuple[str, list[int]]], stop_ids: set[int], cancel: CancelFlag
+):
     import torch
     from transformers import AutoModelForCausalLM
 
     device = pick_device(cfg["device"])
     dtype = torch.bfloat16 if resolve_dtype(cfg, device) == "bfloat16" else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(cfg["base_model"], dtype=dtype, local_files_only=cfg["local_files_only"], revision=cfg["revision"]).to(device)
+    model = AutoModelForCausalLM.from_pretrained(
+        cfg["base_model"], dtype=dtype, local_files_only=cfg["local_files_only"], revision=cfg["revision"]
+    ).to(device)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else next(iter(stop_ids))
     recipe = recipe_generation_config(cfg, stop_ids, pad_id)
     if not cfg["use_checkpoint_generation_config"]:
@@ -156,10 +182,18 @@ def generate_transformers(cfg: dict[str, Any], tokenizer, encoded: list[tuple[st
     return n_generated
 
 
-def generate_vllm(cfg: dict[str, Any], tokenizer, encoded: list[tuple[str, list[int]]], stop_ids: set[int], cancel: CancelFlag):
+def generate_vllm(
+    cfg: dict[str, Any], tokenizer, encoded: list[tuple[str, list[int]]], stop_ids: set[int], cancel: CancelFlag
+):
     from vllm import LLM, SamplingParams
 
-    kwargs: dict[str, Any] = {"model": cfg["base_model"], "seed": int(cfg["seed"]), "tokenizer": cfg["base_model"], "revision": cfg["revision"], "dtype": resolve_dtype(cfg, "cuda")}
+    kwargs: dict[str, Any] = {
+        "model": cfg["base_model"],
+        "seed": int(cfg["seed"]),
+        "tokenizer": cfg["base_model"],
+        "revision": cfg["revision"],
+        "dtype": resolve_dtype(cfg, "cuda"),
+    }
     if not cfg["use_checkpoint_generation_config"]:
         kwargs["generation_config"] = "vllm"  # vLLM's neutral defaults, not the checkpoint's generation_config
     lora_request = None
@@ -181,7 +215,9 @@ def generate_vllm(cfg: dict[str, Any], tokenizer, encoded: list[tuple[str, list[
     for s in range(0, len(encoded), bs):
         cancel.raise_if_set()
         chunk = encoded[s : s + bs]
-        outs = llm.generate([{"prompt_token_ids": ids} for _, ids in chunk], params, lora_request=lora_request, use_tqdm=False)
+        outs = llm.generate(
+            [{"prompt_token_ids": ids} for _, ids in chunk], params, lora_request=lora_request, use_tqdm=False
+        )
         for (task_id, ids), o in zip(chunk, outs):
             comp = o.outputs[0]
             new, _ = _finish(list(comp.token_ids), stop_ids, cfg["max_new_tokens"])
@@ -261,7 +297,14 @@ def model_identity(cfg: dict[str, Any]) -> dict[str, Any]:
     from huggingface_hub import snapshot_download
 
     try:
-        folder = Path(snapshot_download(ref, revision=cfg["revision"], local_files_only=True, allow_patterns=["*.safetensors", "*.bin", "*.index.json", "config.json"]))
+        folder = Path(
+            snapshot_download(
+                ref,
+                revision=cfg["revision"],
+                local_files_only=True,
+                allow_patterns=["*.safetensors", "*.bin", "*.index.json", "config.json"],
+            )
+        )
         return {"ref": ref, "revision": folder.name, "weights_sha256": weights_hash(folder)}
     except Exception:  # noqa: BLE001 - not in the local cache: ask the hub for the commit
         if cfg["local_files_only"]:

@@ -24,7 +24,15 @@ def load_tokenizer(path: str, local_files_only: bool = False, revision: str | No
     return tok
 
 
-def load_model(path: str, *, device: str, quantization: str, local_files_only: bool = False, method: str | None = None, revision: str | None = None):
+def load_model(
+    path: str,
+    *,
+    device: str,
+    quantization: str,
+    local_files_only: bool = False,
+    method: str | None = None,
+    revision: str | None = None,
+):
     """Returns (model, method). NF4 QLoRA (double quant, bf16 compute) when CUDA + bitsandbytes,
     bf16 LoRA on CUDA otherwise, fp32 LoRA on CPU. With `method` set (experiments resolve it when
     they are created), exactly that method is used or the run is refused: seeds never differ by
@@ -57,12 +65,19 @@ def load_model(path: str, *, device: str, quantization: str, local_files_only: b
             bnb_4bit_compute_dtype=torch.bfloat16,
         )
         model = AutoModelForCausalLM.from_pretrained(
-            path, quantization_config=qc, dtype=torch.bfloat16, device_map={"": 0}, local_files_only=local_files_only, revision=revision
+            path,
+            quantization_config=qc,
+            dtype=torch.bfloat16,
+            device_map={"": 0},
+            local_files_only=local_files_only,
+            revision=revision,
         )
         model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
         return model, "qlora-nf4"
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, local_files_only=local_files_only, revision=revision)
+    model = AutoModelForCausalLM.from_pretrained(
+        path, dtype=dtype, local_files_only=local_files_only, revision=revision
+    )
     model.to(device)
     return model, ("lora-bf16" if dtype == torch.bfloat16 else "lora-fp32")
 

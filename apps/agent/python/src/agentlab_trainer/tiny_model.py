@@ -1,5 +1,6 @@
 """`tiny-model`: a random-init small Llama/Qwen2-style causal LM with a locally trained byte-level BPE
 tokenizer and a ChatML chat template. Deterministic for a seed; cached by a stamp in the folder."""
+
 from __future__ import annotations
 
 import json
@@ -78,7 +79,10 @@ def _config_key(spec: dict[str, Any], corpus_hashes: list[str]) -> str:
     warm = spec.get("warmup")
     if warm:
         # The warm-up's data (by hash) and settings are part of what the folder is.
-        key["warmup"] = {**warm, "dataset": sha256_file(warm["dataset"]) if Path(str(warm.get("dataset"))).is_file() else None}
+        key["warmup"] = {
+            **warm,
+            "dataset": sha256_file(warm["dataset"]) if Path(str(warm.get("dataset"))).is_file() else None,
+        }
     return sha256_text(json.dumps(key, sort_keys=True))
 
 
@@ -176,7 +180,9 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             log(f"tiny model cached at {out_dir}")
             return {**meta, "cached": True, "path": str(out_dir)}
     if out_dir.exists() and any(out_dir.iterdir()) and not stamp.is_file():
-        raise UserError(f"output_dir {out_dir} exists, is not empty and is not a tiny-model folder; refusing to overwrite")
+        raise UserError(
+            f"output_dir {out_dir} exists, is not empty and is not a tiny-model folder; refusing to overwrite"
+        )
 
     t0 = time.time()
     ids = spec.get("train_task_ids")

@@ -1,4 +1,5 @@
 """`tokenize`: supervised-token counts of an SFT dataset under a model's tokenizer and template."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -3,6 +3,7 @@
 Loss normalization: every micro-batch contributes sum(token CE) / N_window, where N_window is the
 number of supervised tokens in the whole accumulation window (a short last window included), so an
 optimizer step equals one step on the union of the window's samples with a per-token mean."""
+
 from __future__ import annotations
 
 import hashlib
@@ -99,7 +100,9 @@ def token_loss_sum(model, batch: dict[str, Any]):
     out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False)
     logits = out.logits[:, :-1, :].float()
     labels = batch["labels"][:, 1:]
-    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1), ignore_index=D.IGNORE, reduction="sum")
+    loss = F.cross_entropy(
+        logits.reshape(-1, logits.size(-1)), labels.reshape(-1), ignore_index=D.IGNORE, reduction="sum"
+    )
     return loss, int((labels != D.IGNORE).sum().item())
 
 
@@ -107,7 +110,9 @@ def count_supervised(batch: dict[str, Any]) -> int:
     return int((batch["labels"][:, 1:] != D.IGNORE).sum().item())
 
 
-def window_backward(model, microbatches: Sequence[dict[str, Any]], cancel: CancelFlag | None = None) -> tuple[float, int]:
+def window_backward(
+    model, microbatches: Sequence[dict[str, Any]], cancel: CancelFlag | None = None
+) -> tuple[float, int]:
     """Backward over one accumulation window; each micro-batch's summed token loss is divided by the
     supervised-token count of the whole window. Returns (mean token loss of the window, tokens)."""
     n_window = sum(count_supervised(b) for b in microbatches)
@@ -217,13 +222,23 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     eot, eot_id = D.resolve_eot(tokenizer, cfg["eot_token"])
     train_samples = D.encode_dataset(tokenizer, cfg["dataset"], eot, eot_id, cfg["max_length"], "dataset")
     eval_samples = (
-        D.encode_dataset(tokenizer, cfg["eval_dataset"], eot, eot_id, cfg["max_length"], "eval_dataset") if cfg["eval_dataset"] else None
+        D.encode_dataset(tokenizer, cfg["eval_dataset"], eot, eot_id, cfg["max_length"], "eval_dataset")
+        if cfg["eval_dataset"]
+        else None
     )
     pad_id = int(tokenizer.pad_token_id)
-    log(f"{len(train_samples)} training samples, {sum(s.n_supervised for s in train_samples)} supervised tokens per epoch", also_event=True)
+    log(
+        f"{len(train_samples)} training samples, {sum(s.n_supervised for s in train_samples)} supervised tokens per epoch",
+        also_event=True,
+    )
 
     model, method = load_model(
-        cfg["base_model"], device=device, quantization=cfg["quantization"], local_files_only=cfg["local_files_only"], method=cfg["method"], revision=cfg["revision"]
+        cfg["base_model"],
+        device=device,
+        quantization=cfg["quantization"],
+        local_files_only=cfg["local_files_only"],
+        method=cfg["method"],
+        revision=cfg["revision"],
     )
     model = attach_lora(model, cfg["lora"], seed)
     model.train()
@@ -232,7 +247,11 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
 
     windows_per_epoch = math.ceil(math.ceil(len(train_samples) / cfg["batch_size"]) / cfg["grad_accum"])
     total_steps = windows_per_epoch * cfg["epochs"]
-    warmup = int(cfg["warmup_steps"]) if cfg["warmup_steps"] is not None else int(round(float(cfg["warmup_ratio"]) * total_steps))
+    warmup = (
+        int(cfg["warmup_steps"])
+        if cfg["warmup_steps"] is not None
+        else int(round(float(cfg["warmup_ratio"]) * total_steps))
+    )
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(cfg["lr_schedule"], warmup, total_steps))
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
@@ -241,7 +260,9 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     # A hub id is hashed from its resolved snapshot in the local cache (the same rule as generate).
     from .generate import model_identity
 
-    base_hash = model_identity({"base_model": cfg["base_model"], "revision": cfg["revision"], "local_files_only": cfg["local_files_only"]})["weights_sha256"]
+    base_hash = model_identity(
+        {"base_model": cfg["base_model"], "revision": cfg["revision"], "local_files_only": cfg["local_files_only"]}
+    )["weights_sha256"]
     record: dict[str, Any] = {
         "status": "running",
         "method": method,
@@ -307,7 +328,11 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
                         memory_mb=round(memory_mb(device), 1),
                     )
             train_loss = epoch_loss_sum / max(epoch_tokens, 1)
-            eval_loss = evaluate(model, eval_samples, pad_id, device, cfg["eval_batch_size"] or cfg["batch_size"]) if eval_samples else None
+            eval_loss = (
+                evaluate(model, eval_samples, pad_id, device, cfg["eval_batch_size"] or cfg["batch_size"])
+                if eval_samples
+                else None
+            )
             meta = {
                 "epoch": epoch,
                 "step": step,
@@ -319,11 +344,22 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
                 "dataset_sha256": record["dataset_sha256"],
             }
             path, digest, files = save_snapshot(model, out_dir, epoch, meta)
-            snap = {"epoch": epoch, "path": str(path), "sha256": digest, "files": files, "train_loss": train_loss, "eval_loss": eval_loss, "step": step}
+            snap = {
+                "epoch": epoch,
+                "path": str(path),
+                "sha256": digest,
+                "files": files,
+                "train_loss": train_loss,
+                "eval_loss": eval_loss,
+                "step": step,
+            }
             record["snapshots"].append(snap)
             record["epochs_completed"] = epoch
             emit("artifact", kind="adapter", **snap)
-            log(f"epoch {epoch}: train loss {train_loss:.4f}" + (f", eval loss {eval_loss:.4f}" if eval_loss is not None else ""))
+            log(
+                f"epoch {epoch}: train loss {train_loss:.4f}"
+                + (f", eval loss {eval_loss:.4f}" if eval_loss is not None else "")
+            )
         record["status"] = "succeeded"
     except Canceled:
         record["status"] = "canceled"

@@ -13,7 +13,17 @@ import { Ago, useNow } from "../Time";
 // The overview's narrow card keeps only what identifies a job and how it is going.
 const COMPACT_HIDDEN = new Set(["reason", "agent", "started", "finished"]);
 
-export function JobsTable({ jobs, agents, compact = false, bare = false }: { jobs: JobRow[]; agents: Pick<AgentRow, "id" | "name">[]; compact?: boolean; bare?: boolean }) {
+export function JobsTable({
+  jobs,
+  agents,
+  compact = false,
+  bare = false,
+}: {
+  jobs: JobRow[];
+  agents: Pick<AgentRow, "id" | "name">[];
+  compact?: boolean;
+  bare?: boolean;
+}) {
   const now = useNow(1_000);
   const agentName = new Map(agents.map((a) => [a.id, a.name]));
   const columns: Column<JobRow>[] = [
@@ -32,8 +42,14 @@ export function JobsTable({ jobs, agents, compact = false, bare = false }: { job
             {j.type}
           </Link>{" "}
           <Mono value={j.id} />
-          {jobSummary(j) ? <div className="max-w-[28rem] truncate font-mono text-[11px] text-zinc-500" title={jobSummary(j)}>{jobSummary(j)}</div> : null}
-          {j.state === "queued" && requirementSummary(j) ? <div className="text-[11px] text-amber-700">needs {requirementSummary(j)}</div> : null}
+          {jobSummary(j) ? (
+            <div className="max-w-[28rem] truncate font-mono text-[11px] text-zinc-500" title={jobSummary(j)}>
+              {jobSummary(j)}
+            </div>
+          ) : null}
+          {j.state === "queued" && requirementSummary(j) ? (
+            <div className="text-[11px] text-amber-700">needs {requirementSummary(j)}</div>
+          ) : null}
         </div>
       ),
     },
@@ -41,7 +57,12 @@ export function JobsTable({ jobs, agents, compact = false, bare = false }: { job
       key: "reason",
       header: "Reason",
       className: "w-px",
-      cell: (j) => (j.terminalReason && j.terminalReason !== "succeeded" ? <StateBadge state={j.terminalReason} title={j.error ?? undefined} /> : <span className="text-zinc-400">—</span>),
+      cell: (j) =>
+        j.terminalReason && j.terminalReason !== "succeeded" ? (
+          <StateBadge state={j.terminalReason} title={j.error ?? undefined} />
+        ) : (
+          <span className="text-zinc-400">—</span>
+        ),
     },
     {
       key: "attempts",
@@ -56,8 +77,13 @@ export function JobsTable({ jobs, agents, compact = false, bare = false }: { job
     {
       key: "agent",
       header: "Agent",
-      
-      cell: (j) => (j.agentId ? <span className="text-zinc-700">{agentName.get(j.agentId) ?? <Mono value={j.agentId} />}</span> : <span className="text-zinc-400">—</span>),
+
+      cell: (j) =>
+        j.agentId ? (
+          <span className="text-zinc-700">{agentName.get(j.agentId) ?? <Mono value={j.agentId} />}</span>
+        ) : (
+          <span className="text-zinc-400">—</span>
+        ),
     },
     { key: "created", header: "Created", className: "w-px", cell: (j) => <Ago at={j.createdAt} now={now} /> },
     { key: "started", header: "Started", className: "w-px", cell: (j) => <Ago at={j.startedAt} now={now} /> },
@@ -66,7 +92,11 @@ export function JobsTable({ jobs, agents, compact = false, bare = false }: { job
       key: "duration",
       header: "Duration",
       className: "w-px text-right tabular-nums",
-      cell: (j) => <span className="whitespace-nowrap text-zinc-600">{j.startedAt ? elapsed(j.startedAt, j.finishedAt, now) : "—"}</span>,
+      cell: (j) => (
+        <span className="whitespace-nowrap text-zinc-600">
+          {j.startedAt ? elapsed(j.startedAt, j.finishedAt, now) : "—"}
+        </span>
+      ),
     },
   ];
   return (
@@ -76,7 +106,11 @@ export function JobsTable({ jobs, agents, compact = false, bare = false }: { job
       rowKey={(j) => j.id}
       rowHref={(j) => `/jobs/${j.id}`}
       bare={bare}
-      empty={<EmptyState title="No jobs">Jobs appear here when something is enqueued: grading, training, generation or a shell command.</EmptyState>}
+      empty={
+        <EmptyState title="No jobs">
+          Jobs appear here when something is enqueued: grading, training, generation or a shell command.
+        </EmptyState>
+      }
     />
   );
 }

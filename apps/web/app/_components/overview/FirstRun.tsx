@@ -28,17 +28,47 @@ export function FirstRun() {
   const next = nextStep(steps);
   if (!next) return null;
   return (
-    <Section title="Get started" actions={<span className="text-xs text-zinc-500">{steps.filter((s) => s.done).length} of {steps.length} done</span>}>
+    <Section
+      title="Get started"
+      actions={
+        <span className="text-xs text-zinc-500">
+          {steps.filter((s) => s.done).length} of {steps.length} done
+        </span>
+      }
+    >
       <ol className="space-y-2" aria-label="first-run checklist">
         {steps.map((s, i) => (
-          <li key={s.key} data-step={s.key} data-done={s.done} className={`flex items-start gap-3 rounded-md px-2 py-1.5 ${s === next ? "bg-blue-50" : ""}`}>
-            <span aria-hidden className={`mt-0.5 flex size-5 shrink-0 items-center justify-center rounded-full text-[11px] font-semibold ${s.done ? "bg-emerald-500 text-white" : "bg-zinc-200 text-zinc-600"}`}>{s.done ? "✓" : i + 1}</span>
+          <li
+            key={s.key}
+            data-step={s.key}
+            data-done={s.done}
+            className={`flex items-start gap-3 rounded-md px-2 py-1.5 ${s === next ? "bg-blue-50" : ""}`}
+          >
+            <span
+              aria-hidden
+              className={`mt-0.5 flex size-5 shrink-0 items-center justify-center rounded-full text-[11px] font-semibold ${s.done ? "bg-emerald-500 text-white" : "bg-zinc-200 text-zinc-600"}`}
+            >
+              {s.done ? "✓" : i + 1}
+            </span>
             <div className="min-w-0 flex-1">
-              <div className="text-sm font-medium text-zinc-800">{s.title} {s.done ? <span className="sr-only">(done)</span> : null}</div>
+              <div className="text-sm font-medium text-zinc-800">
+                {s.title} {s.done ? <span className="sr-only">(done)</span> : null}
+              </div>
               <div className="text-xs text-zinc-500">{s.detail}</div>
-              {s.key === "provider" && !s.done ? <div className="mt-1"><AddOracle /></div> : null}
+              {s.key === "provider" && !s.done ? (
+                <div className="mt-1">
+                  <AddOracle />
+                </div>
+              ) : null}
             </div>
-            {!s.done ? <Link href={s.href} className={`shrink-0 text-sm font-medium ${s === next ? "text-blue-700 underline" : "text-zinc-500 hover:underline"}`}>{s.action}</Link> : null}
+            {!s.done ? (
+              <Link
+                href={s.href}
+                className={`shrink-0 text-sm font-medium ${s === next ? "text-blue-700 underline" : "text-zinc-500 hover:underline"}`}
+              >
+                {s.action}
+              </Link>
+            ) : null}
           </li>
         ))}
       </ol>

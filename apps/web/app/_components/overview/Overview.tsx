@@ -14,7 +14,14 @@ import { JobsTable } from "../jobs/JobsTable";
 import { StuckBanner } from "../../agents/StuckBanner";
 import { FirstRun } from "./FirstRun";
 
-const barColor: Record<string, string> = { neutral: "bg-zinc-300", blue: "bg-blue-500", amber: "bg-amber-400", green: "bg-emerald-500", red: "bg-red-500", violet: "bg-violet-500" };
+const barColor: Record<string, string> = {
+  neutral: "bg-zinc-300",
+  blue: "bg-blue-500",
+  amber: "bg-amber-400",
+  green: "bg-emerald-500",
+  red: "bg-red-500",
+  violet: "bg-violet-500",
+};
 
 export function Overview() {
   const trpc = useTRPC();
@@ -31,18 +38,39 @@ export function Overview() {
   return (
     <div className="space-y-5">
       <PageHeader title="Overview" description="The control plane, its agents and the job queue at a glance." />
-      <ErrorBox error={health.error ?? agents.error ?? counts.error ?? recent.error} title="Could not load the overview" />
+      <ErrorBox
+        error={health.error ?? agents.error ?? counts.error ?? recent.error}
+        title="Could not load the overview"
+      />
       <StuckBanner enabled={(byState.get("queued") ?? 0) > 0} />
       <FirstRun />
 
       <div className="grid grid-cols-2 gap-3 md:grid-cols-5">
         <Stat
           label="Server"
-          value={health.data ? <Badge tone={health.data.status === "ok" ? "green" : "red"} dot>{health.data.status}</Badge> : "…"}
+          value={
+            health.data ? (
+              <Badge tone={health.data.status === "ok" ? "green" : "red"} dot>
+                {health.data.status}
+              </Badge>
+            ) : (
+              "…"
+            )
+          }
           hint={health.data ? `database ${health.data.database}` : health.isError ? "unreachable" : "checking"}
         />
-        <Stat label="Agents online" value={health.data?.agentsOnline ?? online.length} hint={`${live.length} enrolled`} href="/agents" />
-        <Stat label="Running" value={(byState.get("running") ?? 0) + (byState.get("canceling") ?? 0)} hint="jobs on agents" href="/jobs?state=running" />
+        <Stat
+          label="Agents online"
+          value={health.data?.agentsOnline ?? online.length}
+          hint={`${live.length} enrolled`}
+          href="/agents"
+        />
+        <Stat
+          label="Running"
+          value={(byState.get("running") ?? 0) + (byState.get("canceling") ?? 0)}
+          hint="jobs on agents"
+          href="/jobs?state=running"
+        />
         <Stat label="Queued" value={byState.get("queued") ?? 0} hint="waiting for an agent" href="/jobs?state=queued" />
         <Stat label="Failed" value={byState.get("failed") ?? 0} hint={`of ${total} jobs`} href="/jobs?state=failed" />
       </div>
@@ -55,7 +83,14 @@ export function Overview() {
             <div className="flex h-2 w-full overflow-hidden rounded-full bg-zinc-100">
               {JobState.options.map((s) => {
                 const n = byState.get(s) ?? 0;
-                return n ? <div key={s} title={`${s}: ${n}`} className={barColor[toneFor(s)]} style={{ width: `${(n / total) * 100}%` }} /> : null;
+                return n ? (
+                  <div
+                    key={s}
+                    title={`${s}: ${n}`}
+                    className={barColor[toneFor(s)]}
+                    style={{ width: `${(n / total) * 100}%` }}
+                  />
+                ) : null;
               })}
             </div>
             <div className="mt-3 flex flex-wrap gap-x-5 gap-y-2">
@@ -71,9 +106,18 @@ export function Overview() {
       </Section>
 
       <div className="grid gap-5 lg:grid-cols-[1fr_2fr]">
-        <Section title="Agents" actions={<Link href="/agents" className="text-xs text-zinc-500 hover:text-zinc-800">All agents →</Link>}>
+        <Section
+          title="Agents"
+          actions={
+            <Link href="/agents" className="text-xs text-zinc-500 hover:text-zinc-800">
+              All agents →
+            </Link>
+          }
+        >
           {live.length === 0 ? (
-            <p className="text-sm text-zinc-500">No agents enrolled. An admin can create an enrollment token on the Agents page.</p>
+            <p className="text-sm text-zinc-500">
+              No agents enrolled. An admin can create an enrollment token on the Agents page.
+            </p>
           ) : (
             <ul className="divide-y divide-zinc-100 text-[13px]">
               {live.map((a) => (
@@ -85,11 +129,15 @@ export function Overview() {
                   </span>
                   <span className="shrink-0 text-xs text-zinc-500">
                     {a.currentJobId ? (
-                      <Link href={`/jobs/${a.currentJobId}`} className="text-blue-700 hover:underline">running a job</Link>
+                      <Link href={`/jobs/${a.currentJobId}`} className="text-blue-700 hover:underline">
+                        running a job
+                      </Link>
                     ) : a.online ? (
                       "idle"
                     ) : (
-                      <>seen <Ago at={a.lastHeartbeatAt} /></>
+                      <>
+                        seen <Ago at={a.lastHeartbeatAt} />
+                      </>
                     )}
                   </span>
                 </li>
@@ -97,7 +145,14 @@ export function Overview() {
             </ul>
           )}
         </Section>
-        <Section title="Recent jobs" actions={<Link href="/jobs" className="text-xs text-zinc-500 hover:text-zinc-800">All jobs →</Link>}>
+        <Section
+          title="Recent jobs"
+          actions={
+            <Link href="/jobs" className="text-xs text-zinc-500 hover:text-zinc-800">
+              All jobs →
+            </Link>
+          }
+        >
           <div className="-m-4">
             <JobsTable jobs={recent.data ?? []} agents={agents.data ?? []} compact bare />
           </div>

@@ -11,6 +11,10 @@ describe("first-run checklist", () => {
     const noSandbox = firstRunSteps({ ...none, agentsOnline: 1, pools: 1 });
     expect(nextStep(noSandbox)?.action).toBe("Fix the sandbox");
     expect(nextStep(firstRunSteps({ ...none, agentsOnline: 1, sandboxOk: 1, pools: 1 }))?.key).toBe("split");
-    expect(nextStep(firstRunSteps({ agentsOnline: 1, sandboxOk: 1, pools: 1, frozenSplits: 1, providers: 1, experiments: 2 }))).toBeNull();
+    expect(
+      nextStep(
+        firstRunSteps({ agentsOnline: 1, sandboxOk: 1, pools: 1, frozenSplits: 1, providers: 1, experiments: 2 }),
+      ),
+    ).toBeNull();
   });
 });

@@ -16,13 +16,53 @@ export type Step = { key: string; title: string; done: boolean; detail: string; 
 export function firstRunSteps(f: FirstRunFacts): Step[] {
   return [
     {
-      key: "agent", title: "An agent online with a working sandbox", done: f.sandboxOk > 0, href: "/agents", action: f.agentsOnline ? "Fix the sandbox" : "Enroll an agent",
-      detail: f.sandboxOk ? `${f.sandboxOk} of ${f.agentsOnline} online agents passed the sandbox self-test` : f.agentsOnline ? `${f.agentsOnline} agent(s) online, none passed the sandbox self-test (install bubblewrap, then re-run it)` : "no agent online: `npm start` runs a local one, or enroll one from the Agents page",
+      key: "agent",
+      title: "An agent online with a working sandbox",
+      done: f.sandboxOk > 0,
+      href: "/agents",
+      action: f.agentsOnline ? "Fix the sandbox" : "Enroll an agent",
+      detail: f.sandboxOk
+        ? `${f.sandboxOk} of ${f.agentsOnline} online agents passed the sandbox self-test`
+        : f.agentsOnline
+          ? `${f.agentsOnline} agent(s) online, none passed the sandbox self-test (install bubblewrap, then re-run it)`
+          : "no agent online: `npm start` runs a local one, or enroll one from the Agents page",
     },
-    { key: "pool", title: "A task pool", done: f.pools > 0, href: "/pools", action: "Import tasks", detail: f.pools ? `${f.pools} pool(s)` : "import a JSONL task file (the built-in pool loads at first start)" },
-    { key: "split", title: "A frozen split", done: f.frozenSplits > 0, href: "/splits", action: "Create a split", detail: f.frozenSplits ? `${f.frozenSplits} frozen split(s)` : "split a pool into train/dev/test by source group" },
-    { key: "provider", title: "A teacher provider", done: f.providers > 0, href: "/providers", action: "Add a provider", detail: f.providers ? `${f.providers} provider(s)` : "an OpenAI-compatible endpoint, or the reference oracle (one click below)" },
-    { key: "experiment", title: "An experiment", done: f.experiments > 0, href: "/experiments/new", action: "Start an experiment", detail: f.experiments ? `${f.experiments} experiment(s)` : "train LoRA adapters and compare them with the base on the test split" },
+    {
+      key: "pool",
+      title: "A task pool",
+      done: f.pools > 0,
+      href: "/pools",
+      action: "Import tasks",
+      detail: f.pools ? `${f.pools} pool(s)` : "import a JSONL task file (the built-in pool loads at first start)",
+    },
+    {
+      key: "split",
+      title: "A frozen split",
+      done: f.frozenSplits > 0,
+      href: "/splits",
+      action: "Create a split",
+      detail: f.frozenSplits ? `${f.frozenSplits} frozen split(s)` : "split a pool into train/dev/test by source group",
+    },
+    {
+      key: "provider",
+      title: "A teacher provider",
+      done: f.providers > 0,
+      href: "/providers",
+      action: "Add a provider",
+      detail: f.providers
+        ? `${f.providers} provider(s)`
+        : "an OpenAI-compatible endpoint, or the reference oracle (one click below)",
+    },
+    {
+      key: "experiment",
+      title: "An experiment",
+      done: f.experiments > 0,
+      href: "/experiments/new",
+      action: "Start an experiment",
+      detail: f.experiments
+        ? `${f.experiments} experiment(s)`
+        : "train LoRA adapters and compare them with the base on the test split",
+    },
   ];
 }
 

@@ -12,7 +12,12 @@ import { useTRPC } from "../../_lib/trpc";
 import { interval, pValue, pct, pp } from "../runs";
 
 const verdictMark = (v: string) => (v === "pass" ? "✓" : "✗");
-const cellTone: Record<string, string> = { improved: "bg-emerald-50 text-emerald-800", regressed: "bg-red-50 text-red-800", both_pass: "text-zinc-700", both_fail: "text-zinc-400" };
+const cellTone: Record<string, string> = {
+  improved: "bg-emerald-50 text-emerald-800",
+  regressed: "bg-red-50 text-red-800",
+  both_pass: "text-zinc-700",
+  both_fail: "text-zinc-400",
+};
 
 /** Two or more runs on one split: recipe and figures side by side, then each test task's outcome per run. */
 export function CompareView() {
@@ -20,7 +25,19 @@ export function CompareView() {
   const ids = (useSearchParams()?.get("ids") ?? "").split(",").filter(Boolean);
   const [onlyDiff, setOnlyDiff] = useState(false);
   const q = useQuery(trpc.runs.compare.queryOptions({ ids }, { enabled: ids.length >= 2 }));
-  if (ids.length < 2) return <EmptyState title="Pick two or more runs to compare" action={<Link className="text-sm font-medium text-blue-700 underline" href="/experiments">Back to the runs table</Link>}>Tick their boxes in the runs table, then press Compare.</EmptyState>;
+  if (ids.length < 2)
+    return (
+      <EmptyState
+        title="Pick two or more runs to compare"
+        action={
+          <Link className="text-sm font-medium text-blue-700 underline" href="/experiments">
+            Back to the runs table
+          </Link>
+        }
+      >
+        Tick their boxes in the runs table, then press Compare.
+      </EmptyState>
+    );
   if (q.error) return <ErrorBox error={q.error} title="Cannot compare these runs" />;
   if (!q.data) return <p className="text-sm text-zinc-500">Loading…</p>;
   const { runs, matrix } = q.data;
@@ -30,7 +47,10 @@ export function CompareView() {
     ["Selected", (r) => r.selected ?? "—"],
     ["Base model", (r) => <span className="font-mono text-xs">{r.baseModel ?? "—"}</span>],
     ["Data", (r) => (r.samples === null ? "—" : `${r.samples} samples`)],
-    ["Epochs · lr · batch", (r) => (r.recipe ? `${r.recipe.epochs} · ${r.recipe.learningRate} · ${r.recipe.batchSize}` : "—")],
+    [
+      "Epochs · lr · batch",
+      (r) => (r.recipe ? `${r.recipe.epochs} · ${r.recipe.learningRate} · ${r.recipe.batchSize}` : "—"),
+    ],
     ["LoRA r / α", (r) => (r.recipe ? `${r.recipe.loraR} / ${r.recipe.loraAlpha}` : "—")],
     ["Seeds", (r) => r.recipe?.seeds.join(", ") ?? "—"],
     ["Dev pass@1 base → adapter", (r) => (r.dev ? `${pct(r.dev.base)} → ${pct(r.dev.sft)}` : "—")],
@@ -43,21 +63,38 @@ export function CompareView() {
   const shown = onlyDiff ? matrix.filter((m) => m.differs) : matrix;
   return (
     <div className="space-y-5">
-      <PageHeader title="Compare experiments" description={`${runs.length} runs on ${runs[0]?.poolName ?? ""} / ${runs[0]?.splitName ?? ""}: the same frozen test tasks, so their figures compare.`} />
+      <PageHeader
+        title="Compare experiments"
+        description={`${runs.length} runs on ${runs[0]?.poolName ?? ""} / ${runs[0]?.splitName ?? ""}: the same frozen test tasks, so their figures compare.`}
+      />
       <Section title="Figures">
         <div className="overflow-x-auto">
           <table className="w-full border-collapse text-left text-[13px]" aria-label="figures side by side">
             <thead>
               <tr className="border-b border-zinc-200">
-                <th scope="col" className="px-2 py-1.5 text-[11px] font-semibold uppercase text-zinc-500">&nbsp;</th>
-                {runs.map((r) => <th key={r.id} scope="col" className="px-2 py-1.5"><Link className="font-medium text-blue-700 hover:underline" href={`/experiments/${r.id}`}>{r.name}</Link></th>)}
+                <th scope="col" className="px-2 py-1.5 text-[11px] font-semibold uppercase text-zinc-500">
+                  &nbsp;
+                </th>
+                {runs.map((r) => (
+                  <th key={r.id} scope="col" className="px-2 py-1.5">
+                    <Link className="font-medium text-blue-700 hover:underline" href={`/experiments/${r.id}`}>
+                      {r.name}
+                    </Link>
+                  </th>
+                ))}
               </tr>
             </thead>
             <tbody className="divide-y divide-zinc-100">
               {rows.map(([label, cell]) => (
                 <tr key={label}>
-                  <th scope="row" className="whitespace-nowrap px-2 py-1.5 text-xs font-medium text-zinc-500">{label}</th>
-                  {runs.map((r) => <td key={r.id} className="px-2 py-1.5 tabular-nums">{cell(r)}</td>)}
+                  <th scope="row" className="whitespace-nowrap px-2 py-1.5 text-xs font-medium text-zinc-500">
+                    {label}
+                  </th>
+                  {runs.map((r) => (
+                    <td key={r.id} className="px-2 py-1.5 tabular-nums">
+                      {cell(r)}
+                    </td>
+                  ))}
                 </tr>
               ))}
             </tbody>
@@ -66,18 +103,34 @@ export function CompareView() {
       </Section>
       <Section
         title={`Test tasks (${shown.length} of ${matrix.length})`}
-        actions={<label className="flex items-center gap-1 text-xs text-zinc-600"><input type="checkbox" checked={onlyDiff} onChange={(e) => setOnlyDiff(e.target.checked)} /> only tasks where the runs differ</label>}
+        actions={
+          <label className="flex items-center gap-1 text-xs text-zinc-600">
+            <input type="checkbox" checked={onlyDiff} onChange={(e) => setOnlyDiff(e.target.checked)} /> only tasks
+            where the runs differ
+          </label>
+        }
       >
-        <p className="mb-2 text-xs text-zinc-500">Each cell: base → adapter on that task (✓ pass, ✗ fail); green improved, red regressed; empty where the run compared no adapter on test.</p>
+        <p className="mb-2 text-xs text-zinc-500">
+          Each cell: base → adapter on that task (✓ pass, ✗ fail); green improved, red regressed; empty where the run
+          compared no adapter on test.
+        </p>
         {matrix.length === 0 ? (
-          <EmptyState title="No per-task test outcomes yet">The runs have no finished report with a compared adapter.</EmptyState>
+          <EmptyState title="No per-task test outcomes yet">
+            The runs have no finished report with a compared adapter.
+          </EmptyState>
         ) : (
           <div className="max-h-[600px] overflow-auto">
             <table className="w-full border-collapse text-left text-[13px]" aria-label="per-task outcomes">
               <thead className="sticky top-0 bg-white">
                 <tr className="border-b border-zinc-200">
-                  <th scope="col" className="px-2 py-1.5 text-[11px] font-semibold uppercase text-zinc-500">Task</th>
-                  {runs.map((r) => <th key={r.id} scope="col" className="px-2 py-1.5 text-xs font-medium">{r.name}</th>)}
+                  <th scope="col" className="px-2 py-1.5 text-[11px] font-semibold uppercase text-zinc-500">
+                    Task
+                  </th>
+                  {runs.map((r) => (
+                    <th key={r.id} scope="col" className="px-2 py-1.5 text-xs font-medium">
+                      {r.name}
+                    </th>
+                  ))}
                 </tr>
               </thead>
               <tbody className="divide-y divide-zinc-100">
@@ -85,7 +138,11 @@ export function CompareView() {
                   <tr key={m.taskId}>
                     <td className="px-2 py-1 font-mono text-xs">{m.taskId}</td>
                     {m.cells.map((c, i) => (
-                      <td key={runs[i]?.id ?? i} className={`px-2 py-1 font-mono text-xs ${c ? (cellTone[c.category] ?? "") : ""}`} title={c ? `${c.base} → ${c.sft}` : "no adapter compared"}>
+                      <td
+                        key={runs[i]?.id ?? i}
+                        className={`px-2 py-1 font-mono text-xs ${c ? (cellTone[c.category] ?? "") : ""}`}
+                        title={c ? `${c.base} → ${c.sft}` : "no adapter compared"}
+                      >
                         {c ? `${verdictMark(c.base)} → ${verdictMark(c.sft)}` : ""}
                       </td>
                     ))}

@@ -29,8 +29,20 @@ export default function ReportPage({ params }: { params: Promise<{ id: string }>
     <div className="space-y-4">
       <PageHeader
         title={q.data.report.name}
-        description={<>Report of <Link href={`/experiments/${q.data.experimentId}`} className="text-blue-700 hover:underline">the experiment</Link>, built {new Date(q.data.report.generatedAt).toLocaleString()}</>}
-        actions={(["json", "csv", "markdown"] as const).map((f) => <button key={f} className="rounded border px-2 py-1 text-sm" onClick={() => void download(f)}>Export {f}</button>)}
+        description={
+          <>
+            Report of{" "}
+            <Link href={`/experiments/${q.data.experimentId}`} className="text-blue-700 hover:underline">
+              the experiment
+            </Link>
+            , built {new Date(q.data.report.generatedAt).toLocaleString()}
+          </>
+        }
+        actions={(["json", "csv", "markdown"] as const).map((f) => (
+          <button key={f} className="rounded border px-2 py-1 text-sm" onClick={() => void download(f)}>
+            Export {f}
+          </button>
+        ))}
       />
       <ShareLinks reportId={id} />
       <ReportView report={q.data.report} reportId={id} />

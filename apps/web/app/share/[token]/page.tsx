@@ -17,7 +17,9 @@ export default function SharePage({ params }: { params: Promise<{ token: string 
     <main className="mx-auto max-w-5xl p-6">
       <h1 className="mb-1 text-2xl font-semibold">{q.data.report.name}</h1>
       {/* Read-only: the same facts as the report page, without links into the workspace or the task answers. */}
-      <p className="mb-4 text-sm text-zinc-500">Shared report, built {new Date(q.data.report.generatedAt).toLocaleString()}</p>
+      <p className="mb-4 text-sm text-zinc-500">
+        Shared report, built {new Date(q.data.report.generatedAt).toLocaleString()}
+      </p>
       <ReportView report={q.data.report} />
     </main>
   );

@@ -1,5 +1,11 @@
 import {
-  collectionVerdictCounts, getCollection, getDataset, getReplay, listCollections, listDatasets, listReplays,
+  collectionVerdictCounts,
+  getCollection,
+  getDataset,
+  getReplay,
+  listCollections,
+  listDatasets,
+  listReplays,
   type CollectionRow,
 } from "@agentlab/db";
 import { CollectionInput, derivedName, DomainError } from "@agentlab/core";
@@ -19,9 +25,20 @@ import type { StageCtx, StageResult } from "./context";
 const PARTS = ["train"] as const;
 
 const summary = (col: CollectionRow) => ({
-  collectionId: col.id, collectionState: col.state, stopReason: col.stopReason, provider: col.providerKind, model: col.model, tasks: col.tasksTotal,
-  samplesTotal: col.samplesTotal, samplesDone: col.samplesDone, samplesFailed: col.samplesFailed, reusedCandidates: col.reused,
-  costUsd: col.costUsd, costSavedUsd: col.costSavedUsd, tokensIn: col.tokensIn, tokensOut: col.tokensOut,
+  collectionId: col.id,
+  collectionState: col.state,
+  stopReason: col.stopReason,
+  provider: col.providerKind,
+  model: col.model,
+  tasks: col.tasksTotal,
+  samplesTotal: col.samplesTotal,
+  samplesDone: col.samplesDone,
+  samplesFailed: col.samplesFailed,
+  reusedCandidates: col.reused,
+  costUsd: col.costUsd,
+  costSavedUsd: col.costSavedUsd,
+  tokensIn: col.tokensIn,
+  tokensOut: col.tokensOut,
 });
 
 async function experimentCollection(c: StageCtx): Promise<CollectionRow | undefined> {
@@ -37,8 +54,18 @@ function createExperimentCollection(c: StageCtx): Promise<CollectionRow> {
   return createCollection(
     c.services,
     CollectionInput.parse({
-      name: derivedName(c.config.name, `: train n=${recipe.n}`), experimentId: c.experimentId, splitId: c.config.splitId, providerId: recipe.providerId,
-      parts: [...PARTS], nSamples: recipe.n, params: recipe.sampling, concurrency: 4, budgetUsd: recipe.budgetUsd ?? undefined, maxRetries: 3, timeoutMs: 120_000, grade: true,
+      name: derivedName(c.config.name, `: train n=${recipe.n}`),
+      experimentId: c.experimentId,
+      splitId: c.config.splitId,
+      providerId: recipe.providerId,
+      parts: [...PARTS],
+      nSamples: recipe.n,
+      params: recipe.sampling,
+      concurrency: 4,
+      budgetUsd: recipe.budgetUsd ?? undefined,
+      maxRetries: 3,
+      timeoutMs: 120_000,
+      grade: true,
     }),
     null,
   );
@@ -46,7 +73,11 @@ function createExperimentCollection(c: StageCtx): Promise<CollectionRow> {
 
 export async function collectStage(c: StageCtx): Promise<StageResult> {
   const col = (await experimentCollection(c)) ?? (await createExperimentCollection(c));
-  if (col.state === "failed" || col.state === "canceled") throw new DomainError("PRECONDITION_FAILED", `the teacher collection ${col.state}: ${col.stopReason ?? "no reason given"}`);
+  if (col.state === "failed" || col.state === "canceled")
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `the teacher collection ${col.state}: ${col.stopReason ?? "no reason given"}`,
+    );
   if (col.state === "queued" || col.state === "running") {
     // Joins the live run, or resumes one that a server restart interrupted (the runner skips finished items).
     void startCollection(c.services, col.id);
@@ -66,27 +97,46 @@ export async function verifyStage(c: StageCtx): Promise<StageResult> {
   const prev = (c.row.output ?? {}) as VerifyOutput;
   const fresh = (await getCollection(db, col.id)) ?? col;
   const verdicts = await collectionVerdictCounts(db, col.id);
-  const pending = fresh.state === "grading" ? 1 : fresh.state === "stopped_budget" ? await enqueueCollectionGrading(c.services, col.id) : 0;
+  const pending =
+    fresh.state === "grading"
+      ? 1
+      : fresh.state === "stopped_budget"
+        ? await enqueueCollectionGrading(c.services, col.id)
+        : 0;
   if (pending > 0) return { state: "running", output: { ...summary(fresh), verdicts, grading: true } };
 
-  let draftId = prev.draftDatasetId ?? (await listDatasets(db, { experimentId: c.experimentId })).find((d) => d.parentId === null)?.id;
+  let draftId =
+    prev.draftDatasetId ??
+    (await listDatasets(db, { experimentId: c.experimentId })).find((d) => d.parentId === null)?.id;
   if (!draftId) {
-    const ds = await createDataset(c.services, { name: derivedName(c.config.name, ": verified teacher data"), splitId: c.config.splitId, collectionIds: [col.id], experimentId: c.experimentId });
+    const ds = await createDataset(c.services, {
+      name: derivedName(c.config.name, ": verified teacher data"),
+      splitId: c.config.splitId,
+      collectionIds: [col.id],
+      experimentId: c.experimentId,
+    });
     draftId = ds.id;
   }
   let replayId = prev.replayId ?? (await listReplays(db, draftId))[0]?.id;
   if (!replayId) replayId = (await startReplay(c.services, draftId)).id;
   const replay = await syncReplay(c.services, replayId);
   const base = { ...summary(fresh), verdicts, draftDatasetId: draftId, replayId };
-  if (!replay || replay.state === "grading") return { state: "running", output: base, jobIds: replay ? Object.values(replay.jobs) : [] };
-  if (replay.state === "failed" || !replay.resultDatasetId) throw new DomainError("PRECONDITION_FAILED", "the replay of the teacher data kept no sample");
-  return { state: "succeeded", output: { ...base, kept: replay.kept, dropped: replay.dropped ?? [], resultDatasetId: replay.resultDatasetId }, jobIds: Object.values(replay.jobs) };
+  if (!replay || replay.state === "grading")
+    return { state: "running", output: base, jobIds: replay ? Object.values(replay.jobs) : [] };
+  if (replay.state === "failed" || !replay.resultDatasetId)
+    throw new DomainError("PRECONDITION_FAILED", "the replay of the teacher data kept no sample");
+  return {
+    state: "succeeded",
+    output: { ...base, kept: replay.kept, dropped: replay.dropped ?? [], resultDatasetId: replay.resultDatasetId },
+    jobIds: Object.values(replay.jobs),
+  };
 }
 
 /** The replay's surviving snapshot, with where its data came from and what it cost. */
 export async function teacherDataset(c: StageCtx) {
   const verify = (c.rows.get("verify")?.output ?? {}) as VerifyOutput & { resultDatasetId?: string; kept?: number };
-  if (!verify.resultDatasetId) throw new DomainError("PRECONDITION_FAILED", "no verified SFT snapshot recorded by the verify stage");
+  if (!verify.resultDatasetId)
+    throw new DomainError("PRECONDITION_FAILED", "no verified SFT snapshot recorded by the verify stage");
   const ds = await getDataset(c.services.db, verify.resultDatasetId);
   if (!ds) throw new DomainError("NOT_FOUND", "the verified SFT snapshot is gone");
   const col = verify.collectionId ? await getCollection(c.services.db, verify.collectionId) : undefined;
@@ -94,8 +144,14 @@ export async function teacherDataset(c: StageCtx) {
   return {
     ds,
     provenance: {
-      collectionId: col?.id ?? null, draftDatasetId: verify.draftDatasetId ?? null, replayId: replay?.id ?? null, replayDropped: replay?.dropped?.length ?? 0,
-      reusedCandidates: col?.reused ?? 0, costUsd: col?.costUsd ?? 0, costSavedUsd: col?.costSavedUsd ?? 0, oracleSamples: ds.oracleSamples,
+      collectionId: col?.id ?? null,
+      draftDatasetId: verify.draftDatasetId ?? null,
+      replayId: replay?.id ?? null,
+      replayDropped: replay?.dropped?.length ?? 0,
+      reusedCandidates: col?.reused ?? 0,
+      costUsd: col?.costUsd ?? 0,
+      costSavedUsd: col?.costSavedUsd ?? 0,
+      oracleSamples: ds.oracleSamples,
     },
   };
 }

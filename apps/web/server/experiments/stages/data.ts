@@ -12,13 +12,26 @@ export async function datasetStage(c: StageCtx): Promise<StageResult> {
   if (!datasetId) {
     const { ds, provenance } = await teacherDataset(c);
     await refuseNonTrainTasks(c, ds.id);
-    return { state: "succeeded", output: { datasetId: ds.id, datasetHash: ds.hash, samples: ds.sampleCount, tasks: ds.taskCount, ...provenance } };
+    return {
+      state: "succeeded",
+      output: { datasetId: ds.id, datasetHash: ds.hash, samples: ds.sampleCount, tasks: ds.taskCount, ...provenance },
+    };
   }
   const ds = await getDataset(c.services.db, datasetId);
   if (!ds) throw new DomainError("NOT_FOUND", `no SFT dataset ${datasetId}`);
-  if (ds.splitId !== c.config.splitId) throw new DomainError("PRECONDITION_FAILED", "the SFT dataset was built from another split");
+  if (ds.splitId !== c.config.splitId)
+    throw new DomainError("PRECONDITION_FAILED", "the SFT dataset was built from another split");
   await refuseNonTrainTasks(c, ds.id);
-  return { state: "succeeded", output: { datasetId: ds.id, datasetHash: ds.hash, samples: ds.sampleCount, tasks: ds.taskCount, reusedDataset: true } };
+  return {
+    state: "succeeded",
+    output: {
+      datasetId: ds.id,
+      datasetHash: ds.hash,
+      samples: ds.sampleCount,
+      tasks: ds.taskCount,
+      reusedDataset: true,
+    },
+  };
 }
 
 // SFT data comes from train tasks only (issue 12); the dataset layer and the sft_samples trigger
@@ -27,7 +40,11 @@ async function refuseNonTrainTasks(c: StageCtx, datasetId: string): Promise<void
   const train = new Set((await splitTasks(c.services.db, c.config.splitId, "train")).map((t) => t.id));
   const keys = await sampleTaskKeys(c, datasetId);
   const leaked = [...keys].filter((k) => !train.has(k));
-  if (leaked.length) throw new DomainError("PRECONDITION_FAILED", `the SFT dataset contains tasks outside the train part: ${leaked.slice(0, 5).join(", ")}`);
+  if (leaked.length)
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `the SFT dataset contains tasks outside the train part: ${leaked.slice(0, 5).join(", ")}`,
+    );
 }
 
 async function sampleTaskKeys(c: StageCtx, datasetId: string): Promise<Set<string>> {

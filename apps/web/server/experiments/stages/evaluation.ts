@@ -16,11 +16,17 @@ export async function devStage(c: StageCtx): Promise<StageResult> {
   else {
     const train = trainOutput(c, t.seed);
     models = (train.snapshots ?? []).map((s) => ({
-      key: modelKey({ model: "adapter", seed: t.seed, seedIndex: t.seedIndex, epoch: s.epoch }), adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null }, trainingMethod: train.method ?? null,
+      key: modelKey({ model: "adapter", seed: t.seed, seedIndex: t.seedIndex, epoch: s.epoch }),
+      adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null },
+      trainingMethod: train.method ?? null,
     }));
   }
   const tasks = await splitTasks(c.services.db, c.config.splitId, "dev");
-  const step = await advanceEvaluation(c.services, { experimentId: c.experimentId, config: c.config, split: "dev", tasks, models }, { ...emptyEval(), ...(c.row.output as Partial<EvalState>) });
+  const step = await advanceEvaluation(
+    c.services,
+    { experimentId: c.experimentId, config: c.config, split: "dev", tasks, models },
+    { ...emptyEval(), ...(c.row.output as Partial<EvalState>) },
+  );
   return { state: step.state, output: step.output, jobIds: step.jobIds };
 }
 
@@ -45,9 +51,17 @@ export async function testStage(c: StageCtx): Promise<StageResult> {
     const s = snapshots(m.seed).find((x) => x.epoch === m.epoch);
     if (!s) throw new DomainError("PRECONDITION_FAILED", `no adapter snapshot for ${modelLabel(m)}`);
     const method = trainOutput(c, m.seed).method ?? null;
-    return { key: modelKey(m), adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null }, trainingMethod: method };
+    return {
+      key: modelKey(m),
+      adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null },
+      trainingMethod: method,
+    };
   });
   const tasks = await splitTasks(db, c.config.splitId, "test");
-  const step = await advanceEvaluation(c.services, { experimentId: c.experimentId, config: c.config, split: "test", tasks, models }, { ...emptyEval(), ...output });
+  const step = await advanceEvaluation(
+    c.services,
+    { experimentId: c.experimentId, config: c.config, split: "test", tasks, models },
+    { ...emptyEval(), ...output },
+  );
   return { state: step.state, output: { ...step.output, models: output.models }, jobIds: step.jobIds };
 }

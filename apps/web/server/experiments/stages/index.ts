@@ -11,7 +11,10 @@ export type { StageCtx, StageResult } from "./context";
 // The experiment's stages (core stagePlan) → one handler per kind. collect and verify build the
 // SFT data with the teacher module; with config.datasetId an existing snapshot is reused and they
 // have nothing to do.
-const reused = async (c: StageCtx): Promise<StageResult> => ({ state: "succeeded", output: { reusedDatasetId: c.config.datasetId } });
+const reused = async (c: StageCtx): Promise<StageResult> => ({
+  state: "succeeded",
+  output: { reusedDatasetId: c.config.datasetId },
+});
 
 export const STAGE_HANDLERS: StageRegistry = {
   collect: (c) => (c.config.datasetId ? reused(c) : collectStage(c)),

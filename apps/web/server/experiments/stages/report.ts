@@ -1,7 +1,22 @@
-import { allDatasetSamples, evaluationIsolation, getSelection, listEvaluations, noVerdictGenerations, saveReport } from "@agentlab/db";
 import {
-  DomainError, assertSameProtocol, buildReport, contaminationCheck, devContaminationCheck, protocolsByModel,
-  type ModelRef, type SelectionDecision, type SftDoc, type TaskOutcome,
+  allDatasetSamples,
+  evaluationIsolation,
+  getSelection,
+  listEvaluations,
+  noVerdictGenerations,
+  saveReport,
+} from "@agentlab/db";
+import {
+  DomainError,
+  assertSameProtocol,
+  buildReport,
+  contaminationCheck,
+  devContaminationCheck,
+  protocolsByModel,
+  type ModelRef,
+  type SelectionDecision,
+  type SftDoc,
+  type TaskOutcome,
 } from "@agentlab/core";
 import { headerFacts } from "../report-facts";
 import type { StageCtx, StageResult } from "./context";
@@ -10,7 +25,6 @@ import { splitTasks } from "../tasks";
 // The report stage: every stored verdict (dev and test), checked for one protocol, paired by the
 // report (pure, packages/core), with the pairs that never got a verdict excluded and counted, and
 // the contamination checks of test and dev against what the experiment learned from.
-
 
 async function sftDocs(c: StageCtx): Promise<SftDoc[]> {
   const out = c.rows.get("dataset")?.output as { datasetId?: string } | undefined;
@@ -36,7 +50,9 @@ export async function reportStage(c: StageCtx): Promise<StageResult> {
     evaluationIsolation(db, c.experimentId),
   ]);
   // The grading isolation of each verdict (GradeResult.isolation), counted on the report.
-  const inProcess = new Set(isolation.filter((r) => r.isolation === "in_process").map((r) => `${r.split}:${r.modelKey}:${r.taskId}`));
+  const inProcess = new Set(
+    isolation.filter((r) => r.isolation === "in_process").map((r) => `${r.split}:${r.modelKey}:${r.taskId}`),
+  );
   const group = (rows: typeof dev) => {
     const out: Record<string, TaskOutcome[]> = {};
     for (const r of rows) {
@@ -54,11 +70,20 @@ export async function reportStage(c: StageCtx): Promise<StageResult> {
     return out;
   };
   const [trainTasks, devTasks, testTasks, sft] = await Promise.all([
-    splitTasks(db, c.config.splitId, "train"), splitTasks(db, c.config.splitId, "dev"), splitTasks(db, c.config.splitId, "test"), sftDocs(c),
+    splitTasks(db, c.config.splitId, "train"),
+    splitTasks(db, c.config.splitId, "dev"),
+    splitTasks(db, c.config.splitId, "test"),
+    sftDocs(c),
   ]);
   const generatedAt = new Date().toISOString();
   const header = await headerFacts(db, {
-    experimentId: c.experimentId, config: c.config, rows: c.rows, selected: selection.selected, testModels: testOut?.models ?? [], protocol: Object.values(protocols)[0] ?? null, reportAt: generatedAt,
+    experimentId: c.experimentId,
+    config: c.config,
+    rows: c.rows,
+    selected: selection.selected,
+    testModels: testOut?.models ?? [],
+    protocol: Object.values(protocols)[0] ?? null,
+    reportAt: generatedAt,
   });
   const report = buildReport({
     experimentId: c.experimentId,

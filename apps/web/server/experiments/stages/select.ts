@@ -1,5 +1,14 @@
 import { listEvaluations, noVerdictGenerations, saveSelection, type Db } from "@agentlab/db";
-import { assertSameProtocol, bestEpochPerSeed, modelKey, protocolsByModel, selectByDev, type DevCandidate, type ExperimentConfig, type ModelRef } from "@agentlab/core";
+import {
+  assertSameProtocol,
+  bestEpochPerSeed,
+  modelKey,
+  protocolsByModel,
+  selectByDev,
+  type DevCandidate,
+  type ExperimentConfig,
+  type ModelRef,
+} from "@agentlab/core";
 import type { StageCtx, StageResult } from "./context";
 
 // `select`: the dev decision (base or one adapter) from the stored dev evaluations.
@@ -11,7 +20,9 @@ import type { StageCtx, StageResult } from "./context";
  */
 async function devCandidates(db: Db, experimentId: string, config: ExperimentConfig): Promise<DevCandidate[]> {
   const all = await listEvaluations(db, { experimentId, split: "dev" });
-  const excluded = new Set((await noVerdictGenerations(db, experimentId)).filter((g) => g.split === "dev").map((g) => g.taskId));
+  const excluded = new Set(
+    (await noVerdictGenerations(db, experimentId)).filter((g) => g.split === "dev").map((g) => g.taskId),
+  );
   const rows = all.filter((r) => !excluded.has(r.taskId));
   const counts = new Map<string, { n: number; passed: number }>();
   for (const r of rows) {
@@ -34,11 +45,18 @@ async function devCandidates(db: Db, experimentId: string, config: ExperimentCon
 
 export async function selectStage(c: StageCtx): Promise<StageResult> {
   // One protocol for every dev evaluation: selection never compares runs made under different ones.
-  assertSameProtocol(protocolsByModel(await listEvaluations(c.services.db, { experimentId: c.experimentId, split: "dev" })));
+  assertSameProtocol(
+    protocolsByModel(await listEvaluations(c.services.db, { experimentId: c.experimentId, split: "dev" })),
+  );
   const decision = selectByDev(await devCandidates(c.services.db, c.experimentId, c.config));
   const stored = await saveSelection(c.services.db, c.experimentId, decision as unknown as Record<string, unknown>);
-  const excluded = new Set((await noVerdictGenerations(c.services.db, c.experimentId)).filter((g) => g.split === "dev").map((g) => g.taskId));
-  return { state: "succeeded", output: { selected: stored.selected, outcome: stored.outcome, devTasksExcludedNoVerdict: excluded.size } };
+  const excluded = new Set(
+    (await noVerdictGenerations(c.services.db, c.experimentId)).filter((g) => g.split === "dev").map((g) => g.taskId),
+  );
+  return {
+    state: "succeeded",
+    output: { selected: stored.selected, outcome: stored.outcome, devTasksExcludedNoVerdict: excluded.size },
+  };
 }
 
 export async function testModels(c: StageCtx): Promise<ModelRef[]> {
