@@ -52,13 +52,13 @@ def batches(samples, pad_id, sizes):
 def assert_same(a, b, atol=1e-6, rtol=1e-4):
     assert a.keys() == b.keys()
     for k in a:
-        torch.testing.assert_close(a[k], b[k], atol=atol, rtol=rtol, msg=lambda m, k=k: f"{k}: {m}")
+        torch.testing.assert_close(a[k], b[k], atol=atol, rtol=rtol, msg=lambda m, k=k: f"{k}: {m}")  # type: ignore[misc]
 
 
 def reference_grads(tiny_model, samples, pad_id):
     """Independent reference: mean token loss over the union, one sample at a time, summed."""
     model = fresh_model(tiny_model)
-    total, n = 0.0, 0
+    n = 0
     losses = []
     for s in samples:
         loss, k = token_loss_sum(model, D.collate([s], pad_id))

@@ -8,7 +8,7 @@ from helpers import make_samples
 
 def supervised_runs(enc: D.Encoded) -> list[list[int]]:
     runs, cur = [], []
-    for tok, lab in zip(enc.input_ids, enc.labels):
+    for tok, lab in zip(enc.input_ids, enc.labels, strict=True):
         if lab != D.IGNORE:
             assert lab == tok
             cur.append(tok)

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-import torch
 
 from agentlab_trainer import data as D
 from agentlab_trainer.common import sha256_tree
@@ -223,6 +222,6 @@ def test_sigterm_mid_epoch_keeps_finished_snapshots(tiny_model, sft_files, tmp_p
     assert snaps and snaps[0]["epoch"] == 1
     for s in snaps:
         assert sha256_tree(s["path"]) == s["sha256"]
-    out = Path(spec["output_dir"])
+    out = Path(str(spec["output_dir"]))
     assert sorted(p.name for p in out.iterdir()) == [f"epoch-{s['epoch']}" for s in snaps]  # no partial snapshot
     assert rec["steps"] < rec["total_steps"]

@@ -11,8 +11,9 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -60,7 +61,7 @@ class CancelFlag:
     def __init__(self) -> None:
         self.signum: int | None = None
 
-    def install(self) -> "CancelFlag":
+    def install(self) -> CancelFlag:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self._handle)
         return self
@@ -215,7 +216,7 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
         import gzip
 
         opener = gzip.open  # type: ignore[assignment]
-    with opener(p, "rt", encoding="utf-8") as f:  # type: ignore[operator]
+    with opener(p, "rt", encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
                 continue

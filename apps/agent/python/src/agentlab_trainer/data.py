@@ -4,8 +4,9 @@ batches without packing, and padded collation."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from .common import UserError, read_jsonl
 

@@ -145,7 +145,7 @@ def generate_transformers(
     dtype = torch.bfloat16 if resolve_dtype(cfg, device) == "bfloat16" else torch.float32
     model = AutoModelForCausalLM.from_pretrained(
         cfg["base_model"], dtype=dtype, local_files_only=cfg["local_files_only"], revision=cfg["revision"]
-    ).to(device)
+    ).to(device)  # type: ignore[arg-type]  # transformers' typed .to() wrapper
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else next(iter(stop_ids))
     recipe = recipe_generation_config(cfg, stop_ids, pad_id)
     if not cfg["use_checkpoint_generation_config"]:
@@ -218,7 +218,7 @@ def generate_vllm(
         outs = llm.generate(
             [{"prompt_token_ids": ids} for _, ids in chunk], params, lora_request=lora_request, use_tqdm=False
         )
-        for (task_id, ids), o in zip(chunk, outs):
+        for (task_id, ids), o in zip(chunk, outs, strict=True):
             comp = o.outputs[0]
             new, _ = _finish(list(comp.token_ids), stop_ids, cfg["max_new_tokens"])
             yield task_id, len(ids), new, ("length" if comp.finish_reason == "length" else "stop")

@@ -78,7 +78,7 @@ def load_model(
     model = AutoModelForCausalLM.from_pretrained(
         path, dtype=dtype, local_files_only=local_files_only, revision=revision
     )
-    model.to(device)
+    model.to(device)  # type: ignore[arg-type]  # transformers types .to() through a wrapper that expects a model
     return model, ("lora-bf16" if dtype == torch.bfloat16 else "lora-fp32")
 
 
@@ -89,7 +89,7 @@ def attach_lora(model, lora: dict[str, Any], seed: int):
     torch.manual_seed(seed)
     cfg = LoraConfig(
         r=int(lora["r"]),
-        lora_alpha=float(lora["alpha"]),
+        lora_alpha=float(lora["alpha"]),  # type: ignore[arg-type]  # peft annotates int, scales by alpha / r
         lora_dropout=float(lora["dropout"]),
         target_modules=list(lora["target_modules"]),
         bias="none",

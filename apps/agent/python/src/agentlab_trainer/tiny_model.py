@@ -7,8 +7,9 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .common import UserError, emit, log, read_jsonl, sha256_file, sha256_text, weights_hash
 
@@ -117,7 +118,7 @@ def build_tokenizer(texts: list[str], vocab_size: int):
 
 def build_model(tokenizer, cfg: dict[str, Any]):
     import torch
-    from transformers import AutoModelForCausalLM, GenerationConfig, LlamaConfig, Qwen2Config
+    from transformers import AutoModelForCausalLM, GenerationConfig, LlamaConfig, PretrainedConfig, Qwen2Config
 
     common = dict(
         vocab_size=len(tokenizer),
@@ -132,6 +133,7 @@ def build_model(tokenizer, cfg: dict[str, Any]):
         eos_token_id=tokenizer.convert_tokens_to_ids(IM_END),
         pad_token_id=tokenizer.convert_tokens_to_ids(ENDOFTEXT),
     )
+    config: PretrainedConfig
     if cfg["arch"] == "llama":
         config = LlamaConfig(**common)
     elif cfg["arch"] == "qwen2":

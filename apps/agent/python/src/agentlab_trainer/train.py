@@ -12,9 +12,10 @@ import os
 import shutil
 import stat
 import time
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from . import data as D
 from .common import (
@@ -32,7 +33,6 @@ from .common import (
     sha256_text,
     sha256_tree,
 )
-
 from .modeling import attach_lora, load_model, load_tokenizer
 
 DEFAULT_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
