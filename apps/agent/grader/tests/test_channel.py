@@ -77,6 +77,20 @@ def candidate_module():
     }
 
 
+def bare_codec(private: frozenset, guarded: bool) -> wire.Codec:
+    """A codec with no peer behind it: for values that need no handles."""
+    return wire.Codec(
+        shareable_modules=SHARE,
+        private_modules=private,
+        export=id,
+        local=None,
+        local_named=None,
+        remote=None,
+        handed_back=lambda v: None,
+        guarded=guarded,
+    )
+
+
 @pytest.fixture
 def judge():
     a, b = socket.socketpair()
@@ -158,16 +172,7 @@ def test_data_may_change_behaviour_may_not(judge):
     with pytest.raises(PermissionError):
         judge("poke")(c, "check")  # would make c.check a candidate function
     assert c.check(41) is False
-    codec = wire.Codec(
-        shareable_modules=SHARE,
-        private_modules=frozenset(),
-        export=id,
-        local=None,
-        local_named=None,
-        remote=None,
-        handed_back=lambda v: None,
-        guarded=True,
-    )
+    codec = bare_codec(frozenset(), guarded=True)
     Node.describe = lambda self: "node"  # type: ignore[attr-defined]  # a method added for this test
     try:
         with pytest.raises(wire.ProtocolError):
@@ -184,15 +189,7 @@ def test_standard_types_rebuild_as_themselves(judge):
 
 
 def test_deep_structures_cross():
-    codec = wire.Codec(
-        shareable_modules=SHARE,
-        private_modules=frozenset(),
-        export=id,
-        local=None,
-        local_named=None,
-        remote=None,
-        handed_back=lambda v: None,
-    )
+    codec = bare_codec(frozenset(), guarded=False)
     head = None
     for i in range(1500):
         head = Node(i, head)
@@ -206,16 +203,7 @@ def test_deep_structures_cross():
 def test_the_judge_resolves_only_pure_globals():
     import math
 
-    judge = wire.Codec(
-        shareable_modules=SHARE,
-        private_modules=frozenset({"solution"}),
-        export=id,
-        local=None,
-        local_named=None,
-        remote=None,
-        handed_back=lambda v: None,
-        guarded=True,
-    )
+    judge = bare_codec(frozenset({"solution"}), guarded=True)
     assert judge.decode(["G", "math", "sqrt"]) is math.sqrt
     assert judge.decode(["G", "builtins", "len"]) is len
     for module, name in (
@@ -237,15 +225,7 @@ def test_malformed_frames_are_protocol_errors():
     os.write(b.fileno(), (wire.MAX_FRAME + 1).to_bytes(4, "big"))
     with pytest.raises(wire.FrameTooLarge):
         wire.recv_frame(a.fileno())
-    codec = wire.Codec(
-        shareable_modules=SHARE,
-        private_modules=frozenset({"solution"}),
-        export=id,
-        local=None,
-        local_named=None,
-        remote=None,
-        handed_back=lambda v: None,
-    )
+    codec = bare_codec(frozenset({"solution"}), guarded=False)
     for bad in (
         ["O", 0, "os", "system", []],
         ["G", "solution", "f"],
