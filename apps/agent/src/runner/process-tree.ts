@@ -24,6 +24,9 @@ export type TreeOptions = {
  * the end so no child outlives the job (processes that call setsid escape; the grading sandbox
  * covers untrusted code).
  */
+/** How long a finished job waits for its output pipes to drain. */
+const PIPE_DRAIN_MS = 2000;
+
 export function runProcessTree(opts: TreeOptions): Promise<TreeResult> {
   return new Promise((resolve) => {
     const [cmd, ...args] = opts.argv;
@@ -49,11 +52,18 @@ export function runProcessTree(opts: TreeOptions): Promise<TreeResult> {
       guard.dispose();
       resolve({ exitCode: null, signal: null, outputTruncated: truncated, spawnError: err.message });
     });
-    // 'exit' rather than 'close': a grandchild holding the pipes open must not keep the job alive.
+    // Output still in the pipes when the process exits must reach the log before the result: wait
+    // for both streams to end, but not for a grandchild (escaped with setsid) holding them open.
+    const drained = Promise.all(
+      [child.stdout, child.stderr].map((st) => new Promise((done) => st.once("close", done))),
+    );
     child.once("exit", (code, sig) => {
       guard.dispose();
       killGroup(child, "SIGKILL");
-      setImmediate(() => resolve({ exitCode: code, signal: sig, outputTruncated: truncated, spawnError: null }));
+      const bound = new Promise((done) => setTimeout(done, PIPE_DRAIN_MS));
+      void Promise.race([drained, bound]).then(() =>
+        resolve({ exitCode: code, signal: sig, outputTruncated: truncated, spawnError: null }),
+      );
     });
   });
 }
