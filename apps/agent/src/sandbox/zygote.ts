@@ -176,10 +176,21 @@ export class Zygote {
    */
   async request(req: RunnerRequest, signal?: AbortSignal): Promise<RunnerResponse> {
     // An abort answers at once, also while the sandbox is still starting; it is killed, not waited for.
+    // The listener goes when the request does: a job's signal outlives many requests (an audit).
+    let onAbort: (() => void) | undefined;
     const aborted = new Promise<null>((resolve) => {
-      if (!signal || signal.aborted) resolve(null);
-      else signal.addEventListener("abort", () => resolve(null), { once: true });
+      if (!signal || signal.aborted) return resolve(null);
+      onAbort = () => resolve(null);
+      signal.addEventListener("abort", onAbort, { once: true });
     });
+    try {
+      return await this.grade(req, aborted, signal);
+    } finally {
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  private async grade(req: RunnerRequest, aborted: Promise<null>, signal?: AbortSignal): Promise<RunnerResponse> {
     const interrupted = () => {
       this.stop();
       return emptyResponse({ interrupted: String(signal?.reason ?? "aborted") });
