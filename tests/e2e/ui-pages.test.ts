@@ -1,16 +1,32 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { countOnlineAgents, enrollAgent, enqueueJob, getJob, hashToken, sessions, users } from "@agentlab/db";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  countOnlineAgents,
+  createEnrollmentToken,
+  enrollAgent,
+  enqueueJob,
+  getJob,
+  hashToken,
+  sessions,
+  users,
+} from "@agentlab/db";
 import { launchBrowser, startProduct, type RunningApp } from "./helpers/app";
 
-// The Agents and Jobs pages against the real product: Next pages, tRPC over HTTP, the local agent
-// running real shell jobs. The admin's session is written straight to the database so this file
+// The Agents and Jobs pages against the real product: Next pages, tRPC over HTTP, the local agent,
+// and a second agent that opted in to shell jobs running real ones. The admin's session is written straight to the database so this file
 // does not depend on the login pages.
 
 let app: RunningApp;
 let browser: Browser;
 let signedIn: BrowserContext;
+let shellAgent: ChildProcess | undefined;
+const AGENT_BIN = fileURLToPath(new URL("../../apps/agent/bin/agentlab-agent.mjs", import.meta.url));
 const CSRF = randomBytes(16).toString("hex");
 
 async function until<T>(fn: () => Promise<T | null | undefined | false>, what: string, timeoutMs = 60_000): Promise<T> {
@@ -51,9 +67,27 @@ beforeAll(async () => {
   ]);
   signedIn.on("dialog", (d) => void d.accept());
   await until(async () => (await countOnlineAgents(db)) >= 1, "the local agent to come online");
+  // The local agent never runs shell jobs (it shares the control plane's host); a second agent,
+  // started with both opt-ins as a team would on a box meant for them, runs this file's jobs.
+  const enr = await createEnrollmentToken(db, { name: "shell-box", ttlS: 60 });
+  const { agentId, credential } = await enrollAgent(db, enr.token, "shell-box");
+  const home = await mkdtemp(join(tmpdir(), "agentlab-e2e-shell-"));
+  await writeFile(join(home, "agent.json"), JSON.stringify({ server: app.url, agentId, credential }), { mode: 0o600 });
+  shellAgent = spawn(process.execPath, [AGENT_BIN, "run", "--allow-shell-jobs"], {
+    env: {
+      PATH: process.env.PATH,
+      AGENTLAB_AGENT_HOME: home,
+      AGENTLAB_SANDBOX: "process",
+      AGENTLAB_ALLOW_SHELL_JOBS: "1",
+      LOG_LEVEL: "warn",
+    },
+    stdio: "inherit",
+  });
+  await until(async () => (await countOnlineAgents(db)) >= 2, "the shell agent to come online");
 });
 
 afterAll(async () => {
+  shellAgent?.kill("SIGKILL");
   await browser?.close();
   await app?.stop();
 });
