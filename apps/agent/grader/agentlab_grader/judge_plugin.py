@@ -19,7 +19,8 @@ import types
 
 import pytest
 
-from .peer import CandidateLost, Peer, Proxy
+from .peer import Peer
+from .proxy import CandidateLost, Proxy
 
 
 class CandidateLink:

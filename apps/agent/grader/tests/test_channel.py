@@ -13,7 +13,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from agentlab_grader import wire  # noqa: E402
-from agentlab_grader.peer import CandidateLost, Peer, Proxy  # noqa: E402
+from agentlab_grader.peer import Peer  # noqa: E402
+from agentlab_grader.proxy import CandidateLost, Proxy  # noqa: E402
 
 SHARE = frozenset({"nodes_for_test"})
 
