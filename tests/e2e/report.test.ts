@@ -1,8 +1,7 @@
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, inArray } from "drizzle-orm";
 import type { Browser, BrowserContext } from "playwright-core";
-import { hashToken, reportByExperiment, schema, sessions, users } from "@agentlab/db";
+import { reportByExperiment, schema } from "@agentlab/db";
 import type { ExperimentReport, TaskSpec } from "@agentlab/core";
 import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
 import { splitTasks } from "../../apps/web/server/experiments/tasks";
@@ -15,7 +14,7 @@ import {
   startExperiment,
   type Behaviour,
 } from "../integration/experiments-harness";
-import { launchBrowser, startProduct, type RunningApp } from "./helpers/app";
+import { launchBrowser, signedInAdmin, startProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 
 // The report pages in the browser (issue 15): the header, the per-task view with its filters,
@@ -33,7 +32,6 @@ let tasks: Map<string, TaskSpec>;
 let selected: { id: string; reportId: string; report: ExperimentReport };
 let kept: { id: string; reportId: string; report: ExperimentReport };
 let inProcessTask = "";
-const CSRF = randomBytes(16).toString("hex");
 
 beforeAll(async () => {
   app = await startProduct({ AGENTLAB_LOCAL_AGENT: "0" });
@@ -68,28 +66,11 @@ beforeAll(async () => {
   );
   kept = await run("e2e report: base kept", { fixes: () => false }, [7]);
 
-  const [user] = await db
-    .insert(users)
-    .values({
-      email: "report@example.com",
-      name: "Rita Report",
-      passwordHash: "unused:login-not-exercised-here",
-      role: "admin",
-    })
-    .returning();
-  if (!user) throw new Error("no user");
-  const token = randomBytes(32).toString("base64url");
-  await db.insert(sessions).values({
-    tokenHash: hashToken(token),
-    userId: user.id,
-    csrfToken: CSRF,
-    expiresAt: new Date(Date.now() + 3_600_000),
+  signedIn = await signedInAdmin(browser, db, app.url, {
+    email: "report@example.com",
+    name: "Rita Report",
+    viewport: { width: 1400, height: 1000 },
   });
-  signedIn = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-  await signedIn.addCookies([
-    { name: "agentlab_session", value: token, url: app.url },
-    { name: "agentlab_csrf", value: CSRF, url: app.url },
-  ]);
 }, 600_000);
 
 afterAll(async () => {

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -6,17 +5,8 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  countOnlineAgents,
-  createEnrollmentToken,
-  enrollAgent,
-  enqueueJob,
-  getJob,
-  hashToken,
-  sessions,
-  users,
-} from "@agentlab/db";
-import { launchBrowser, startProduct, type RunningApp } from "./helpers/app";
+import { countOnlineAgents, createEnrollmentToken, enrollAgent, enqueueJob, getJob } from "@agentlab/db";
+import { launchBrowser, signedInAdmin, startProduct, type RunningApp } from "./helpers/app";
 
 // The Agents and Jobs pages against the real product: Next pages, tRPC over HTTP, the local agent,
 // and a second agent that opted in to shell jobs running real ones. The admin's session is written straight to the database so this file
@@ -27,7 +17,6 @@ let browser: Browser;
 let signedIn: BrowserContext;
 let shellAgent: ChildProcess | undefined;
 const AGENT_BIN = fileURLToPath(new URL("../../apps/agent/bin/agentlab-agent.mjs", import.meta.url));
-const CSRF = randomBytes(16).toString("hex");
 
 async function until<T>(fn: () => Promise<T | null | undefined | false>, what: string, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -43,28 +32,11 @@ beforeAll(async () => {
   app = await startProduct();
   browser = await launchBrowser();
   const db = app.db.db;
-  const [user] = await db
-    .insert(users)
-    .values({
-      email: "ui@example.com",
-      name: "Grace UI",
-      passwordHash: "unused:login-not-exercised-here",
-      role: "admin",
-    })
-    .returning();
-  if (!user) throw new Error("no user");
-  const token = randomBytes(32).toString("base64url");
-  await db.insert(sessions).values({
-    tokenHash: hashToken(token),
-    userId: user.id,
-    csrfToken: CSRF,
-    expiresAt: new Date(Date.now() + 3_600_000),
+  signedIn = await signedInAdmin(browser, db, app.url, {
+    email: "ui@example.com",
+    name: "Grace UI",
+    viewport: { width: 1280, height: 900 },
   });
-  signedIn = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await signedIn.addCookies([
-    { name: "agentlab_session", value: token, url: app.url },
-    { name: "agentlab_csrf", value: CSRF, url: app.url },
-  ]);
   signedIn.on("dialog", (d) => void d.accept());
   await until(async () => (await countOnlineAgents(db)) >= 1, "the local agent to come online");
   // The local agent never runs shell jobs (it shares the control plane's host); a second agent,

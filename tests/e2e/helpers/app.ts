@@ -4,7 +4,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { randomBytes } from "node:crypto";
+import { hashToken, sessions, users, type Db } from "@agentlab/db";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { createTestDatabase, type TestDb } from "../../integration/helpers/db";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
@@ -114,4 +116,35 @@ export async function createFirstAdmin(
   await page.getByLabel(/^Password/).fill(who.password);
   await page.getByLabel("Repeat password").fill(who.password);
   await page.getByRole("button", { name: "Create account" }).click();
+}
+
+/**
+ * A browser context signed in as a new admin whose session is written straight to the database,
+ * for tests that exercise pages, not the login (which foundation.test.ts covers).
+ */
+export async function signedInAdmin(
+  browser: Browser,
+  db: Db,
+  url: string,
+  who: { email: string; name: string; viewport: { width: number; height: number } },
+): Promise<BrowserContext> {
+  const [user] = await db
+    .insert(users)
+    .values({ email: who.email, name: who.name, passwordHash: "unused:login-not-exercised-here", role: "admin" })
+    .returning();
+  if (!user) throw new Error("no user");
+  const token = randomBytes(32).toString("base64url");
+  const csrf = randomBytes(16).toString("hex");
+  await db.insert(sessions).values({
+    tokenHash: hashToken(token),
+    userId: user.id,
+    csrfToken: csrf,
+    expiresAt: new Date(Date.now() + 3_600_000),
+  });
+  const context = await browser.newContext({ viewport: who.viewport });
+  await context.addCookies([
+    { name: "agentlab_session", value: token, url },
+    { name: "agentlab_csrf", value: csrf, url },
+  ]);
+  return context;
 }
