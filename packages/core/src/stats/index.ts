@@ -7,3 +7,5 @@ export * from "./bootstrap";
 export * from "./compare";
 export * from "./pooling";
 export * from "./compare-file";
+export * from "./passk";
+export * from "./rates";
