@@ -38,6 +38,8 @@ export const taskPools = pgTable("task_pools", {
   createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  // Hidden from lists and pickers by default (archive/restore); nothing else about the row changes.
+  archivedAt: timestamp("archived_at", { withTimezone: true }),
 });
 
 // How the task is graded (core's GradingIsolation): set from its newest finished admission audit.
@@ -78,6 +80,8 @@ export const tasks = pgTable(
     index("tasks_pool_fingerprint_idx").on(t.poolId, t.fingerprint),
     index("tasks_pool_normalized_idx").on(t.poolId, t.normalizedHash),
     index("tasks_pool_origin_idx").on(t.poolId, t.origin),
+    // Full-text search in instructions (tasks.search): built into Postgres and PGlite, no extension.
+    index("tasks_instruction_fts_idx").using("gin", sql`to_tsvector('english', ${t.instruction})`),
   ],
 );
 
@@ -129,6 +133,8 @@ export const splits = pgTable(
     // The admission gate applied at creation (null: made before the gate existed).
     admission: jsonb("admission").$type<SplitAdmission>(),
     frozen: boolean("frozen").notNull().default(false),
+    // The one column a frozen split may change (custom migration 0013 narrows the guard to it).
+    archivedAt: timestamp("archived_at", { withTimezone: true }),
     createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },

@@ -42,6 +42,8 @@ export const teacherProviders = pgTable("teacher_providers", {
   createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  // Hidden from lists and pickers by default (archive/restore); nothing else about the row changes.
+  archivedAt: timestamp("archived_at", { withTimezone: true }),
 });
 
 // USD per million tokens, per model; edited by the user.
@@ -224,6 +226,8 @@ export const sftDatasets = pgTable(
     tokenCounts: jsonb("token_counts").$type<TokenCounts>(),
     createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    // The one column besides token_counts that the immutability trigger lets change (custom migration 0013).
+    archivedAt: timestamp("archived_at", { withTimezone: true }),
   },
   (t) => [
     index("sft_datasets_hash_idx").on(t.hash),
