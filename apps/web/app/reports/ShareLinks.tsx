@@ -37,7 +37,15 @@ export function ShareLinks({ reportId }: { reportId: string }) {
                     : "no expiry"}
               </span>
               {!l.revokedAt && (
-                <button className="rounded border px-1.5 py-0.5" onClick={() => revoke.mutate({ id: l.id })}>
+                <button
+                  className="rounded border px-1.5 py-0.5"
+                  onClick={() =>
+                    // Revoking is final: anyone holding the link loses access and it cannot be restored.
+                    window.confirm(
+                      `Revoke share link ${l.id.slice(0, 8)}? Whoever has it loses access; this cannot be undone.`,
+                    ) && revoke.mutate({ id: l.id })
+                  }
+                >
                   Revoke
                 </button>
               )}
