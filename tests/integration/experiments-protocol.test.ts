@@ -4,7 +4,7 @@ import { getSplit, insertProvider, listGenerations, queryRows, reportByExperimen
 import { formatAnswer, type ExperimentReport, type TaskSpec } from "@agentlab/core";
 import { sql } from "drizzle-orm";
 import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
-import { MAX_GRADE_ATTEMPTS } from "../../apps/web/server/experiments/evaluate";
+import { MAX_GRADE_ATTEMPTS } from "../../apps/web/server/experiments/grade-batches";
 import { resumeExperiment } from "../../apps/web/server/experiments/service";
 import { createDataset } from "../../apps/web/server/teacher/datasets";
 import type { Services } from "../../apps/web/server/services";
