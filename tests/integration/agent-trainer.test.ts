@@ -135,6 +135,7 @@ describe("trainer jobs on the agent", () => {
     const protocol = generationProtocol(parsed.summary, {
       promptTemplateHash: PROMPT_TEMPLATE_HASH,
       trainingMethod: "lora-fp32",
+      samples: 1,
     });
     expect(protocol).toMatchObject({
       backend: "transformers",

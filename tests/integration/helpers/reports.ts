@@ -35,6 +35,8 @@ export async function storeReport(
     chatTemplateSha256: "c".repeat(64),
     decoding: { doSample: false, temperature: 1, topP: 1 },
     maxNewTokens: config.evaluation.maxNewTokens,
+    samples: 1,
+    seed: 0,
     stop: ["<|im_end|>"],
     generationConfig: "recipe",
     backend: "transformers",

@@ -9,6 +9,9 @@ import { TrainMethod } from "../trainer/schemas";
 
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 hex digest");
 
+/** The most answers per task an evaluation may ask for. */
+export const MAX_SAMPLES = 64;
+
 export const TeacherRecipe = z.object({
   providerId: z.string().uuid(),
   /** Candidates requested per train task. */
@@ -62,6 +65,18 @@ export const EvalProtocol = z.object({
     })
     .default({ doSample: false, temperature: 1, topP: 1 }),
   maxNewTokens: z.number().int().min(1).max(32768).default(512),
+  /**
+   * Answers per task (issue 17): 1 = one answer (greedy by default); n > 1 samples n answers per
+   * prompt with `decoding` and the report compares per-task pass rates, with pass@k for k ≤ n.
+   */
+  samples: z.number().int().min(1).max(MAX_SAMPLES).default(1),
+  /** Base seed of sampled decoding; the trainer derives each sample's seed from it and records it per answer. */
+  seed: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 31 - 1)
+    .default(0),
   graderVersion: z.string().min(1).max(200),
   /** Generation backend; every evaluation of the experiment uses it. */
   backend: z.enum(["transformers", "vllm"]).default("transformers"),
@@ -104,6 +119,11 @@ export const ExperimentConfig = z
     /** Printed on the report (e.g. the demo's tiny random model). */
     disclaimer: z.string().max(2000).optional(),
   })
-  .refine((c) => new Set(c.seeds).size === c.seeds.length, { message: "seeds must be distinct", path: ["seeds"] });
+  .refine((c) => new Set(c.seeds).size === c.seeds.length, { message: "seeds must be distinct", path: ["seeds"] })
+  // n greedy answers would be n copies of one answer: more samples than one need sampled decoding.
+  .refine((c) => c.evaluation.samples === 1 || c.evaluation.decoding.doSample, {
+    message: "samples > 1 needs sampled decoding (evaluation.decoding.doSample = true)",
+    path: ["evaluation", "samples"],
+  });
 export type ExperimentConfig = z.infer<typeof ExperimentConfig>;
 export type ExperimentConfigInput = z.input<typeof ExperimentConfig>;

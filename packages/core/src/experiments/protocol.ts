@@ -32,6 +32,9 @@ export const GenerationProtocol = z.object({
   chatTemplateSha256: Sha256.nullable(),
   decoding: z.object({ doSample: z.boolean(), temperature: z.number().positive(), topP: z.number().gt(0).max(1) }),
   maxNewTokens: z.number().int().min(1),
+  /** Answers per task and the base seed of sampled decoding (issue 17); records before it were one greedy answer. */
+  samples: z.number().int().min(1).default(1),
+  seed: z.number().int().min(0).default(0),
   stop: z.array(z.string()),
   generationConfig: z.enum(["recipe", "checkpoint"]),
   backend: z.string().min(1),
@@ -58,13 +61,16 @@ const canonicalDecoding = (d: ProtocolSummary["decoding"]): GenerationProtocol["
 
 export function generationProtocol(
   s: ProtocolSummary,
-  fixed: { promptTemplateHash: string; trainingMethod: TrainMethod | null },
+  fixed: { promptTemplateHash: string; trainingMethod: TrainMethod | null; samples: number },
 ): GenerationProtocol {
   return {
     promptTemplateHash: fixed.promptTemplateHash,
     chatTemplateSha256: s.chat_template_sha256,
     decoding: canonicalDecoding(s.decoding),
     maxNewTokens: s.decoding.max_new_tokens,
+    samples: fixed.samples,
+    // Greedy answers do not depend on a seed: recorded as 0 so that greedy runs compare equal.
+    seed: s.decoding.do_sample ? s.decoding.seed : 0,
     stop: [...s.stop].sort(),
     generationConfig: s.generation_config,
     backend: s.backend,
@@ -93,6 +99,9 @@ export function recipeMismatches(
     out.push(`promptTemplateHash ${p.promptTemplateHash} ≠ ${expected.promptTemplateHash}`);
   if (!same(p.decoding, want)) out.push(`decoding ${JSON.stringify(p.decoding)} ≠ ${JSON.stringify(want)}`);
   if (p.maxNewTokens !== recipe.maxNewTokens) out.push(`maxNewTokens ${p.maxNewTokens} ≠ ${recipe.maxNewTokens}`);
+  if (p.samples !== recipe.samples) out.push(`samples ${p.samples} ≠ ${recipe.samples}`);
+  const wantSeed = recipe.decoding.doSample ? recipe.seed : 0;
+  if (p.seed !== wantSeed) out.push(`seed ${p.seed} ≠ ${wantSeed}`);
   if (p.backend !== recipe.backend) out.push(`backend ${p.backend} ≠ ${recipe.backend}`);
   if (recipe.device !== "auto" && p.device !== recipe.device) out.push(`device ${p.device} ≠ ${recipe.device}`);
   if (recipe.dtype !== "auto" && p.dtype !== recipe.dtype) out.push(`dtype ${p.dtype} ≠ ${recipe.dtype}`);
@@ -115,6 +124,8 @@ const fields: Array<[string, (p: RecordedProtocol) => string]> = [
   ["chatTemplateSha256", (p) => String(p.chatTemplateSha256)],
   ["decoding", (p) => JSON.stringify([p.decoding.doSample, p.decoding.temperature, p.decoding.topP])],
   ["maxNewTokens", (p) => String(p.maxNewTokens)],
+  ["samples", (p) => String(p.samples)],
+  ["seed", (p) => String(p.seed)],
   ["stop", (p) => JSON.stringify(p.stop)],
   ["generationConfig", (p) => p.generationConfig],
   ["backend", (p) => `${p.backend} ${p.backendVersion}`],

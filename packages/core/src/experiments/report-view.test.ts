@@ -23,6 +23,8 @@ const recorded: RecordedProtocol = {
   chatTemplateSha256: null,
   decoding: { doSample: false, temperature: 1, topP: 1 },
   maxNewTokens: 32,
+  samples: 1,
+  seed: 0,
   stop: [],
   generationConfig: "recipe",
   backend: "transformers",

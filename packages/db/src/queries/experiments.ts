@@ -106,13 +106,15 @@ export async function listEvaluations(
       split: evaluations.split,
       modelKey: evaluations.modelKey,
       taskId: evaluations.taskId,
+      sampleIndex: evaluations.sampleIndex,
+      seed: evaluations.seed,
       sourceGroup: evaluations.sourceGroup,
       verdict: evaluations.verdict,
       protocol: evaluations.protocol,
     })
     .from(evaluations)
     .where(and(...conds))
-    .orderBy(asc(evaluations.taskId));
+    .orderBy(asc(evaluations.taskId), asc(evaluations.sampleIndex));
 }
 
 /** Every model's answer and grader output for one task: the side-by-side view. */
@@ -130,7 +132,7 @@ export async function taskEvaluations(
         eq(evaluations.taskId, opts.taskId),
       ),
     )
-    .orderBy(asc(evaluations.modelKey));
+    .orderBy(asc(evaluations.modelKey), asc(evaluations.sampleIndex));
 }
 
 /** Stores the dev selection once; a later call returns the stored decision unchanged. */

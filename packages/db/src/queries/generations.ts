@@ -31,16 +31,25 @@ export async function listGenerations(
     .select()
     .from(generations)
     .where(and(...conds))
-    .orderBy(asc(generations.modelKey), asc(generations.taskId));
+    .orderBy(asc(generations.modelKey), asc(generations.taskId), asc(generations.sampleIndex));
 }
 
-type Key = { experimentId: string; split: "dev" | "test"; modelKey: string; taskId: string };
+/** One stored answer: a task's sample of one model on one split (sampleIndex 0 for a one-answer evaluation). */
+export type GenerationKey = {
+  experimentId: string;
+  split: "dev" | "test";
+  modelKey: string;
+  taskId: string;
+  sampleIndex: number;
+};
+type Key = GenerationKey;
 const byKey = (k: Key) =>
   and(
     eq(generations.experimentId, k.experimentId),
     eq(generations.split, k.split),
     eq(generations.modelKey, k.modelKey),
     eq(generations.taskId, k.taskId),
+    eq(generations.sampleIndex, k.sampleIndex),
   );
 
 /** Appends a grade job to the answer's attempts (still pending). */
@@ -67,9 +76,10 @@ export async function noVerdictGenerations(db: Db, experimentId: string) {
       split: generations.split,
       modelKey: generations.modelKey,
       taskId: generations.taskId,
+      sampleIndex: generations.sampleIndex,
       error: generations.gradeError,
     })
     .from(generations)
     .where(and(eq(generations.experimentId, experimentId), eq(generations.gradeState, "no_verdict")))
-    .orderBy(asc(generations.split), asc(generations.modelKey), asc(generations.taskId));
+    .orderBy(asc(generations.split), asc(generations.modelKey), asc(generations.taskId), asc(generations.sampleIndex));
 }

@@ -82,6 +82,7 @@ export const evaluationIsolation = (db: Db, experimentId: string) =>
       split: evaluations.split,
       modelKey: evaluations.modelKey,
       taskId: evaluations.taskId,
+      sampleIndex: evaluations.sampleIndex,
       isolation: sql<string | null>`${evaluations.grade}->>'isolation'`,
     })
     .from(evaluations)
@@ -92,6 +93,8 @@ export const taskGenerations = (db: Db, k: { experimentId: string; split: "dev" 
   db
     .select({
       modelKey: generations.modelKey,
+      sampleIndex: generations.sampleIndex,
+      seed: generations.seed,
       text: generations.text,
       gradeState: generations.gradeState,
       gradeError: generations.gradeError,
@@ -104,4 +107,4 @@ export const taskGenerations = (db: Db, k: { experimentId: string; split: "dev" 
         eq(generations.taskId, k.taskId),
       ),
     )
-    .orderBy(asc(generations.modelKey));
+    .orderBy(asc(generations.modelKey), asc(generations.sampleIndex));

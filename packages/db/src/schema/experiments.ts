@@ -2,6 +2,7 @@ import {
   boolean,
   check,
   index,
+  integer,
   jsonb,
   pgEnum,
   pgTable,
@@ -82,6 +83,9 @@ export const evaluations = pgTable(
     /** "base" or "s<seed>e<epoch>" (core modelKey). */
     modelKey: text("model_key").notNull(),
     taskId: text("task_id").notNull(),
+    /** Which of the task's n answers (0 for a one-answer evaluation) and the seed it was sampled with. */
+    sampleIndex: integer("sample_index").notNull().default(0),
+    seed: integer("seed"),
     sourceGroup: text("source_group").notNull(),
     verdict: text("verdict").notNull(),
     answer: text("answer").notNull(),
@@ -91,7 +95,7 @@ export const evaluations = pgTable(
     gradeJobId: uuid("grade_job_id"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex("evaluations_unique_idx").on(t.experimentId, t.split, t.modelKey, t.taskId)],
+  (t) => [uniqueIndex("evaluations_unique_idx").on(t.experimentId, t.split, t.modelKey, t.taskId, t.sampleIndex)],
 );
 
 export const selectionDecisions = pgTable("selection_decisions", {
@@ -154,6 +158,15 @@ export const generations = pgTable(
     split: evalSplitEnum("split").notNull(),
     modelKey: text("model_key").notNull(),
     taskId: text("task_id").notNull(),
+    /** Which of the task's n answers (issue 17; 0 for a one-answer evaluation) and its sampling seed (null: greedy). */
+    sampleIndex: integer("sample_index").notNull().default(0),
+    seed: integer("seed"),
+    /**
+     * sha256 of what decides this answer before it is generated (task fingerprint, model and
+     * adapter, recipe protocol, sample index): a later evaluation with the same key reuses it
+     * instead of generating again (core generationCacheKey).
+     */
+    cacheKey: text("cache_key"),
     sourceGroup: text("source_group").notNull(),
     text: text("text").notNull(),
     parsed: boolean("parsed").notNull(),
@@ -168,7 +181,8 @@ export const generations = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    primaryKey({ columns: [t.experimentId, t.split, t.modelKey, t.taskId] }),
+    primaryKey({ columns: [t.experimentId, t.split, t.modelKey, t.taskId, t.sampleIndex] }),
     index("experiment_generations_state_idx").on(t.experimentId, t.split, t.gradeState),
+    index("experiment_generations_cache_idx").on(t.cacheKey),
   ],
 );
