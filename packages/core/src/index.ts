@@ -1,5 +1,6 @@
 export * from "./errors";
 export * from "./names";
+export * from "./archive";
 export * from "./hash";
 export * from "./tasks";
 export * from "./jobs/schemas";

@@ -17,3 +17,5 @@ export * from "./queries/reports";
 export * from "./queries/report-facts";
 export * from "./queries/share";
 export * from "./queries/audits";
+export * from "./queries/archive";
+export * from "./queries/task-search";

@@ -68,13 +68,11 @@ export function UploadPanel({ defaultPool = "" }: { defaultPool?: string }) {
             proposals).
           </p>
         ) : null}
-        {state.phase === "done" &&
-        state.result.ok &&
-        state.result.exactDuplicates + state.result.normalizedDuplicates > 0 ? (
+        {state.phase === "done" && state.result.ok && state.result.duplicatesOfExisting > 0 ? (
           <p role="alert" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-800">
-            Warning: {state.result.exactDuplicates + state.result.normalizedDuplicates} of these tasks duplicate tasks
-            already in the pool (was this file imported before?). They were kept as separate tasks: review the merge
-            proposals before creating a split, so that copies cannot land in both train and test.
+            Warning: {state.result.duplicatesOfExisting} of these tasks duplicate tasks already in the pool (same
+            fingerprint; was this file imported before?). They were kept as separate tasks: review the merge proposals
+            before creating a split, so that copies cannot land in both train and test.
           </p>
         ) : null}
         {state.phase === "done" && !state.result.ok ? (

@@ -53,6 +53,11 @@ function report(ctx: CliContext, res: ImportResponse, format: (p: TaskProblem) =
       `exact duplicates: ${res.exactDuplicates}, normalized-code duplicates: ${res.normalizedDuplicates}, group merge proposals: ${res.mergeProposals}`,
     );
     writeLine(ctx.out, `pool snapshot: ${res.snapshotHash}`);
+    if (res.duplicatesOfExisting > 0)
+      writeLine(
+        ctx.err,
+        `warning: ${res.duplicatesOfExisting} of the imported tasks duplicate tasks already in the pool (same fingerprint); they were added as separate tasks (review the merge proposals before making a split)`,
+      );
     return 0;
   }
   for (const p of res.problems) writeLine(ctx.out, format(p));

@@ -1,8 +1,16 @@
 import { z } from "zod";
-import { DomainError } from "@agentlab/core";
-import { datasetSamplesPage, getDataset, listDatasets, listReplays } from "@agentlab/db";
-import { memberProcedure, router, viewerProcedure } from "../trpc/init";
-import { createDataset, exportDataset, startReplay, syncReplay } from "../teacher/datasets";
+import { ArchiveInput, ArchivedFilter, DomainError } from "@agentlab/core";
+import {
+  datasetSamplesPage,
+  deleteDataset,
+  getDataset,
+  getReplay,
+  listDatasets,
+  listReplays,
+  setArchived,
+} from "@agentlab/db";
+import { adminProcedure, memberProcedure, router, viewerProcedure } from "../trpc/init";
+import { createDataset, exportDataset, startReplay } from "../teacher/datasets";
 import { enqueueTokenize } from "../teacher/token-counts";
 import { syncTeacher } from "../teacher/loops";
 
@@ -10,11 +18,28 @@ const Id = z.object({ id: z.string().uuid() });
 
 export const datasetsRouter = router({
   list: viewerProcedure
-    .input(z.object({ experimentId: z.string().uuid().optional() }).default({}))
-    .query(({ ctx, input }) => listDatasets(ctx.db, input)),
+    .input(
+      z.object({ experimentId: z.string().uuid().optional() }).and(ArchivedFilter).default({ includeArchived: false }),
+    )
+    .query(({ ctx, input }) =>
+      listDatasets(ctx.db, { experimentId: input.experimentId, hideArchived: !input.includeArchived }),
+    ),
+
+  /** The snapshot itself never changes; the mark only hides it from lists and the experiment form. */
+  archive: memberProcedure.input(ArchiveInput).mutation(async ({ ctx, input }) => {
+    const row = await setArchived(ctx.db, "dataset", input.id, input.archived);
+    ctx.log.info({ datasetId: input.id, archived: input.archived }, "dataset archive mark set");
+    return row;
+  }),
+
+  /** Only a snapshot no experiment used and no replay derived from. */
+  delete: adminProcedure.input(Id).mutation(async ({ ctx, input }) => {
+    await deleteDataset(ctx.db, input.id);
+    ctx.log.info({ datasetId: input.id }, "dataset deleted");
+    return { id: input.id };
+  }),
 
   byId: viewerProcedure.input(Id).query(async ({ ctx, input }) => {
-    await syncTeacher(ctx);
     const d = await getDataset(ctx.db, input.id);
     if (!d) throw new DomainError("NOT_FOUND", "no such dataset");
     return { ...d, replays: await listReplays(ctx.db, d.id) };
@@ -60,7 +85,7 @@ export const datasetsRouter = router({
   }),
 
   replayStatus: viewerProcedure.input(Id).query(async ({ ctx, input }) => {
-    const r = await syncReplay(ctx, input.id);
+    const r = await getReplay(ctx.db, input.id);
     if (!r) throw new DomainError("NOT_FOUND", "no such replay");
     return r;
   }),

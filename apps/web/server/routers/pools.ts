@@ -1,13 +1,37 @@
 import { z } from "zod";
-import { DomainError, PoolName, SplitPart } from "@agentlab/core";
-import { decideMerge, exportTaskPage, getPool, listMergeProposals, listPools } from "@agentlab/db";
-import { memberProcedure, router, viewerProcedure } from "../trpc/init";
+import { ArchiveInput, ArchivedFilter, DomainError, PoolName, SplitPart } from "@agentlab/core";
+import {
+  decideMerge,
+  deletePool,
+  exportTaskPage,
+  getPool,
+  listMergeProposals,
+  listPools,
+  setArchived,
+} from "@agentlab/db";
+import { adminProcedure, memberProcedure, router, viewerProcedure } from "../trpc/init";
 
 export const PoolRef = z.union([z.object({ id: z.string().uuid() }), z.object({ name: PoolName })]);
 
 export const poolsRouter = router({
-  /** Every pool with task, group and split counts and its origins. */
-  list: viewerProcedure.query(({ ctx }) => listPools(ctx.db)),
+  /** Every pool with task, group and split counts and its origins; archived ones when asked. */
+  list: viewerProcedure
+    .input(ArchivedFilter.default({ includeArchived: false }))
+    .query(({ ctx, input }) => listPools(ctx.db, { hideArchived: !input.includeArchived })),
+
+  /** Hides the pool from lists and pickers (or shows it again); its tasks and splits are untouched. */
+  archive: memberProcedure.input(ArchiveInput).mutation(async ({ ctx, input }) => {
+    const row = await setArchived(ctx.db, "pool", input.id, input.archived);
+    ctx.log.info({ poolId: input.id, archived: input.archived }, "pool archive mark set");
+    return row;
+  }),
+
+  /** Only a pool no split was made from (a split pins its tasks); never the built-in pool. */
+  delete: adminProcedure.input(z.object({ id: z.string().uuid() })).mutation(async ({ ctx, input }) => {
+    await deletePool(ctx.db, input.id);
+    ctx.log.info({ poolId: input.id }, "pool deleted");
+    return { id: input.id };
+  }),
 
   byId: viewerProcedure.input(PoolRef).query(async ({ ctx, input }) => {
     const pool = await getPool(ctx.db, input);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DomainError, PriceInput, ProviderInput, ProviderUpdate } from "@agentlab/core";
+import { ArchiveInput, ArchivedFilter, DomainError, PriceInput, ProviderInput, ProviderUpdate } from "@agentlab/core";
 import {
   deletePrice,
   deleteProvider,
@@ -7,6 +7,7 @@ import {
   insertProvider,
   listPrices,
   listProviders,
+  setArchived,
   setPrice,
   updateProvider,
 } from "@agentlab/db";
@@ -22,7 +23,14 @@ function checkShape(kind: string, baseUrl: string | null | undefined) {
 }
 
 export const providersRouter = router({
-  list: viewerProcedure.query(({ ctx }) => listProviders(ctx.db)),
+  list: viewerProcedure
+    .input(ArchivedFilter.default({ includeArchived: false }))
+    .query(({ ctx, input }) => listProviders(ctx.db, { hideArchived: !input.includeArchived })),
+
+  /** Hides a provider that collections used (so it cannot be deleted) from lists and the experiment form. */
+  archive: adminProcedure
+    .input(ArchiveInput)
+    .mutation(({ ctx, input }) => setArchived(ctx.db, "provider", input.id, input.archived)),
 
   byId: viewerProcedure.input(Id).query(async ({ ctx, input }) => {
     const p = await getProvider(ctx.db, input.id);

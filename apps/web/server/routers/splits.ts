@@ -1,12 +1,26 @@
 import { z } from "zod";
-import { DomainError, NAME_MAX_LENGTH, SplitParams, SplitPart } from "@agentlab/core";
-import { createSplit, getSplit, listSplitGroups, listSplits } from "@agentlab/db";
-import { memberProcedure, router, viewerProcedure } from "../trpc/init";
+import { ArchiveInput, ArchivedFilter, DomainError, NAME_MAX_LENGTH, SplitParams, SplitPart } from "@agentlab/core";
+import { createSplit, deleteSplit, getSplit, listSplitGroups, listSplits, setArchived } from "@agentlab/db";
+import { adminProcedure, memberProcedure, router, viewerProcedure } from "../trpc/init";
 
 export const splitsRouter = router({
   list: viewerProcedure
-    .input(z.object({ poolId: z.string().uuid().optional() }).default({}))
-    .query(({ ctx, input }) => listSplits(ctx.db, input)),
+    .input(z.object({ poolId: z.string().uuid().optional() }).and(ArchivedFilter).default({ includeArchived: false }))
+    .query(({ ctx, input }) => listSplits(ctx.db, { poolId: input.poolId, hideArchived: !input.includeArchived })),
+
+  /** Archiving is the only change a frozen split accepts: its tasks and hash stay as they are. */
+  archive: memberProcedure.input(ArchiveInput).mutation(async ({ ctx, input }) => {
+    const row = await setArchived(ctx.db, "split", input.id, input.archived);
+    ctx.log.info({ splitId: input.id, archived: input.archived }, "split archive mark set");
+    return row;
+  }),
+
+  /** Only while no experiment, collection or dataset uses the split; those keep it forever. */
+  delete: adminProcedure.input(z.object({ id: z.string().uuid() })).mutation(async ({ ctx, input }) => {
+    await deleteSplit(ctx.db, input.id);
+    ctx.log.info({ splitId: input.id }, "split deleted");
+    return { id: input.id };
+  }),
 
   /** The split with its sizes per part, manifest hash and leakage report. */
   byId: viewerProcedure.input(z.object({ id: z.string().uuid() })).query(async ({ ctx, input }) => {

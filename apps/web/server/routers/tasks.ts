@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { DomainError } from "@agentlab/core";
-import { getTask, listTasks, taskDuplicates } from "@agentlab/db";
+import { DomainError, TaskSearchInput } from "@agentlab/core";
+import { getTask, listTasks, searchTasks, taskDuplicates } from "@agentlab/db";
 import { router, viewerProcedure } from "../trpc/init";
 
 // `none`: never audited; otherwise the status of the task's newest admission audit.
@@ -19,6 +19,9 @@ export const tasksRouter = router({
       }),
     )
     .query(({ ctx, input }) => listTasks(ctx.db, input)),
+
+  /** Full-text search in the instructions of a pool's tasks, best match first, with the total. */
+  search: viewerProcedure.input(TaskSearchInput).query(({ ctx, input }) => searchTasks(ctx.db, input)),
 
   byId: viewerProcedure.input(z.object({ id: z.string().uuid() })).query(async ({ ctx, input }) => {
     const row = await getTask(ctx.db, input.id);

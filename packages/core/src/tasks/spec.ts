@@ -88,6 +88,8 @@ export const ImportResponse = z.union([
     imported: z.number(),
     exactDuplicates: z.number(),
     normalizedDuplicates: z.number(),
+    /** Tasks whose fingerprint was already in the pool before this import (a re-upload, 810 → 812). */
+    duplicatesOfExisting: z.number(),
     mergeProposals: z.number(),
     snapshotHash: z.string(),
   }),

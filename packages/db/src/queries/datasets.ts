@@ -67,11 +67,16 @@ export async function getDataset(db: Db, id: string): Promise<DatasetRow | undef
   return row;
 }
 
-export async function listDatasets(db: Db, opts: { experimentId?: string } = {}) {
+export async function listDatasets(db: Db, opts: { experimentId?: string; hideArchived?: boolean } = {}) {
   return db
     .select()
     .from(sftDatasets)
-    .where(opts.experimentId ? eq(sftDatasets.experimentId, opts.experimentId) : undefined)
+    .where(
+      and(
+        opts.experimentId ? eq(sftDatasets.experimentId, opts.experimentId) : undefined,
+        opts.hideArchived ? isNull(sftDatasets.archivedAt) : undefined,
+      ),
+    )
     .orderBy(desc(sftDatasets.createdAt))
     .limit(500);
 }

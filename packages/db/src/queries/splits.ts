@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import {
   DomainError,
   computeSplit,
@@ -125,7 +125,7 @@ export async function createSplit(db: Db, input: CreateSplitInput): Promise<{ sp
   });
 }
 
-export async function listSplits(db: Db, opts: { poolId?: string } = {}) {
+export async function listSplits(db: Db, opts: { poolId?: string; hideArchived?: boolean } = {}) {
   return db
     .select({
       id: splits.id,
@@ -139,11 +139,17 @@ export async function listSplits(db: Db, opts: { poolId?: string } = {}) {
       counts: splits.counts,
       frozen: splits.frozen,
       createdAt: splits.createdAt,
+      archivedAt: splits.archivedAt,
       testTasksWithLeak: sql<number>`(${splits.leakage} ->> 'testTasksWithLeak')::int`,
     })
     .from(splits)
     .innerJoin(taskPools, eq(taskPools.id, splits.poolId))
-    .where(opts.poolId ? eq(splits.poolId, opts.poolId) : undefined)
+    .where(
+      and(
+        opts.poolId ? eq(splits.poolId, opts.poolId) : undefined,
+        opts.hideArchived ? isNull(splits.archivedAt) : undefined,
+      ),
+    )
     .orderBy(desc(splits.createdAt))
     .limit(500);
 }

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import {
   DomainError,
   minhashSignature,
@@ -38,6 +38,8 @@ export type ImportResult =
       imported: number;
       exactDuplicates: number;
       normalizedDuplicates: number;
+      /** Tasks of this import whose fingerprint a task already in the pool had: the re-upload warning. */
+      duplicatesOfExisting: number;
       mergeProposals: number;
       snapshotHash: string;
     }
@@ -150,11 +152,14 @@ export async function importPool(db: Db, input: ImportPoolInput): Promise<Import
           .onConflictDoNothing();
       }
       const snapshotHash = await refreshPoolStats(tx, pool.id);
-      const [dups] = await queryRows<{ exact: number; normalized: number }>(
+      // `existing` looks only at rows of earlier imports (a null import_id is a pre-tracking row).
+      const [dups] = await queryRows<{ exact: number; normalized: number; existing: number }>(
         tx,
         sql`
         select count(*) filter (where exists (select 1 from tasks o where o.pool_id = t.pool_id and o.fingerprint = t.fingerprint and o.id <> t.id))::int as exact,
-               count(*) filter (where exists (select 1 from tasks o where o.pool_id = t.pool_id and o.normalized_hash = t.normalized_hash and o.id <> t.id))::int as normalized
+               count(*) filter (where exists (select 1 from tasks o where o.pool_id = t.pool_id and o.normalized_hash = t.normalized_hash and o.id <> t.id))::int as normalized,
+               count(*) filter (where exists (select 1 from tasks o where o.pool_id = t.pool_id and o.fingerprint = t.fingerprint
+                 and o.import_id is distinct from t.import_id))::int as existing
         from tasks t where t.import_id = ${importId}`,
       );
       return {
@@ -163,6 +168,7 @@ export async function importPool(db: Db, input: ImportPoolInput): Promise<Import
         imported: prepared.length,
         exactDuplicates: dups?.exact ?? 0,
         normalizedDuplicates: dups?.normalized ?? 0,
+        duplicatesOfExisting: dups?.existing ?? 0,
         mergeProposals: proposals.length,
         snapshotHash,
       };
@@ -209,8 +215,13 @@ export type PoolSummary = Pool & {
   splits: number;
 };
 
-export async function listPools(db: Db): Promise<PoolSummary[]> {
-  const pools = await db.select().from(taskPools).orderBy(desc(taskPools.builtin), asc(taskPools.name));
+/** `hideArchived`: what lists and pickers show by default (archived pools stay reachable by id and name). */
+export async function listPools(db: Db, opts: { hideArchived?: boolean } = {}): Promise<PoolSummary[]> {
+  const pools = await db
+    .select()
+    .from(taskPools)
+    .where(opts.hideArchived ? isNull(taskPools.archivedAt) : undefined)
+    .orderBy(desc(taskPools.builtin), asc(taskPools.name));
   return Promise.all(pools.map((p) => withSummary(db, p)));
 }
 

@@ -1,4 +1,4 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import { DomainError, type PriceInput, type ProviderKind } from "@agentlab/core";
 import { queryRows, type Db } from "../client";
 import { teacherLedger, teacherPrices, teacherProviders } from "../schema";
@@ -19,11 +19,16 @@ const publicColumns = {
   createdBy: teacherProviders.createdBy,
   createdAt: teacherProviders.createdAt,
   updatedAt: teacherProviders.updatedAt,
+  archivedAt: teacherProviders.archivedAt,
   hasApiKey: sql<boolean>`${teacherProviders.apiKeySealed} is not null`,
 };
 
-export async function listProviders(db: Db): Promise<PublicProvider[]> {
-  return db.select(publicColumns).from(teacherProviders).orderBy(teacherProviders.name);
+export async function listProviders(db: Db, opts: { hideArchived?: boolean } = {}): Promise<PublicProvider[]> {
+  return db
+    .select(publicColumns)
+    .from(teacherProviders)
+    .where(opts.hideArchived ? isNull(teacherProviders.archivedAt) : undefined)
+    .orderBy(teacherProviders.name);
 }
 
 export async function getProvider(db: Db, id: string): Promise<PublicProvider | undefined> {
