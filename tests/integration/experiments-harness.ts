@@ -285,7 +285,7 @@ export async function agentStep(
       summary: simGenerateSummary(
         String(p.spec?.base_model),
         adapter,
-        { do_sample: false, temperature: 0, top_p: 1, seed: 0, max_new_tokens: maxNew },
+        { do_sample: false, samples: 1, temperature: 0, top_p: 1, seed: 0, max_new_tokens: maxNew },
         outputs.length,
       ),
     };

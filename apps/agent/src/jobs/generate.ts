@@ -11,7 +11,7 @@ export const generateJob = (graceMs: number) =>
     const { spec, adapterArtifact } = payload;
     const outputs: GenerateOutput[] = [];
     const adapter = adapterArtifact ? await adapterDir(ctx, adapterArtifact) : undefined;
-    const total = spec.prompts.length;
+    const total = spec.prompts.length * spec.samples;
     const result = await runPython(
       "generate",
       { ...spec, adapter },
@@ -21,6 +21,8 @@ export const generateJob = (graceMs: number) =>
           if (ev.event !== "generation") return;
           outputs.push({
             task_id: ev.task_id,
+            sample_index: ev.sample_index,
+            seed: ev.seed,
             text: ev.text,
             finish_reason: ev.finish_reason,
             completion_tokens: ev.completion_tokens,

@@ -72,6 +72,9 @@ export const GenerateJobPayload = z
 
 export const GenerateOutput = z.strictObject({
   task_id: z.string(),
+  /** Which of the task's samples (spec.samples) this is, and its seed (null: greedy); defaults read older results. */
+  sample_index: z.number().int().min(0).default(0),
+  seed: z.number().int().min(0).nullable().default(null),
   text: z.string(),
   finish_reason: z.enum(["stop", "length"]),
   completion_tokens: z.number().int(),

@@ -126,11 +126,19 @@ export const GenerateSpec = z.strictObject({
   adapter: z.string().min(1).optional(),
   prompts: z.array(GeneratePrompt),
   max_new_tokens: z.number().int().min(1).default(512),
-  /** false = greedy (the default for evaluation). */
+  /** false = greedy (the default for evaluation); implied by samples > 1. */
   do_sample: z.boolean().default(false),
+  /**
+   * Answers per prompt (issue 17). 1: one answer, greedy unless do_sample. More: sampled with
+   * temperature and top_p, sample i of a task seeded with taskSeed(seed, task_id) + i (recorded in
+   * its generation event), independent of batching.
+   */
+  samples: z.number().int().min(1).max(1024).default(1),
   temperature: z.number().positive().default(1),
   top_p: z.number().gt(0).max(1).default(1),
+  /** Base seed; each sample's own seed derives from it and the task id. */
   seed: z.number().int().min(0).default(0),
+  /** Sequences decoded together (a prompt's samples count each; a batch holds at least one prompt). */
   batch_size: z.number().int().min(1).default(8),
   backend: z.enum(["auto", "transformers", "vllm"]).default("auto"),
   device: z.enum(["auto", "cpu", "cuda"]).default("auto"),
@@ -254,6 +262,8 @@ export const GenerateSummary = z.object({
   adapter_sha256: Sha256.nullable(),
   decoding: z.object({
     do_sample: z.boolean(),
+    /** Answers per prompt (count × samples generation events). */
+    samples: z.number().int().min(1),
     temperature: z.number(),
     top_p: z.number(),
     seed: z.number().int(),
@@ -338,6 +348,10 @@ export type TrainerArtifactEvent = z.infer<typeof TrainerArtifactEvent>;
 export const TrainerGenerationEvent = z.object({
   event: z.literal("generation"),
   task_id: z.string(),
+  /** 0..samples-1 within the task. */
+  sample_index: z.number().int().min(0),
+  /** The seed this sample was drawn with; null for greedy decoding. */
+  seed: z.number().int().min(0).nullable(),
   text: z.string(),
   prompt_tokens: z.number().int(),
   completion_tokens: z.number().int(),

@@ -1,6 +1,8 @@
 """`generate`: greedy (default) or sampled decoding for a base model or base+adapter over a list of
 prompts, batched with left padding and a fixed max_new_tokens. vLLM when importable (and not
-disabled), transformers otherwise. One `generation` event per task.
+disabled), transformers otherwise. `samples` answers per prompt (1, the default: greedy unless
+do_sample; more: sampled, each with its own recorded seed, see sampling.py). One `generation` event
+per answer, with its task id, sample index and seed.
 
 Decoding comes from the spec only: the checkpoint's generation_config (repetition_penalty, top_k,
 ...) is NOT applied unless `use_checkpoint_generation_config` says so. The adapter folder is hashed
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import data as D
 from .common import (
@@ -28,11 +30,13 @@ from .common import (
     sha256_tree,
     weights_hash,
 )
+from .sampling import is_sampling, make_per_row_sampler, sample_seeds, task_seed
 
 GEN_DEFAULTS: dict[str, Any] = {
     "adapter": None,
     "max_new_tokens": 512,
     "do_sample": False,
+    "samples": 1,
     "temperature": 1.0,
     "top_p": 1.0,
     "seed": 0,
@@ -69,6 +73,8 @@ def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
         seen.add(p["task_id"])
     if not isinstance(cfg["max_new_tokens"], int) or cfg["max_new_tokens"] < 1:
         raise UserError("max_new_tokens must be an integer >= 1")
+    if not isinstance(cfg["samples"], int) or isinstance(cfg["samples"], bool) or cfg["samples"] < 1:
+        raise UserError("samples must be an integer >= 1")
     if not isinstance(cfg["batch_size"], int) or cfg["batch_size"] < 1:
         raise UserError("batch_size must be an integer >= 1")
     if cfg["backend"] not in ("auto", "transformers", "vllm"):
@@ -106,13 +112,26 @@ def recipe_generation_config(cfg: dict[str, Any], stop_ids: set[int], pad_id: in
 
     kw: dict[str, Any] = {
         "max_new_tokens": cfg["max_new_tokens"],
-        "do_sample": bool(cfg["do_sample"]),
+        "do_sample": is_sampling(cfg),
         "eos_token_id": sorted(stop_ids),
         "pad_token_id": pad_id,
     }
-    if cfg["do_sample"]:
-        kw.update(temperature=float(cfg["temperature"]), top_p=float(cfg["top_p"]), top_k=0)
+    if is_sampling(cfg):
+        # Temperature and top_p are applied by the per-row sampler (sampling.py), which hands generate
+        # a one-hot distribution; generate's own warpers stay neutral so they cannot alter it.
+        kw.update(temperature=1.0, top_p=1.0, top_k=0, num_return_sequences=int(cfg["samples"]))
     return GenerationConfig(**kw)
+
+
+class Answer(NamedTuple):
+    """One completion: sample `sample_index` of a task, drawn with `seed` (None: greedy)."""
+
+    task_id: str
+    sample_index: int
+    seed: int | None
+    prompt_tokens: int
+    tokens: list[int]
+    finish_reason: str
 
 
 def vllm_available() -> bool:
@@ -139,7 +158,7 @@ def generate_transformers(
     cfg: dict[str, Any], tokenizer, encoded: list[tuple[str, list[int]]], stop_ids: set[int], cancel: CancelFlag
 ):
     import torch
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM, LogitsProcessorList
 
     device = pick_device(cfg["device"])
     dtype = torch.bfloat16 if resolve_dtype(cfg, device) == "bfloat16" else torch.float32
@@ -157,15 +176,20 @@ def generate_transformers(
 
         model = PeftModel.from_pretrained(model, cfg["adapter"])
     model.eval()
-    torch.manual_seed(int(cfg["seed"]))
-    gen_kwargs: dict[str, Any] = {"generation_config": recipe}
+    sampling, n = is_sampling(cfg), int(cfg["samples"])
     # longest first: similar lengths share a batch, less padding
     order = sorted(range(len(encoded)), key=lambda i: (-len(encoded[i][1]), i))
-    bs = cfg["batch_size"]
-    n_generated = 0
+    bs = max(1, cfg["batch_size"] // n)  # batch_size counts sequences; a prompt's n samples share a batch
     for s in range(0, len(order), bs):
         cancel.raise_if_set()
         chunk = [encoded[i] for i in order[s : s + bs]]
+        seeds = [sample_seeds(cfg["seed"], task_id, n) for task_id, _ in chunk]
+        gen_kwargs: dict[str, Any] = {"generation_config": recipe}
+        if sampling:
+            # rows come prompt-major, as generate expands them for num_return_sequences
+            row_seeds = [seed for per_task in seeds for seed in per_task]
+            sampler = make_per_row_sampler(row_seeds, float(cfg["temperature"]), float(cfg["top_p"]), device)
+            gen_kwargs["logits_processor"] = LogitsProcessorList([sampler])
         width = max(len(ids) for _, ids in chunk)
         input_ids = torch.full((len(chunk), width), pad_id, dtype=torch.long)
         attn = torch.zeros((len(chunk), width), dtype=torch.long)
@@ -175,11 +199,9 @@ def generate_transformers(
         with torch.no_grad():
             out = model.generate(input_ids=input_ids.to(device), attention_mask=attn.to(device), **gen_kwargs)
         for r, (task_id, ids) in enumerate(chunk):
-            new = out[r, width:].tolist()
-            new, reason = _finish(new, stop_ids | {pad_id}, cfg["max_new_tokens"])
-            n_generated += len(new)
-            yield task_id, len(ids), new, reason
-    return n_generated
+            for i in range(n):
+                new, reason = _finish(out[r * n + i, width:].tolist(), stop_ids | {pad_id}, cfg["max_new_tokens"])
+                yield Answer(task_id, i, seeds[r][i] if sampling else None, len(ids), new, reason)
 
 
 def generate_vllm(
@@ -204,24 +226,35 @@ def generate_vllm(
         kwargs.update(enable_lora=True, max_lora_rank=max(8, int(rank)))
         lora_request = LoRARequest("adapter", 1, str(cfg["adapter"]))
     llm = LLM(**kwargs)
-    params = SamplingParams(
-        temperature=float(cfg["temperature"]) if cfg["do_sample"] else 0.0,
-        top_p=float(cfg["top_p"]) if cfg["do_sample"] else 1.0,
-        max_tokens=cfg["max_new_tokens"],
-        seed=int(cfg["seed"]),
-        stop_token_ids=sorted(stop_ids),
-    )
+    sampling, n = is_sampling(cfg), int(cfg["samples"])
+
+    def params_for(task_id: str):
+        # vLLM runs child i of a request with seed `seed + i`: the task seed gives the recorded per-sample seeds
+        return SamplingParams(
+            n=n,
+            temperature=float(cfg["temperature"]) if sampling else 0.0,
+            top_p=float(cfg["top_p"]) if sampling else 1.0,
+            max_tokens=cfg["max_new_tokens"],
+            seed=task_seed(cfg["seed"], task_id) if sampling else int(cfg["seed"]),
+            stop_token_ids=sorted(stop_ids),
+        )
+
     bs = max(cfg["batch_size"], 1) * 8  # vLLM batches internally; chunks only bound cancel latency
     for s in range(0, len(encoded), bs):
         cancel.raise_if_set()
         chunk = encoded[s : s + bs]
         outs = llm.generate(
-            [{"prompt_token_ids": ids} for _, ids in chunk], params, lora_request=lora_request, use_tqdm=False
+            [{"prompt_token_ids": ids} for _, ids in chunk],
+            [params_for(task_id) for task_id, _ in chunk],
+            lora_request=lora_request,
+            use_tqdm=False,
         )
         for (task_id, ids), o in zip(chunk, outs, strict=True):
-            comp = o.outputs[0]
-            new, _ = _finish(list(comp.token_ids), stop_ids, cfg["max_new_tokens"])
-            yield task_id, len(ids), new, ("length" if comp.finish_reason == "length" else "stop")
+            seeds = sample_seeds(cfg["seed"], task_id, n)
+            for comp in sorted(o.outputs, key=lambda c: c.index):
+                new, _ = _finish(list(comp.token_ids), stop_ids, cfg["max_new_tokens"])
+                reason = "length" if comp.finish_reason == "length" else "stop"
+                yield Answer(task_id, comp.index, seeds[comp.index] if sampling else None, len(ids), new, reason)
 
 
 def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
@@ -241,19 +274,21 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         backend = "vllm" if vllm_available() and pick_device(cfg["device"]) == "cuda" else "transformers"
     if backend == "vllm" and not vllm_available():
         raise UserError("backend vllm requested but vllm is not importable")
-    log(f"generating {len(encoded)} completions with {backend}", also_event=True)
+    log(f"generating {len(encoded)} x {cfg['samples']} completions with {backend}", also_event=True)
     gen = generate_vllm if backend == "vllm" else generate_transformers
     n_new = 0
     t_gen = time.time()
-    for task_id, n_prompt, new, reason in gen(cfg, tokenizer, encoded, stop_ids, cancel):
-        n_new += len(new)
+    for a in gen(cfg, tokenizer, encoded, stop_ids, cancel):
+        n_new += len(a.tokens)
         emit(
             "generation",
-            task_id=task_id,
-            text=tokenizer.decode(new, skip_special_tokens=True),
-            prompt_tokens=n_prompt,
-            completion_tokens=len(new),
-            finish_reason=reason,
+            task_id=a.task_id,
+            sample_index=a.sample_index,
+            seed=a.seed,
+            text=tokenizer.decode(a.tokens, skip_special_tokens=True),
+            prompt_tokens=a.prompt_tokens,
+            completion_tokens=len(a.tokens),
+            finish_reason=a.finish_reason,
         )
     gen_time = time.time() - t_gen
     device = pick_device(cfg["device"])
@@ -272,9 +307,10 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         "adapter": cfg["adapter"],
         "adapter_sha256": adapter_sha,
         "decoding": {
-            "do_sample": bool(cfg["do_sample"]),
-            "temperature": float(cfg["temperature"]) if cfg["do_sample"] else 0.0,
-            "top_p": float(cfg["top_p"]) if cfg["do_sample"] else 1.0,
+            "do_sample": is_sampling(cfg),
+            "samples": int(cfg["samples"]),
+            "temperature": float(cfg["temperature"]) if is_sampling(cfg) else 0.0,
+            "top_p": float(cfg["top_p"]) if is_sampling(cfg) else 1.0,
             "seed": int(cfg["seed"]),
             "max_new_tokens": cfg["max_new_tokens"],
         },
