@@ -44,6 +44,8 @@ export const jobs = pgTable(
     currentAttemptId: uuid("current_attempt_id"),
     agentId: uuid("agent_id").references(() => agents.id, { onDelete: "set null" }),
     leaseExpiresAt: timestamp("lease_expires_at", { withTimezone: true }),
+    // A requeued job is not claimed before this (core retryVerdict's backoff); null: at once.
+    notBefore: timestamp("not_before", { withTimezone: true }),
     result: jsonb("result").$type<Record<string, unknown>>(),
     error: text("error"),
     progress: jsonb("progress").$type<Record<string, unknown>>(),
