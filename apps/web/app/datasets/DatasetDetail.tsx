@@ -2,7 +2,9 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
+import { useRouter } from "next/navigation";
 import { useState } from "react";
+import { ArchiveControls } from "../_components/ArchiveControls";
 import { Badge } from "../_components/Badge";
 import { Button } from "../_components/Button";
 import { CodeViewer } from "../_components/CodeViewer";
@@ -43,6 +45,9 @@ export function DatasetDetail({ id }: { id: string }) {
   const tokenize = useMutation(trpc.datasets.tokenize.mutationOptions());
   const [downloadError, setDownloadError] = useState<unknown>(null);
   const d = ds.data;
+  const nav = useRouter();
+  const archive = useMutation(trpc.datasets.archive.mutationOptions({ onSuccess: () => void ds.refetch() }));
+  const remove = useMutation(trpc.datasets.delete.mutationOptions({ onSuccess: () => nav.push("/datasets") }));
 
   const download = async () => {
     try {
@@ -68,6 +73,15 @@ export function DatasetDetail({ id }: { id: string }) {
             <>
               {d.oracleSamples > 0 ? <Badge tone="amber">{d.oracleSamples} reference-oracle samples</Badge> : null}
               <span className="font-mono">{d.hash}</span>
+              <ArchiveControls
+                what="dataset"
+                name={d.name}
+                archivedAt={d.archivedAt}
+                archive={{ ...archive, mutate: () => archive.mutate({ id, archived: true }) }}
+                restore={{ ...archive, mutate: () => archive.mutate({ id, archived: false }) }}
+                remove={{ ...remove, mutate: () => remove.mutate({ id }) }}
+                deleteNote="Refused while an experiment used it or a replayed snapshot derives from it."
+              />
             </>
           ) : null
         }

@@ -3,6 +3,7 @@
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
+import { ShowArchived } from "../_components/ArchiveControls";
 import { Badge } from "../_components/Badge";
 import { Button } from "../_components/Button";
 import { EmptyState } from "../_components/EmptyState";
@@ -19,7 +20,8 @@ export function DatasetsView() {
   const trpc = useTRPC();
   const router = useRouter();
   const canCreate = canAct(useViewer(), "member");
-  const list = useQuery(trpc.datasets.list.queryOptions({}));
+  const [includeArchived, setIncludeArchived] = useState(false);
+  const list = useQuery(trpc.datasets.list.queryOptions({ includeArchived }));
   const cols = useQuery(trpc.collections.list.queryOptions({}));
   const create = useMutation(
     trpc.datasets.create.mutationOptions({ onSuccess: (d) => router.push(`/datasets/${d.id}`) }),
@@ -39,6 +41,7 @@ export function DatasetsView() {
       <PageHeader
         title="SFT datasets"
         description="Immutable, hashed snapshots of verified (passing) candidates. Replay re-grades every sample before training."
+        actions={<ShowArchived value={includeArchived} onChange={setIncludeArchived} />}
       />
       <ErrorBox error={list.error ?? create.error} />
       {canCreate ? (
@@ -95,6 +98,7 @@ export function DatasetsView() {
                   </Badge>
                 ) : null}
                 {d.parentId ? <Badge tone="green">replayed</Badge> : null}
+                {d.archivedAt ? <Badge tone="amber">archived</Badge> : null}
               </div>
             ),
           },

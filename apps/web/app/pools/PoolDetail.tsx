@@ -1,7 +1,9 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { ArchiveControls } from "../_components/ArchiveControls";
 import { ErrorBox } from "../_components/ErrorBox";
 import { Mono } from "../_components/Mono";
 import { PageHeader, Section } from "../_components/PageHeader";
@@ -11,6 +13,7 @@ import { Ago } from "../_components/Time";
 import { useTRPC } from "../_lib/trpc";
 import { CreateSplit } from "../splits/CreateSplit";
 import { AuditPanel } from "./AuditPanel";
+import { InstructionSearch } from "./InstructionSearch";
 import { MergeProposals } from "./MergeProposals";
 import { TaskBrowser } from "./TaskBrowser";
 import { UploadPanel } from "./UploadPanel";
@@ -18,7 +21,11 @@ import { UploadPanel } from "./UploadPanel";
 export function PoolDetail({ id }: { id: string }) {
   const trpc = useTRPC();
   const pool = useQuery(trpc.pools.byId.queryOptions({ id }));
-  const splits = useQuery(trpc.splits.list.queryOptions({ poolId: id }));
+  // The pool's own page lists its archived splits too, marked.
+  const splits = useQuery(trpc.splits.list.queryOptions({ poolId: id, includeArchived: true }));
+  const nav = useRouter();
+  const archive = useMutation(trpc.pools.archive.mutationOptions({ onSuccess: () => void pool.refetch() }));
+  const remove = useMutation(trpc.pools.delete.mutationOptions({ onSuccess: () => nav.push("/pools") }));
   if (pool.error) return <ErrorBox error={pool.error} onRetry={() => void pool.refetch()} />;
   const p = pool.data;
   if (!p) return <p className="text-sm text-zinc-500">Loading…</p>;
@@ -28,6 +35,17 @@ export function PoolDetail({ id }: { id: string }) {
       <PageHeader
         title={p.name}
         description={p.description || "Task pool"}
+        actions={
+          <ArchiveControls
+            what="pool"
+            name={p.name}
+            archivedAt={p.archivedAt}
+            archive={{ ...archive, mutate: () => archive.mutate({ id, archived: true }) }}
+            restore={{ ...archive, mutate: () => archive.mutate({ id, archived: false }) }}
+            remove={p.builtin ? undefined : { ...remove, mutate: () => remove.mutate({ id }) }}
+            deleteNote="Its tasks go with it; refused while any split of it exists (delete or keep those first)."
+          />
+        }
         meta={
           <>
             snapshot <Mono value={p.snapshotHash} chars={12} copy /> · updated <Ago at={p.updatedAt} /> · export with{" "}
@@ -53,6 +71,7 @@ export function PoolDetail({ id }: { id: string }) {
         </ul>
       </Section>
       <AuditPanel poolId={id} />
+      <InstructionSearch poolId={id} />
       <TaskBrowser poolId={id} />
       <MergeProposals poolId={id} />
       <Section title="Splits">
@@ -71,6 +90,11 @@ export function PoolDetail({ id }: { id: string }) {
                   {s.name}
                 </Link>
               ),
+            },
+            {
+              key: "archived",
+              header: "",
+              cell: (s) => (s.archivedAt ? <span className="text-xs text-amber-700">archived</span> : null),
             },
             {
               key: "sizes",

@@ -1,6 +1,8 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { ShowArchived } from "../_components/ArchiveControls";
 import { Badge } from "../_components/Badge";
 import { EmptyState } from "../_components/EmptyState";
 import { ErrorBox } from "../_components/ErrorBox";
@@ -12,13 +14,15 @@ import { UploadPanel } from "./UploadPanel";
 
 export function PoolsView() {
   const trpc = useTRPC();
-  const pools = useQuery(trpc.pools.list.queryOptions());
+  const [includeArchived, setIncludeArchived] = useState(false);
+  const pools = useQuery(trpc.pools.list.queryOptions({ includeArchived }));
   type Row = NonNullable<typeof pools.data>[number];
   return (
     <div className="space-y-4">
       <PageHeader
         title="Task pools"
         description="Task spec v1 pools: fingerprints, source groups, near-duplicate proposals and frozen splits."
+        actions={<ShowArchived value={includeArchived} onChange={setIncludeArchived} />}
       />
       {pools.error ? <ErrorBox error={pools.error} onRetry={() => void pools.refetch()} /> : null}
       <Table<Row>
@@ -38,7 +42,8 @@ export function PoolsView() {
             header: "Pool",
             cell: (p) => (
               <span className="font-medium">
-                {p.name} {p.builtin ? <Badge tone="violet">built-in</Badge> : null}
+                {p.name} {p.builtin ? <Badge tone="violet">built-in</Badge> : null}{" "}
+                {p.archivedAt ? <Badge tone="amber">archived</Badge> : null}
               </span>
             ),
           },

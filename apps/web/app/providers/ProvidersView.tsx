@@ -2,6 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import { ShowArchived } from "../_components/ArchiveControls";
 import { Badge } from "../_components/Badge";
 import { Button } from "../_components/Button";
 import { EmptyState } from "../_components/EmptyState";
@@ -20,7 +21,8 @@ export function ProvidersView() {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const isAdmin = canAct(useViewer(), "admin");
-  const providers = useQuery(trpc.providers.list.queryOptions());
+  const [includeArchived, setIncludeArchived] = useState(false);
+  const providers = useQuery(trpc.providers.list.queryOptions({ includeArchived }));
   const prices = useQuery(trpc.providers.prices.queryOptions());
   const refresh = () =>
     Promise.all([
@@ -32,6 +34,8 @@ export function ProvidersView() {
   const setPrice = useMutation(trpc.providers.setPrice.mutationOptions({ onSuccess: refresh }));
   // Refused by the server (CONFLICT, shown below) once a collection used the provider: it is part of that record.
   const remove = useMutation(trpc.providers.delete.mutationOptions({ onSuccess: refresh }));
+  // What a provider that collections used gets instead: hidden from this list and the experiment form.
+  const archive = useMutation(trpc.providers.archive.mutationOptions({ onSuccess: refresh }));
   const [form, setForm] = useState({
     name: "",
     kind: "openai" as "openai" | "reference",
@@ -79,8 +83,10 @@ export function ProvidersView() {
         title="Teacher providers"
         description="OpenAI-compatible endpoints that answer repair prompts, and the reference oracle for offline runs."
       />
-      <ErrorBox error={providers.error ?? create.error ?? update.error ?? setPrice.error ?? remove.error} />
-      <Section title="Providers">
+      <ErrorBox
+        error={providers.error ?? create.error ?? update.error ?? setPrice.error ?? remove.error ?? archive.error}
+      />
+      <Section title="Providers" actions={<ShowArchived value={includeArchived} onChange={setIncludeArchived} />}>
         <Table
           rows={providers.data ?? []}
           rowKey={(p) => p.id}
@@ -90,7 +96,15 @@ export function ProvidersView() {
             </EmptyState>
           }
           columns={[
-            { key: "name", header: "Name", cell: (p) => <span className="font-medium">{p.name}</span> },
+            {
+              key: "name",
+              header: "Name",
+              cell: (p) => (
+                <span className="font-medium">
+                  {p.name} {p.archivedAt ? <Badge tone="amber">archived</Badge> : null}
+                </span>
+              ),
+            },
             {
               key: "kind",
               header: "Kind",
@@ -137,6 +151,19 @@ export function ProvidersView() {
                         Set key…
                       </Button>
                     ) : null}
+                    <Button
+                      size="sm"
+                      disabled={archive.isPending}
+                      onClick={() =>
+                        window.confirm(
+                          p.archivedAt
+                            ? `Restore provider "${p.name}"? It shows in lists and the experiment form again.`
+                            : `Archive provider "${p.name}"? It is hidden from lists and the experiment form; its collections keep it.`,
+                        ) && archive.mutate({ id: p.id, archived: !p.archivedAt })
+                      }
+                    >
+                      {p.archivedAt ? "Restore" : "Archive"}
+                    </Button>
                     <Button
                       size="sm"
                       variant="danger"

@@ -1,8 +1,10 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
+import { useRouter } from "next/navigation";
 import { useState } from "react";
+import { ArchiveControls } from "../_components/ArchiveControls";
 import { Badge } from "../_components/Badge";
 import { Button } from "../_components/Button";
 import { ErrorBox } from "../_components/ErrorBox";
@@ -20,6 +22,9 @@ const PARTS: Part[] = ["train", "dev", "test"];
 export function SplitDetail({ id }: { id: string }) {
   const trpc = useTRPC();
   const split = useQuery(trpc.splits.byId.queryOptions({ id }));
+  const nav = useRouter();
+  const archive = useMutation(trpc.splits.archive.mutationOptions({ onSuccess: () => void split.refetch() }));
+  const remove = useMutation(trpc.splits.delete.mutationOptions({ onSuccess: () => nav.push("/splits") }));
   if (split.error) return <ErrorBox error={split.error} onRetry={() => void split.refetch()} />;
   const s = split.data;
   if (!s) return <p className="text-sm text-zinc-500">Loading…</p>;
@@ -36,6 +41,17 @@ export function SplitDetail({ id }: { id: string }) {
               {s.poolName}
             </Link>
           </>
+        }
+        actions={
+          <ArchiveControls
+            what="split"
+            name={s.name}
+            archivedAt={s.archivedAt}
+            archive={{ ...archive, mutate: () => archive.mutate({ id, archived: true }) }}
+            restore={{ ...archive, mutate: () => archive.mutate({ id, archived: false }) }}
+            remove={{ ...remove, mutate: () => remove.mutate({ id }) }}
+            deleteNote="Refused while an experiment, collection or dataset uses it (a frozen split in use can only be archived)."
+          />
         }
         meta={
           <>

@@ -1,6 +1,8 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { ShowArchived } from "../_components/ArchiveControls";
 import { Badge } from "../_components/Badge";
 import { EmptyState } from "../_components/EmptyState";
 import { ErrorBox } from "../_components/ErrorBox";
@@ -13,13 +15,15 @@ import { CreateSplit } from "./CreateSplit";
 
 export function SplitsView() {
   const trpc = useTRPC();
-  const splits = useQuery(trpc.splits.list.queryOptions({}));
+  const [includeArchived, setIncludeArchived] = useState(false);
+  const splits = useQuery(trpc.splits.list.queryOptions({ includeArchived }));
   type Row = NonNullable<typeof splits.data>[number];
   return (
     <div className="space-y-4">
       <PageHeader
         title="Splits"
         description="Frozen train/dev/test splits by source group. The database refuses any change to a frozen split."
+        actions={<ShowArchived value={includeArchived} onChange={setIncludeArchived} />}
       />
       {splits.error ? <ErrorBox error={splits.error} /> : null}
       <Table<Row>
@@ -34,7 +38,15 @@ export function SplitsView() {
           )
         }
         columns={[
-          { key: "name", header: "Split", cell: (s) => <span className="font-medium">{s.name}</span> },
+          {
+            key: "name",
+            header: "Split",
+            cell: (s) => (
+              <span className="font-medium">
+                {s.name} {s.archivedAt ? <Badge tone="amber">archived</Badge> : null}
+              </span>
+            ),
+          },
           { key: "pool", header: "Pool", cell: (s) => s.poolName },
           {
             key: "params",

@@ -14,11 +14,11 @@ export async function resolvePoolId(ctx: CliContext, ref: string): Promise<strin
 
 const list: Command = {
   name: "pools list",
-  usage: "agentlab pools list [--json]",
-  summary: "list task pools with task, group and split counts",
-  options: { json: { type: "boolean" } },
+  usage: "agentlab pools list [--all] [--json]",
+  summary: "list task pools with task, group and split counts (--all: archived ones too)",
+  options: { json: { type: "boolean" }, all: { type: "boolean" } },
   async run({ values }, ctx) {
-    const pools = await ctx.api().trpc.pools.list.query();
+    const pools = await ctx.api().trpc.pools.list.query({ includeArchived: values.all === true });
     if (values.json) {
       writeLine(ctx.out, JSON.stringify(pools));
       return 0;
@@ -26,7 +26,8 @@ const list: Command = {
     writeLine(ctx.out, ["NAME", "TASKS", "GROUPS", "SPLITS", "PENDING MERGES", "ORIGINS"].join("\t"));
     for (const p of pools) {
       const origins = p.origins.map((o) => `${o.origin || "-"}:${o.tasks}`).join(",");
-      writeLine(ctx.out, [p.name, p.taskCount, p.groupCount, p.splits, p.pendingMerges, origins].join("\t"));
+      const name = p.archivedAt ? `${p.name} (archived)` : p.name;
+      writeLine(ctx.out, [name, p.taskCount, p.groupCount, p.splits, p.pendingMerges, origins].join("\t"));
     }
     return 0;
   },
@@ -71,4 +72,18 @@ const exportPool: Command = {
   },
 };
 
-export const poolCommands = [list, exportPool];
+const archive: Command = {
+  name: "pools archive",
+  usage: "agentlab pools archive POOL [--restore]",
+  summary: "hide a pool from lists and pickers (--restore shows it again); nothing in it changes",
+  options: { restore: { type: "boolean" } },
+  async run({ positionals, values }, ctx) {
+    const poolId = await resolvePoolId(ctx, str(positionals[0], "POOL"));
+    const archived = values.restore !== true;
+    await ctx.api().trpc.pools.archive.mutate({ id: poolId, archived });
+    writeLine(ctx.err, `pool ${positionals[0]} ${archived ? "archived" : "restored"}`);
+    return 0;
+  },
+};
+
+export const poolCommands = [list, exportPool, archive];

@@ -32,7 +32,8 @@ export async function resolveExperiment(ctx: CliContext, ref: string): Promise<s
 /** A split by name, or "POOL/SPLIT" when names repeat across pools. */
 export async function resolveSplit(ctx: CliContext, ref: string): Promise<string> {
   if (isUuid(ref)) return ref;
-  const splits = await ctx.api().trpc.splits.list.query({});
+  // Archived rows keep their names: a name typed on purpose still resolves.
+  const splits = await ctx.api().trpc.splits.list.query({ includeArchived: true });
   return pick(
     "split",
     ref,
@@ -45,7 +46,7 @@ export async function resolveProvider(ctx: CliContext, ref: string): Promise<str
   return pick(
     "provider",
     ref,
-    (await ctx.api().trpc.providers.list.query()).filter((p) => p.name === ref),
+    (await ctx.api().trpc.providers.list.query({ includeArchived: true })).filter((p) => p.name === ref),
   );
 }
 
@@ -54,6 +55,6 @@ export async function resolveDataset(ctx: CliContext, ref: string): Promise<stri
   return pick(
     "dataset",
     ref,
-    (await ctx.api().trpc.datasets.list.query({})).filter((d) => d.name === ref),
+    (await ctx.api().trpc.datasets.list.query({ includeArchived: true })).filter((d) => d.name === ref),
   );
 }

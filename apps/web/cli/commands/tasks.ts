@@ -2,8 +2,9 @@ import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { formatProblem, validateTaskStream, type ImportResponse, type TaskProblem } from "@agentlab/core";
-import { str, writeLine, type CliContext, type Command } from "../command";
+import { num, str, writeLine, type CliContext, type Command } from "../command";
 import { readTaskDir } from "../taskdir";
+import { resolvePoolId } from "./pools";
 
 const validate: Command = {
   name: "tasks validate",
@@ -123,4 +124,31 @@ const importDir: Command = {
   },
 };
 
-export const taskCommands = [validate, importFile, importDir];
+const search: Command = {
+  name: "tasks search",
+  usage: 'agentlab tasks search POOL TEXT [--limit N] [--offset N] [--json]   (TEXT: words, "a phrase", or, -word)',
+  summary: "full-text search in the instructions of a pool's tasks, best match first",
+  options: { limit: { type: "string" }, offset: { type: "string" }, json: { type: "boolean" } },
+  async run({ positionals, values }, ctx) {
+    const poolId = await resolvePoolId(ctx, str(positionals[0], "POOL"));
+    const text = str(positionals.slice(1).join(" "), "TEXT");
+    const offset = num(values.offset, "--offset", 0);
+    const page = await ctx
+      .api()
+      .trpc.tasks.search.query({ poolId, text, offset, limit: num(values.limit, "--limit", 20) });
+    if (values.json) {
+      writeLine(ctx.out, JSON.stringify(page));
+      return 0;
+    }
+    for (const h of page.items) writeLine(ctx.out, [h.taskId, h.groupKey, h.snippet.replace(/\s+/g, " ")].join("\t"));
+    writeLine(
+      ctx.err,
+      page.total === 0
+        ? `no instruction matches "${text}"`
+        : `${offset + 1}-${offset + page.items.length} of ${page.total} matching tasks`,
+    );
+    return 0;
+  },
+};
+
+export const taskCommands = [validate, importFile, importDir, search];
