@@ -90,6 +90,11 @@ export class Grader {
     return this.cfg.backend;
   }
 
+  /** How many candidates it grades at once (its warm sandboxes). */
+  get workers(): number {
+    return this.all.length;
+  }
+
   private acquire(): Promise<Zygote> {
     const z = this.idle.pop();
     if (z) return Promise.resolve(z);

@@ -1,8 +1,10 @@
 import type { JobType } from "@agentlab/core";
 import type { Grader } from "../grading/grader";
+import { ReferenceIds } from "../grading/reference-ids";
 import type { SandboxConfig } from "../sandbox/types";
 import { makeAuditHandler } from "./audit";
 import { makeGradeHandler } from "./grade";
+import { makeGradeBatchHandler } from "./grade-batch";
 import { refuseShellJob, shellJob } from "./shell";
 import { trainJob } from "./train";
 import { generateJob } from "./generate";
@@ -21,12 +23,17 @@ export function jobHandlers(opts: {
     train: trainJob(opts.graceMs),
     generate: generateJob(opts.graceMs),
     tokenize: tokenizeJob(opts.graceMs),
-    ...(opts.grading
-      ? {
-          grade: makeGradeHandler(opts.grading.grader),
-          audit: makeAuditHandler(opts.grading.grader, opts.grading.sandbox),
-        }
-      : {}),
+    ...(opts.grading ? gradingHandlers(opts.grading) : {}),
   };
   return handlers;
+}
+
+// One reference-id cache for both kinds of grade job: a task's reference runs once per agent.
+function gradingHandlers(grading: { grader: Grader; sandbox: SandboxConfig }): { [T in JobType]?: JobHandler } {
+  const refs = new ReferenceIds(grading.grader);
+  return {
+    grade: makeGradeHandler(grading.grader, refs),
+    "grade-batch": makeGradeBatchHandler(grading.grader, refs),
+    audit: makeAuditHandler(grading.grader, grading.sandbox),
+  };
 }

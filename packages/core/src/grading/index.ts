@@ -1,3 +1,4 @@
 export * from "./schemas";
 export * from "./verdict";
 export * from "./runner-protocol";
+export * from "./batch";

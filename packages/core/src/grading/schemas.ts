@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { SandboxBackend } from "../jobs/schemas";
+import { taskFingerprint } from "../tasks/fingerprint";
 import { TaskSpec, TaskTestFile } from "../tasks/spec";
 
 // Grading vocabulary (architecture brief §5). These cross the agent ↔ server boundary as job
@@ -102,6 +103,65 @@ export const GradeJobPayload = z.strictObject({
   isolation: GradingIsolation.default("judge"),
 });
 export type GradeJobPayload = z.input<typeof GradeJobPayload>;
+
+/** The most candidates one `grade-batch` job carries (issue 17): tens of jobs per evaluation, not thousands. */
+export const GRADE_BATCH_MAX_ITEMS = 64;
+
+const Fingerprint = z.string().regex(/^[a-f0-9]{64}$/, "a task fingerprint (sha256 hex)");
+
+/** A task of a batch, once however many of its items the batch carries; items name it by fingerprint. */
+export const GradeBatchTask = z.strictObject({
+  fingerprint: Fingerprint,
+  task: TaskSpec,
+  /** As on a grade payload: computed by a reference run on the agent (once per agent) when absent. */
+  expectedTestIds: z.array(z.string()).optional(),
+});
+export type GradeBatchTask = z.input<typeof GradeBatchTask>;
+
+export const GradeBatchItem = z.strictObject({
+  /** The sender's name for the item (a candidate id, an answer's model and task); its result carries it back. */
+  key: z.string().min(1).max(300),
+  task: Fingerprint,
+  candidate: z.array(CandidateFile).min(1),
+  limits: GradeLimits.partial().default({}),
+  isolation: GradingIsolation.default("judge"),
+});
+export type GradeBatchItem = z.input<typeof GradeBatchItem>;
+
+export const GradeBatchJobPayload = z
+  .strictObject({
+    tasks: z.array(GradeBatchTask).min(1).max(GRADE_BATCH_MAX_ITEMS),
+    items: z.array(GradeBatchItem).min(1).max(GRADE_BATCH_MAX_ITEMS),
+  })
+  .superRefine((p, ctx) => {
+    // A wrong fingerprint would file one task's reference ids under another's in the agent's cache.
+    const fingerprints = new Set<string>();
+    for (const [i, t] of p.tasks.entries()) {
+      if (fingerprints.has(t.fingerprint))
+        ctx.addIssue({ code: "custom", path: ["tasks", i, "fingerprint"], message: "task listed twice" });
+      fingerprints.add(t.fingerprint);
+      if (taskFingerprint(t.task) !== t.fingerprint)
+        ctx.addIssue({
+          code: "custom",
+          path: ["tasks", i, "fingerprint"],
+          message: `not the fingerprint of task ${t.task.id}`,
+        });
+    }
+    const keys = new Set<string>();
+    const used = new Set<string>();
+    for (const [i, item] of p.items.entries()) {
+      if (keys.has(item.key))
+        ctx.addIssue({ code: "custom", path: ["items", i, "key"], message: `item key ${item.key} used twice` });
+      keys.add(item.key);
+      used.add(item.task);
+      if (!fingerprints.has(item.task))
+        ctx.addIssue({ code: "custom", path: ["items", i, "task"], message: "names no task of the batch" });
+    }
+    for (const [i, t] of p.tasks.entries())
+      if (!used.has(t.fingerprint))
+        ctx.addIssue({ code: "custom", path: ["tasks", i], message: `task ${t.task.id} is graded by no item` });
+  });
+export type GradeBatchJobPayload = z.input<typeof GradeBatchJobPayload>;
 
 export const AuditJobPayload = z.strictObject({
   task: TaskSpec,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AuditJobPayload, AuditResult, GradeJobPayload, GradeResult } from "../grading/schemas";
+import { AuditJobPayload, AuditResult, GradeBatchJobPayload, GradeJobPayload, GradeResult } from "../grading/schemas";
 import {
   AdapterSnapshot,
   GenerateSpec,
@@ -27,6 +27,31 @@ export type ShellJobResult = z.infer<typeof ShellJobResult>;
 /** The GradeResult itself (what the teacher and experiment runners parse) plus the reference's test ids. */
 export const GradeJobResult = GradeResult.extend({ expectedTestIds: z.array(z.string()) }).strict();
 export type GradeJobResult = z.infer<typeof GradeJobResult>;
+
+/**
+ * One entry per item of a `grade-batch` payload, in its order. `graded`: a verdict (never
+ * infra_error). `error`: no verdict for this item (the grader's infra_error, the task's reference
+ * failing, an abort before or while it was graded); the sender retries such an item alone.
+ */
+export const GradeBatchItemResult = z.discriminatedUnion("status", [
+  z.strictObject({
+    key: z.string(),
+    status: z.literal("graded"),
+    grade: GradeJobResult.refine((g) => g.verdict !== "infra_error", "an infra_error is not a verdict"),
+  }),
+  z.strictObject({
+    key: z.string(),
+    status: z.literal("error"),
+    reason: z.enum(["infra_error", "user_error"]),
+    error: z.string(),
+    /** The grader's own result when it produced one (its infra_error evidence). */
+    grade: GradeResult.nullable(),
+  }),
+]);
+export type GradeBatchItemResult = z.infer<typeof GradeBatchItemResult>;
+/** Also what an interrupted batch reports with its failure: the items graded before the interruption. */
+export const GradeBatchJobResult = z.strictObject({ items: z.array(GradeBatchItemResult) });
+export type GradeBatchJobResult = z.infer<typeof GradeBatchJobResult>;
 
 export const AuditJobResult = z.strictObject({ audit: AuditResult });
 export type AuditJobResult = z.infer<typeof AuditJobResult>;
@@ -101,6 +126,7 @@ export type TokenizeJobResult = z.infer<typeof TokenizeJobResult>;
 export const JOB_CONTRACTS = {
   shell: { payload: ShellJobPayload, result: ShellJobResult },
   grade: { payload: GradeJobPayload, result: GradeJobResult },
+  "grade-batch": { payload: GradeBatchJobPayload, result: GradeBatchJobResult },
   audit: { payload: AuditJobPayload, result: AuditJobResult },
   train: { payload: TrainJobPayload, result: TrainJobResult },
   generate: { payload: GenerateJobPayload, result: GenerateJobResult },
@@ -168,6 +194,7 @@ const enqueueOf = <T extends JobType>(type: T) =>
 export const EnqueueJob = z.discriminatedUnion("type", [
   enqueueOf("shell"),
   enqueueOf("grade"),
+  enqueueOf("grade-batch"),
   enqueueOf("audit"),
   enqueueOf("train"),
   enqueueOf("generate"),

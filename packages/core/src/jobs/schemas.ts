@@ -1,11 +1,11 @@
 import { z } from "zod";
 
 // Job queue vocabulary shared by the control plane and the agent (architecture brief §4).
-export const JobType = z.enum(["shell", "grade", "audit", "train", "generate", "tokenize"]);
+export const JobType = z.enum(["shell", "grade", "grade-batch", "audit", "train", "generate", "tokenize"]);
 export type JobType = z.infer<typeof JobType>;
 
 /** Job types that run untrusted code: only agents whose sandbox passed its self-test claim them. */
-export const SANDBOXED_JOB_TYPES: readonly JobType[] = ["grade", "audit"];
+export const SANDBOXED_JOB_TYPES: readonly JobType[] = ["grade", "grade-batch", "audit"];
 
 export const JobState = z.enum(["queued", "running", "canceling", "succeeded", "failed", "canceled"]);
 export type JobState = z.infer<typeof JobState>;
