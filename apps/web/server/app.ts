@@ -17,9 +17,8 @@ import { sendError } from "./http/respond";
 import { setSecurityHeaders } from "./http/headers";
 import { createQueue } from "./queue";
 import { createSecretBox } from "./auth/secret-box";
-import { startExperimentRunner } from "./experiments/runner";
-import { startAuditSync } from "./audits/sync";
-import { startTeacherLoops } from "./teacher/loops";
+import { startBackground, type Background } from "./events/background";
+import type { Listen } from "./events/bus";
 import type { Services } from "./services";
 import { join } from "node:path";
 
@@ -29,11 +28,20 @@ export type App = {
   server: Server;
   services: Services;
   gateway: AgentGateway;
+  background: Background;
   listen(port: number, host?: string): Promise<number>;
   close(): Promise<void>;
 };
 
-export type AppOptions = { env: Env; db: Db; log: Logger; secret: string; next?: NextHandler };
+export type AppOptions = {
+  env: Env;
+  db: Db;
+  log: Logger;
+  secret: string;
+  next?: NextHandler;
+  /** LISTEN on the database (Database.listen): the queue's events from every instance. */
+  listen?: Listen;
+};
 
 /** One Node process: tRPC and plain HTTP routes, the agents' socket.io endpoint, and Next for pages. */
 export async function createApp(opts: AppOptions): Promise<App> {
@@ -43,7 +51,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     env,
     db,
     log,
-    queue: createQueue(db),
+    queue: createQueue(db, log),
     artifacts: createArtifactStore(join(env.AGENTLAB_DATA_DIR, "artifacts")),
     secrets: createSecretBox(opts.secret),
     agentHub: { disconnect: () => {} },
@@ -82,16 +90,15 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const gateway = attachAgentGateway(server, services);
   services.agentHub.disconnect = gateway.disconnect;
   services.agentHub.retestSandbox = gateway.retestSandbox;
-  startExperimentRunner(services, server);
-  startAuditSync(services, server);
-  const stopTeacher = startTeacherLoops(services);
-  server.once("close", stopTeacher);
+  const background = await startBackground(services, { listen: opts.listen });
+  server.once("close", () => void background.stop());
   server.once("close", startUploadSweep(services));
 
   return {
     server,
     services,
     gateway,
+    background,
     listen: (port, host = "127.0.0.1") =>
       new Promise((resolve, reject) => {
         server.once("error", reject);
@@ -101,6 +108,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
         });
       }),
     async close() {
+      await background.stop();
       await gateway.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

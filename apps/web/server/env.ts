@@ -13,6 +13,8 @@ const Env = z.object({
   AGENTLAB_LOCAL_AGENT: z.enum(["0", "1"]).default("1"),
   AGENTLAB_LEASE_TTL_MS: z.coerce.number().int().positive().default(30_000),
   AGENTLAB_HEARTBEAT_MS: z.coerce.number().int().positive().default(10_000),
+  // The background loops run on the queue's events; this slow sweep only catches missed notifications.
+  AGENTLAB_SWEEP_MS: z.coerce.number().int().positive().default(30_000),
   AGENTLAB_MAX_BODY_BYTES: z.coerce
     .number()
     .int()

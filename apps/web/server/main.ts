@@ -24,7 +24,14 @@ async function main() {
   const nextApp = next({ dev: env.NODE_ENV === "development", dir: WEB_DIR });
   await nextApp.prepare();
   const secret = await loadOrCreateSecret(env.AGENTLAB_DATA_DIR, env.AGENTLAB_SECRET);
-  const app = await createApp({ env, db: database.db, log, secret, next: nextApp.getRequestHandler() });
+  const app = await createApp({
+    env,
+    db: database.db,
+    log,
+    secret,
+    next: nextApp.getRequestHandler(),
+    listen: database.listen,
+  });
   const port = await app.listen(env.PORT, env.HOST);
   const url = env.AGENTLAB_PUBLIC_URL ?? `http://localhost:${port}`;
   await ensureBuiltinPool(app.services);

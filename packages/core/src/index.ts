@@ -7,6 +7,8 @@ export * from "./jobs/schemas";
 export * from "./jobs/contracts";
 export * from "./jobs/recipe";
 export * from "./jobs/eligibility";
+export * from "./jobs/retry-policy";
+export * from "./jobs/events";
 export * from "./protocol/capabilities";
 export * from "./protocol/messages";
 export * from "./grading";

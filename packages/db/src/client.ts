@@ -16,6 +16,14 @@ export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type Database = {
   db: Db;
   driver: "pglite" | "postgres";
+  /**
+   * LISTEN on a channel; resolves to the unlisten function. postgres-js listens on a dedicated
+   * connection that it re-establishes (and re-LISTENs) by itself; notifications sent while it was
+   * away are lost, which is why the consumers keep a slow sweep.
+   */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /** Applies the checked-in migrations with the driver's own migrator (it needs the driver-typed handle). */
+  migrate(): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -34,25 +42,37 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.url) {
     const { default: postgres } = await import("postgres");
     const client = postgres(opts.url, { max: opts.maxConnections ?? 10, onnotice: () => {} });
-    const db = drizzlePostgres(client, { schema }) as unknown as Db;
-    return { db, driver: "postgres", close: () => client.end({ timeout: 5 }) };
+    const pg = drizzlePostgres(client, { schema });
+    const db: Db = pg;
+    return {
+      db,
+      driver: "postgres",
+      migrate: () => migratePostgres(pg, { migrationsFolder: MIGRATIONS_DIR }),
+      listen: async (channel, onPayload) => (await client.listen(channel, onPayload)).unlisten,
+      close: () => client.end({ timeout: 5 }),
+    };
   }
   const { PGlite } = await import("@electric-sql/pglite");
   const dataDir = opts.dataDir ?? "memory://";
   if (!dataDir.startsWith("memory://")) mkdirSync(dataDir, { recursive: true });
   const client = await PGlite.create(dataDir);
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
-  return { db, driver: "pglite", close: () => client.close() };
+  const lite = drizzlePglite(client, { schema });
+  const db: Db = lite;
+  return {
+    db,
+    driver: "pglite",
+    migrate: () => migratePglite(lite, { migrationsFolder: MIGRATIONS_DIR }),
+    listen: async (channel, onPayload) => {
+      const unlisten = await client.listen(channel, onPayload);
+      return () => unlisten();
+    },
+    close: () => client.close(),
+  };
 }
 
 /** Applies the checked-in migrations in /drizzle; idempotent. */
 export async function migrateDatabase(database: Database): Promise<void> {
-  const config = { migrationsFolder: MIGRATIONS_DIR };
-  if (database.driver === "postgres") {
-    await migratePostgres(database.db as unknown as Parameters<typeof migratePostgres>[0], config);
-  } else {
-    await migratePglite(database.db as unknown as Parameters<typeof migratePglite>[0], config);
-  }
+  await database.migrate();
 }
 
 /** Runs raw SQL and returns rows, hiding the drivers' different result shapes. */

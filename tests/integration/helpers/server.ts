@@ -36,7 +36,13 @@ export async function startTestServer(overrides: Record<string, string> = {}, ex
     ...overrides,
   });
   const log = createLogger(env.LOG_LEVEL);
-  let app = await createApp({ env, db: db.db, log, secret: "test-secret-test-secret-test-secret-0123" });
+  let app = await createApp({
+    env,
+    db: db.db,
+    log,
+    secret: "test-secret-test-secret-test-secret-0123",
+    listen: db.listen,
+  });
   const port = await app.listen(0);
   const server: TestServer = {
     app,
@@ -49,7 +55,13 @@ export async function startTestServer(overrides: Record<string, string> = {}, ex
     async restart(downMs = 0) {
       await server.app.close();
       if (downMs) await new Promise((r) => setTimeout(r, downMs));
-      app = await createApp({ env, db: db.db, log, secret: "test-secret-test-secret-test-secret-0123" });
+      app = await createApp({
+        env,
+        db: db.db,
+        log,
+        secret: "test-secret-test-secret-test-secret-0123",
+        listen: db.listen,
+      });
       await app.listen(port);
       server.app = app;
     },

@@ -27,7 +27,6 @@ import {
   claimJob,
   claimedWithResult,
   finishAttempt,
-  reapJobs,
   recordProgress,
   renewLeases,
   type AgentFit,
@@ -190,6 +189,7 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
         { jobId: msg.jobId, attemptId: msg.attemptId, reason: msg.reason, accepted: out.accepted, state: out.state },
         "attempt finished",
       );
+      if (out.ended) services.queue.events.publish(out.ended);
       if (out.requeued) nudge();
       return { accepted: out.accepted, next };
     });
@@ -208,26 +208,6 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
     sockets.get(agentId)?.emit(AGENT_EVENTS.cancel, { jobId, attemptId }),
   );
 
-  // The reaper: expired leases become agent_lost (requeued while attempts remain), overlong runs time out.
-  // Leases in the table were renewed by agents talking to the previous server process; while this
-  // one was down nobody could renew them. So the reaper first waits at least one lease TTL (and
-  // never less than 10 s: an agent retries its connection every ≤ 4 s, then says hello and renews
-  // its leases at once), and only leases nobody came back for expire. Revoked agents' leases are
-  // released on purpose and reaped at once.
-  const reapFrom = Date.now() + Math.max(env.AGENTLAB_LEASE_TTL_MS, 10_000);
-  const reaper = setInterval(
-    () => {
-      reapJobs(db, 30, { onlyRevokedAgents: Date.now() < reapFrom })
-        .then((reaped) => {
-          if (reaped.length) services.log.warn({ reaped }, "reaped jobs with expired leases");
-          if (reaped.some((r) => r.state === "queued")) nudge();
-        })
-        .catch((err) => services.log.error({ err }, "reaper failed"));
-    },
-    Math.max(250, Math.floor(env.AGENTLAB_LEASE_TTL_MS / 3)),
-  );
-  reaper.unref();
-
   return {
     io,
     disconnect(agentId) {
@@ -243,7 +223,6 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
     },
     connectedCount: () => sockets.size,
     async close() {
-      clearInterval(reaper);
       await new Promise<void>((resolve) => io.close(() => resolve()));
     },
   };

@@ -3,7 +3,7 @@ import { scrubbedMessage } from "@agentlab/core";
 // Bounded retries for the experiment runner. A domain refusal ends a stage at once; any other
 // error (a bug, a database hiccup, a validation failure of something the runner itself built) is
 // retried with exponential backoff a bounded number of times, then the stage and the experiment
-// fail with the reason on the page. Before this, such an error was retried every 2 s forever
+// fail with the reason on the page. Before this, such an error was retried at every tick forever
 // while the page said "running". Counts live in the runner process: a restarted server gives a
 // failing experiment one more round of retries, never an endless loop.
 
@@ -14,6 +14,8 @@ export type RetryBook = {
   failed(experimentId: string, stage: string | null, err: unknown, now?: number): string | null;
   succeeded(experimentId: string): void;
   attempts(experimentId: string): number;
+  /** How long until the experiment is due again (0 when it is). */
+  waitMs(experimentId: string, now?: number): number;
 };
 
 export type RetryOptions = { maxRetries?: number; baseMs?: number; capMs?: number };
@@ -37,5 +39,6 @@ export function createRetryBook(opts: RetryOptions = {}): RetryBook {
     },
     succeeded: (id) => void book.delete(id),
     attempts: (id) => book.get(id)?.failures ?? 0,
+    waitMs: (id, now = Date.now()) => Math.max(0, (book.get(id)?.nextAt ?? 0) - now),
   };
 }

@@ -1,4 +1,3 @@
-import type { Server } from "node:http";
 import {
   getExperiment,
   listStages,
@@ -9,8 +8,10 @@ import {
 } from "@agentlab/db";
 import { ExperimentConfig, isDomainError, nextStages, stagePlan } from "@agentlab/core";
 import type { Services } from "../services";
+import { startLoop, type Loop, type Wakes } from "../events/loop";
 import { runStage } from "./stages";
 import { createRetryBook, type RetryOptions } from "./retries";
+import { forgetExperimentTasks, withExperimentTaskCache } from "./tasks";
 
 /** A non-domain error thrown by one stage, carrying which (for the bounded retries in `tick`). */
 export class StageCrash extends Error {
@@ -22,35 +23,57 @@ export class StageCrash extends Error {
   }
 }
 
-// The server-side loop that advances experiments. All state is in the database (stage rows, their
-// job ids and outputs), so stopping the loop at any point and starting a new one resumes.
+// Advances experiments. All state is in the database (stage rows, their job ids and outputs), so
+// stopping at any point and starting again resumes. It runs when woken: one of the experiment's
+// jobs ended, it was created or resumed, its teacher collection moved (events/background.ts), or a
+// stage of it just succeeded (the next ones can start at once); plus a slow sweep over every
+// running experiment for anything a missed notification left waiting.
 
 export type ExperimentRunner = {
+  /** One pass over every running experiment. */
   tick(): Promise<void>;
   advance(experimentId: string): Promise<void>;
+  /** Without an id: a full pass. Coalesced: never two passes at once. */
+  wake(experimentId?: string): void;
+  /** Resolves when no woken pass is going on or pending. */
+  idle(): Promise<void>;
   stop(): Promise<void>;
 };
 
+export const DEFAULT_SWEEP_MS = 30_000;
+
 export function createExperimentRunner(
   services: Services,
-  opts: { intervalMs?: number; autoStart?: boolean; retries?: RetryOptions } = {},
+  opts: { sweepMs?: number; autoStart?: boolean; retries?: RetryOptions } = {},
 ): ExperimentRunner {
   const log = services.log.child({ component: "experiments" });
   const retries = createRetryBook(opts.retries);
-  let timer: NodeJS.Timeout | null = null;
-  let current: Promise<void> | null = null;
   let stopped = false;
+  let loop: Loop<string> | null = null;
+  const retryTimers = new Set<NodeJS.Timeout>();
 
-  async function advance(experimentId: string): Promise<void> {
+  /** One step of one experiment; true when a stage ended (so the next can start without waiting). */
+  async function step(experimentId: string): Promise<boolean> {
     const exp = await getExperiment(services.db, experimentId);
-    if (!exp || exp.state !== "running") return;
+    if (!exp || exp.state !== "running") {
+      forgetExperimentTasks(experimentId);
+      return false;
+    }
     const config = ExperimentConfig.parse(exp.config);
     const plan = stagePlan(config);
     const rows = new Map<string, StageRow>((await listStages(services.db, experimentId)).map((r) => [r.key, r]));
     const status = nextStages(plan, [...rows.values()]);
-    if (status.status === "failed")
-      return setExperimentState(services.db, experimentId, "failed", `${status.stage}: ${status.error}`);
-    if (status.status === "succeeded") return setExperimentState(services.db, experimentId, "succeeded");
+    if (status.status === "failed") {
+      forgetExperimentTasks(experimentId);
+      await setExperimentState(services.db, experimentId, "failed", `${status.stage}: ${status.error}`);
+      return false;
+    }
+    if (status.status === "succeeded") {
+      forgetExperimentTasks(experimentId);
+      await setExperimentState(services.db, experimentId, "succeeded");
+      return false;
+    }
+    let ended = false;
     for (const stage of status.runnable) {
       const row = rows.get(stage.key);
       if (!row) continue;
@@ -62,6 +85,7 @@ export function createExperimentRunner(
           ...(res.jobIds ? { jobIds: res.jobIds } : {}),
         });
         rows.set(stage.key, { ...row, state: res.state, output: res.output });
+        if (res.state !== row.state) ended = true;
       } catch (err) {
         // Domain refusals end the stage (and the experiment); anything else is retried, a bounded
         // number of times with backoff (tick).
@@ -69,59 +93,86 @@ export function createExperimentRunner(
         log.warn({ experimentId, stage: stage.key, err }, "experiment stage failed");
         await updateStage(services.db, experimentId, stage.key, { state: "failed", error: err.message });
         await setExperimentState(services.db, experimentId, "failed", `${stage.key}: ${err.message}`);
-        return;
+        forgetExperimentTasks(experimentId);
+        return false;
       }
     }
+    return ended;
+  }
+
+  const advance = (experimentId: string): Promise<void> =>
+    withExperimentTaskCache(experimentId, () => step(experimentId)).then((ended) => {
+      if (ended) loop?.wake(experimentId);
+    });
+
+  async function advanceWithRetries(id: string): Promise<void> {
+    if (!retries.due(id)) return;
+    try {
+      await advance(id);
+      retries.succeeded(id);
+    } catch (err) {
+      const stage = err instanceof StageCrash ? err.stage : null;
+      const cause = err instanceof StageCrash ? err.cause : err;
+      const final = retries.failed(id, stage, cause);
+      log.error(
+        { experimentId: id, stage, err: cause, failures: retries.attempts(id) },
+        final ? "experiment failed: retries used up" : "advancing experiment failed; retrying with backoff",
+      );
+      if (!final) return wakeAfterBackoff(id);
+      forgetExperimentTasks(id);
+      // If even this write fails (database away), the next sweep finds the experiment running and
+      // starts a new bounded round.
+      await (stage ? updateStage(services.db, id, stage, { state: "failed", error: final }) : Promise.resolve())
+        .then(() => setExperimentState(services.db, id, "failed", final))
+        .catch((e: unknown) => log.error({ experimentId: id, err: e }, "recording the experiment's failure failed"));
+    }
+  }
+
+  // Nothing else would wake an experiment whose advance crashed: its retry is a timer.
+  function wakeAfterBackoff(id: string) {
+    if (!loop) return;
+    const t = setTimeout(() => {
+      retryTimers.delete(t);
+      loop?.wake(id);
+    }, retries.waitMs(id) + 5);
+    t.unref();
+    retryTimers.add(t);
   }
 
   async function tick(): Promise<void> {
     for (const id of await runningExperimentIds(services.db)) {
       if (stopped) return;
-      if (!retries.due(id)) continue;
-      try {
-        await advance(id);
-        retries.succeeded(id);
-      } catch (err) {
-        const stage = err instanceof StageCrash ? err.stage : null;
-        const cause = err instanceof StageCrash ? err.cause : err;
-        const final = retries.failed(id, stage, cause);
-        log.error(
-          { experimentId: id, stage, err: cause, failures: retries.attempts(id) },
-          final ? "experiment failed: retries used up" : "advancing experiment failed; retrying with backoff",
-        );
-        if (!final) continue;
-        // If even this write fails (database away), the next tick finds the experiment running and
-        // starts a new bounded round.
-        await (stage ? updateStage(services.db, id, stage, { state: "failed", error: final }) : Promise.resolve())
-          .then(() => setExperimentState(services.db, id, "failed", final))
-          .catch((e: unknown) => log.error({ experimentId: id, err: e }, "recording the experiment's failure failed"));
-      }
+      await advanceWithRetries(id);
     }
   }
 
-  const loop = () => {
-    if (stopped) return;
-    current = tick().finally(() => {
-      current = null;
-      if (!stopped) timer = setTimeout(loop, opts.intervalMs ?? 2000);
+  async function run(wakes: Wakes<string>): Promise<void> {
+    if (wakes.all) return tick();
+    for (const id of wakes.keys) {
+      if (stopped) return;
+      await advanceWithRetries(id);
+    }
+  }
+
+  if (opts.autoStart !== false)
+    loop = startLoop<string>({
+      name: "experiments",
+      log,
+      run,
+      everyMs: opts.sweepMs ?? DEFAULT_SWEEP_MS,
+      runAtStart: true,
+      minGapMs: 10,
     });
-  };
-  if (opts.autoStart !== false) timer = setTimeout(loop, 0);
 
   return {
     tick,
     advance,
+    wake: (id) => loop?.wake(id),
+    idle: async () => loop?.idle(),
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      await current;
+      for (const t of retryTimers) clearTimeout(t);
+      await loop?.stop();
     },
   };
-}
-
-/** Started by createApp; stops when the HTTP server closes. */
-export function startExperimentRunner(services: Services, server: Server): ExperimentRunner {
-  const runner = createExperimentRunner(services);
-  server.on("close", () => void runner.stop());
-  return runner;
 }

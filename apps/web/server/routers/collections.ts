@@ -14,21 +14,16 @@ import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 import { cancelCollection, startCollection } from "../teacher/runner";
 import { enqueueCollectionGrading } from "../teacher/grading";
 import { createCollection } from "../teacher/collections";
-import { syncTeacher } from "../teacher/loops";
 
 const Id = z.object({ id: z.string().uuid() });
 
 export const collectionsRouter = router({
   list: viewerProcedure
     .input(z.object({ experimentId: z.string().uuid().optional() }).default({}))
-    .query(async ({ ctx, input }) => {
-      await syncTeacher(ctx);
-      return listCollections(ctx.db, input);
-    }),
+    .query(({ ctx, input }) => listCollections(ctx.db, input)),
 
   /** Progress, costs, reuse and verdict counts. */
   byId: viewerProcedure.input(Id).query(async ({ ctx, input }) => {
-    await syncTeacher(ctx);
     const col = await getCollection(ctx.db, input.id);
     if (!col) throw new DomainError("NOT_FOUND", "no such collection");
     return {

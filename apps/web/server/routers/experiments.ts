@@ -63,6 +63,7 @@ export const experimentsRouter = router({
   create: memberProcedure.input(ExperimentConfig).mutation(async ({ ctx, input }) => {
     const exp = await createExperiment(ctx.db, input, ctx.viewer.userId);
     ctx.log.info({ experimentId: exp.id, splitId: exp.splitId }, "experiment created");
+    await ctx.queue.wakeExperiment(exp.id);
     return { id: exp.id };
   }),
 
@@ -81,6 +82,7 @@ export const experimentsRouter = router({
   /** A failed experiment continues where it stopped (its stored answers and claimed test run kept). */
   resume: memberProcedure.input(Id).mutation(async ({ ctx, input }) => {
     await resumeExperiment(ctx.db, input.id);
+    await ctx.queue.wakeExperiment(input.id);
     ctx.log.info({ experimentId: input.id }, "experiment resumed");
     return { id: input.id, state: "running" as const };
   }),

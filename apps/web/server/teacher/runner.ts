@@ -57,9 +57,17 @@ export function startCollection(services: Services, id: string, opts: RunnerOpti
       const reason = err instanceof DomainError ? err.message : "internal error (see the server log)";
       await updateCollection(services.db, id, { state: "failed", stopReason: reason, finishedAt: new Date() });
     })
-    .finally(() => live.delete(id));
+    .finally(() => live.delete(id))
+    // The experiment that owns the collection waits for its run to end (its collect stage).
+    .then(() => wakeOwner(services, id))
+    .catch((err: unknown) => log.error({ err }, "waking the collection's experiment failed"));
   live.set(id, { abort, done });
   return done;
+}
+
+async function wakeOwner(services: Services, collectionId: string): Promise<void> {
+  const col = await getCollection(services.db, collectionId);
+  if (col?.experimentId) await services.queue.wakeExperiment(col.experimentId);
 }
 
 export const awaitCollection = (id: string): Promise<void> => live.get(id)?.done ?? Promise.resolve();

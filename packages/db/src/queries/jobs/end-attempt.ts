@@ -1,0 +1,57 @@
+import { sql } from "drizzle-orm";
+import type { JobEndedEvent, RetryVerdict, TerminalReason } from "@agentlab/core";
+import { queryRows, type Db } from "../../client";
+import type { Job } from "./enqueue";
+import { endedEvent, notifyIfEnded } from "../job-events";
+
+// The one write that ends an attempt, shared by the attempt's own result (finish.ts) and the reaper
+// (reaper.ts): the attempt row gets its reason, the job takes the state core's retryVerdict chose,
+// and a terminal state is announced by NOTIFY in the same statement. Guarded by the attempt id and
+// the state the caller decided on, so a job that changed in between (a cancel request) is not
+// written and the caller decides again.
+
+export type AttemptEndWrite = {
+  jobId: string;
+  attemptId: string;
+  /** The state the verdict was computed from; the write happens only if the job is still in it. */
+  seenState: Job["state"];
+  verdict: RetryVerdict;
+  attempt: { reason: TerminalReason; exitCode?: number | null; signal?: string | null; error?: string | null };
+  /** The job's result and error; undefined keeps what the row has (the reaper knows neither). */
+  job: { result?: unknown; error?: string | null };
+};
+
+export async function endAttempt(
+  db: Db,
+  w: AttemptEndWrite,
+): Promise<{ state: Job["state"]; ended: JobEndedEvent | null } | null> {
+  const v = w.verdict;
+  const queued = v.state === "queued";
+  const terminalReason = v.state === "queued" ? null : v.terminalReason;
+  const backoffS = v.state === "queued" ? v.backoffMs / 1000 : 0;
+  const result = queued || w.job.result === undefined ? sql`result` : sql`${JSON.stringify(w.job.result)}::jsonb`;
+  const error = w.job.error === undefined ? sql`error` : sql`${w.job.error}`;
+  const [row] = await queryRows<{ id: string; type: string; state: Job["state"]; experiment_id: string | null }>(
+    db,
+    sql`with j as (
+          update jobs set
+            state = ${v.state}::job_state,
+            terminal_reason = ${queued ? sql`null` : sql`${terminalReason}::terminal_reason`},
+            current_attempt_id = ${queued ? sql`null` : sql`current_attempt_id`},
+            agent_id = ${queued ? sql`null` : sql`agent_id`},
+            lease_expires_at = null,
+            not_before = ${queued ? sql`now() + make_interval(secs => ${backoffS})` : sql`null`},
+            result = ${result},
+            error = ${error},
+            finished_at = ${queued ? sql`null` : sql`now()`}
+          where id = ${w.jobId} and current_attempt_id = ${w.attemptId} and state = ${w.seenState}::job_state
+          returning id, type, state, experiment_id
+        ), att as (
+          update job_attempts set reason = ${w.attempt.reason}::terminal_reason, exit_code = ${w.attempt.exitCode ?? null},
+            signal = ${w.attempt.signal ?? null}, error = ${w.attempt.error ?? null}, finished_at = now()
+          where id = ${w.attemptId} and exists (select 1 from j)
+        )
+        select j.id, j.type, j.state, j.experiment_id, ${notifyIfEnded("j")} as notified from j`,
+  );
+  return row ? { state: row.state, ended: endedEvent(row) } : null;
+}
