@@ -7,8 +7,11 @@ import { makeGradeHandler } from "./grade";
 import { makeGradeBatchHandler } from "./grade-batch";
 import { refuseShellJob, shellJob } from "./shell";
 import { trainJob } from "./train";
+import { dpoJob } from "./dpo";
 import { generateJob } from "./generate";
 import { tokenizeJob } from "./tokenize";
+import { inspectModelJob } from "./inspect-model";
+import { tinyModelJob } from "./tiny-model";
 import type { JobHandler } from "./types";
 
 // Job type → handler, each behind its type's contract (./contract.ts). A type missing here is refused by this agent as infra_error.
@@ -21,8 +24,11 @@ export function jobHandlers(opts: {
   const handlers: { [T in JobType]?: JobHandler } = {
     shell: opts.allowShellJobs === true ? shellJob(opts.graceMs) : refuseShellJob,
     train: trainJob(opts.graceMs),
+    dpo: dpoJob(opts.graceMs),
     generate: generateJob(opts.graceMs),
     tokenize: tokenizeJob(opts.graceMs),
+    "inspect-model": inspectModelJob(opts.graceMs),
+    "tiny-model": tinyModelJob(opts.graceMs),
     ...(opts.grading ? gradingHandlers(opts.grading) : {}),
   };
   return handlers;

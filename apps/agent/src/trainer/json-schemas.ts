@@ -1,5 +1,12 @@
 import { z } from "zod";
-import { GenerateSpec, TinyModelSpec, TokenizeSpec, TrainSpec, type TrainerCommand } from "@agentlab/core";
+import {
+  GenerateSpec,
+  InspectModelSpec,
+  TinyModelSpec,
+  TokenizeSpec,
+  TrainSpec,
+  type TrainerCommand,
+} from "@agentlab/core";
 
 // The trainer's job specs as JSON Schema, generated from the zod schemas in core and checked in
 // under apps/agent/python/src/agentlab_trainer/schemas/ (regenerate: `npm run gen:schemas`). The
@@ -12,6 +19,7 @@ export const TRAINER_SPEC_SCHEMAS = {
   train: TrainSpec,
   generate: GenerateSpec,
   tokenize: TokenizeSpec,
+  "inspect-model": InspectModelSpec,
 } as const satisfies Record<TrainerCommand, z.ZodType>;
 
 /** Folder of the checked-in schemas, relative to the repository root. */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { NAME_MAX_LENGTH } from "../names";
 import { SamplingParams } from "../teacher/schemas";
 import { PROMPT_TEMPLATE_HASH } from "../teacher/prompt";
+import { ModelShape } from "../trainer/inspect";
 import { TrainMethod } from "../trainer/schemas";
 
 // An experiment's full recipe (brief §2). Everything that influences a number in the report is
@@ -26,6 +27,8 @@ export const BaseModel = z.object({
   source: z.enum(["path", "hub"]),
   ref: z.string().min(1).max(500),
   revision: z.string().max(200).optional(),
+  /** The architecture's shape as an agent inspected it (the form's model picker): sizes the jobs' GPU memory. */
+  shape: ModelShape.optional(),
 });
 export type BaseModel = z.infer<typeof BaseModel>;
 

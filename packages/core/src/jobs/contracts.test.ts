@@ -4,7 +4,8 @@ import { GenerateSpec, TrainSpec } from "../trainer/schemas";
 import type { TaskSpec } from "../tasks/spec";
 import { EnqueueJob, JOB_CONTRACTS, checkJobResult, parseJobPayload, parseJobResult } from "./contracts";
 import { JobRequirements } from "./schemas";
-import { generateJobPayload, generateJobRequirements, trainJobPayload, trainJobRequirements } from "./recipe";
+import { generateJobPayload, trainJobPayload } from "./recipe";
+import { generateJobRequirements, trainJobRequirements } from "./requirements";
 
 const H = (c: string) => c.repeat(64);
 const config = ExperimentConfig.parse({
@@ -47,6 +48,8 @@ describe("job contracts", () => {
       generate: generateJobPayload(config, [task], null),
       grade: { task, candidate: [{ path: "solution.py", content: "x" }] },
       audit: { task },
+      "inspect-model": { model: "Qwen/Qwen2.5-1.5B", revision: "main" },
+      "tiny-model": { corpusSha256: H("f"), trainTaskIds: ["t/0"], shape: { hidden_size: 64 } },
     } as const;
     for (const [type, payload] of Object.entries(valid)) {
       const t = type as keyof typeof valid;
@@ -58,7 +61,16 @@ describe("job contracts", () => {
     // A misspelled trainer key (nested in the spec) is refused too, before it could reach Python.
     const train = trainJobPayload(config, 11, { datasetHash: H("b") });
     expect(parseJobPayload("train", { ...train, spec: { ...train.spec, learning_rat: 1 } }).ok).toBe(false);
-    expect(Object.keys(JOB_CONTRACTS).sort()).toEqual(["audit", "generate", "grade", "shell", "tokenize", "train"]);
+    expect(Object.keys(JOB_CONTRACTS).sort()).toEqual([
+      "audit",
+      "generate",
+      "grade",
+      "inspect-model",
+      "shell",
+      "tiny-model",
+      "tokenize",
+      "train",
+    ]);
   });
 
   it("a train job needs the dataset's hash; a generate job an adapter's archive with its hash", () => {

@@ -8,6 +8,8 @@ import {
   TokenizeSummary,
   TrainSpec,
 } from "../trainer/schemas";
+import { InspectModelJobPayload, InspectModelJobResult, TinyModelJobPayload, TinyModelJobResult } from "./model-jobs";
+import { DpoJobPayload, DpoJobResult } from "./dpo";
 import { JobRequirements, type JobType, ShellJobPayload } from "./schemas";
 
 // One payload and one result schema per job type: what the control plane enqueues, what the agent's
@@ -129,8 +131,11 @@ export const JOB_CONTRACTS = {
   "grade-batch": { payload: GradeBatchJobPayload, result: GradeBatchJobResult },
   audit: { payload: AuditJobPayload, result: AuditJobResult },
   train: { payload: TrainJobPayload, result: TrainJobResult },
+  dpo: { payload: DpoJobPayload, result: DpoJobResult },
   generate: { payload: GenerateJobPayload, result: GenerateJobResult },
   tokenize: { payload: TokenizeJobPayload, result: TokenizeJobResult },
+  "inspect-model": { payload: InspectModelJobPayload, result: InspectModelJobResult },
+  "tiny-model": { payload: TinyModelJobPayload, result: TinyModelJobResult },
 } as const satisfies Record<JobType, { payload: z.ZodType; result: z.ZodType }>;
 
 type Contracts = typeof JOB_CONTRACTS;
@@ -197,8 +202,11 @@ export const EnqueueJob = z.discriminatedUnion("type", [
   enqueueOf("grade-batch"),
   enqueueOf("audit"),
   enqueueOf("train"),
+  enqueueOf("dpo"),
   enqueueOf("generate"),
   enqueueOf("tokenize"),
+  enqueueOf("inspect-model"),
+  enqueueOf("tiny-model"),
 ]);
 export type EnqueueJob = z.input<typeof EnqueueJob>;
 export type EnqueueJobParsed = z.output<typeof EnqueueJob>;

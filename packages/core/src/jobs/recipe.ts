@@ -2,10 +2,9 @@ import type { z } from "zod";
 import type { ExperimentConfig } from "../experiments/config";
 import type { TaskSpec } from "../tasks";
 import { PROMPT_TEMPLATE_HASH, publicContext, renderRepairPrompt } from "../teacher/prompt";
-import type { JobRequirements } from "./schemas";
 import type { GenerateJobPayload, TrainJobPayload } from "./contracts";
 
-// The experiment recipe → the train and generate jobs' payloads. Everything that decides the
+// The experiment recipe → the train and generate jobs' payloads (their requirements: ./requirements.ts). Everything that decides the
 // weights or the answers comes from the recipe, never from the agent that claims the job.
 
 /** The dataset snapshot a train job fetches: its blob hash in the artifact store. */
@@ -39,12 +38,6 @@ export function trainJobPayload(
   };
 }
 
-/** A GPU for every method but fp32 LoRA (the one a CPU agent can run). */
-export function trainJobRequirements(config: ExperimentConfig): JobRequirements {
-  const m = config.training.method;
-  return { labels: [], gpus: m && m !== "lora-fp32" ? 1 : 0, gpuMemoryMb: 0 };
-}
-
 /** The adapter to generate with: its snapshot hash and its archive; null for the base model. */
 export type GenerateAdapter = { sha256: string; artifact: string | null } | null;
 
@@ -76,8 +69,4 @@ export function generateJobPayload(
     adapterArtifact: adapter?.artifact ?? null,
     promptTemplateHash: PROMPT_TEMPLATE_HASH,
   };
-}
-
-export function generateJobRequirements(config: ExperimentConfig): JobRequirements {
-  return { labels: [], gpus: config.evaluation.device === "cuda" ? 1 : 0, gpuMemoryMb: 0 };
 }

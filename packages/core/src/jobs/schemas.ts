@@ -1,7 +1,18 @@
 import { z } from "zod";
 
 // Job queue vocabulary shared by the control plane and the agent (architecture brief §4).
-export const JobType = z.enum(["shell", "grade", "grade-batch", "audit", "train", "generate", "tokenize"]);
+export const JobType = z.enum([
+  "shell",
+  "grade",
+  "grade-batch",
+  "audit",
+  "train",
+  "dpo",
+  "generate",
+  "tokenize",
+  "inspect-model",
+  "tiny-model",
+]);
 export type JobType = z.infer<typeof JobType>;
 
 /** Job types that run untrusted code: only agents whose sandbox passed its self-test claim them. */
@@ -33,6 +44,8 @@ export const JobRequirements = z.object({
   gpus: z.number().int().min(0).max(64).default(0),
   gpuMemoryMb: z.number().int().min(0).default(0),
   sandbox: SandboxBackend.optional(),
+  /** A GPU job that may run beside other GPU jobs on the same agent; GPU jobs are exclusive without it. */
+  gpuShare: z.boolean().optional(),
 });
 export type JobRequirements = z.infer<typeof JobRequirements>;
 

@@ -1,1 +1,3 @@
 export * from "./schemas";
+export * from "./inspect";
+export * from "./memory";

@@ -1,11 +1,12 @@
 import { z } from "zod";
+import { InspectModelSpec, InspectModelSummary } from "./inspect";
 
 // Contract between the TS agent and the Python trainer (architecture brief §6).
 // Specs are written as JSON files and passed as `python -m agentlab_trainer <command> --spec FILE`;
 // the trainer answers with JSON lines on stdout, each one a TrainerEvent. Keys are snake_case on
 // both sides, like the task format.
 
-export const TrainerCommand = z.enum(["tiny-model", "train", "generate", "tokenize"]);
+export const TrainerCommand = z.enum(["tiny-model", "train", "generate", "tokenize", "inspect-model"]);
 export type TrainerCommand = z.infer<typeof TrainerCommand>;
 
 /** Exit codes of the trainer CLI. */
@@ -173,6 +174,7 @@ export type TrainerSpecs = {
   train: z.input<typeof TrainSpec>;
   generate: z.input<typeof GenerateSpec>;
   tokenize: z.input<typeof TokenizeSpec>;
+  "inspect-model": z.input<typeof InspectModelSpec>;
 };
 
 // ------------------------------------------------------------------ records
@@ -381,6 +383,7 @@ export const TrainerResultEvent = z.object({
   record: RunRecord.optional(),
   generate: GenerateSummary.optional(),
   tokenize: TokenizeSummary.optional(),
+  inspect_model: InspectModelSummary.optional(),
   tiny_model: TinyModelSummary.optional(),
 });
 export type TrainerResultEvent = z.infer<typeof TrainerResultEvent>;

@@ -1,4 +1,4 @@
-"""CLI: python -m agentlab_trainer {tiny-model,train,generate,tokenize} --spec FILE
+"""CLI: python -m agentlab_trainer {tiny-model,train,generate,tokenize,inspect-model} --spec FILE
 
 stdout carries JSON lines only (progress / artifact / generation / log / result); human logs go to
 stderr. Exit codes: 0 ok, 1 internal error, 2 bad usage, 3 user error (spec or data), 143 canceled."""
@@ -22,7 +22,7 @@ from .common import (
     log,
 )
 
-COMMANDS = ("tiny-model", "train", "generate", "tokenize")
+COMMANDS = ("tiny-model", "train", "generate", "tokenize", "inspect-model")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
             from . import generate
 
             generate.main(spec, cancel)
+        elif args.command == "inspect-model":
+            from . import inspect_model
+
+            inspect_model.main(spec)
         else:
             from . import tokenize_cmd
 

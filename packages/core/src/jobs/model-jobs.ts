@@ -1,0 +1,37 @@
+import { z } from "zod";
+import { InspectModelSpec, InspectModelSummary } from "../trainer/inspect";
+import { TinyModelSpec, TinyModelSummary } from "../trainer/schemas";
+
+// The base-model picker's jobs (issues 15 and 16): `inspect-model` reads a model's facts on an agent
+// (offline, from its folder or hub cache), `tiny-model` builds the tiny demo model there.
+
+const Sha256 = z.string().regex(/^[a-f0-9]{64}$/, "a sha256 hex digest");
+
+export const InspectModelJobPayload = InspectModelSpec;
+export const InspectModelJobResult = z.strictObject({ model: InspectModelSummary });
+export type InspectModelJobResult = z.infer<typeof InspectModelJobResult>;
+
+/** The tiny model's shape settings; the agent chooses the output folder (under its state dir). */
+export const TinyModelJobPayload = z.strictObject({
+  /** A task pool (JSONL, Task spec v1) in the artifact store whose code and tests fit the tokenizer. */
+  corpusSha256: Sha256,
+  /** Only these tasks feed the tokenizer (the split's train part). */
+  trainTaskIds: z.array(z.string().min(1)).min(1),
+  shape: TinyModelSpec.pick({
+    arch: true,
+    vocab_size: true,
+    hidden_size: true,
+    intermediate_size: true,
+    num_layers: true,
+    num_heads: true,
+    num_kv_heads: true,
+    max_position_embeddings: true,
+  })
+    .partial()
+    .strict()
+    .default({}),
+});
+export type TinyModelJobPayload = z.input<typeof TinyModelJobPayload>;
+/** `path`: the model folder on the agent that built it (a local base model for that box). */
+export const TinyModelJobResult = z.strictObject({ tinyModel: TinyModelSummary });
+export type TinyModelJobResult = z.infer<typeof TinyModelJobResult>;

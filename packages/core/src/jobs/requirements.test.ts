@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { ExperimentConfig, type ExperimentConfigInput } from "../experiments/config";
+import type { ModelShape } from "../trainer/inspect";
+import { estimateGenerateMemory, estimateTrainMemory } from "../trainer/memory";
+import {
+  generateJobRequirements,
+  generateRecipe,
+  trainJobRequirements,
+  trainMemoryEstimate,
+  trainRecipe,
+} from "./requirements";
+
+// Qwen2.5-1.5B's public config; the tiny CPU model of the demo (hidden 64, 2 layers).
+const qwen15: ModelShape = {
+  parameters: 1_543_714_304,
+  layers: 28,
+  hiddenSize: 1536,
+  intermediateSize: 8960,
+  heads: 12,
+  kvHeads: 2,
+  headDim: 128,
+  vocabSize: 151_936,
+  tiedEmbeddings: true,
+};
+const tiny: ModelShape = {
+  ...qwen15,
+  parameters: 600_000,
+  layers: 2,
+  hiddenSize: 64,
+  intermediateSize: 128,
+  heads: 4,
+  kvHeads: 2,
+  headDim: 16,
+  vocabSize: 4096,
+};
+
+const base: ExperimentConfigInput = {
+  name: "exp",
+  splitId: "00000000-0000-4000-8000-000000000001",
+  teacher: { providerId: "00000000-0000-4000-8000-000000000002" },
+  baseModel: { source: "hub", ref: "Qwen/Qwen2.5-1.5B", shape: qwen15 },
+  training: { method: "qlora-nf4", batchSize: 4, maxLength: 2048 },
+  evaluation: { graderVersion: "g1", device: "cuda", dtype: "bfloat16" },
+};
+const cfg = (over: Partial<ExperimentConfigInput> = {}, training: Record<string, unknown> = {}) =>
+  ExperimentConfig.parse({ ...base, ...over, training: { ...base.training, ...training } });
+
+describe("job requirements from the model shape and the recipe", () => {
+  it("a GPU train job asks for one GPU with the estimate's memory", () => {
+    const c = cfg();
+    const r = trainJobRequirements(c);
+    expect(r.gpus).toBe(1);
+    expect(r.gpuMemoryMb).toBe(estimateTrainMemory(qwen15, trainRecipe(c)).totalMb);
+    expect(r.gpuMemoryMb).toBeGreaterThan(2000);
+    expect(r.gpuShare).toBeUndefined(); // exclusive
+  });
+
+  it("asks for more memory at a larger batch or length, and less when fewer positions are supervised", () => {
+    const mem = (training: Record<string, unknown>) => trainJobRequirements(cfg({}, training)).gpuMemoryMb;
+    expect(mem({ batchSize: 8 })).toBeGreaterThan(mem({ batchSize: 4 }));
+    expect(mem({ maxLength: 4096 })).toBeGreaterThan(mem({ maxLength: 2048 }));
+    expect(trainJobRequirements(cfg(), 256).gpuMemoryMb).toBeLessThan(trainJobRequirements(cfg()).gpuMemoryMb);
+  });
+
+  it("the tiny CPU model keeps no requirement, and a GPU method without a known shape asks for a GPU only", () => {
+    const cpu = cfg(
+      {
+        baseModel: { source: "path", ref: "/m/tiny", shape: tiny },
+        evaluation: { graderVersion: "g1", device: "cpu", dtype: "float32" },
+      },
+      { method: "lora-fp32" },
+    );
+    expect(trainJobRequirements(cpu)).toEqual({ labels: [], gpus: 0, gpuMemoryMb: 0 });
+    expect(generateJobRequirements(cpu)).toEqual({ labels: [], gpus: 0, gpuMemoryMb: 0 });
+    const unknown = cfg({ baseModel: { source: "hub", ref: "org/m" } });
+    expect(trainJobRequirements(unknown)).toEqual({ labels: [], gpus: 1, gpuMemoryMb: 0 });
+    expect(trainMemoryEstimate(unknown)).toBeNull();
+  });
+
+  it("a CUDA generate job asks for weights + KV cache, a little more with the adapter", () => {
+    const c = cfg();
+    const withAdapter = generateJobRequirements(c);
+    expect(withAdapter.gpus).toBe(1);
+    expect(withAdapter.gpuMemoryMb).toBe(estimateGenerateMemory(qwen15, generateRecipe(c, true)).totalMb);
+    expect(generateJobRequirements(c, false).gpuMemoryMb).toBeLessThanOrEqual(withAdapter.gpuMemoryMb);
+    const longer = cfg({ evaluation: { graderVersion: "g1", device: "cuda", dtype: "bfloat16", maxNewTokens: 4096 } });
+    expect(generateJobRequirements(longer).gpuMemoryMb).toBeGreaterThan(withAdapter.gpuMemoryMb);
+  });
+});

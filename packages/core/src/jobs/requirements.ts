@@ -1,0 +1,73 @@
+import type { ExperimentConfig } from "../experiments/config";
+import type { ModelShape } from "../trainer/inspect";
+import {
+  estimateGenerateMemory,
+  estimateTrainMemory,
+  type GenerateRecipe,
+  type MemoryEstimate,
+  type TrainRecipe,
+} from "../trainer/memory";
+import type { JobRequirements } from "./schemas";
+
+// What the train and generate jobs of an experiment need from the agent that claims them (issue 16):
+// a GPU for the GPU methods and devices, with at least the memory the estimate (trainer/memory.ts)
+// gives for the base model's shape, when the form inspected it. The tiny CPU model needs nothing.
+// GPU jobs are exclusive (no gpuShare): the claim never gives a second one to an agent whose GPUs
+// are taken, because a vLLM engine reserves most of the card and training peaks are near its size.
+
+/** Rows of the GenerateSpec the estimate needs; generate jobs use the spec's default batch of 8. */
+export const GENERATE_BATCH = 8;
+
+/** The training recipe of an experiment as the estimate reads it. */
+export function trainRecipe(config: ExperimentConfig, supervisedPerSample?: number): TrainRecipe {
+  const tc = config.training;
+  return {
+    method: tc.method ?? "lora-fp32",
+    loraRank: tc.lora.r,
+    loraTargets: tc.lora.targets,
+    batchSize: tc.batchSize,
+    seqLength: tc.maxLength,
+    // The trainer checkpoints real models' layers by default (issue 16) and computes the loss at
+    // supervised positions only.
+    gradientCheckpointing: true,
+    loss: { kind: "supervised", positionsPerSample: supervisedPerSample },
+  };
+}
+
+export function generateRecipe(config: ExperimentConfig, withAdapter: boolean): GenerateRecipe {
+  return {
+    dtype: config.evaluation.dtype === "float32" ? "float32" : "bfloat16",
+    batchSize: GENERATE_BATCH,
+    // A prompt is at most the training length: longer tasks were never trained or shown.
+    promptTokens: config.training.maxLength,
+    maxNewTokens: config.evaluation.maxNewTokens,
+    lora: withAdapter ? { rank: config.training.lora.r, targets: config.training.lora.targets } : null,
+  };
+}
+
+const shapeOf = (config: ExperimentConfig): ModelShape | null => config.baseModel.shape ?? null;
+
+/** The training estimate of the experiment's recipe, when its base model's shape is known. */
+export function trainMemoryEstimate(config: ExperimentConfig, supervisedPerSample?: number): MemoryEstimate | null {
+  const shape = shapeOf(config);
+  return shape ? estimateTrainMemory(shape, trainRecipe(config, supervisedPerSample)) : null;
+}
+
+export function generateMemoryEstimate(config: ExperimentConfig, withAdapter: boolean): MemoryEstimate | null {
+  const shape = shapeOf(config);
+  return shape ? estimateGenerateMemory(shape, generateRecipe(config, withAdapter)) : null;
+}
+
+/** Whether this recipe trains on a GPU: every method but fp32 LoRA (the one a CPU agent can run). */
+export const trainsOnGpu = (config: ExperimentConfig): boolean =>
+  config.training.method !== undefined && config.training.method !== "lora-fp32";
+
+export function trainJobRequirements(config: ExperimentConfig, supervisedPerSample?: number): JobRequirements {
+  if (!trainsOnGpu(config)) return { labels: [], gpus: 0, gpuMemoryMb: 0 };
+  return { labels: [], gpus: 1, gpuMemoryMb: trainMemoryEstimate(config, supervisedPerSample)?.totalMb ?? 0 };
+}
+
+export function generateJobRequirements(config: ExperimentConfig, withAdapter = true): JobRequirements {
+  if (config.evaluation.device !== "cuda") return { labels: [], gpus: 0, gpuMemoryMb: 0 };
+  return { labels: [], gpus: 1, gpuMemoryMb: generateMemoryEstimate(config, withAdapter)?.totalMb ?? 0 };
+}
