@@ -40,6 +40,17 @@ const DISCLAIMER =
   "Synthetic demo: the tasks are a generated one-bug family (`<=` written as `<`) and the base is a tiny model built and warmed up on this machine from train tasks only; " +
   "the teacher is the reference oracle. These numbers show that the pipeline detects a real gain (and no gain in the control); they say nothing about real models.";
 
+// AGENTLAB_DEMO_SAMPLES=n (issue 17): n sampled answers per task (temperature AGENTLAB_DEMO_TEMPERATURE,
+// default 0.7) instead of one greedy answer, so the report compares per-task pass rates.
+const DEMO_SAMPLES = Number(process.env.AGENTLAB_DEMO_SAMPLES ?? "1");
+const SAMPLING =
+  DEMO_SAMPLES > 1
+    ? {
+        samples: DEMO_SAMPLES,
+        decoding: { doSample: true, temperature: Number(process.env.AGENTLAB_DEMO_TEMPERATURE ?? "0.7"), topP: 1 },
+      }
+    : {};
+
 const t0 = Date.now();
 const say = (msg: string) => console.log(`[demo +${((Date.now() - t0) / 1000).toFixed(0)}s] ${msg}`);
 
@@ -163,7 +174,7 @@ async function main() {
         targets: LEARNING_TRAINING.lora.target_modules,
       },
     },
-    evaluation: { maxNewTokens: 80, graderVersion: "agentlab-grader/2 judge pytest-8.3.4" },
+    evaluation: { maxNewTokens: 80, graderVersion: "agentlab-grader/2 judge pytest-8.3.4", ...SAMPLING },
     seeds: [1],
     bootstrap: { iterations: 2000, seed: 0 },
     disclaimer:

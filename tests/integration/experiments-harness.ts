@@ -39,6 +39,8 @@ import { makePool, toJsonl } from "../fixtures/tasks/generate";
 
 export type Behaviour = {
   fixes(model: string, task: TaskSpec): boolean;
+  /** With samples > 1: whether answer `sample` of the task fixes it (default: `fixes` for every sample). */
+  fixesSample?(model: string, task: TaskSpec, sample: number): boolean;
   maxNewTokens?(model: string): number | undefined;
   /** The adapter hash the simulated trainer reports having loaded (default: the one it was sent). */
   loadedAdapter?(model: string, sent: string | null): string | null;
@@ -263,19 +265,27 @@ export async function agentStep(
       return { claimed: job };
     }
     const prompts = (p.spec?.prompts ?? []) as { task_id: string }[];
-    const outputs = prompts.map(({ task_id }) => {
+    // n answers per prompt, as the trainer's generate command returns them (one event per sample).
+    const n = Number(p.spec?.samples ?? 1);
+    const sampled = Boolean(p.spec?.do_sample) || n > 1;
+    const outputs = prompts.flatMap(({ task_id }) => {
       const t = tasks.get(task_id);
       if (!t) throw new Error(`unknown task ${task_id}`);
       const main = t.files.filter((f) => f.role === "main");
-      const files = behaviour.fixes(model, t)
-        ? t.reference.map((r) => ({ path: r.path, content: r.content }))
-        : main.map((f) => ({ path: f.path, content: f.content }));
-      return {
-        task_id,
-        text: `Here is the fix.\n\n${formatAnswer(files)}`,
-        finish_reason: "stop",
-        completion_tokens: 1,
-      };
+      return Array.from({ length: n }, (_, i) => {
+        const fixed = behaviour.fixesSample ? behaviour.fixesSample(model, t, i) : behaviour.fixes(model, t);
+        const files = fixed
+          ? t.reference.map((r) => ({ path: r.path, content: r.content }))
+          : main.map((f) => ({ path: f.path, content: f.content }));
+        return {
+          task_id,
+          sample_index: i,
+          seed: sampled ? Number(p.spec?.seed) * 1000 + i : null,
+          text: `Here is the fix.\n\n${formatAnswer(files)}`,
+          finish_reason: "stop",
+          completion_tokens: 1,
+        };
+      });
     });
     const maxNew = behaviour.maxNewTokens?.(model) ?? Number(p.spec?.max_new_tokens);
     const sent = typeof p.adapterSha256 === "string" ? p.adapterSha256 : null;
@@ -285,7 +295,16 @@ export async function agentStep(
       summary: simGenerateSummary(
         String(p.spec?.base_model),
         adapter,
-        { do_sample: false, samples: 1, temperature: 0, top_p: 1, seed: 0, max_new_tokens: maxNew },
+        sampled
+          ? {
+              do_sample: true,
+              samples: n,
+              temperature: Number(p.spec?.temperature),
+              top_p: Number(p.spec?.top_p),
+              seed: Number(p.spec?.seed),
+              max_new_tokens: maxNew,
+            }
+          : { do_sample: false, samples: 1, temperature: 0, top_p: 1, seed: 0, max_new_tokens: maxNew },
         outputs.length,
       ),
     };

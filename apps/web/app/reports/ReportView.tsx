@@ -6,6 +6,7 @@ import { Section } from "../_components/PageHeader";
 import { Checks } from "./Checks";
 import { ReportHeaderView } from "./ReportHeader";
 import { Explain, SeedsTable, SelectionTable, SummaryTable } from "./StatsTables";
+import { SamplesSection } from "./SamplesSection";
 import { TaskViewSection } from "./TaskViewSection";
 
 /**
@@ -78,6 +79,11 @@ export function ReportView({ report, reportId }: { report: ExperimentReport; rep
           </Explain>
         </Section>
       </div>
+      {report.samples && (
+        <Section title={`Samples (${report.samples.samples} per task)`}>
+          <SamplesSection samples={report.samples} />
+        </Section>
+      )}
       {report.seeds && (
         <Section title="Seeds (test, each seed's best dev epoch)">
           <SeedsTable seeds={report.seeds} />

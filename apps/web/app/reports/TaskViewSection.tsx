@@ -14,6 +14,7 @@ import { Badge, type Tone } from "../_components/Badge";
 import { VerdictBadge } from "../_components/StatusBadges";
 import { ErrorBox } from "../_components/ErrorBox";
 import { TaskDetail } from "./TaskDetail";
+import { SampleVerdicts } from "./SampleVerdicts";
 
 // The per-task view on dev and test with filters and search. With a reportId (the signed-in
 // report) a row opens, under it, the task's answers, diffs and grader output; the share page lists verdicts only.
@@ -24,6 +25,7 @@ const FILTERS: { id: TaskViewCategory | "all"; label: string }[] = [
   { id: "regressed", label: "regressed" },
   { id: "both_pass", label: "both pass" },
   { id: "both_fail", label: "both fail" },
+  { id: "same_rate", label: "same rate" },
   { id: "excluded", label: "excluded" },
 ];
 const tone: Record<TaskViewCategory, Tone> = {
@@ -31,6 +33,7 @@ const tone: Record<TaskViewCategory, Tone> = {
   regressed: "red",
   both_pass: "neutral",
   both_fail: "neutral",
+  same_rate: "neutral",
   excluded: "amber",
 };
 
@@ -58,23 +61,42 @@ function legacyViews(r: ExperimentReport): TaskView[] {
   }));
 }
 
-function Detail({ reportId, view, taskId }: { reportId: string; view: TaskView; taskId: string }) {
+function Detail({ reportId, view, row }: { reportId: string; view: TaskView; row: TaskViewRow }) {
+  const taskId = row.taskId;
   const trpc = useTRPC();
+  // Multi-sample reports: one sample index is shown at a time, for both sides.
+  const [sample, setSample] = useState(0);
   const keys = [...new Set([view.baseKey, view.otherKey].filter(Boolean))];
   const q = useQuery(trpc.reports.taskDetail.queryOptions({ reportId, split: view.split, taskId, modelKeys: keys }));
   if (q.error) return <ErrorBox error={q.error} />;
   if (!q.data) return <p className="text-xs text-zinc-500">Loading the answers…</p>;
-  const find = (k: string) => q.data.answers.find((a) => a.modelKey === k);
+  const find = (k: string) => q.data.answers.find((a) => a.modelKey === k && a.sampleIndex === sample);
+  const picker = row.baseSamples ? (
+    <div className="mb-2 flex flex-wrap items-center gap-4 text-xs" data-testid="sample-picker">
+      <span>Sample {sample} shown; pick another:</span>
+      <span>
+        base <SampleVerdicts samples={row.baseSamples} picked={sample} onPick={setSample} />
+      </span>
+      {view.otherKey && view.otherKey !== "base" && (
+        <span>
+          {view.otherLabel} <SampleVerdicts samples={row.otherSamples} picked={sample} onPick={setSample} />
+        </span>
+      )}
+    </div>
+  ) : null;
   return (
-    <TaskDetail
-      data={q.data}
-      base={{ key: "base", label: "base", answer: find("base") }}
-      other={{
-        key: view.otherKey || "base",
-        label: view.otherKey ? view.otherLabel : "base",
-        answer: find(view.otherKey || "base"),
-      }}
-    />
+    <>
+      {picker}
+      <TaskDetail
+        data={q.data}
+        base={{ key: "base", label: "base", answer: find("base") }}
+        other={{
+          key: view.otherKey || "base",
+          label: view.otherKey ? view.otherLabel : "base",
+          answer: find(view.otherKey || "base"),
+        }}
+      />
+    </>
   );
 }
 
@@ -114,7 +136,7 @@ export function TaskViewSection({ report, reportId }: { report: ExperimentReport
           ))}
         </div>
         <div role="group" aria-label="filter" className="flex flex-wrap gap-1">
-          {FILTERS.map((f) => (
+          {FILTERS.filter((f) => f.id !== "same_rate" || report.samples).map((f) => (
             <button
               key={f.id}
               aria-pressed={filter === f.id}
@@ -173,10 +195,18 @@ export function TaskViewSection({ report, reportId }: { report: ExperimentReport
                   <td className="px-3 py-1.5 font-mono text-xs">{r.taskId}</td>
                   <td className="px-3 py-1.5 text-xs">{r.group}</td>
                   <td className="px-3 py-1.5">
-                    <VerdictBadge verdict={r.base ?? "no verdict"} />
+                    {r.baseSamples ? (
+                      <SampleVerdicts samples={r.baseSamples} />
+                    ) : (
+                      <VerdictBadge verdict={r.base ?? "no verdict"} />
+                    )}
                   </td>
                   <td className="px-3 py-1.5">
-                    <VerdictBadge verdict={r.other ?? "no verdict"} />
+                    {r.otherSamples ? (
+                      <SampleVerdicts samples={r.otherSamples} />
+                    ) : (
+                      <VerdictBadge verdict={r.other ?? "no verdict"} />
+                    )}
                   </td>
                   <td className="px-3 py-1.5">
                     <Badge tone={tone[r.category]}>{r.category.replace("_", " ")}</Badge>
@@ -188,7 +218,7 @@ export function TaskViewSection({ report, reportId }: { report: ExperimentReport
                 {reportId && open === r.taskId && (
                   <tr>
                     <td colSpan={6} className="bg-zinc-50/60 p-3">
-                      <Detail reportId={reportId} view={view} taskId={r.taskId} />
+                      <Detail reportId={reportId} view={view} row={r} />
                     </td>
                   </tr>
                 )}

@@ -1,21 +1,14 @@
-import { insertGenerations, listGenerations, stageJobs, type Db } from "@agentlab/db";
+import { listGenerations, stageJobs, type Db } from "@agentlab/db";
 import {
-  DomainError,
-  GenerateJobResult,
-  isTerminal,
-  PROMPT_TEMPLATE_HASH,
   generateJobPayload,
   generateJobRequirements,
-  generationProtocol,
-  mainPaths,
-  parseAnswer,
-  recipeMismatches,
   type ExperimentConfig,
   type TaskSpec,
   type TrainMethod,
 } from "@agentlab/core";
 import type { Services } from "../services";
-import { gradeStep } from "./grade-batches";
+import { reuseCachedAnswers, storeGeneratedAnswers } from "./generate-answers";
+import { enqueueGradeBatches, gradeStep, newGradeBatchQueue } from "./grade-batches";
 
 // Generation + grading of one split for a set of models, advanced one step per runner tick.
 // Answers are stored (experiment_generations) as soon as their generate job succeeds; grading
@@ -30,9 +23,13 @@ export type EvalModel = {
   adapter: { path: string; sha256: string; artifact: string | null } | null;
   trainingMethod: TrainMethod | null;
 };
-/** `regenerate[model]`: how often a failed generate job was replaced on resume (its dedupe key's round). */
+/**
+ * `regenerate[model]`: how often a failed generate job was replaced on resume (its dedupe key's round).
+ * `reused[model]`: answers copied from the generation cache instead of generated (generate-answers.ts).
+ */
 export type EvalState = {
   generate: Record<string, string>;
+  reused?: Record<string, number>;
   done: Record<string, { graded: number; noVerdict: number }>;
   regenerate?: Record<string, number>;
 };
@@ -47,60 +44,6 @@ type Ctx = {
 };
 
 export const emptyEval = (): EvalState => ({ generate: {}, done: {} });
-
-/** Reads a finished generate job, checks its protocol against the recipe and stores its answers. */
-async function storeGenerations(services: Services, ctx: Ctx, m: EvalModel, genId: string): Promise<boolean> {
-  const [gen] = await stageJobs(services.db, [genId]);
-  if (!gen || !isTerminal(gen.state)) return false;
-  const what = `generation for ${m.key} on ${ctx.split}`;
-  if (gen.state !== "succeeded")
-    throw new DomainError("PRECONDITION_FAILED", `${what} ${gen.state}: ${gen.error ?? "no error given"}`);
-  const parsed = GenerateJobResult.safeParse(gen.result);
-  if (!parsed.success)
-    throw new DomainError(
-      "PRECONDITION_FAILED",
-      `${what} returned an unreadable result: ${parsed.error.issues[0]?.message ?? ""}`,
-    );
-  const protocol = generationProtocol(parsed.data.summary, {
-    promptTemplateHash: PROMPT_TEMPLATE_HASH,
-    trainingMethod: m.trainingMethod,
-    samples: ctx.config.evaluation.samples,
-  });
-  const mismatches = recipeMismatches(protocol, ctx.config.evaluation, {
-    promptTemplateHash: PROMPT_TEMPLATE_HASH,
-    adapterSha256: m.adapter?.sha256 ?? null,
-  });
-  if (mismatches.length)
-    throw new DomainError(
-      "PRECONDITION_FAILED",
-      `protocol mismatch on ${ctx.split} for ${m.key}: ${mismatches.join("; ")}`,
-    );
-  const texts = new Map(parsed.data.outputs.map((o) => [o.task_id, o.text]));
-  const missing = ctx.tasks.filter((t) => !texts.has(t.id));
-  if (missing.length)
-    throw new DomainError(
-      "PRECONDITION_FAILED",
-      `${what} returned no answer for ${missing.length} task(s), e.g. ${missing[0]?.id}`,
-    );
-  await insertGenerations(
-    services.db,
-    ctx.tasks.map((t) => {
-      const text = texts.get(t.id) ?? "";
-      return {
-        experimentId: ctx.experimentId,
-        split: ctx.split,
-        modelKey: m.key,
-        taskId: t.id,
-        sourceGroup: t.source_group,
-        text,
-        parsed: parseAnswer(text, mainPaths(t)).ok,
-        protocol,
-        generateJobId: genId,
-      };
-    }),
-  );
-  return true;
-}
 
 /**
  * On resume: forgets generate jobs that ended without a result (failed or canceled) and stored no
@@ -122,7 +65,9 @@ export async function forgetFailedGenerations(
   for (const [key, id] of Object.entries(state.generate)) {
     const j = jobs.get(id);
     if (!j || (j.state !== "failed" && j.state !== "canceled")) continue;
-    if ((await listGenerations(db, { experimentId, split, modelKey: key })).length > 0) continue;
+    // Answers this job stored are never generated again; answers reused from the cache are not its own.
+    const stored = await listGenerations(db, { experimentId, split, modelKey: key });
+    if (stored.some((g) => g.generateJobId === id)) continue;
     delete next.generate[key];
     next.regenerate = { ...next.regenerate, [key]: (next.regenerate?.[key] ?? 0) + 1 };
   }
@@ -135,38 +80,53 @@ export async function advanceEvaluation(services: Services, ctx: Ctx, state: Eva
     generate: { ...state.generate },
     done: { ...state.done },
     regenerate: { ...state.regenerate },
+    reused: { ...state.reused },
   };
+  const expected = ctx.tasks.length * ctx.config.evaluation.samples;
+  const batches = newGradeBatchQueue();
   for (const m of ctx.models) {
     if (next.done[m.key]) continue;
-    const genId = next.generate[m.key];
-    if (!genId) {
-      const round = next.regenerate?.[m.key] ?? 0;
-      const job = await queue.enqueue({
-        type: "generate",
-        experimentId: ctx.experimentId,
-        dedupeKey: `exp:${ctx.experimentId}:${ctx.split}:gen:${m.key}${round ? `:r${round}` : ""}`,
-        maxDurationS: 6 * 3600,
-        requirements: generateJobRequirements(ctx.config),
-        // Everything that decides the answers comes from the recipe, never from the claiming agent.
-        payload: generateJobPayload(ctx.config, ctx.tasks, m.adapter),
-      });
-      next.generate[m.key] = job.id;
-      continue;
+    const list = () => listGenerations(db, { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key });
+    let rows = await list();
+    if (rows.length < expected) {
+      const have = new Set(rows.map((g) => g.taskId));
+      const unanswered = ctx.tasks.filter((t) => !have.has(t.id));
+      const genId = next.generate[m.key];
+      if (genId) {
+        if (!(await storeGeneratedAnswers(services, ctx, m, genId, unanswered))) continue;
+      } else {
+        const { missing } = await reuseCachedAnswers(services, ctx, m, unanswered);
+        if (missing.length) {
+          const round = next.regenerate?.[m.key] ?? 0;
+          const job = await queue.enqueue({
+            type: "generate",
+            experimentId: ctx.experimentId,
+            dedupeKey: `exp:${ctx.experimentId}:${ctx.split}:gen:${m.key}${round ? `:r${round}` : ""}`,
+            maxDurationS: 6 * 3600,
+            requirements: generateJobRequirements(ctx.config),
+            // Everything that decides the answers comes from the recipe, never from the claiming agent.
+            payload: generateJobPayload(ctx.config, missing, m.adapter),
+          });
+          next.generate[m.key] = job.id;
+          continue;
+        }
+      }
+      rows = await list();
     }
-    let rows = await listGenerations(db, { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key });
-    if (rows.length === 0) {
-      if (!(await storeGenerations(services, ctx, m, genId))) continue;
-      rows = await listGenerations(db, { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key });
-    }
-    if ((await gradeStep(services, ctx, m, rows)) > 0) continue;
+    if ((await gradeStep(services, ctx, m, rows, batches)) > 0) continue;
     const final = await listGenerations(db, { experimentId: ctx.experimentId, split: ctx.split, modelKey: m.key });
     if (final.some((g) => g.gradeState === "pending")) continue;
     const graded = final.filter((g) => g.gradeState === "graded").length;
     next.done[m.key] = { graded, noVerdict: final.length - graded };
+    // Answers not from this model's own generate job came from the cache.
+    next.reused = { ...next.reused, [m.key]: final.filter((g) => g.generateJobId !== next.generate[m.key]).length };
   }
+  // Answers never graded go out in batches over every model of the step (grade-batches.ts).
+  await enqueueGradeBatches(services, ctx, batches);
   const finished = ctx.models.every((m) => next.done[m.key]);
-  const grades = (await listGenerations(db, { experimentId: ctx.experimentId, split: ctx.split })).flatMap(
-    (g) => g.gradeJobIds,
+  // Many answers share one batch job: each job once.
+  const grades = new Set(
+    (await listGenerations(db, { experimentId: ctx.experimentId, split: ctx.split })).flatMap((g) => g.gradeJobIds),
   );
   return {
     state: finished ? "succeeded" : "running",

@@ -9,6 +9,9 @@ import { splitTasks } from "./tasks";
 
 export type TaskAnswer = {
   modelKey: string;
+  /** Which of the task's answers (0 for a one-answer evaluation) and its sampling seed (null: greedy). */
+  sampleIndex: number;
+  seed: number | null;
   verdict: string | null;
   answer: string;
   files: CandidateFile[] | null;
@@ -47,7 +50,7 @@ export async function taskDetail(
     const a = parseAnswer(text, mains);
     return a.ok ? { files: a.files, parseError: null } : { files: null, parseError: a.reason };
   };
-  const graded = new Set(evals.map((e) => e.modelKey));
+  const graded = new Set(evals.map((e) => `${e.modelKey}:${e.sampleIndex}`));
   const answers: TaskAnswer[] = [
     ...evals
       .filter((e) => wanted(e.modelKey))
@@ -55,6 +58,8 @@ export async function taskDetail(
         const g = GradeResult.safeParse(e.grade);
         return {
           modelKey: e.modelKey,
+          sampleIndex: e.sampleIndex,
+          seed: e.seed,
           verdict: e.verdict,
           answer: e.answer,
           ...files(e.answer),
@@ -75,9 +80,11 @@ export async function taskDetail(
         };
       }),
     ...gens
-      .filter((g) => !graded.has(g.modelKey) && wanted(g.modelKey))
+      .filter((g) => !graded.has(`${g.modelKey}:${g.sampleIndex}`) && wanted(g.modelKey))
       .map((g) => ({
         modelKey: g.modelKey,
+        sampleIndex: g.sampleIndex,
+        seed: g.seed,
         verdict: null,
         answer: g.text,
         ...files(g.text),

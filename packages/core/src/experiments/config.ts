@@ -80,6 +80,12 @@ export const EvalProtocol = z.object({
     .min(0)
     .max(2 ** 31 - 1)
     .default(0),
+  /**
+   * "shared": answers stored by earlier experiments under the same generation cache key (task
+   * prompt, model and adapter, this protocol, sample index) are reused instead of generated again.
+   * "experiment": only this experiment's own stored answers count (every answer generated here).
+   */
+  answerCache: z.enum(["experiment", "shared"]).default("experiment"),
   graderVersion: z.string().min(1).max(200),
   /** Generation backend; every evaluation of the experiment uses it. */
   backend: z.enum(["transformers", "vllm"]).default("transformers"),

@@ -1,6 +1,8 @@
 import { canonicalJson } from "../hash";
 import type { ExperimentReport } from "./report";
+import type { TaskViewRow } from "./report-tasks";
 import { checksMarkdown, headerMarkdown } from "./export-header";
+import { samplesCell, samplesMarkdown } from "./export-samples";
 import {
   comparisonNote,
   devMarkdownRow,
@@ -37,10 +39,31 @@ export function reportToCsv(r: ExperimentReport): string {
     "category",
     "compared",
     "in_process",
+    // Multi-sample reports only: each side's pass rate and every sample's verdict.
+    ...(r.samples ? ["base_rate", "sft_rate", "base_samples", "sft_samples"] : []),
   ];
+  const sampled = (t: TaskViewRow) =>
+    r.samples
+      ? [
+          t.baseRate ?? null,
+          t.otherRate ?? null,
+          samplesCell(t.baseRate, t.baseSamples),
+          samplesCell(t.otherRate, t.otherSamples),
+        ]
+      : [];
   const rows = r.taskViews
     ? r.taskViews.flatMap((v) =>
-        v.rows.map((t) => [t.split, t.taskId, t.group, t.base, t.other, t.category, v.otherLabel, t.inProcess]),
+        v.rows.map((t) => [
+          t.split,
+          t.taskId,
+          t.group,
+          t.base,
+          t.other,
+          t.category,
+          v.otherLabel,
+          t.inProcess,
+          ...sampled(t),
+        ]),
       )
     : r.tasks.map((t) => [t.split, t.taskId, t.group, t.base, t.sft, t.category, r.outcome.selectedLabel, null]);
   return [header.join(","), ...rows.map((row) => row.map(csvCell).join(","))].join("\n") + "\n";
@@ -78,6 +101,7 @@ export function reportToMarkdown(r: ExperimentReport): string {
   );
   for (const row of r.selection.table)
     out.push(`| ${md(row.label)} | ${pct(row.pass1)} | ${row.passed} / ${row.n} | ${row.selected ? "✔" : ""} |`);
+  if (r.samples) out.push("", ...samplesMarkdown(r.samples));
   if (r.seeds) out.push("", "## Seeds (test, each seed's best dev epoch)", "", ...seedsMarkdown(r.seeds));
   out.push("", "## Checks", "", ...checksMarkdown(r));
   if (!r.taskViews) {
@@ -95,10 +119,12 @@ export function reportToMarkdown(r: ExperimentReport): string {
       `| task | group | base | ${md(v.otherLabel)} | | in-process |`,
       "|---|---|---|---|---|---|",
     );
-    for (const t of v.rows)
-      out.push(
-        `| ${md(t.taskId)} | ${md(t.group)} | ${t.base ?? "no verdict"} | ${t.other ?? "no verdict"} | ${t.category} | ${t.inProcess ? "yes" : ""} |`,
-      );
+    for (const t of v.rows) {
+      const [b, o] = r.samples
+        ? [samplesCell(t.baseRate, t.baseSamples), samplesCell(t.otherRate, t.otherSamples)]
+        : [t.base ?? "no verdict", t.other ?? "no verdict"];
+      out.push(`| ${md(t.taskId)} | ${md(t.group)} | ${b} | ${o} | ${t.category} | ${t.inProcess ? "yes" : ""} |`);
+    }
   }
   return out.join("\n") + "\n";
 }

@@ -9,3 +9,6 @@ export * from "./report-header";
 export * from "./report-stats";
 export * from "./export";
 export * from "./export-stats";
+export * from "./report-samples";
+export * from "./export-samples";
+export * from "./generation-cache";

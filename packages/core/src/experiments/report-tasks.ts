@@ -1,19 +1,27 @@
 import type { GradingIsolation } from "../grading/schemas";
 import { modelKey, modelLabel, type ModelRef } from "./selection";
+import { outcomeScore, type SampleVerdict } from "./report-samples";
 
 // The report's per-task view (issue 15): on dev and on test, which two models are shown side by
 // side, and one row per task, excluded pairs included. It is never empty when the base is kept: it
 // then says what it shows instead of a comparison that was never made. Counting and inference use
 // the paired rows (report.tasks) only; this view adds the rows a reader needs to look at.
 
-export type TaskOutcome = { taskId: string; group: string; verdict: string; isolation?: GradingIsolation };
-export type PairCategory = "improved" | "regressed" | "both_pass" | "both_fail";
+/** `samples`: every graded answer of the task when the evaluation asked for more than one (issue 17). */
+export type TaskOutcome = {
+  taskId: string;
+  group: string;
+  verdict: string;
+  isolation?: GradingIsolation;
+  samples?: SampleVerdict[];
+};
+/** same_rate: equal pass rates strictly between 0 and 1 (multi-sample evaluations only). */
+export type PairCategory = "improved" | "regressed" | "both_pass" | "both_fail" | "same_rate";
 export type TaskViewCategory = PairCategory | "excluded";
 
-export const passed = (v: string) => (v === "pass" ? 1 : 0);
-
+/** b, s: 0/1 outcomes, or pass rates over a task's samples. */
 export function category(b: number, s: number): PairCategory {
-  if (b === s) return b ? "both_pass" : "both_fail";
+  if (b === s) return b === 1 ? "both_pass" : b === 0 ? "both_fail" : "same_rate";
   return s > b ? "improved" : "regressed";
 }
 
@@ -27,6 +35,11 @@ export type TaskViewRow = {
   category: TaskViewCategory;
   /** Either side was graded in-process (the weaker mode, docs/grading.md). */
   inProcess: boolean;
+  /** Multi-sample evaluations: each side's pass rate and every sample's verdict. */
+  baseRate?: number | null;
+  otherRate?: number | null;
+  baseSamples?: SampleVerdict[];
+  otherSamples?: SampleVerdict[];
 };
 
 export type TaskView = {
@@ -41,10 +54,11 @@ export type TaskView = {
 };
 
 export const TASK_CATEGORY_TEXT: Record<TaskViewCategory, string> = {
-  improved: "the base fails the task and the other model passes it",
-  regressed: "the base passes the task and the other model fails it",
+  improved: "the base fails the task and the other model passes it (with samples: a higher pass rate)",
+  regressed: "the base passes the task and the other model fails it (with samples: a lower pass rate)",
   both_pass: "both pass",
   both_fail: "both fail",
+  same_rate: "both pass some of their samples, at the same rate",
   excluded: "one side never got a grader verdict (infra errors after the bounded retries): left out of every count",
 };
 
@@ -60,7 +74,8 @@ function viewRows(
   return ids.map((taskId) => {
     const x = b.get(taskId);
     const y = o.get(taskId);
-    const cat: TaskViewCategory = x && y ? category(passed(x.verdict), passed(y.verdict)) : "excluded";
+    const cat: TaskViewCategory = x && y ? category(outcomeScore(x), outcomeScore(y)) : "excluded";
+    const sampled = x?.samples || y?.samples;
     return {
       split,
       taskId,
@@ -69,6 +84,14 @@ function viewRows(
       other: y?.verdict ?? null,
       category: cat,
       inProcess: x?.isolation === "in_process" || y?.isolation === "in_process",
+      ...(sampled
+        ? {
+            baseRate: x ? outcomeScore(x) : null,
+            otherRate: y ? outcomeScore(y) : null,
+            baseSamples: x?.samples ?? [],
+            otherSamples: y?.samples ?? [],
+          }
+        : {}),
     };
   });
 }

@@ -5,10 +5,10 @@ import type { ExperimentConfig } from "./config";
 import { assertSameProtocol, checkProtocol, type ProtocolCheck, type RecordedProtocol } from "./protocol";
 import { modelKey, modelLabel, type ModelRef, type SelectionDecision } from "./selection";
 import type { ReportHeader } from "./report-header";
+import { outcomeScore, passed, samplesSection, type SamplesSection } from "./report-samples";
 import {
   category,
   isolationCounts,
-  passed,
   taskViews,
   type IsolationCount,
   type PairCategory,
@@ -26,6 +26,9 @@ export type PairedRow = {
   base: string;
   sft: string;
   category: PairCategory;
+  /** Multi-sample evaluations: the pass rates paired (base and sft then hold sample 0's verdict). */
+  baseRate?: number;
+  sftRate?: number;
 };
 
 export type DevCurvePoint = { seed: number; epoch: number; pass1: number };
@@ -65,6 +68,8 @@ export type ExperimentReport = {
   taskViews?: TaskView[];
   /** Verdicts per split and model, and how many came from in-process grading. */
   isolation?: IsolationCount[];
+  /** n answers per task (issue 17): pass@k, the rate-change histogram, MDE for n vs one sample. Absent for n = 1. */
+  samples?: SamplesSection;
 };
 
 export type ReportInput = {
@@ -121,24 +126,25 @@ function pairUp(split: "dev" | "test", base: readonly TaskOutcome[], sft: readon
   const byId = new Map(sft.map((o) => [o.taskId, o]));
   return base.flatMap((b) => {
     const s = byId.get(b.taskId);
-    return s
-      ? [
-          {
-            split,
-            taskId: b.taskId,
-            group: b.group,
-            base: b.verdict,
-            sft: s.verdict,
-            category: category(passed(b.verdict), passed(s.verdict)),
-          },
-        ]
-      : [];
+    if (!s) return [];
+    const [x, y] = [outcomeScore(b), outcomeScore(s)];
+    return [
+      {
+        split,
+        taskId: b.taskId,
+        group: b.group,
+        base: b.verdict,
+        sft: s.verdict,
+        category: category(x, y),
+        ...(b.samples || s.samples ? { baseRate: x, sftRate: y } : {}),
+      },
+    ];
   });
 }
 
 const asPairs = (rows: readonly PairedRow[]) =>
-  rows.map((r) => ({ group: r.group, base: passed(r.base), treated: passed(r.sft) }));
-const asOutcomes = (xs: readonly TaskOutcome[]) => xs.map((o) => ({ group: o.group, pass: passed(o.verdict) }));
+  rows.map((r) => ({ group: r.group, base: r.baseRate ?? passed(r.base), treated: r.sftRate ?? passed(r.sft) }));
+const asOutcomes = (xs: readonly TaskOutcome[]) => xs.map((o) => ({ group: o.group, pass: outcomeScore(o) }));
 
 /** Throws PRECONDITION_FAILED when the compared evaluations ran under different protocols. */
 export function buildReport(input: ReportInput): ExperimentReport {
@@ -182,16 +188,14 @@ export function buildReport(input: ReportInput): ExperimentReport {
       ? poolSeeds(
           // Tasks with a verdict for the base and every seed only; the rest are counted in `excluded`.
           baseTest.flatMap((b) => {
-            const verdicts = seedRefs.map(
-              (r) => (input.test[modelKey(r)] ?? []).find((o) => o.taskId === b.taskId)?.verdict,
-            );
-            if (verdicts.some((v) => v === undefined)) return [];
+            const outcomes = seedRefs.map((r) => (input.test[modelKey(r)] ?? []).find((o) => o.taskId === b.taskId));
+            if (outcomes.some((o) => o === undefined)) return [];
             return [
               {
                 taskId: b.taskId,
                 group: b.group,
-                base: passed(b.verdict),
-                bySeed: verdicts.map((v) => passed(v ?? "")),
+                base: outcomeScore(b),
+                bySeed: outcomes.map((o) => (o ? outcomeScore(o) : 0)),
               },
             ];
           }),
@@ -201,6 +205,23 @@ export function buildReport(input: ReportInput): ExperimentReport {
       : null;
 
   const headline = testHeadline(testRow, kept ? null : modelLabel(selection.selected));
+  const side = (split: "dev" | "test", ref: ModelRef) => ({
+    split,
+    modelKey: modelKey(ref),
+    label: modelLabel(ref),
+    outcomes: input[split][modelKey(ref)] ?? [],
+  });
+  const testRefs: ModelRef[] = [{ model: "base" }, ...(kept ? seedRefs : [selection.selected])];
+  const samples = samplesSection(
+    config,
+    [
+      side("dev", { model: "base" }),
+      ...(devRival ? [side("dev", devRival)] : []),
+      ...testRefs.filter((r) => input.test[modelKey(r)]).map((r) => side("test", r)),
+    ],
+    testSft ? { label: `base vs ${modelLabel(selection.selected)}`, base: baseTest, treated: testSft } : null,
+    ALPHA,
+  );
 
   return {
     version: 2,
@@ -252,6 +273,7 @@ export function buildReport(input: ReportInput): ExperimentReport {
     ...(input.header ? { header: input.header } : {}),
     taskViews: taskViews(input, selection.selected, devRival, kept),
     isolation: isolationCounts(input),
+    ...(samples ? { samples } : {}),
   };
 }
 

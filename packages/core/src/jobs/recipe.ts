@@ -56,7 +56,9 @@ export function generateJobPayload(
       do_sample: ev.decoding.doSample,
       temperature: ev.decoding.temperature,
       top_p: ev.decoding.topP,
-      seed: 0,
+      // n answers per prompt (issue 17); each sample's seed derives from this one and the task.
+      samples: ev.samples,
+      seed: ev.seed,
       backend: ev.backend,
       device: ev.device,
       dtype: ev.dtype,

@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../client";
 import { generations } from "../schema";
 
@@ -19,6 +19,25 @@ export async function insertGenerations(db: Db, rows: NewGeneration[]): Promise<
       .insert(generations)
       .values(rows.slice(i, i + 500))
       .onConflictDoNothing();
+}
+
+/**
+ * Stored answers under these cache keys, from any experiment, one per key (the oldest): what a
+ * later evaluation reuses instead of generating again (core generationCacheKey).
+ */
+export async function cachedGenerations(db: Db, keys: readonly string[]): Promise<GenerationRow[]> {
+  const out: GenerationRow[] = [];
+  for (let i = 0; i < keys.length; i += 1000) {
+    const chunk = keys.slice(i, i + 1000);
+    out.push(
+      ...(await db
+        .selectDistinctOn([generations.cacheKey])
+        .from(generations)
+        .where(inArray(generations.cacheKey, chunk))
+        .orderBy(asc(generations.cacheKey), asc(generations.createdAt))),
+    );
+  }
+  return out;
 }
 
 export async function listGenerations(

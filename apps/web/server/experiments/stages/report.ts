@@ -12,6 +12,7 @@ import {
   buildReport,
   contaminationCheck,
   devContaminationCheck,
+  groupVerdicts,
   protocolsByModel,
   type ModelRef,
   type SelectionDecision,
@@ -53,20 +54,26 @@ export async function reportStage(c: StageCtx): Promise<StageResult> {
   const inProcess = new Set(
     isolation.filter((r) => r.isolation === "in_process").map((r) => `${r.split}:${r.modelKey}:${r.taskId}`),
   );
-  const group = (rows: typeof dev) => {
-    const out: Record<string, TaskOutcome[]> = {};
-    for (const r of rows) {
-      const iso = inProcess.has(`${r.split}:${r.modelKey}:${r.taskId}`) ? "in_process" : "judge";
-      (out[r.modelKey] ??= []).push({ taskId: r.taskId, group: r.sourceGroup, verdict: r.verdict, isolation: iso });
-    }
-    return out;
-  };
+  // One outcome per model and task; with n samples per task it lists every sample's verdict (issue 17).
+  const group = (rows: typeof dev): Record<string, TaskOutcome[]> =>
+    groupVerdicts(
+      rows.map((r) => ({
+        ...r,
+        group: r.sourceGroup,
+        isolation: inProcess.has(`${r.split}:${r.modelKey}:${r.taskId}`) ? "in_process" : "judge",
+      })),
+      c.config.evaluation.samples,
+    );
+  const graded = new Set([...dev, ...test].map((r) => `${r.split}:${r.modelKey}:${r.taskId}`));
   // Dev and test ran under one protocol (dev's was already checked at selection): refuse otherwise.
   const protocols = protocolsByModel([...dev, ...test]);
   assertSameProtocol(protocols);
   const excluded = (split: "dev" | "test") => {
     const out: Record<string, string[]> = {};
-    for (const g of noVerdict) if (g.split === split) (out[g.modelKey] ??= []).push(g.taskId);
+    // A task keeps its pair while any of its samples has a verdict (its rate is over the graded ones).
+    for (const g of noVerdict)
+      if (g.split === split && !graded.has(`${g.split}:${g.modelKey}:${g.taskId}`))
+        (out[g.modelKey] ??= []).push(g.taskId);
     return out;
   };
   const [trainTasks, devTasks, testTasks, sft] = await Promise.all([
