@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from agentlab_trainer import generate, tiny_model, train
+from agentlab_trainer import dpo, generate, tiny_model, train
 from agentlab_trainer.common import EXIT_USER, UserError, load_spec
 from agentlab_trainer.spec_schema import SchemaError, errors, load_schema, validate_spec
 
-COMMANDS = ("tiny-model", "train", "generate", "tokenize")
+COMMANDS = ("tiny-model", "train", "dpo", "generate", "tokenize")
 TRAIN = {"base_model": "m", "dataset": "/d.jsonl", "output_dir": "/o"}
 GEN = {"base_model": "m", "prompts": [{"task_id": "t", "messages": [{"role": "user", "content": "hi"}]}]}
 
@@ -83,6 +83,7 @@ def _defaults(command: str) -> dict:
     ("command", "python_defaults", "internal"),
     [
         ("train", train.TRAIN_DEFAULTS, set()),
+        ("dpo", dpo.DPO_DEFAULTS, set()),
         ("generate", generate.GEN_DEFAULTS, set()),
         # embedding_std_milli is a constant of the tiny model, not a spec key.
         ("tiny-model", tiny_model.DEFAULTS, {"embedding_std_milli"}),

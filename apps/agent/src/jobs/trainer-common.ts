@@ -101,3 +101,39 @@ export function trainerJob<T extends JobType>(
     }
   });
 }
+
+/** What an `artifact` event carries that the upload needs (train and dpo alike). */
+type SnapshotEvent = { epoch: number; path: string; sha256: string; train_loss: number; eval_loss: number | null };
+
+/**
+ * Uploads each epoch's adapter as soon as the trainer reports it, one after another, so a
+ * canceled or failed run still delivers the epochs it finished. `artifacts`: epoch → archive hash.
+ */
+export function epochUploads(ctx: JobContext, extraMeta: (ev: SnapshotEvent) => Record<string, unknown> = () => ({})) {
+  const artifacts = new Map<number, string>();
+  let chain = Promise.resolve();
+  return {
+    artifacts,
+    add(ev: SnapshotEvent): void {
+      chain = chain.then(async () => {
+        const tar = await tarDirectory(ev.path, join(ctx.workDir, `epoch-${ev.epoch}.tar`));
+        const sha = await ctx.uploadArtifact(tar, {
+          name: `adapter-epoch-${ev.epoch}`,
+          kind: "adapter",
+          meta: {
+            epoch: ev.epoch,
+            snapshotSha256: ev.sha256,
+            trainLoss: ev.train_loss,
+            evalLoss: ev.eval_loss,
+            ...extraMeta(ev),
+          },
+        });
+        artifacts.set(ev.epoch, sha);
+      });
+    },
+    /** Waits for every upload; rejects when one failed. */
+    done: () => chain,
+    /** Waits for every upload, ignoring failures (the run's own error wins). */
+    settle: () => chain.catch(() => undefined),
+  };
+}

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import {
+  DpoSpec,
   GenerateSpec,
   InspectModelSpec,
   TinyModelSpec,
@@ -17,6 +18,7 @@ import {
 export const TRAINER_SPEC_SCHEMAS = {
   "tiny-model": TinyModelSpec,
   train: TrainSpec,
+  dpo: DpoSpec,
   generate: GenerateSpec,
   tokenize: TokenizeSpec,
   "inspect-model": InspectModelSpec,

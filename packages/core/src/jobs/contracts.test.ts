@@ -48,6 +48,7 @@ describe("job contracts", () => {
       generate: generateJobPayload(config, [task], null),
       grade: { task, candidate: [{ path: "solution.py", content: "x" }] },
       audit: { task },
+      dpo: { pairsHash: H("d"), spec: { base_model: "m" } },
       "inspect-model": { model: "Qwen/Qwen2.5-1.5B", revision: "main" },
       "tiny-model": { corpusSha256: H("f"), trainTaskIds: ["t/0"], shape: { hidden_size: 64 } },
     } as const;
@@ -63,6 +64,7 @@ describe("job contracts", () => {
     expect(parseJobPayload("train", { ...train, spec: { ...train.spec, learning_rat: 1 } }).ok).toBe(false);
     expect(Object.keys(JOB_CONTRACTS).sort()).toEqual([
       "audit",
+      "dpo",
       "generate",
       "grade",
       "inspect-model",

@@ -1,3 +1,4 @@
 export * from "./schemas";
+export * from "./dpo";
 export * from "./inspect";
 export * from "./memory";

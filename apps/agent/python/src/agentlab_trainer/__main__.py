@@ -1,4 +1,4 @@
-"""CLI: python -m agentlab_trainer {tiny-model,train,generate,tokenize,inspect-model} --spec FILE
+"""CLI: python -m agentlab_trainer {tiny-model,train,dpo,generate,tokenize,inspect-model} --spec FILE
 
 stdout carries JSON lines only (progress / artifact / generation / log / result); human logs go to
 stderr. Exit codes: 0 ok, 1 internal error, 2 bad usage, 3 user error (spec or data), 143 canceled."""
@@ -22,7 +22,7 @@ from .common import (
     log,
 )
 
-COMMANDS = ("tiny-model", "train", "generate", "tokenize", "inspect-model")
+COMMANDS = ("tiny-model", "train", "dpo", "generate", "tokenize", "inspect-model")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,6 +41,10 @@ def main(argv: list[str] | None = None) -> int:
             from . import train
 
             train.main(spec, cancel)
+        elif args.command == "dpo":
+            from . import dpo
+
+            dpo.main(spec, cancel)
         elif args.command == "generate":
             from . import generate
 
@@ -56,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     except Canceled as e:
         payload = e.args[0] if e.args and isinstance(e.args[0], dict) else None
-        fields = {"record": payload} if payload is not None and args.command == "train" else {}
+        # train and dpo report the epochs they finished with their run record
+        key = {"train": "record", "dpo": "dpo"}.get(args.command)
+        fields = {key: payload} if payload is not None and key else {}
         emit(
             "result",
             command=args.command,

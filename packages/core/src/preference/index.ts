@@ -1,0 +1,2 @@
+export * from "./pairs";
+export * from "./stats";

@@ -1,0 +1,194 @@
+import { z } from "zod";
+import { GradeVerdict, type TestOutcome } from "../grading/schemas";
+import { type DpoPairLine, type DpoPairScore, PromptMessage } from "../trainer/dpo";
+
+// Preference pairs from execution (issue 18). Pure: the stages gather graded answers, this decides
+// which pairs exist. chosen = a verified passing answer (teacher or reference), rejected = a failing
+// answer of the current policy for the same prompt (or a killed mutant of the reference). The labels
+// come from the grader only: a verdict of pass, or a model failure; an infra_error is neither.
+
+export const ChosenSource = z.enum(["teacher", "reference"]);
+export type ChosenSource = z.infer<typeof ChosenSource>;
+export const RejectedSource = z.enum(["on_policy", "mutant"]);
+export type RejectedSource = z.infer<typeof RejectedSource>;
+
+/** Where a failing answer failed first: the grader's layers, named from its verdict. */
+export const FailingLayer = z.enum(["syntax", "public", "hidden", "limits", "tampered"]);
+export type FailingLayer = z.infer<typeof FailingLayer>;
+
+const LAYER_OF: Partial<Record<GradeVerdict, FailingLayer>> = {
+  fail_syntax: "syntax",
+  fail_public: "public",
+  fail_hidden: "hidden",
+  timeout: "limits",
+  resource_limit: "limits",
+  tampered: "tampered",
+};
+
+/** The failing layer of a verdict; null for pass and infra_error (not a model failure). */
+export function failingLayer(verdict: GradeVerdict): FailingLayer | null {
+  return LAYER_OF[verdict] ?? null;
+}
+
+export type ChosenAnswer = { taskId: string; source: ChosenSource; text: string; verdict: GradeVerdict };
+export type RejectedAnswer = {
+  taskId: string;
+  source: RejectedSource;
+  /** The policy that wrote it (a model key: base, an SFT epoch) and which of its samples. */
+  modelKey: string;
+  sample: number;
+  text: string;
+  verdict: GradeVerdict;
+  tests: readonly TestOutcome[];
+};
+
+export const PreferencePair = z.strictObject({
+  /** Stable within a round: task, rejected model and sample. */
+  pairKey: z.string().min(1),
+  taskId: z.string().min(1),
+  prompt: z.array(PromptMessage).min(1),
+  chosenSource: ChosenSource,
+  chosenText: z.string().min(1),
+  rejectedSource: RejectedSource,
+  rejectedModelKey: z.string().min(1),
+  rejectedSample: z.number().int().min(0),
+  rejectedText: z.string().min(1),
+  rejectedVerdict: GradeVerdict,
+  failingLayer: FailingLayer,
+  /** The ids of the tests the rejected answer failed (with errors counted as failures). */
+  failingTests: z.array(z.string()),
+  weight: z.number().positive(),
+});
+export type PreferencePair = z.infer<typeof PreferencePair>;
+
+export type PairSkip = {
+  taskId: string;
+  reason: "chosen_not_passing" | "rejected_not_failing" | "no_chosen" | "no_prompt" | "duplicate" | "same_text";
+  detail: string;
+};
+
+/**
+ * Pairs each failing answer of a task with that task's first passing answer (teacher before
+ * reference, then input order), for the task's one prompt. Answers whose label does not hold
+ * (a chosen that did not pass, a rejected that did not fail as a model) are skipped and named,
+ * as are repeats of the same rejected text and a rejected text equal to the chosen one.
+ */
+export function buildPairs(input: {
+  prompts: ReadonlyMap<string, readonly PromptMessage[]>;
+  chosen: readonly ChosenAnswer[];
+  rejected: readonly RejectedAnswer[];
+}): { pairs: PreferencePair[]; skipped: PairSkip[] } {
+  const skipped: PairSkip[] = [];
+  const best = new Map<string, ChosenAnswer>();
+  for (const c of input.chosen) {
+    if (c.verdict !== "pass") {
+      skipped.push({
+        taskId: c.taskId,
+        reason: "chosen_not_passing",
+        detail: `${c.source} answer graded ${c.verdict}`,
+      });
+      continue;
+    }
+    const held = best.get(c.taskId);
+    if (!held || (held.source === "reference" && c.source === "teacher")) best.set(c.taskId, c);
+  }
+  const pairs: PreferencePair[] = [];
+  const seen = new Set<string>();
+  for (const r of input.rejected) {
+    const layer = failingLayer(r.verdict);
+    const where = `${r.modelKey}#${r.sample}`;
+    if (!layer) {
+      skipped.push({ taskId: r.taskId, reason: "rejected_not_failing", detail: `${where} graded ${r.verdict}` });
+      continue;
+    }
+    const chosen = best.get(r.taskId);
+    const prompt = input.prompts.get(r.taskId);
+    if (!chosen) {
+      skipped.push({ taskId: r.taskId, reason: "no_chosen", detail: `${where}: no passing answer for the task` });
+      continue;
+    }
+    if (!prompt || prompt.length === 0) {
+      skipped.push({ taskId: r.taskId, reason: "no_prompt", detail: `${where}: the task has no prompt` });
+      continue;
+    }
+    if (r.text === chosen.text) {
+      skipped.push({ taskId: r.taskId, reason: "same_text", detail: `${where} equals the chosen answer` });
+      continue;
+    }
+    const textKey = `${r.taskId}\u0000${r.text}`;
+    if (seen.has(textKey)) {
+      skipped.push({ taskId: r.taskId, reason: "duplicate", detail: `${where} repeats an earlier rejected answer` });
+      continue;
+    }
+    seen.add(textKey);
+    pairs.push({
+      pairKey: `${r.taskId}:${r.modelKey}:${r.sample}`,
+      taskId: r.taskId,
+      prompt: [...prompt],
+      chosenSource: chosen.source,
+      chosenText: chosen.text,
+      rejectedSource: r.source,
+      rejectedModelKey: r.modelKey,
+      rejectedSample: r.sample,
+      rejectedText: r.text,
+      rejectedVerdict: r.verdict,
+      failingLayer: layer,
+      failingTests: r.tests.filter((t) => t.outcome === "failed" || t.outcome === "error").map((t) => t.id),
+      weight: 1,
+    });
+  }
+  return { pairs, skipped };
+}
+
+export const MarginFilter = z.strictObject({
+  /** A pair whose margin (log-prob chosen − rejected under the policy) exceeds this is "already preferred". */
+  threshold: z.number().default(0),
+  /** drop: leave it out; downweight: keep it with its weight multiplied by `factor`. */
+  mode: z.enum(["drop", "downweight"]).default("drop"),
+  factor: z.number().gt(0).lt(1).default(0.25),
+});
+export type MarginFilter = z.infer<typeof MarginFilter>;
+
+export type ScoredPair = PreferencePair & { marginBefore: number };
+
+/**
+ * Joins the policy's margins to the pairs and applies the filter. Every pair must have exactly one
+ * score (a missing or unknown one is an error, never a silent drop); the counts say what happened.
+ */
+export function applyMarginFilter(
+  pairs: readonly PreferencePair[],
+  scores: readonly DpoPairScore[],
+  filter: MarginFilter,
+): { kept: ScoredPair[]; dropped: ScoredPair[]; counts: { kept: number; dropped: number; downweighted: number } } {
+  const byKey = new Map(scores.map((s) => [s.pair_id, s]));
+  const known = new Set(pairs.map((p) => p.pairKey));
+  const stray = scores.filter((s) => !known.has(s.pair_id)).map((s) => s.pair_id);
+  if (stray.length) throw new Error(`margin scores for unknown pairs: ${stray.slice(0, 5).join(", ")}`);
+  const kept: ScoredPair[] = [];
+  const dropped: ScoredPair[] = [];
+  let downweighted = 0;
+  for (const p of pairs) {
+    const s = byKey.get(p.pairKey);
+    if (!s) throw new Error(`pair ${p.pairKey} has no margin score`);
+    const scored = { ...p, marginBefore: s.margin };
+    if (s.margin <= filter.threshold) kept.push(scored);
+    else if (filter.mode === "drop") dropped.push(scored);
+    else {
+      kept.push({ ...scored, weight: p.weight * filter.factor });
+      downweighted += 1;
+    }
+  }
+  return { kept, dropped, counts: { kept: kept.length, dropped: dropped.length, downweighted } };
+}
+
+/** The trainer's pairs JSONL (DpoPairLine per line), in the given order. */
+export function pairsJsonl(pairs: readonly PreferencePair[]): string {
+  const line = (p: PreferencePair): DpoPairLine => ({
+    pair_id: p.pairKey,
+    prompt: p.prompt,
+    chosen: p.chosenText,
+    rejected: p.rejectedText,
+    weight: p.weight,
+  });
+  return pairs.map((p) => `${JSON.stringify(line(p))}\n`).join("");
+}

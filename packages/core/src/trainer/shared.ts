@@ -1,0 +1,58 @@
+import { z } from "zod";
+
+// Pieces of the trainer contract shared by several specs and records (schemas.ts: train, generate,
+// tokenize, tiny-model; dpo.ts: preference training). Kept apart so that dpo.ts and schemas.ts
+// import them without importing each other.
+
+const ChatRole = z.enum(["system", "user", "assistant"]);
+export const ChatMessage = z.strictObject({ role: ChatRole, content: z.string() });
+export type ChatMessage = z.infer<typeof ChatMessage>;
+
+export const LoraConfig = z.strictObject({
+  r: z.number().int().min(1).max(1024).default(16),
+  alpha: z.number().positive().default(32),
+  dropout: z.number().min(0).lt(1).default(0.05),
+  target_modules: z
+    .array(z.string().min(1))
+    .min(1)
+    .default(["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]),
+});
+export type LoraConfig = z.infer<typeof LoraConfig>;
+
+export const TrainMethod = z.enum(["qlora-nf4", "lora-bf16", "lora-fp32"]);
+export type TrainMethod = z.infer<typeof TrainMethod>;
+
+export const LrSchedule = z.enum(["linear", "cosine", "constant"]);
+export type LrSchedule = z.infer<typeof LrSchedule>;
+
+export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+
+export const TrainerEnvironment = z.object({
+  python: z.string(),
+  platform: z.string(),
+  torch: z.string(),
+  cuda: z.string().nullable(),
+  cuda_available: z.boolean(),
+  driver: z.string().nullable(),
+  gpus: z.array(z.object({ index: z.number().int(), name: z.string(), memory_mb: z.number() })),
+  transformers: z.string().nullable(),
+  peft: z.string().nullable(),
+  trl: z.string().nullable(),
+  bitsandbytes: z.string().nullable(),
+  vllm: z.string().nullable(),
+  cpu_count: z.number().int().nullable(),
+  torch_threads: z.number().int(),
+});
+export type TrainerEnvironment = z.infer<typeof TrainerEnvironment>;
+
+export const AdapterSnapshot = z.object({
+  epoch: z.number().int().min(1),
+  path: z.string(),
+  /** sha256 over sorted relative paths + contents of the snapshot folder. */
+  sha256: Sha256,
+  files: z.array(z.string()),
+  train_loss: z.number(),
+  eval_loss: z.number().nullable(),
+  step: z.number().int(),
+});
+export type AdapterSnapshot = z.infer<typeof AdapterSnapshot>;
