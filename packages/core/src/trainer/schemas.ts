@@ -1,16 +1,4 @@
 import { z } from "zod";
-import { DpoRecord, DpoSpec } from "./dpo";
-import {
-  AdapterSnapshot,
-  ChatMessage,
-  LoraConfig,
-  LrSchedule,
-  Sha256,
-  TrainerEnvironment,
-  TrainMethod,
-} from "./shared";
-
-export { AdapterSnapshot, ChatMessage, LoraConfig, LrSchedule, TrainerEnvironment, TrainMethod } from "./shared";
 import { InspectModelSpec, InspectModelSummary } from "./inspect";
 
 // Contract between the TS agent and the Python trainer (architecture brief §6).
@@ -18,11 +6,15 @@ import { InspectModelSpec, InspectModelSummary } from "./inspect";
 // the trainer answers with JSON lines on stdout, each one a TrainerEvent. Keys are snake_case on
 // both sides, like the task format.
 
-export const TrainerCommand = z.enum(["tiny-model", "train", "dpo", "generate", "tokenize", "inspect-model"]);
+export const TrainerCommand = z.enum(["tiny-model", "train", "generate", "tokenize", "inspect-model"]);
 export type TrainerCommand = z.infer<typeof TrainerCommand>;
 
 /** Exit codes of the trainer CLI. */
 export const TRAINER_EXIT = { ok: 0, internal: 1, usage: 2, userError: 3, canceled: 143 } as const;
+
+const ChatRole = z.enum(["system", "user", "assistant"]);
+export const ChatMessage = z.strictObject({ role: ChatRole, content: z.string() });
+export type ChatMessage = z.infer<typeof ChatMessage>;
 
 /** One SFT sample: a line of the dataset JSONL. */
 export const SftSample = z.object({ messages: z.array(ChatMessage).min(1) });
@@ -72,6 +64,23 @@ export const TinyModelSpec = z.strictObject({
 });
 export type TinyModelSpec = z.infer<typeof TinyModelSpec>;
 
+export const LoraConfig = z.strictObject({
+  r: z.number().int().min(1).max(1024).default(16),
+  alpha: z.number().positive().default(32),
+  dropout: z.number().min(0).lt(1).default(0.05),
+  target_modules: z
+    .array(z.string().min(1))
+    .min(1)
+    .default(["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]),
+});
+export type LoraConfig = z.infer<typeof LoraConfig>;
+
+export const TrainMethod = z.enum(["qlora-nf4", "lora-bf16", "lora-fp32"]);
+export type TrainMethod = z.infer<typeof TrainMethod>;
+
+export const LrSchedule = z.enum(["linear", "cosine", "constant"]);
+export type LrSchedule = z.infer<typeof LrSchedule>;
+
 export const TrainSpec = z.strictObject({
   /** Local model folder or hub id (the trainer never downloads in tests). */
   base_model: z.string().min(1),
@@ -106,6 +115,11 @@ export const TrainSpec = z.strictObject({
   eval_batch_size: z.number().int().min(1).optional(),
   torch_threads: z.number().int().min(1).optional(),
   local_files_only: z.boolean().default(false),
+  /**
+   * Non-reentrant activation checkpointing of every decoder layer (issue 16). Absent or null: on
+   * for real models (>= 100 M base parameters), off for the tiny CPU ones.
+   */
+  gradient_checkpointing: z.boolean().nullable().optional(),
 });
 export type TrainSpec = z.infer<typeof TrainSpec>;
 
@@ -163,13 +177,44 @@ export type TokenizeSpec = z.infer<typeof TokenizeSpec>;
 export type TrainerSpecs = {
   "tiny-model": z.input<typeof TinyModelSpec>;
   train: z.input<typeof TrainSpec>;
-  dpo: z.input<typeof DpoSpec>;
   generate: z.input<typeof GenerateSpec>;
   tokenize: z.input<typeof TokenizeSpec>;
   "inspect-model": z.input<typeof InspectModelSpec>;
 };
 
 // ------------------------------------------------------------------ records
+
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+
+export const TrainerEnvironment = z.object({
+  python: z.string(),
+  platform: z.string(),
+  torch: z.string(),
+  cuda: z.string().nullable(),
+  cuda_available: z.boolean(),
+  driver: z.string().nullable(),
+  gpus: z.array(z.object({ index: z.number().int(), name: z.string(), memory_mb: z.number() })),
+  transformers: z.string().nullable(),
+  peft: z.string().nullable(),
+  trl: z.string().nullable(),
+  bitsandbytes: z.string().nullable(),
+  vllm: z.string().nullable(),
+  cpu_count: z.number().int().nullable(),
+  torch_threads: z.number().int(),
+});
+export type TrainerEnvironment = z.infer<typeof TrainerEnvironment>;
+
+export const AdapterSnapshot = z.object({
+  epoch: z.number().int().min(1),
+  path: z.string(),
+  /** sha256 over sorted relative paths + contents of the snapshot folder. */
+  sha256: Sha256,
+  files: z.array(z.string()),
+  train_loss: z.number(),
+  eval_loss: z.number().nullable(),
+  step: z.number().int(),
+});
+export type AdapterSnapshot = z.infer<typeof AdapterSnapshot>;
 
 /** The run record of a train job (brief §6), carried by its result event. */
 export const RunRecord = z.object({
@@ -187,6 +232,8 @@ export const RunRecord = z.object({
   eval_samples: z.number().int(),
   supervised_tokens_per_epoch: z.number().int(),
   trainable_parameters: z.number().int(),
+  /** Whether the run checkpointed activations (the spec's choice or its default); absent in older records. */
+  gradient_checkpointing: z.boolean().optional(),
   total_steps: z.number().int(),
   steps: z.number().int(),
   epochs_completed: z.number().int(),
@@ -298,13 +345,6 @@ export const TrainerProgressEvent = z.object({
   tokens_per_s: z.number(),
   eta_s: z.number(),
   memory_mb: z.number(),
-  // dpo only: the step's DPO and SFT terms, mean reward margin β·Δ, preference accuracy, mean rewards
-  dpo_loss: z.number().optional(),
-  sft_loss: z.number().optional(),
-  reward_margin: z.number().optional(),
-  preference_accuracy: z.number().min(0).max(1).optional(),
-  chosen_reward: z.number().optional(),
-  rejected_reward: z.number().optional(),
 });
 export type TrainerProgressEvent = z.infer<typeof TrainerProgressEvent>;
 
@@ -348,8 +388,6 @@ export const TrainerResultEvent = z.object({
   error: TrainerErrorInfo.optional(),
   /** train: the run record (also on cancel, with the finished epochs' snapshots). */
   record: RunRecord.optional(),
-  /** dpo: its run record (also on cancel, with the finished epochs' snapshots). */
-  dpo: DpoRecord.optional(),
   generate: GenerateSummary.optional(),
   tokenize: TokenizeSummary.optional(),
   inspect_model: InspectModelSummary.optional(),

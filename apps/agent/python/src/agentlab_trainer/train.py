@@ -1,4 +1,5 @@
-"""`train`: LoRA / NF4-QLoRA SFT with our own loop (no HF Trainer).
+"""`train`: LoRA / NF4-QLoRA SFT with our own loop (no HF Trainer). The loss (supervised positions
+only), gradient checkpointing and bf16 autocast live in loss.py.
 
 Loss normalization: every micro-batch contributes sum(token CE) / N_window, where N_window is the
 number of supervised tokens in the whole accumulation window (a short last window included), so an
@@ -33,6 +34,7 @@ from .common import (
     sha256_text,
     sha256_tree,
 )
+from .loss import autocast, enable_checkpointing, resolve_checkpointing, token_loss_sum, window_backward
 from .modeling import attach_lora, load_model, load_tokenizer
 
 DEFAULT_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
@@ -60,6 +62,7 @@ TRAIN_DEFAULTS: dict[str, Any] = {
     "local_files_only": False,
     "method": None,
     "revision": None,
+    "gradient_checkpointing": None,
 }
 LORA_DEFAULTS: dict[str, Any] = {"r": 16, "alpha": 32, "dropout": 0.05, "target_modules": DEFAULT_TARGETS}
 
@@ -87,45 +90,8 @@ def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
     return cfg
 
 
-# ---------------------------------------------------------------- model loading
-
-
-# ---------------------------------------------------------------- loss and steps
-
-
-def token_loss_sum(model, batch: dict[str, Any]):
-    """Summed next-token cross-entropy over supervised positions, and their count."""
-    import torch.nn.functional as F
-
-    out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False)
-    logits = out.logits[:, :-1, :].float()
-    labels = batch["labels"][:, 1:]
-    loss = F.cross_entropy(
-        logits.reshape(-1, logits.size(-1)), labels.reshape(-1), ignore_index=D.IGNORE, reduction="sum"
-    )
-    return loss, int((labels != D.IGNORE).sum().item())
-
-
-def count_supervised(batch: dict[str, Any]) -> int:
-    return int((batch["labels"][:, 1:] != D.IGNORE).sum().item())
-
-
-def window_backward(
-    model, microbatches: Sequence[dict[str, Any]], cancel: CancelFlag | None = None
-) -> tuple[float, int]:
-    """Backward over one accumulation window; each micro-batch's summed token loss is divided by the
-    supervised-token count of the whole window. Returns (mean token loss of the window, tokens)."""
-    n_window = sum(count_supervised(b) for b in microbatches)
-    if n_window == 0:
-        raise UserError("an accumulation window has no supervised token")
-    total = 0.0
-    for b in microbatches:
-        if cancel is not None:
-            cancel.raise_if_set()
-        loss_sum, _ = token_loss_sum(model, b)
-        (loss_sum / n_window).backward()
-        total += float(loss_sum.detach())
-    return total / n_window, n_window
+# ---------------------------------------------------------------- evaluation and steps
+# (the loss itself, checkpointing and autocast: loss.py)
 
 
 def evaluate(model, samples: Sequence[D.Encoded], pad_id: int, device: str, batch_size: int = 8) -> float:
@@ -139,7 +105,8 @@ def evaluate(model, samples: Sequence[D.Encoded], pad_id: int, device: str, batc
     with torch.no_grad():
         for s in range(0, len(order), batch_size):
             batch = D.collate([samples[i] for i in order[s : s + batch_size]], pad_id, device)
-            loss_sum, k = token_loss_sum(model, batch)
+            with autocast(device):
+                loss_sum, k = token_loss_sum(model, batch)
             total += float(loss_sum)
             n += k
     if was_training:
@@ -240,6 +207,10 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         method=cfg["method"],
         revision=cfg["revision"],
     )
+    base_parameters = sum(p.numel() for p in model.parameters())
+    checkpointing = resolve_checkpointing(cfg["gradient_checkpointing"], base_parameters)
+    if checkpointing:
+        enable_checkpointing(model)
     model = attach_lora(model, cfg["lora"], seed)
     model.train()
     trainable = [p for p in model.parameters() if p.requires_grad]
@@ -278,6 +249,7 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         "eval_samples": len(eval_samples) if eval_samples is not None else 0,
         "supervised_tokens_per_epoch": sum(s.n_supervised for s in train_samples),
         "trainable_parameters": sum(p.numel() for p in trainable),
+        "gradient_checkpointing": checkpointing,
         "total_steps": total_steps,
         "steps": 0,
         "epochs_completed": 0,
@@ -298,7 +270,7 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
                 cancel.raise_if_set()
                 t0 = time.perf_counter()
                 micro = [D.collate([train_samples[i] for i in b], pad_id, device) for b in window]
-                loss, n = window_backward(model, micro, cancel)
+                loss, n = window_backward(model, micro, cancel, device)
                 if cfg["max_grad_norm"] and float(cfg["max_grad_norm"]) > 0:
                     torch.nn.utils.clip_grad_norm_(trainable, float(cfg["max_grad_norm"]))
                 optimizer.step()
