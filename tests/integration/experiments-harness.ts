@@ -14,6 +14,7 @@ import {
   type Db,
 } from "@agentlab/db";
 import {
+  GradeBatchJobPayload,
   formatAnswer,
   sha256Hex,
   type ExperimentConfigInput,
@@ -225,6 +226,38 @@ function simGenerateSummary(
   };
 }
 
+/** The simulated grader: a pass exactly when the candidate equals the task's reference. */
+function simGrade(task: TaskSpec, cand: { path: string; content: string }[], isolation: unknown) {
+  const pass = task.reference.every((r) => cand.find((c) => c.path === r.path)?.content === r.content);
+  return {
+    // The isolation the payload asked for, echoed as the real grader records it on its result.
+    verdict: pass ? "pass" : "fail_hidden",
+    backend: "bwrap",
+    isolation: isolation === "in_process" ? "in_process" : "judge",
+    unsandboxed: false,
+    graderVersion: "sim-grader/1",
+    reasons: [],
+    tests: [
+      {
+        id: "tests/test_hidden.py::test_fixed",
+        layer: "hidden",
+        outcome: pass ? "passed" : "failed",
+        message: pass ? "" : "AssertionError: wrong answer",
+      },
+    ],
+    ignoredCandidatePaths: [],
+    exitCode: pass ? 0 : 1,
+    signal: null,
+    stdoutTail: pass ? "1 passed" : "1 failed",
+    stderrTail: "",
+    candidateOutputTail: "",
+    wallTimeMs: 1,
+    cpuTimeMs: 1,
+    peakMemoryKb: 1,
+    expectedTestIds: ["tests/test_hidden.py::test_fixed"],
+  };
+}
+
 /** Answers one claimed job; returns false when nothing was queued. */
 export async function agentStep(
   db: Db,
@@ -327,35 +360,19 @@ export async function agentStep(
       });
       return { claimed: job };
     }
-    const cand = p.candidate as { path: string; content: string }[];
-    const pass = task.reference.every((r) => cand.find((c) => c.path === r.path)?.content === r.content);
-    result = {
-      // The isolation the payload asked for, echoed as the real grader records it on its result.
-      verdict: pass ? "pass" : "fail_hidden",
-      backend: "bwrap",
-      isolation: p.isolation === "in_process" ? "in_process" : "judge",
-      unsandboxed: false,
-      graderVersion: "sim-grader/1",
-      reasons: [],
-      tests: [
-        {
-          id: "tests/test_hidden.py::test_fixed",
-          layer: "hidden",
-          outcome: pass ? "passed" : "failed",
-          message: pass ? "" : "AssertionError: wrong answer",
-        },
-      ],
-      ignoredCandidatePaths: [],
-      exitCode: pass ? 0 : 1,
-      signal: null,
-      stdoutTail: pass ? "1 passed" : "1 failed",
-      stderrTail: "",
-      candidateOutputTail: "",
-      wallTimeMs: 1,
-      cpuTimeMs: 1,
-      peakMemoryKb: 1,
-      expectedTestIds: ["tests/test_hidden.py::test_fixed"],
-    };
+    result = simGrade(task, p.candidate as { path: string; content: string }[], p.isolation);
+  } else if (job.type === "grade-batch") {
+    // Items keyed `model:task:sample` (grade-batches.ts); an infra error is that item's alone.
+    const batch = GradeBatchJobPayload.parse(p);
+    const byFp = new Map(batch.tasks.map((t) => [t.fingerprint, t.task]));
+    const items = batch.items.map((it) => {
+      const task = byFp.get(it.task);
+      if (!task) throw new Error(`batch item ${it.key} names no task`);
+      if (behaviour.gradeInfraError?.(it.key.split(":")[0] ?? "?", task.id))
+        return { key: it.key, status: "error", reason: "infra_error", error: "sandbox vanished", grade: null };
+      return { key: it.key, status: "graded", grade: simGrade(task, it.candidate, it.isolation) };
+    });
+    result = { items };
   } else throw new Error(`unexpected job type ${job.type}`);
   await finishAttempt(db, {
     jobId: job.jobId,

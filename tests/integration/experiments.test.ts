@@ -112,7 +112,7 @@ describe("experiment stage machine on Postgres", () => {
       expect(c?.jobs.length, st.key).toBe(Math.min(50, rows.length));
       jobsSeen += rows.length;
     }
-    expect(jobsSeen).toBeGreaterThan(50); // the grade jobs of the dev and test evaluations
+    expect(jobsSeen).toBeGreaterThan(10); // train, generate and the grade batches (issue 17) of dev and test
   });
 
   it("selects by dev pass@1 with ties between epochs keeping the earlier one, and reports the test comparison", async () => {

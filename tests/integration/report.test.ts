@@ -92,7 +92,7 @@ describe("report header, isolation and per-task view", () => {
       .where(and(eq(schema.jobs.experimentId, id), eq(schema.jobs.type, "train")));
     expect(h?.trainJobs.map((j) => j.jobId).sort()).toEqual(trainJobs.map((j) => j.id).sort());
     expect(h?.jobs.find((j) => j.type === "train")?.count).toBe(2);
-    expect(h?.hardware.map((a) => [a.id, a.jobTypes])).toEqual([[fit.agentId, ["generate", "grade", "train"]]]);
+    expect(h?.hardware.map((a) => [a.id, a.jobTypes])).toEqual([[fit.agentId, ["generate", "grade-batch", "train"]]]);
     expect(h?.baseModel).toMatchObject({
       ref: "/models/tiny",
       weightsSha256: report.protocol.protocol?.model.weightsSha256,

@@ -172,14 +172,14 @@ export async function setCandidateGradeJob(db: Db, candidateId: string, jobId: s
     .where(and(eq(teacherCandidates.id, candidateId), isNull(teacherCandidates.verdict)));
 }
 
-/** Candidates whose grade job has ended but whose verdict is not recorded yet. */
+/** Candidates whose grade job has ended but whose verdict is not recorded yet (results: by job id, once per batch). */
 export async function finishedGradeJobs(db: Db, limit = 500) {
   return db
     .select({
       candidateId: teacherCandidates.id,
       jobId: jobs.id,
+      type: jobs.type,
       state: jobs.state,
-      result: jobs.result,
       error: jobs.error,
       reason: jobs.terminalReason,
     })
