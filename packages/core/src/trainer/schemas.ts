@@ -279,7 +279,12 @@ export const GenerateSummary = z.object({
     max_new_tokens: z.number().int(),
   }),
   chat_template_sha256: Sha256,
+  /** sha256 over (task id, prompt token ids): the prompts as rendered (fixed date) and tokenized; absent in older results. */
+  prompts_sha256: Sha256.optional(),
+  /** The vLLM venv's own library versions (vllm, torch, transformers); null for transformers in-process. */
+  backend_environment: z.record(z.string(), z.string()).nullable().optional(),
   completion_tokens: z.number().int(),
+  /** Completion tokens per second of generation, model loading excluded. */
   tokens_per_s: z.number(),
   wall_time_s: z.number(),
   peak_memory_mb: z.number(),

@@ -46,10 +46,18 @@ def load_sft(path: str) -> list[list[dict[str, str]]]:
     return conversations
 
 
+# Date-dependent chat templates (Llama-3.2 renders today's date into the system header unless
+# `date_string` is given) get this fixed date: a prompt must not change from one day to the next
+# under an unchanged template hash. The value is Llama-3.1's own template default.
+FIXED_DATE_STRING = "26 Jul 2024"
+
+
 def render(tokenizer, messages: Sequence[dict[str, str]], *, add_generation_prompt: bool = False) -> str:
     if not getattr(tokenizer, "chat_template", None):
         raise UserError("the tokenizer has no chat template")
-    return tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=add_generation_prompt)
+    return tokenizer.apply_chat_template(
+        list(messages), tokenize=False, add_generation_prompt=add_generation_prompt, date_string=FIXED_DATE_STRING
+    )
 
 
 def resolve_eot(tokenizer, explicit: str | None = None) -> tuple[str, int]:

@@ -1,6 +1,6 @@
 """`generate`: greedy (default) or sampled decoding for a base model or base+adapter over a list of
-prompts, batched with left padding and a fixed max_new_tokens. vLLM when importable (and not
-disabled), transformers otherwise. `samples` answers per prompt (1, the default: greedy unless
+prompts, batched with left padding and a fixed max_new_tokens. vLLM (its own venv and process,
+vllm_backend.py) when that environment exists and CUDA does, transformers otherwise. `samples` answers per prompt (1, the default: greedy unless
 do_sample; more: sampled, each with its own recorded seed, see sampling.py). One `generation` event
 per answer, with its task id, sample index and seed.
 
@@ -12,12 +12,12 @@ hash, adapter hash), which the control plane checks against the recipe."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from . import data as D
+from . import vllm_backend
 from .common import (
     CancelFlag,
     UserError,
@@ -31,6 +31,7 @@ from .common import (
     weights_hash,
 )
 from .sampling import is_sampling, make_per_row_sampler, sample_seeds, task_seed
+from .stops import prompts_sha256, stop_token_ids
 
 GEN_DEFAULTS: dict[str, Any] = {
     "adapter": None,
@@ -134,12 +135,11 @@ class Answer(NamedTuple):
     finish_reason: str
 
 
-def vllm_available() -> bool:
-    try:
-        import vllm  # noqa: F401
-    except Exception:  # noqa: BLE001
-        return False
-    return True
+class Loaded(NamedTuple):
+    """Yielded by a backend once its model is loaded: generation time is measured from here.
+    versions: the backend process's own library versions (the vLLM venv's), empty in-process."""
+
+    versions: dict[str, str]
 
 
 def prompt_ids(tokenizer, messages: list[dict[str, str]]) -> list[int]:
@@ -176,6 +176,7 @@ def generate_transformers(
 
         model = PeftModel.from_pretrained(model, cfg["adapter"])
     model.eval()
+    yield Loaded({})
     sampling, n = is_sampling(cfg), int(cfg["samples"])
     # longest first: similar lengths share a batch, less padding
     order = sorted(range(len(encoded)), key=lambda i: (-len(encoded[i][1]), i))
@@ -207,54 +208,19 @@ def generate_transformers(
 def generate_vllm(
     cfg: dict[str, Any], tokenizer, encoded: list[tuple[str, list[int]]], stop_ids: set[int], cancel: CancelFlag
 ):
-    from vllm import LLM, SamplingParams
-
-    kwargs: dict[str, Any] = {
-        "model": cfg["base_model"],
-        "seed": int(cfg["seed"]),
-        "tokenizer": cfg["base_model"],
-        "revision": cfg["revision"],
-        "dtype": resolve_dtype(cfg, "cuda"),
-    }
-    if not cfg["use_checkpoint_generation_config"]:
-        kwargs["generation_config"] = "vllm"  # vLLM's neutral defaults, not the checkpoint's generation_config
-    lora_request = None
-    if cfg["adapter"]:
-        from vllm.lora.request import LoRARequest
-
-        rank = json.loads((Path(cfg["adapter"]) / "adapter_config.json").read_text()).get("r", 16)
-        kwargs.update(enable_lora=True, max_lora_rank=max(8, int(rank)))
-        lora_request = LoRARequest("adapter", 1, str(cfg["adapter"]))
-    llm = LLM(**kwargs)
-    sampling, n = is_sampling(cfg), int(cfg["samples"])
-
-    def params_for(task_id: str):
-        # vLLM runs child i of a request with seed `seed + i`: the task seed gives the recorded per-sample seeds
-        return SamplingParams(
-            n=n,
-            temperature=float(cfg["temperature"]) if sampling else 0.0,
-            top_p=float(cfg["top_p"]) if sampling else 1.0,
-            max_tokens=cfg["max_new_tokens"],
-            seed=task_seed(cfg["seed"], task_id) if sampling else int(cfg["seed"]),
-            stop_token_ids=sorted(stop_ids),
-        )
-
-    bs = max(cfg["batch_size"], 1) * 8  # vLLM batches internally; chunks only bound cancel latency
-    for s in range(0, len(encoded), bs):
-        cancel.raise_if_set()
-        chunk = encoded[s : s + bs]
-        outs = llm.generate(
-            [{"prompt_token_ids": ids} for _, ids in chunk],
-            [params_for(task_id) for task_id, _ in chunk],
-            lora_request=lora_request,
-            use_tqdm=False,
-        )
-        for (task_id, ids), o in zip(chunk, outs, strict=True):
-            seeds = sample_seeds(cfg["seed"], task_id, n)
-            for comp in sorted(o.outputs, key=lambda c: c.index):
-                new, _ = _finish(list(comp.token_ids), stop_ids, cfg["max_new_tokens"])
-                reason = "length" if comp.finish_reason == "length" else "stop"
-                yield Answer(task_id, comp.index, seeds[comp.index] if sampling else None, len(ids), new, reason)
+    """vLLM in its own venv and process (vllm_backend.py): the same token ids, stop ids and sampling
+    parameters as the transformers path; sample i of a task seeded with the task seed + i."""
+    sampling = is_sampling(cfg)
+    seeds = {t: task_seed(cfg["seed"], t) if sampling else int(cfg["seed"]) for t, _ in encoded}
+    request = vllm_backend.build_request(cfg, encoded, stop_ids, seeds, resolve_dtype(cfg, "cuda"))
+    prompt_len = {t: len(ids) for t, ids in encoded}
+    for ev in vllm_backend.run_vllm(request, cancel):
+        if ev["event"] == "loaded":
+            yield Loaded(ev["versions"])
+        elif ev["event"] == "completion":
+            t, i = ev["task_id"], int(ev["index"])
+            new, _ = _finish(list(ev["token_ids"]), stop_ids, cfg["max_new_tokens"])
+            yield Answer(t, i, seeds[t] + i if sampling else None, prompt_len[t], new, ev["finish_reason"])
 
 
 def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
@@ -265,20 +231,20 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     adapter_sha = verify_adapter(cfg)  # before any loading: the evaluated adapter is the trained one
     tokenizer = load_tokenizer(cfg["base_model"], cfg["local_files_only"])
     eot, eot_id = D.resolve_eot(tokenizer, cfg["eot_token"])
-    stop_ids = {eot_id}
-    if tokenizer.eos_token_id is not None:
-        stop_ids.add(int(tokenizer.eos_token_id))
+    stop_ids = stop_token_ids(tokenizer, eot_id, cfg)
     encoded = [(p["task_id"], prompt_ids(tokenizer, p["messages"])) for p in cfg["prompts"]]
     backend = cfg["backend"]
     if backend == "auto":
-        backend = "vllm" if vllm_available() and pick_device(cfg["device"]) == "cuda" else "transformers"
-    if backend == "vllm" and not vllm_available():
-        raise UserError("backend vllm requested but vllm is not importable")
+        backend = "vllm" if vllm_backend.vllm_available() and pick_device(cfg["device"]) == "cuda" else "transformers"
     log(f"generating {len(encoded)} x {cfg['samples']} completions with {backend}", also_event=True)
     gen = generate_vllm if backend == "vllm" else generate_transformers
     n_new = 0
     t_gen = time.time()
+    versions: dict[str, str] = {}
     for a in gen(cfg, tokenizer, encoded, stop_ids, cancel):
+        if isinstance(a, Loaded):
+            t_gen, versions = time.time(), a.versions  # tokens/s counts generation, not loading
+            continue
         n_new += len(a.tokens)
         emit(
             "generation",
@@ -296,7 +262,10 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     env = environment_info()
     return {
         "backend": backend,
-        "backend_version": env.get(backend) or "unknown",
+        "backend_version": versions.get("vllm") or env.get(backend) or "unknown",
+        # the vLLM venv's own versions (its torch and transformers differ from the trainer's)
+        "backend_environment": versions or None,
+        "prompts_sha256": prompts_sha256(encoded),
         "dtype": resolve_dtype(cfg, device),
         "device": device,
         "stop": sorted(tokenizer.convert_ids_to_tokens(sorted(stop_ids))),
