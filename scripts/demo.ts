@@ -18,7 +18,7 @@ import {
   reportByExperiment,
   schema,
 } from "@agentlab/db";
-import { reportToJson, type ExperimentConfigInput, type ExperimentReport } from "@agentlab/core";
+import { parseStageOutput, reportToJson, type ExperimentConfigInput, type ExperimentReport } from "@agentlab/core";
 import { and, eq } from "drizzle-orm";
 import { loadEnv } from "../apps/web/server/env";
 import { createLogger } from "../apps/web/server/logger";
@@ -193,7 +193,7 @@ async function main() {
           .select()
           .from(schema.experimentStages)
           .where(and(eq(schema.experimentStages.experimentId, mainId), eq(schema.experimentStages.key, "dataset")));
-        const source = (stage?.output as { datasetId?: string } | undefined)?.datasetId;
+        const source = parseStageOutput("dataset", "dataset", stage?.output)?.datasetId;
         if (!source) throw new Error("the main experiment recorded no dataset");
         datasetId = await shuffledAnswersDataset(app.services, source, 1);
       }
@@ -209,7 +209,7 @@ async function main() {
       await waitForExperiment(db, exp.id, kind);
       const report = await reportByExperiment(db, exp.id);
       if (!report) throw new Error(`no ${kind} report stored`);
-      const body = report.body as unknown as ExperimentReport;
+      const body = report.body;
       const file = join(dataDir, `${kind}-report.json`);
       await writeFile(file, reportToJson(body));
       reports[kind] = { body, file, id: report.id };

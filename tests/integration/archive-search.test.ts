@@ -268,9 +268,12 @@ describe("delete", () => {
     const free = await datasetOn(s.id, "free");
     await experimentOn(s.id, { datasetId: reused });
     const exp = await experimentOn(s.id);
-    await t.db
-      .insert(schema.experimentStages)
-      .values({ experimentId: exp, key: "dataset", kind: "dataset", output: sql`${JSON.stringify({ datasetId: trained })}::jsonb` });
+    await t.db.insert(schema.experimentStages).values({
+      experimentId: exp,
+      key: "dataset",
+      kind: "dataset",
+      output: sql`${JSON.stringify({ datasetId: trained })}::jsonb`,
+    });
 
     expect(await codeOf(admin.datasets.delete({ id: reused }))).toMatch(
       /^CONFLICT: dataset "reused" is used by 1 experiment/,

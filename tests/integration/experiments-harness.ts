@@ -113,7 +113,7 @@ export async function startExperiment(s: Services, config: ExperimentConfigInput
   await updateStage(s.db, exp.id, "verify", { state: "succeeded" });
   await updateStage(s.db, exp.id, "dataset", {
     state: "succeeded",
-    output: { datasetId: "00000000-0000-4000-8000-00000000000b", datasetHash: sha256Hex("ds") },
+    output: { datasetId: "00000000-0000-4000-8000-00000000000b", datasetHash: sha256Hex("ds"), samples: 1, tasks: 1 },
   });
   return exp.id;
 }

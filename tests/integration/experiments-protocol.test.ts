@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
 import { getSplit, insertProvider, listGenerations, queryRows, reportByExperiment, schema } from "@agentlab/db";
-import { formatAnswer, type ExperimentReport, type TaskSpec } from "@agentlab/core";
+import { formatAnswer, type TaskSpec } from "@agentlab/core";
 import { sql } from "drizzle-orm";
 import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
 import { MAX_GRADE_ATTEMPTS } from "../../apps/web/server/experiments/grade-batches";
@@ -9,6 +9,7 @@ import { resumeExperiment } from "../../apps/web/server/experiments/service";
 import { createDataset } from "../../apps/web/server/teacher/datasets";
 import type { Services } from "../../apps/web/server/services";
 import { createTestDatabase, type TestDb } from "./helpers/db";
+import { storedReport } from "./helpers/reports";
 import {
   baseConfig,
   drive,
@@ -192,7 +193,7 @@ describe("infra errors never count as model failures", () => {
       .from(schema.jobs)
       .where(and(eq(schema.jobs.experimentId, id), eq(schema.jobs.type, "generate")));
     expect(genJobs.length).toBe(1 + 2 + 2); // dev: base + 2 epochs; test: base + the seed's best
-    const report = (await reportByExperiment(t.db, id))?.body as unknown as ExperimentReport;
+    const report = (await storedReport(t.db, id)).body;
     const test = report.summary.find((r) => r.split === "test");
     expect(test?.n).toBe(ids("test").length - 1);
     expect(report.excluded.find((e) => e.split === "test" && e.comparison.startsWith("base vs"))).toMatchObject({

@@ -9,10 +9,11 @@ import {
   stageJobCounts,
   stageJobs,
 } from "@agentlab/db";
-import type { ExperimentReport, TaskSpec } from "@agentlab/core";
+import type { TaskSpec } from "@agentlab/core";
 import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
 import type { Services } from "../../apps/web/server/services";
 import { createTestDatabase, type TestDb } from "./helpers/db";
+import { storedReport } from "./helpers/reports";
 import {
   agentStep,
   simRunRecord,
@@ -116,10 +117,9 @@ describe("experiment stage machine on Postgres", () => {
   });
 
   it("selects by dev pass@1 with ties between epochs keeping the earlier one, and reports the test comparison", async () => {
-    const sel = (await getSelection(t.db, expId)) as { selected: unknown; outcome: string };
-    expect(sel.selected).toEqual({ model: "adapter", seed: 1, seedIndex: 0, epoch: 1 });
-    const row = await reportByExperiment(t.db, expId);
-    const report = row?.body as unknown as ExperimentReport;
+    const sel = await getSelection(t.db, expId);
+    expect(sel?.selected).toEqual({ model: "adapter", seed: 1, seedIndex: 0, epoch: 1 });
+    const report = (await storedReport(t.db, expId)).body;
     expect(report.outcome.kind).toBe("adapter_selected");
     const test = report.summary.find((r) => r.split === "test");
     expect(test?.base.value).toBe(0);
@@ -139,7 +139,7 @@ describe("experiment stage machine on Postgres", () => {
     const runner = createExperimentRunner(s, { autoStart: false });
     const end = await drive(t.db, runner, id, fit, tasks, { fixes: () => false });
     expect(end.state).toBe("succeeded");
-    const report = (await reportByExperiment(t.db, id))?.body as unknown as ExperimentReport;
+    const report = (await storedReport(t.db, id)).body;
     expect(report.outcome.kind).toBe("base_kept");
     expect(report.outcome.headline).toMatch(/no gain is claimed/);
     expect(report.summary.find((r) => r.split === "test")?.sft).toBeNull();

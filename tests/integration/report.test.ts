@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, inArray } from "drizzle-orm";
-import { reportByExperiment, schema } from "@agentlab/db";
-import { reportToMarkdown, type ExperimentReport, type TaskSpec } from "@agentlab/core";
+import { schema } from "@agentlab/db";
+import { reportToMarkdown, type TaskSpec } from "@agentlab/core";
 import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
 import { splitTasks } from "../../apps/web/server/experiments/tasks";
 import { appRouter } from "../../apps/web/server/routers";
@@ -9,6 +9,7 @@ import { createCallerFactory } from "../../apps/web/server/trpc/init";
 import type { Context } from "../../apps/web/server/trpc/context";
 import type { Services } from "../../apps/web/server/services";
 import { createTestDatabase, type TestDb } from "./helpers/db";
+import { storedReport } from "./helpers/reports";
 import {
   adapterSha,
   baseConfig,
@@ -69,8 +70,8 @@ const run = async (name: string, behaviour: Behaviour, seeds = [1, 2]) => {
     state: "succeeded",
     error: null,
   });
-  const row = await reportByExperiment(t.db, id);
-  return { id, reportId: row?.id ?? "", report: row?.body as unknown as ExperimentReport };
+  const row = await storedReport(t.db, id);
+  return { id, reportId: row.id, report: row.body };
 };
 
 describe("report header, isolation and per-task view", () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { CollectionInput, NAME_MAX_LENGTH } from "@agentlab/core";
 import { getExperiment, insertProvider, listCollections, listStages, schema } from "@agentlab/db";
 import { createExperiment } from "../../apps/web/server/experiments/service";
@@ -41,7 +41,7 @@ describe("runner errors", () => {
     // A config the runner cannot parse: a ZodError on every advance, never a DomainError.
     await t.db
       .update(schema.experiments)
-      .set({ config: { name: "crashy" } })
+      .set({ config: sql`'{"name": "crashy"}'::jsonb` })
       .where(eq(schema.experiments.id, exp.id));
     const runner = createExperimentRunner(s, { autoStart: false, retries: { maxRetries: 2, baseMs: 20, capMs: 20 } });
     for (let i = 0; i < 2; i++) {
@@ -62,7 +62,7 @@ describe("runner errors", () => {
   it("backs off between retries instead of failing every tick", async () => {
     const { datasetId: _none, ...config } = baseConfig(splitId, { name: "slow-crash", teacher: { providerId, n: 1 } });
     const exp = await createExperiment(t.db, config, null);
-    await t.db.update(schema.experiments).set({ config: {} }).where(eq(schema.experiments.id, exp.id));
+    await t.db.update(schema.experiments).set({ config: sql`'{}'::jsonb` }).where(eq(schema.experiments.id, exp.id));
     const runner = createExperimentRunner(s, { autoStart: false, retries: { maxRetries: 1, baseMs: 60_000 } });
     await runner.tick();
     await runner.tick(); // inside the 60 s backoff: not retried, so not yet over the budget

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TRPCError } from "@trpc/server";
 import { appRouter } from "../../apps/web/server/routers";
-import type { Role } from "../../apps/web/server/trpc/init";
+import { ROLES_BY_RANK, type Role } from "@agentlab/core";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { procedureType, startTestApp, trpcHttp, viewerOf, type Caller, type TestApp } from "./auth-helpers";
 
@@ -21,7 +21,7 @@ afterAll(async () => {
 
 type Proc = { _def: { type: string; meta?: { access?: string } } };
 const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, Proc>);
-const ROLES: Role[] = ["viewer", "member", "admin"];
+const ROLES = ROLES_BY_RANK;
 const lower = (role: Role) => ROLES.slice(0, ROLES.indexOf(role));
 const guarded = procedures.filter(([, p]) => p._def.meta?.access !== "public");
 

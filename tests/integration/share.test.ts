@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
-import { saveReport, schema } from "@agentlab/db";
+import { schema } from "@agentlab/db";
 import { appRouter } from "../../apps/web/server/routers";
 import { createCallerFactory } from "../../apps/web/server/trpc/init";
 import type { Context } from "../../apps/web/server/trpc/context";
 import type { Services } from "../../apps/web/server/services";
 import { createTestDatabase, type TestDb } from "./helpers/db";
+import { storeReport } from "./helpers/reports";
 import { baseConfig, makeServices, makeSplit, makeUser, startExperiment } from "./experiments-harness";
 
 let t: TestDb;
@@ -33,11 +34,11 @@ beforeAll(async () => {
     ctx({ userId: u.id, email: u.email, name: u.name, role: "member", via: "token", csrfToken: null }),
   );
   anon = createCaller(ctx(null));
-  // Two stored reports (their content is what the share view must return verbatim).
+  // Two stored reports (real ones, named after their experiment), which the share view returns verbatim.
   const a = await startExperiment(s, baseConfig(splitId, { name: "A" }));
   const b = await startExperiment(s, baseConfig(splitId, { name: "B" }));
-  reportA = (await saveReport(t.db, a, { name: "A", experimentId: a })).id;
-  reportB = (await saveReport(t.db, b, { name: "B", experimentId: b })).id;
+  reportA = (await storeReport(t.db, a, { base: [1, 0, 1, 0], sft: [1, 1, 1, 0] })).reportId;
+  reportB = (await storeReport(t.db, b, { base: [0, 0, 1, 0], sft: [1, 0, 1, 1] })).reportId;
 });
 afterAll(async () => t?.drop());
 

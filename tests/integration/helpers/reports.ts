@@ -7,13 +7,20 @@ import {
   type RecordedProtocol,
   type TaskOutcome,
 } from "@agentlab/core";
-import { getExperiment, saveReport, setExperimentState, type Db } from "@agentlab/db";
+import { getExperiment, reportByExperiment, saveReport, setExperimentState, type Db } from "@agentlab/db";
 
 // A real report (core buildReport over given per-task outcomes), stored for an experiment, so the
 // runs table, compare view and CLI read the same JSON the runner writes.
 
 const outcomes = (passes: readonly number[]): TaskOutcome[] =>
   passes.map((v, i) => ({ taskId: `t${i}`, group: `g${Math.floor(i / 2)}`, verdict: v ? "pass" : "fail_hidden" }));
+
+/** The report row the runner stored for an experiment; throws (failing the test) when there is none. */
+export async function storedReport(db: Db, experimentId: string) {
+  const row = await reportByExperiment(db, experimentId);
+  if (!row) throw new Error(`no report stored for experiment ${experimentId}`);
+  return row;
+}
 
 /** `base`/`sft` are the test outcomes (1 = pass) of the base and of seed 0's adapter; `keepBase` makes dev keep the base. */
 export async function storeReport(
@@ -61,7 +68,7 @@ export async function storeReport(
     testAdapters: [adapter],
     contamination: contaminationCheck({ test: [], train: [], sft: [], dev: [] }),
   });
-  const row = await saveReport(db, experimentId, JSON.parse(JSON.stringify(report)) as Record<string, unknown>);
+  const row = await saveReport(db, experimentId, report);
   await setExperimentState(db, experimentId, "succeeded");
   return { reportId: row.id, report };
 }

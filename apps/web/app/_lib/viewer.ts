@@ -2,10 +2,10 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { z } from "zod";
+import { Role } from "@agentlab/core";
 
-export type Role = "viewer" | "member" | "admin";
-const RoleSchema = z.enum(["viewer", "member", "admin"]);
-const Person = z.object({ name: z.string().optional(), email: z.string().optional(), role: RoleSchema.optional() });
+export type { Role };
+const Person = z.object({ name: z.string().optional(), email: z.string().optional(), role: Role.optional() });
 
 export type ViewerState =
   | { status: "loading" }

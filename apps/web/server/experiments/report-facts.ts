@@ -1,4 +1,3 @@
-import { z } from "zod";
 import {
   reportAgents,
   reportDatasetFacts,
@@ -10,8 +9,9 @@ import {
 } from "@agentlab/db";
 import {
   Capabilities,
-  TrainMethod,
   modelKey,
+  parseStageOutput,
+  trainKey,
   reportHeader,
   type ExperimentConfig,
   type ModelRef,
@@ -21,12 +21,6 @@ import {
 
 // The facts of the report header, read from the rows the experiment left behind: the train stages'
 // snapshots (sha256, method, job), the dataset and split rows, the jobs and the agents that ran them.
-
-const TrainOutput = z.object({
-  jobId: z.string().optional(),
-  snapshots: z.array(z.object({ epoch: z.number().int(), sha256: z.string() })).default([]),
-  method: TrainMethod.optional(),
-});
 
 export async function headerFacts(
   db: Db,
@@ -40,7 +34,7 @@ export async function headerFacts(
     reportAt: string;
   },
 ): Promise<ReportHeader> {
-  const datasetId = (p.rows.get("dataset")?.output as { datasetId?: string } | undefined)?.datasetId;
+  const datasetId = parseStageOutput("dataset", "dataset", p.rows.get("dataset")?.output)?.datasetId;
   const [times, split, dataset, jobs, agents] = await Promise.all([
     reportExperimentTimes(db, p.experimentId),
     reportSplitFacts(db, p.config.splitId),
@@ -50,15 +44,14 @@ export async function headerFacts(
   ]);
   const trainJobs: { seed: number; jobId: string }[] = [];
   const adapters = p.config.seeds.flatMap((seed) => {
-    const out = TrainOutput.safeParse(p.rows.get(`train:s${seed}`)?.output ?? {});
-    if (!out.success) return [];
-    if (out.data.jobId) trainJobs.push({ seed, jobId: out.data.jobId });
-    return out.data.snapshots.map((s) => ({
+    const out = parseStageOutput("train", trainKey(seed), p.rows.get(trainKey(seed))?.output) ?? {};
+    if (out.jobId) trainJobs.push({ seed, jobId: out.jobId });
+    return (out.snapshots ?? []).map((s) => ({
       seed,
       epoch: s.epoch,
       sha256: s.sha256,
-      method: out.data.method ?? null,
-      trainJobId: out.data.jobId ?? null,
+      method: out.method ?? null,
+      trainJobId: out.jobId ?? null,
     }));
   });
   return reportHeader({

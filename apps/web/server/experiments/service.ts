@@ -1,17 +1,23 @@
 import {
+  countGpuAgents,
   getExperiment,
   getSplit,
   insertExperiment,
   listStages,
-  queryRows,
   setExperimentState,
   updateStage,
   type Db,
   type ExperimentRow,
 } from "@agentlab/db";
-import { DomainError, ExperimentConfig, stagePlan, type ExperimentConfigInput, type TrainMethod } from "@agentlab/core";
-import { sql } from "drizzle-orm";
-import { emptyEval, forgetFailedGenerations, type EvalState } from "./evaluate";
+import {
+  DomainError,
+  ExperimentConfig,
+  parseStageOutput,
+  stagePlan,
+  type ExperimentConfigInput,
+  type TrainMethod,
+} from "@agentlab/core";
+import { emptyEval, forgetFailedGenerations } from "./evaluate";
 
 /**
  * Resolves everything that would otherwise depend on the agent that claims a job: the device and
@@ -20,11 +26,7 @@ import { emptyEval, forgetFailedGenerations, type EvalState } from "./evaluate";
  * the recipe asks for nf4 (bitsandbytes availability is a property of one agent, not of the recipe).
  */
 export async function resolveProtocol(db: Db, config: ExperimentConfig): Promise<ExperimentConfig> {
-  const [row] = await queryRows<{ gpus: number }>(
-    db,
-    sql`select count(*)::int as gpus from agents where revoked_at is null and gpu_count > 0`,
-  );
-  const cuda = (row?.gpus ?? 0) > 0;
+  const cuda = (await countGpuAgents(db)) > 0;
   const ev = config.evaluation;
   const device = ev.device === "auto" ? (cuda ? "cuda" : "cpu") : ev.device;
   const dtype = ev.dtype === "auto" ? (device === "cuda" ? "bfloat16" : "float32") : ev.dtype;
@@ -53,7 +55,7 @@ export async function createExperiment(
   return insertExperiment(db, {
     name: config.name,
     splitId: config.splitId,
-    config: config as unknown as Record<string, unknown>,
+    config,
     createdBy,
     stages,
   });
@@ -73,17 +75,18 @@ export async function resumeExperiment(db: Db, id: string): Promise<void> {
   for (const s of await listStages(db, id)) {
     if (s.state !== "failed") continue;
     // An evaluation whose generate job failed gets a fresh one (never one whose answers exist).
+    const recorded = s.kind === "dev_eval" || s.kind === "test_eval" ? parseStageOutput(s.kind, s.key, s.output) : null;
     const output =
       s.kind === "dev_eval" || s.kind === "test_eval"
         ? await forgetFailedGenerations(db, id, s.kind === "dev_eval" ? "dev" : "test", {
             ...emptyEval(),
-            ...(s.output as Partial<EvalState>),
+            ...recorded,
           })
         : null;
     await updateStage(db, id, s.key, {
       state: "running",
       error: null,
-      ...(output ? { output: { ...s.output, ...output } } : {}),
+      ...(output ? { output: { ...recorded, ...output } } : {}),
     });
   }
   await setExperimentState(db, id, "running");

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DomainError, reportToCsv, reportToJson, reportToMarkdown, type ExperimentReport } from "@agentlab/core";
+import { DomainError, reportToCsv, reportToJson, reportToMarkdown } from "@agentlab/core";
 import { getReport, listReports, reportByExperiment } from "@agentlab/db";
 import { router, viewerProcedure } from "../trpc/init";
 import { taskDetail } from "../experiments/task-detail";
@@ -23,7 +23,7 @@ export const reportsRouter = router({
       id: row.id,
       experimentId: row.experimentId,
       createdAt: row.createdAt,
-      report: row.body as unknown as ExperimentReport,
+      report: row.body,
     };
   }),
 
@@ -59,6 +59,6 @@ export const reportsRouter = router({
     .input(z.object({ id: z.string().uuid(), format: z.enum(["json", "csv", "markdown"]) }))
     .query(async ({ ctx, input }) => {
       const row = await reportOrThrow(ctx.db, input.id);
-      return { format: input.format, content: exporters[input.format](row.body as unknown as ExperimentReport) };
+      return { format: input.format, content: exporters[input.format](row.body) };
     }),
 });

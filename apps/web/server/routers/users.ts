@@ -1,11 +1,11 @@
 import { z } from "zod";
+import { Role } from "@agentlab/core";
 import { createSetupToken, listPendingInvites, listUsers, removeUser, revokeInvite, setUserRole } from "@agentlab/db";
 import { adminProcedure, router } from "../trpc/init";
 import { setupPath } from "../auth/setup";
 import { Email } from "./auth";
 
-export const RoleInput = z.enum(["admin", "member", "viewer"]);
-export type RoleInput = z.infer<typeof RoleInput>;
+const RoleInput = Role;
 export const InviteInput = z.object({
   role: RoleInput,
   email: Email.optional(),

@@ -4,8 +4,9 @@ import type { Context } from "./context";
 import { issuesByField, summarizeFieldIssues } from "@agentlab/core/validation";
 import { toTRPCError } from "./errors";
 
-export type Role = "viewer" | "member" | "admin";
-const rank: Record<Role, number> = { viewer: 0, member: 1, admin: 2 };
+import { hasRole, type Role } from "@agentlab/core";
+
+export type { Role };
 
 // Every procedure states who may call it; the router-walking test reads this meta.
 export type Meta = { access: "public" | Role };
@@ -41,8 +42,7 @@ const requireRole = (role: Role) =>
   t.middleware(({ ctx, type, next }) => {
     const viewer = ctx.viewer;
     if (!viewer) throw new TRPCError({ code: "UNAUTHORIZED", message: "sign in first" });
-    if (rank[viewer.role] < rank[role])
-      throw new TRPCError({ code: "FORBIDDEN", message: `requires the ${role} role` });
+    if (!hasRole(viewer.role, role)) throw new TRPCError({ code: "FORBIDDEN", message: `requires the ${role} role` });
     // Cookie sessions must echo the CSRF token on every state-changing call; bearer tokens need not.
     if (type === "mutation" && viewer.via === "session" && ctx.csrfHeader !== viewer.csrfToken) {
       throw new TRPCError({ code: "FORBIDDEN", message: "missing or wrong CSRF token" });

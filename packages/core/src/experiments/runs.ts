@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ExperimentState } from "./stages";
 
 // The runs table (experiments list) and the compare view: their query input, the annotation of a
 // run (tags, notes), and the per-task outcome matrix built from stored reports. Pure.
@@ -34,7 +35,7 @@ export const RunAnnotation = z.object({
 export type RunAnnotation = z.infer<typeof RunAnnotation>;
 
 export const RunListInput = z.object({
-  state: z.enum(["running", "succeeded", "failed", "canceled"]).optional(),
+  state: ExperimentState.optional(),
   outcome: z.enum(["adapter_selected", "base_kept"]).optional(),
   tag: RunTag.optional(),
   /** Matched against the name, base model and notes (case-insensitive substring). */

@@ -7,8 +7,21 @@ import type { ExperimentConfig } from "./config";
 export const StageKind = z.enum(["collect", "verify", "dataset", "train", "dev_eval", "select", "test_eval", "report"]);
 export type StageKind = z.infer<typeof StageKind>;
 
-export const StageState = z.enum(["pending", "running", "succeeded", "failed"]);
+export const STAGE_STATES = ["pending", "running", "succeeded", "failed"] as const;
+export const StageState = z.enum(STAGE_STATES);
 export type StageState = z.infer<typeof StageState>;
+
+export const EXPERIMENT_STATES = ["running", "succeeded", "failed", "canceled"] as const;
+export const ExperimentState = z.enum(EXPERIMENT_STATES);
+export type ExperimentState = z.infer<typeof ExperimentState>;
+
+/** The two evaluated parts of a split: dev (selection) and test (the one comparison). */
+export const EVAL_SPLITS = ["dev", "test"] as const;
+export const EvalSplit = z.enum(EVAL_SPLITS);
+export type EvalSplit = z.infer<typeof EvalSplit>;
+
+/** A stored answer's grading: waiting, graded, or given up on after the bounded retries. */
+export const GENERATION_GRADE_STATES = ["pending", "graded", "no_verdict"] as const;
 
 /** Which model a stage concerns: the base, or the adapter run of one seed. */
 export type StageTarget = { model: "base" } | { model: "seed"; seed: number; seedIndex: number };

@@ -180,6 +180,8 @@ export const SurvivingMutant = z.object({
 export type SurvivingMutant = z.infer<typeof SurvivingMutant>;
 
 export const AuditStatus = z.enum(["passed", "failed"]);
+/** A task audit row: waiting for its job, or the audit's status, or an infra error. */
+export const AUDIT_ROW_STATUSES = ["pending", "passed", "failed", "error"] as const;
 export type AuditStatus = z.infer<typeof AuditStatus>;
 
 export const AuditResult = z.object({

@@ -18,14 +18,25 @@ export type JobType = z.infer<typeof JobType>;
 /** Job types that run untrusted code: only agents whose sandbox passed its self-test claim them. */
 export const SANDBOXED_JOB_TYPES: readonly JobType[] = ["grade", "grade-batch", "audit"];
 
-export const JobState = z.enum(["queued", "running", "canceling", "succeeded", "failed", "canceled"]);
+// Vocabularies are `as const` tuples so that the database's pgEnum (packages/db) and the UI reuse
+// the very same values; the zod enums are built from them.
+export const JOB_STATES = ["queued", "running", "canceling", "succeeded", "failed", "canceled"] as const;
+export const JobState = z.enum(JOB_STATES);
 export type JobState = z.infer<typeof JobState>;
 
 export const TERMINAL_STATES: readonly JobState[] = ["succeeded", "failed", "canceled"];
 export const isTerminal = (s: JobState): boolean => TERMINAL_STATES.includes(s);
 
 // Why an attempt ended. Retries follow the reason: only agent_lost and infra_error are retried.
-export const TerminalReason = z.enum(["succeeded", "user_error", "agent_lost", "canceled", "timeout", "infra_error"]);
+export const TERMINAL_REASONS = [
+  "succeeded",
+  "user_error",
+  "agent_lost",
+  "canceled",
+  "timeout",
+  "infra_error",
+] as const;
+export const TerminalReason = z.enum(TERMINAL_REASONS);
 export type TerminalReason = z.infer<typeof TerminalReason>;
 export const RETRYABLE_REASONS: readonly TerminalReason[] = ["agent_lost", "infra_error"];
 

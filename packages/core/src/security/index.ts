@@ -1,2 +1,3 @@
 export * from "./scrub";
 export * from "./retry";
+export * from "./roles";

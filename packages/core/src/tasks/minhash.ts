@@ -76,6 +76,9 @@ export function estimateJaccard(a: readonly number[], b: readonly number[]): num
 }
 
 export type SignedTask = { id: string; group: string; signature: readonly number[] };
+/** A proposal to merge two source groups, as a reviewer decided it. */
+export const MERGE_STATUSES = ["pending", "accepted", "rejected"] as const;
+
 export type GroupMergeProposal = {
   groupA: string;
   groupB: string;

@@ -5,7 +5,8 @@ import { DomainError } from "../errors";
 // Deterministic train/dev/test splits by source group: the same pool snapshot, seed and ratios
 // always give the same assignment and manifest hash, and no group ever spans two parts.
 
-export const SplitPart = z.enum(["train", "dev", "test"]);
+export const SPLIT_PARTS = ["train", "dev", "test"] as const;
+export const SplitPart = z.enum(SPLIT_PARTS);
 export type SplitPart = z.infer<typeof SplitPart>;
 
 export const SplitParams = z

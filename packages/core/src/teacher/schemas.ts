@@ -4,7 +4,8 @@ import { GradeVerdict } from "../grading/schemas";
 
 // Teacher vocabulary shared by the server, its tRPC API, the CLI and the pages.
 
-export const ProviderKind = z.enum(["openai", "reference"]);
+export const PROVIDER_KINDS = ["openai", "reference"] as const;
+export const ProviderKind = z.enum(PROVIDER_KINDS);
 export type ProviderKind = z.infer<typeof ProviderKind>;
 
 /** Sampling parameters sent with every request; part of the cache key through `paramsHash`. */
@@ -48,7 +49,18 @@ export const PriceInput = z.object({
 });
 export type PriceInput = z.infer<typeof PriceInput>;
 
-export const CollectionState = z.enum(["queued", "running", "grading", "done", "stopped_budget", "failed", "canceled"]);
+export const COLLECTION_STATES = [
+  "queued",
+  "running",
+  "grading",
+  "done",
+  "stopped_budget",
+  "failed",
+  "canceled",
+] as const;
+export const CollectionState = z.enum(COLLECTION_STATES);
+/** A replay (re-grading of a snapshot's samples). */
+export const REPLAY_STATES = ["grading", "done", "failed"] as const;
 export type CollectionState = z.infer<typeof CollectionState>;
 
 export const CollectPart = z.enum(["train", "dev"]);

@@ -149,6 +149,15 @@ export async function countOnlineAgents(db: Db): Promise<number> {
   return row?.n ?? 0;
 }
 
+/** Enrolled, unrevoked agents with at least one GPU (online or not): what "auto" device resolution reads. */
+export async function countGpuAgents(db: Db): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(agents)
+    .where(and(isNull(agents.revokedAt), gt(agents.gpuCount, 0)));
+  return row?.n ?? 0;
+}
+
 /** At server start no socket is connected yet: whatever the table says is from a previous process. */
 export async function markAllAgentsOffline(db: Db) {
   await db.update(agents).set({ online: false }).where(eq(agents.online, true));

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { and, eq, gt, isNull, lt, ne, or, sql } from "drizzle-orm";
+import type { Role } from "@agentlab/core";
 import type { Db } from "../client";
 import { apiTokens, sessions, users } from "../schema";
 import { hashToken, newToken } from "../secrets";
@@ -9,7 +10,6 @@ import { hashToken, newToken } from "../secrets";
 export * from "./users";
 export * from "./api-tokens";
 
-export type Role = (typeof users.$inferSelect)["role"];
 export type Principal = { userId: string; email: string; name: string; role: Role };
 
 export async function principalBySession(

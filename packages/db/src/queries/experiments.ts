@@ -1,5 +1,11 @@
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
-import { DomainError } from "@agentlab/core";
+import {
+  DomainError,
+  type ExperimentConfig,
+  type ModelRef,
+  type SelectionDecision,
+  type StageKind,
+} from "@agentlab/core";
 import { queryRows, type Db } from "../client";
 import { evaluations, experimentStages, experiments, jobs, selectionDecisions, testRuns } from "../schema";
 
@@ -13,9 +19,9 @@ export async function insertExperiment(
   input: {
     name: string;
     splitId: string;
-    config: Record<string, unknown>;
+    config: ExperimentConfig;
     createdBy?: string | null;
-    stages: { key: string; kind: string }[];
+    stages: { key: string; kind: StageKind }[];
   },
 ): Promise<ExperimentRow> {
   return db.transaction(async (tx) => {
@@ -139,15 +145,15 @@ export async function taskEvaluations(
 export async function saveSelection(
   db: Db,
   experimentId: string,
-  decision: Record<string, unknown>,
-): Promise<Record<string, unknown>> {
+  decision: SelectionDecision,
+): Promise<SelectionDecision> {
   await db.insert(selectionDecisions).values({ experimentId, decision }).onConflictDoNothing();
   const stored = await getSelection(db, experimentId);
   if (!stored) throw new Error("selection vanished after insert");
   return stored;
 }
 
-export async function getSelection(db: Db, experimentId: string): Promise<Record<string, unknown> | undefined> {
+export async function getSelection(db: Db, experimentId: string): Promise<SelectionDecision | undefined> {
   const [row] = await db.select().from(selectionDecisions).where(eq(selectionDecisions.experimentId, experimentId));
   return row?.decision;
 }
@@ -157,7 +163,7 @@ export async function getSelection(db: Db, experimentId: string): Promise<Record
  * on experiment_test_runs refuses a second claim, so the test split is evaluated once even when two
  * runners race.
  */
-export async function claimTestRun(db: Db, experimentId: string, models: unknown[]): Promise<void> {
+export async function claimTestRun(db: Db, experimentId: string, models: ModelRef[]): Promise<void> {
   if (!(await getSelection(db, experimentId)))
     throw new DomainError("PRECONDITION_FAILED", "the test evaluation needs the dev selection first");
   const inserted = await db

@@ -1,11 +1,12 @@
 import { desc, eq } from "drizzle-orm";
+import type { ExperimentReport } from "@agentlab/core";
 import type { Db } from "../client";
 import { experiments, reports } from "../schema";
 
 export type ReportRow = typeof reports.$inferSelect;
 
 /** One report per experiment: a second save returns the first (reports are immutable records). */
-export async function saveReport(db: Db, experimentId: string, body: Record<string, unknown>): Promise<ReportRow> {
+export async function saveReport(db: Db, experimentId: string, body: ExperimentReport): Promise<ReportRow> {
   await db.insert(reports).values({ experimentId, body }).onConflictDoNothing();
   const row = await reportByExperiment(db, experimentId);
   if (!row) throw new Error("report vanished after insert");

@@ -1,10 +1,9 @@
 import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
-import { DomainError } from "@agentlab/core";
+import { DomainError, type Role } from "@agentlab/core";
 import type { Db } from "../client";
 import { apiTokens, sessions, setupTokens, users } from "../schema";
 import { hashToken, newToken } from "../secrets";
 
-type UserRole = (typeof users.$inferSelect)["role"];
 export type SetupTokenKind = (typeof setupTokens.$inferSelect)["kind"];
 
 /** Emails compare case-insensitively; they are stored normalized. */
@@ -12,7 +11,7 @@ export const normalizeEmail = (email: string): string => email.trim().toLowerCas
 
 // The columns any API may return: never the password hash.
 const publicUser = { id: users.id, email: users.email, name: users.name, role: users.role, createdAt: users.createdAt };
-export type PublicUser = { id: string; email: string; name: string; role: UserRole; createdAt: Date };
+export type PublicUser = { id: string; email: string; name: string; role: Role; createdAt: Date };
 
 export async function adminExists(db: Db): Promise<boolean> {
   const [row] = await db.select({ id: users.id }).from(users).where(eq(users.role, "admin")).limit(1);
@@ -74,7 +73,7 @@ async function assertAdminRemains(tx: Db, userId: string) {
     throw new DomainError("CONFLICT", "the last admin cannot be demoted or removed");
 }
 
-export async function setUserRole(db: Db, userId: string, role: UserRole): Promise<PublicUser> {
+export async function setUserRole(db: Db, userId: string, role: Role): Promise<PublicUser> {
   return db.transaction(async (tx) => {
     if (role !== "admin") await assertAdminRemains(tx, userId);
     const [row] = await tx.update(users).set({ role }).where(eq(users.id, userId)).returning(publicUser);
@@ -96,7 +95,7 @@ export type NewSetupToken = {
   id: string;
   token: string;
   kind: SetupTokenKind;
-  role: UserRole;
+  role: Role;
   email: string | null;
   expiresAt: Date;
 };
@@ -107,7 +106,7 @@ export type NewSetupToken = {
  */
 export async function createSetupToken(
   db: Db,
-  opts: { kind: SetupTokenKind; role: UserRole; ttlS: number; email?: string | null; createdBy?: string | null },
+  opts: { kind: SetupTokenKind; role: Role; ttlS: number; email?: string | null; createdBy?: string | null },
 ): Promise<NewSetupToken> {
   const token = newToken(opts.kind === "setup" ? "setup" : "inv");
   return db.transaction(async (tx) => {

@@ -1,6 +1,6 @@
 import { boolean, index, integer, jsonb, pgEnum, pgTable, real, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
-import type { AuditResult } from "@agentlab/core";
+import { AUDIT_ROW_STATUSES, type AuditResult } from "@agentlab/core";
 import { jobs } from "./jobs";
 import { tasks } from "./tasks";
 import { users } from "./users";
@@ -10,7 +10,7 @@ import { users } from "./users";
 // A task's audit status is its newest row; older rows are the audit history.
 // `passed`/`failed` are AuditStatus from core (the agent's verdict); `error` means the job ended
 // without an AuditResult (canceled, infra failure), which is never an admission.
-export const auditRowStatusEnum = pgEnum("audit_row_status", ["pending", "passed", "failed", "error"]);
+export const auditRowStatusEnum = pgEnum("audit_row_status", AUDIT_ROW_STATUSES);
 
 export const taskAudits = pgTable(
   "task_audits",

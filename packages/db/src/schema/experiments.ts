@@ -13,7 +13,19 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
-import { NAME_MAX_LENGTH } from "@agentlab/core";
+import {
+  EVAL_SPLITS,
+  EXPERIMENT_STATES,
+  GENERATION_GRADE_STATES,
+  NAME_MAX_LENGTH,
+  STAGE_STATES,
+  type ExperimentConfig,
+  type ExperimentReport,
+  type ModelRef,
+  type SelectionDecision,
+  type StageKind,
+  type StageOutput,
+} from "@agentlab/core";
 import { splits } from "./tasks";
 import { users } from "./users";
 
@@ -21,9 +33,9 @@ import { users } from "./users";
 // restart resumes), per-task evaluations, the dev selection, the once-only test run, the report
 // and its share links.
 
-export const experimentStateEnum = pgEnum("experiment_state", ["running", "succeeded", "failed", "canceled"]);
-export const stageStateEnum = pgEnum("experiment_stage_state", ["pending", "running", "succeeded", "failed"]);
-export const evalSplitEnum = pgEnum("evaluation_split", ["dev", "test"]);
+export const experimentStateEnum = pgEnum("experiment_state", EXPERIMENT_STATES);
+export const stageStateEnum = pgEnum("experiment_stage_state", STAGE_STATES);
+export const evalSplitEnum = pgEnum("evaluation_split", EVAL_SPLITS);
 
 export const experiments = pgTable(
   "experiments",
@@ -33,7 +45,7 @@ export const experiments = pgTable(
     splitId: uuid("split_id")
       .notNull()
       .references(() => splits.id),
-    config: jsonb("config").$type<Record<string, unknown>>().notNull(),
+    config: jsonb("config").$type<ExperimentConfig>().notNull(),
     state: experimentStateEnum("state").notNull().default("running"),
     error: text("error"),
     createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
@@ -60,10 +72,10 @@ export const experimentStages = pgTable(
       .notNull()
       .references(() => experiments.id, { onDelete: "cascade" }),
     key: text("key").notNull(),
-    kind: text("kind").notNull(),
+    kind: text("kind").$type<StageKind>().notNull(),
     state: stageStateEnum("state").notNull().default("pending"),
     jobIds: uuid("job_ids").array().notNull().default([]),
-    output: jsonb("output").$type<Record<string, unknown>>().notNull().default({}),
+    output: jsonb("output").$type<StageOutput>().notNull().default({}),
     error: text("error"),
     startedAt: timestamp("started_at", { withTimezone: true }),
     finishedAt: timestamp("finished_at", { withTimezone: true }),
@@ -103,7 +115,7 @@ export const selectionDecisions = pgTable("selection_decisions", {
   experimentId: uuid("experiment_id")
     .primaryKey()
     .references(() => experiments.id, { onDelete: "cascade" }),
-  decision: jsonb("decision").$type<Record<string, unknown>>().notNull(),
+  decision: jsonb("decision").$type<SelectionDecision>().notNull(),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
@@ -112,7 +124,7 @@ export const testRuns = pgTable("experiment_test_runs", {
   experimentId: uuid("experiment_id")
     .primaryKey()
     .references(() => experiments.id, { onDelete: "cascade" }),
-  models: jsonb("models").$type<unknown[]>().notNull(),
+  models: jsonb("models").$type<ModelRef[]>().notNull(),
   startedAt: timestamp("started_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
@@ -122,7 +134,7 @@ export const reports = pgTable("reports", {
     .notNull()
     .unique()
     .references(() => experiments.id, { onDelete: "cascade" }),
-  body: jsonb("body").$type<Record<string, unknown>>().notNull(),
+  body: jsonb("body").$type<ExperimentReport>().notNull(),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
@@ -144,7 +156,7 @@ export const shareLinks = pgTable(
   (t) => [index("share_links_report_idx").on(t.reportId)],
 );
 
-export const gradeStateEnum = pgEnum("generation_grade_state", ["pending", "graded", "no_verdict"]);
+export const gradeStateEnum = pgEnum("generation_grade_state", GENERATION_GRADE_STATES);
 
 // Every generated answer, stored when its generate job succeeds (not only inside the job's
 // result), so re-grading never needs a second generation. A test-split row can only be written

@@ -13,17 +13,12 @@ import {
   uniqueIndex,
 } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
+import { JOB_STATES, TERMINAL_REASONS } from "@agentlab/core";
 import { agents } from "./agents";
 
-export const jobStateEnum = pgEnum("job_state", ["queued", "running", "canceling", "succeeded", "failed", "canceled"]);
-export const terminalReasonEnum = pgEnum("terminal_reason", [
-  "succeeded",
-  "user_error",
-  "agent_lost",
-  "canceled",
-  "timeout",
-  "infra_error",
-]);
+// Vocabularies come from core (one definition for the database, the queue and the UI).
+export const jobStateEnum = pgEnum("job_state", JOB_STATES);
+export const terminalReasonEnum = pgEnum("terminal_reason", TERMINAL_REASONS);
 
 export const jobs = pgTable(
   "jobs",

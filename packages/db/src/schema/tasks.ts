@@ -15,6 +15,8 @@ import {
 import { sql } from "drizzle-orm";
 import {
   GRADING_ISOLATIONS,
+  MERGE_STATUSES,
+  SPLIT_PARTS,
   type LeakageReport,
   type SplitAdmission,
   type TaskFile,
@@ -85,7 +87,7 @@ export const tasks = pgTable(
   ],
 );
 
-export const mergeStatusEnum = pgEnum("merge_status", ["pending", "accepted", "rejected"]);
+export const mergeStatusEnum = pgEnum("merge_status", MERGE_STATUSES);
 
 export const groupMergeProposals = pgTable(
   "group_merge_proposals",
@@ -111,7 +113,7 @@ export const groupMergeProposals = pgTable(
   ],
 );
 
-export const splitPartEnum = pgEnum("split_part", ["train", "dev", "test"]);
+export const splitPartEnum = pgEnum("split_part", SPLIT_PARTS);
 
 export type SplitCounts = Record<"train" | "dev" | "test", { tasks: number; groups: number }>;
 

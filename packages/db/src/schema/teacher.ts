@@ -15,7 +15,10 @@ import {
 } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
 import {
+  COLLECTION_STATES,
   NAME_MAX_LENGTH,
+  PROVIDER_KINDS,
+  REPLAY_STATES,
   type CandidateFile,
   type ChatMessage,
   type GradeResult,
@@ -28,7 +31,7 @@ import { jobs } from "./jobs";
 // Teacher providers, candidates (a cache keyed by what determines an answer), collections, the
 // budget ledger, and immutable SFT dataset snapshots (issue 5, docs/teacher.md).
 
-export const providerKindEnum = pgEnum("provider_kind", ["openai", "reference"]);
+export const providerKindEnum = pgEnum("provider_kind", PROVIDER_KINDS);
 
 export const teacherProviders = pgTable("teacher_providers", {
   id: uuid("id").primaryKey().defaultRandom(),
@@ -54,15 +57,7 @@ export const teacherPrices = pgTable("teacher_prices", {
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
-export const collectionStateEnum = pgEnum("collection_state", [
-  "queued",
-  "running",
-  "grading",
-  "done",
-  "stopped_budget",
-  "failed",
-  "canceled",
-]);
+export const collectionStateEnum = pgEnum("collection_state", COLLECTION_STATES);
 
 export const teacherCollections = pgTable(
   "teacher_collections",
@@ -202,6 +197,8 @@ export type TokenCounts = {
   totalTokens: number;
   maxTokens: number;
   chatTemplateSha256: string;
+  /** Samples longer than the max length they were measured against (issue 16: dropped before training). */
+  overLength?: { maxLength: number; count: number; taskIds: string[] };
 };
 
 // Immutable once written (samples, hash, counts); only the supervised-token counts are filled later.
@@ -256,7 +253,7 @@ export const sftSamples = pgTable(
   (t) => [primaryKey({ columns: [t.datasetId, t.ordinal] }), index("sft_samples_candidate_idx").on(t.candidateId)],
 );
 
-export const replayStateEnum = pgEnum("replay_state", ["grading", "done", "failed"]);
+export const replayStateEnum = pgEnum("replay_state", REPLAY_STATES);
 
 // A replay re-grades every sample of a snapshot; the survivors form a new snapshot (or the same one when all pass).
 export const sftReplays = pgTable("sft_replays", {

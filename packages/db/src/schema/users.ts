@@ -1,7 +1,9 @@
 import { pgTable, text, timestamp, uuid, pgEnum, index } from "drizzle-orm/pg-core";
+import { ROLES, SETUP_TOKEN_KINDS } from "@agentlab/core";
 
-export const roleEnum = pgEnum("role", ["admin", "member", "viewer"]);
-export const setupTokenKindEnum = pgEnum("setup_token_kind", ["setup", "invite"]);
+// Vocabularies come from core (one definition for the database, the API and the UI).
+export const roleEnum = pgEnum("role", ROLES);
+export const setupTokenKindEnum = pgEnum("setup_token_kind", SETUP_TOKEN_KINDS);
 
 // One team, one workspace: a user's role applies to everything in the lab (see docs/security.md).
 export const users = pgTable("users", {

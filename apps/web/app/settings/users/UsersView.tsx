@@ -2,6 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import { ROLES_BY_RANK, type Role } from "@agentlab/core";
 import { Button } from "../../_components/Button";
 import { ErrorBox } from "../../_components/ErrorBox";
 import { PageHeader, Section } from "../../_components/PageHeader";
@@ -12,8 +13,6 @@ import { useViewer } from "../../_lib/viewer";
 import { Field } from "../../login/AuthCard";
 import { SettingsNav } from "../SettingsNav";
 
-type Role = "admin" | "member" | "viewer";
-const ROLES: Role[] = ["viewer", "member", "admin"];
 type UserRow = { id: string; email: string; name: string; role: Role; createdAt: string | Date };
 type InviteRow = { id: string; role: Role; email: string | null; expiresAt: string | Date; createdAt: string | Date };
 
@@ -32,7 +31,7 @@ const RoleSelect = ({
     disabled={disabled}
     onChange={(e) => onChange(e.target.value as Role)}
   >
-    {ROLES.map((r) => (
+    {ROLES_BY_RANK.map((r) => (
       <option key={r} value={r}>
         {r}
       </option>

@@ -8,12 +8,12 @@ import {
   listReplays,
   type CollectionRow,
 } from "@agentlab/db";
-import { CollectionInput, derivedName, DomainError } from "@agentlab/core";
+import { CollectionInput, derivedName, DomainError, type StageOutputs } from "@agentlab/core";
 import { createCollection } from "../../teacher/collections";
 import { startCollection } from "../../teacher/runner";
 import { enqueueCollectionGrading, syncGrades } from "../../teacher/grading";
 import { createDataset, startReplay, syncReplay } from "../../teacher/datasets";
-import type { StageCtx, StageResult } from "./context";
+import { ownOutput, recordedOutput, type StageCtx, type StageResult } from "./context";
 
 // The data stages when the experiment builds its own SFT data with the teacher module:
 // collect (a collection of the split's train tasks: SFT data is train-only, dev serves selection
@@ -42,7 +42,8 @@ const summary = (col: CollectionRow) => ({
 });
 
 async function experimentCollection(c: StageCtx): Promise<CollectionRow | undefined> {
-  const recorded = (c.rows.get("collect")?.output as { collectionId?: string } | undefined)?.collectionId;
+  const out = recordedOutput(c, "collect", "collect");
+  const recorded = out && "collectionId" in out ? out.collectionId : undefined;
   if (recorded) return getCollection(c.services.db, recorded);
   const [existing] = await listCollections(c.services.db, { experimentId: c.experimentId, limit: 1 });
   return existing;
@@ -71,7 +72,7 @@ function createExperimentCollection(c: StageCtx): Promise<CollectionRow> {
   );
 }
 
-export async function collectStage(c: StageCtx): Promise<StageResult> {
+export async function collectStage(c: StageCtx): Promise<StageResult<"collect">> {
   const col = (await experimentCollection(c)) ?? (await createExperimentCollection(c));
   if (col.state === "failed" || col.state === "canceled")
     throw new DomainError(
@@ -86,15 +87,18 @@ export async function collectStage(c: StageCtx): Promise<StageResult> {
   return { state: "succeeded", output: summary(col) };
 }
 
-type VerifyOutput = { collectionId?: string; draftDatasetId?: string; replayId?: string };
+/** What an earlier step of verify recorded (nothing when the recipe reused a snapshot). */
+function verifyProgress(out: StageOutputs["verify"] | undefined) {
+  return out && "collectionId" in out ? out : undefined;
+}
 
-export async function verifyStage(c: StageCtx): Promise<StageResult> {
+export async function verifyStage(c: StageCtx): Promise<StageResult<"verify">> {
   const { db } = c.services;
   const col = await experimentCollection(c);
   if (!col) throw new DomainError("PRECONDITION_FAILED", "no teacher collection recorded by the collect stage");
   // The teacher's background loop is not necessarily running in this process; syncing here is idempotent.
   await syncGrades(c.services);
-  const prev = (c.row.output ?? {}) as VerifyOutput;
+  const prev = verifyProgress(ownOutput(c, "verify"));
   const fresh = (await getCollection(db, col.id)) ?? col;
   const verdicts = await collectionVerdictCounts(db, col.id);
   const pending =
@@ -106,7 +110,7 @@ export async function verifyStage(c: StageCtx): Promise<StageResult> {
   if (pending > 0) return { state: "running", output: { ...summary(fresh), verdicts, grading: true } };
 
   let draftId =
-    prev.draftDatasetId ??
+    prev?.draftDatasetId ??
     (await listDatasets(db, { experimentId: c.experimentId })).find((d) => d.parentId === null)?.id;
   if (!draftId) {
     const ds = await createDataset(c.services, {
@@ -117,7 +121,7 @@ export async function verifyStage(c: StageCtx): Promise<StageResult> {
     });
     draftId = ds.id;
   }
-  let replayId = prev.replayId ?? (await listReplays(db, draftId))[0]?.id;
+  let replayId = prev?.replayId ?? (await listReplays(db, draftId))[0]?.id;
   if (!replayId) replayId = (await startReplay(c.services, draftId)).id;
   const replay = await syncReplay(c.services, replayId);
   const base = { ...summary(fresh), verdicts, draftDatasetId: draftId, replayId };
@@ -134,8 +138,8 @@ export async function verifyStage(c: StageCtx): Promise<StageResult> {
 
 /** The replay's surviving snapshot, with where its data came from and what it cost. */
 export async function teacherDataset(c: StageCtx) {
-  const verify = (c.rows.get("verify")?.output ?? {}) as VerifyOutput & { resultDatasetId?: string; kept?: number };
-  if (!verify.resultDatasetId)
+  const verify = verifyProgress(recordedOutput(c, "verify", "verify"));
+  if (!verify?.resultDatasetId)
     throw new DomainError("PRECONDITION_FAILED", "no verified SFT snapshot recorded by the verify stage");
   const ds = await getDataset(c.services.db, verify.resultDatasetId);
   if (!ds) throw new DomainError("NOT_FOUND", "the verified SFT snapshot is gone");

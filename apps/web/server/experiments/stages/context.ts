@@ -1,5 +1,11 @@
 import type { StageRow } from "@agentlab/db";
-import type { ExperimentConfig, StageDef, StageKind } from "@agentlab/core";
+import {
+  parseStageOutput,
+  type ExperimentConfig,
+  type StageDef,
+  type StageKind,
+  type StageOutputs,
+} from "@agentlab/core";
 import type { Services } from "../../services";
 
 // What every stage handler gets and returns. Handlers are re-entrant: each reads what its stage
@@ -13,7 +19,20 @@ export type StageCtx = {
   row: StageRow;
   rows: Map<string, StageRow>;
 };
-export type StageResult = { state: "running" | "succeeded"; output: Record<string, unknown>; jobIds?: string[] };
-export type StageHandler = (c: StageCtx) => Promise<StageResult>;
+/** A handler of kind K records that kind's output (core STAGE_OUTPUTS). */
+export type StageResult<K extends StageKind = StageKind> = {
+  state: "running" | "succeeded";
+  output: StageOutputs[K];
+  jobIds?: string[];
+};
+export type StageHandler<K extends StageKind> = (c: StageCtx) => Promise<StageResult<K>>;
 /** One handler per stage kind: a kind without a handler does not compile. */
-export type StageRegistry = { readonly [K in StageKind]: StageHandler };
+export type StageRegistry = { readonly [K in StageKind]: StageHandler<K> };
+
+/** What the stage `key` (of kind `kind`) recorded, parsed by its schema; undefined before its first step. */
+export const recordedOutput = <K extends StageKind>(c: StageCtx, key: string, kind: K): StageOutputs[K] | undefined =>
+  parseStageOutput(kind, key, c.rows.get(key)?.output);
+
+/** What this handler's own stage recorded so far. */
+export const ownOutput = <K extends StageKind>(c: StageCtx, kind: K): StageOutputs[K] | undefined =>
+  parseStageOutput(kind, c.stage.key, c.row.output);

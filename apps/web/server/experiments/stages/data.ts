@@ -7,7 +7,7 @@ import { teacherDataset } from "./collect";
 // `dataset`: the SFT snapshot training uses. Without config.datasetId the teacher module built it
 // (collect → verify, ./collect.ts); with it, an existing verified snapshot of the split is reused.
 
-export async function datasetStage(c: StageCtx): Promise<StageResult> {
+export async function datasetStage(c: StageCtx): Promise<StageResult<"dataset">> {
   const datasetId = c.config.datasetId;
   if (!datasetId) {
     const { ds, provenance } = await teacherDataset(c);

@@ -1,15 +1,15 @@
 import { claimTestRun, getTestRun, updateStage } from "@agentlab/db";
-import { DomainError, modelKey, modelLabel, type ModelRef } from "@agentlab/core";
-import { advanceEvaluation, emptyEval, type EvalModel, type EvalState } from "../evaluate";
+import { DomainError, modelKey, modelLabel } from "@agentlab/core";
+import { advanceEvaluation, emptyEval, type EvalModel } from "../evaluate";
 import { splitTasks } from "../tasks";
-import type { StageCtx, StageResult } from "./context";
+import { ownOutput, type StageCtx, type StageResult } from "./context";
 import { testModels } from "./select";
 import { trainOutput } from "./train";
 
 // `dev_eval:*` and `test_eval`: generation + grading of one split (../evaluate.ts), for the base or
 // one seed's snapshots on dev, for the base and each seed's best dev epoch on test.
 
-export async function devStage(c: StageCtx): Promise<StageResult> {
+export async function devStage(c: StageCtx): Promise<StageResult<"dev_eval">> {
   const t = c.stage.target;
   let models: EvalModel[];
   if (!t || t.model === "base") models = [{ key: "base", adapter: null, trainingMethod: null }];
@@ -25,23 +25,23 @@ export async function devStage(c: StageCtx): Promise<StageResult> {
   const step = await advanceEvaluation(
     c.services,
     { experimentId: c.experimentId, config: c.config, split: "dev", tasks, models },
-    { ...emptyEval(), ...(c.row.output as Partial<EvalState>) },
+    { ...emptyEval(), ...ownOutput(c, "dev_eval") },
   );
   return { state: step.state, output: step.output, jobIds: step.jobIds };
 }
 
-export async function testStage(c: StageCtx): Promise<StageResult> {
+export async function testStage(c: StageCtx): Promise<StageResult<"test_eval">> {
   const { db } = c.services;
-  let output = c.row.output as Partial<EvalState> & { models?: ModelRef[] };
+  let output = ownOutput(c, "test_eval") ?? { generate: {}, done: {} };
   if (!output.models) {
     const models = await testModels(c);
     // Claiming the run and recording it in the stage happen together, so a crash in between cannot
     // leave a claimed run that the resumed stage would then be refused.
     await db.transaction(async (tx) => {
       await claimTestRun(tx, c.experimentId, models);
-      await updateStage(tx, c.experimentId, c.stage.key, { output: { models } });
+      await updateStage(tx, c.experimentId, c.stage.key, { output: { ...output, models } });
     });
-    output = { models };
+    output = { ...output, models };
   } else if (!(await getTestRun(db, c.experimentId))) {
     throw new DomainError("INTERNAL", "test stage recorded models but no test run is claimed");
   }

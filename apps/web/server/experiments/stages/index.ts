@@ -11,14 +11,11 @@ export type { StageCtx, StageResult } from "./context";
 // The experiment's stages (core stagePlan) → one handler per kind. collect and verify build the
 // SFT data with the teacher module; with config.datasetId an existing snapshot is reused and they
 // have nothing to do.
-const reused = async (c: StageCtx): Promise<StageResult> => ({
-  state: "succeeded",
-  output: { reusedDatasetId: c.config.datasetId },
-});
+const reused = async (reusedDatasetId: string) => ({ state: "succeeded" as const, output: { reusedDatasetId } });
 
 export const STAGE_HANDLERS: StageRegistry = {
-  collect: (c) => (c.config.datasetId ? reused(c) : collectStage(c)),
-  verify: (c) => (c.config.datasetId ? reused(c) : verifyStage(c)),
+  collect: (c) => (c.config.datasetId ? reused(c.config.datasetId) : collectStage(c)),
+  verify: (c) => (c.config.datasetId ? reused(c.config.datasetId) : verifyStage(c)),
   dataset: datasetStage,
   train: trainStage,
   dev_eval: devStage,

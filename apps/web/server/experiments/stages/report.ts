@@ -14,13 +14,11 @@ import {
   devContaminationCheck,
   groupVerdicts,
   protocolsByModel,
-  type ModelRef,
-  type SelectionDecision,
   type SftDoc,
   type TaskOutcome,
 } from "@agentlab/core";
 import { headerFacts } from "../report-facts";
-import type { StageCtx, StageResult } from "./context";
+import { recordedOutput, type StageCtx, type StageResult } from "./context";
 import { splitTasks } from "../tasks";
 
 // The report stage: every stored verdict (dev and test), checked for one protocol, paired by the
@@ -28,8 +26,8 @@ import { splitTasks } from "../tasks";
 // the contamination checks of test and dev against what the experiment learned from.
 
 async function sftDocs(c: StageCtx): Promise<SftDoc[]> {
-  const out = c.rows.get("dataset")?.output as { datasetId?: string } | undefined;
-  if (!out?.datasetId) return [];
+  const out = recordedOutput(c, "dataset", "dataset");
+  if (!out) return [];
   return (await allDatasetSamples(c.services.db, out.datasetId)).map((r) => ({
     taskId: r.sample.taskKey,
     ordinal: r.sample.ordinal,
@@ -38,11 +36,11 @@ async function sftDocs(c: StageCtx): Promise<SftDoc[]> {
   }));
 }
 
-export async function reportStage(c: StageCtx): Promise<StageResult> {
+export async function reportStage(c: StageCtx): Promise<StageResult<"report">> {
   const { db } = c.services;
-  const selection = (await getSelection(db, c.experimentId)) as unknown as SelectionDecision | undefined;
+  const selection = await getSelection(db, c.experimentId);
   if (!selection) throw new DomainError("PRECONDITION_FAILED", "no selection decision stored");
-  const testOut = c.rows.get("test_eval")?.output as { models?: ModelRef[] } | undefined;
+  const testOut = recordedOutput(c, "test_eval", "test_eval");
   const testAdapters = (testOut?.models ?? []).filter((m) => m.model === "adapter");
   const [dev, test, noVerdict, isolation] = await Promise.all([
     listEvaluations(db, { experimentId: c.experimentId, split: "dev" }),
@@ -107,6 +105,6 @@ export async function reportStage(c: StageCtx): Promise<StageResult> {
     contamination: contaminationCheck({ test: testTasks, train: trainTasks, dev: devTasks, sft }),
     devContamination: devContaminationCheck({ dev: devTasks, sft }),
   });
-  const row = await saveReport(db, c.experimentId, report as unknown as Record<string, unknown>);
+  const row = await saveReport(db, c.experimentId, report);
   return { state: "succeeded", output: { reportId: row.id } };
 }

@@ -1,52 +1,37 @@
-import { z } from "zod";
 import { stageJobs } from "@agentlab/db";
 import {
   DomainError,
-  TrainMethod,
   isTerminal,
   parseJobResult,
   trainJobPayload,
   trainJobRequirements,
+  trainKey,
+  type StageOutputs,
 } from "@agentlab/core";
-import type { StageCtx, StageResult } from "./context";
+import { recordedOutput, type StageCtx, type StageResult } from "./context";
 
 // `train:s<seed>`: one train job per seed, its payload mapped from the recipe in core; the stage
 // output keeps the snapshots (and their archives) the evaluations load.
 
-// `artifact`: the archive of the snapshot in the artifact store, which any agent can fetch.
-const Snapshot = z.object({
-  epoch: z.number().int().min(1),
-  path: z.string(),
-  sha256: z.string(),
-  artifact: z.string().nullable().optional(),
-});
-const DatasetOutput = z.object({ datasetId: z.string().uuid(), datasetHash: z.string().regex(/^[a-f0-9]{64}$/) });
-const TrainOutput = z.object({
-  jobId: z.string().optional(),
-  snapshots: z.array(Snapshot).optional(),
-  method: TrainMethod.optional(),
-});
-
 /** The snapshots the train stage of this seed recorded, with the method it trained with. */
-export function trainOutput(c: StageCtx, seed: number): z.infer<typeof TrainOutput> {
-  return TrainOutput.parse(c.rows.get(`train:s${seed}`)?.output ?? {});
+export function trainOutput(c: StageCtx, seed: number): StageOutputs["train"] {
+  return recordedOutput(c, trainKey(seed), "train") ?? {};
 }
 
-export async function trainStage(c: StageCtx): Promise<StageResult> {
+export async function trainStage(c: StageCtx): Promise<StageResult<"train">> {
   const t = c.stage.target;
   if (t?.model !== "seed") throw new Error("train stage without a seed");
-  const data = DatasetOutput.safeParse(c.rows.get("dataset")?.output);
-  if (!data.success)
-    throw new DomainError("PRECONDITION_FAILED", "no SFT dataset (id and hash) recorded by the dataset stage");
+  const data = recordedOutput(c, "dataset", "dataset");
+  if (!data) throw new DomainError("PRECONDITION_FAILED", "no SFT dataset (id and hash) recorded by the dataset stage");
   const tc = c.config.training;
   const job = await c.services.queue.enqueue({
     type: "train",
     experimentId: c.experimentId,
-    dedupeKey: `exp:${c.experimentId}:train:s${t.seed}`,
+    dedupeKey: `exp:${c.experimentId}:${trainKey(t.seed)}`,
     maxDurationS: 7 * 24 * 3600,
     maxAttempts: 2,
     // The agent fetches the snapshot by its hash; the dataset id stays in the stage output.
-    payload: trainJobPayload(c.config, t.seed, { datasetHash: data.data.datasetHash }),
+    payload: trainJobPayload(c.config, t.seed, { datasetHash: data.datasetHash }),
     requirements: trainJobRequirements(c.config),
   });
   const [j] = await stageJobs(c.services.db, [job.id]);

@@ -1,0 +1,38 @@
+import type { ExperimentConfig } from "./config";
+import { modelKey, type DevCandidate } from "./selection";
+
+// The dev pass counts selection compares (selectByDev), from the stored dev verdicts. Pure, so the
+// selection stage only reads rows and this decides what counts.
+
+export type DevVerdictRow = { modelKey: string; taskId: string; verdict: string };
+
+/**
+ * One candidate per model with dev verdicts, over the dev tasks that hold a verdict for every
+ * candidate: a task in `noVerdictTaskIds` (grading failed for at least one model) is left out for
+ * all of them, so no infra error reads as a model failure. Order: the base, then each seed in
+ * config order, epochs ascending; models without verdicts are absent.
+ */
+export function devCandidates(
+  rows: readonly DevVerdictRow[],
+  noVerdictTaskIds: ReadonlySet<string>,
+  config: Pick<ExperimentConfig, "seeds"> & { training: Pick<ExperimentConfig["training"], "epochs"> },
+): DevCandidate[] {
+  const counts = new Map<string, { n: number; passed: number }>();
+  for (const r of rows) {
+    if (noVerdictTaskIds.has(r.taskId)) continue;
+    const c = counts.get(r.modelKey) ?? { n: 0, passed: 0 };
+    c.n += 1;
+    c.passed += r.verdict === "pass" ? 1 : 0;
+    counts.set(r.modelKey, c);
+  }
+  const out: DevCandidate[] = [];
+  const base = counts.get("base");
+  if (base) out.push({ ref: { model: "base" }, ...base });
+  config.seeds.forEach((seed, seedIndex) => {
+    for (let epoch = 1; epoch <= config.training.epochs; epoch++) {
+      const c = counts.get(modelKey({ model: "adapter", seed, seedIndex, epoch }));
+      if (c) out.push({ ref: { model: "adapter", seed, seedIndex, epoch }, ...c });
+    }
+  });
+  return out;
+}

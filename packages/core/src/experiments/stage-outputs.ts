@@ -1,0 +1,151 @@
+import { z } from "zod";
+import { DomainError } from "../errors";
+import { CollectionState, ProviderKind } from "../teacher/schemas";
+import { TrainMethod } from "../trainer/schemas";
+import { ModelRef } from "./selection";
+import type { StageKind } from "./stages";
+
+// What each stage kind records in experiment_stages.output: the runner's only state, so a
+// restarted server resumes from it. One schema per kind; handlers return the typed value and
+// readers parse it (a stored record that no longer fits fails with the stage and field named
+// instead of reading as undefined). Fields are optional where a running stage records them step
+// by step.
+
+const Sha256 = z.string().regex(/^[a-f0-9]{64}$/, "a sha256 hex digest");
+
+const CollectionSummary = z.object({
+  collectionId: z.string().uuid(),
+  collectionState: CollectionState,
+  stopReason: z.string().nullable(),
+  provider: ProviderKind,
+  model: z.string(),
+  tasks: z.number().int(),
+  samplesTotal: z.number().int(),
+  samplesDone: z.number().int(),
+  samplesFailed: z.number().int(),
+  reusedCandidates: z.number().int(),
+  costUsd: z.number(),
+  costSavedUsd: z.number(),
+  tokensIn: z.number().int(),
+  tokensOut: z.number().int(),
+});
+
+/** collect/verify when the recipe reuses an existing snapshot (config.datasetId): nothing to do. */
+const Reused = z.object({ reusedDatasetId: z.string().uuid() });
+
+const DroppedSample = z.object({
+  ordinal: z.number().int(),
+  taskKey: z.string(),
+  verdict: z.string(),
+  reasons: z.array(z.string()),
+});
+
+export const CollectOutput = z.union([Reused, CollectionSummary]);
+export const VerifyOutput = z.union([
+  Reused,
+  CollectionSummary.extend({
+    verdicts: z.record(z.string(), z.number().int()),
+    grading: z.boolean().optional(),
+    draftDatasetId: z.string().uuid().optional(),
+    replayId: z.string().uuid().optional(),
+    kept: z.number().int().nullable().optional(),
+    dropped: z.array(DroppedSample).optional(),
+    resultDatasetId: z.string().uuid().optional(),
+  }),
+]);
+
+export const DatasetOutput = z.object({
+  datasetId: z.string().uuid(),
+  datasetHash: Sha256,
+  samples: z.number().int(),
+  tasks: z.number().int(),
+  reusedDataset: z.boolean().optional(),
+  // Provenance when the teacher module built the data (absent when a snapshot was reused).
+  collectionId: z.string().uuid().nullable().optional(),
+  draftDatasetId: z.string().uuid().nullable().optional(),
+  replayId: z.string().uuid().nullable().optional(),
+  replayDropped: z.number().int().optional(),
+  reusedCandidates: z.number().int().optional(),
+  costUsd: z.number().optional(),
+  costSavedUsd: z.number().optional(),
+  oracleSamples: z.number().int().optional(),
+  /** Samples longer than training.maxLength with the base tokenizer, dropped before training (issue 16). */
+  overLength: z
+    .object({
+      model: z.string(),
+      maxLength: z.number().int(),
+      measuredDatasetId: z.string().uuid(),
+      count: z.number().int(),
+      taskIds: z.array(z.string()),
+      longestTokens: z.number().int().nullable(),
+    })
+    .optional(),
+});
+
+// `artifact`: the archive of the snapshot in the artifact store, which any agent can fetch.
+export const RecordedSnapshot = z.object({
+  epoch: z.number().int().min(1),
+  path: z.string(),
+  sha256: z.string(),
+  artifact: z.string().nullable().optional(),
+});
+export type RecordedSnapshot = z.infer<typeof RecordedSnapshot>;
+
+export const TrainOutput = z.object({
+  jobId: z.string().optional(),
+  snapshots: z.array(RecordedSnapshot).optional(),
+  method: TrainMethod.optional(),
+});
+
+// Loose on purpose: the evaluation's progress book (apps/web/server/experiments/evaluate.ts) may
+// carry more than these keys, and a resumed stage must write back everything it read.
+export const EvalOutput = z.looseObject({
+  /** Generate job id per model key. */
+  generate: z.record(z.string(), z.string()).default({}),
+  /** Per model key, once its answers are all graded or given up on. */
+  done: z.record(z.string(), z.object({ graded: z.number().int(), noVerdict: z.number().int() })).default({}),
+  /** How often a failed generate job was replaced on resume, per model key. */
+  regenerate: z.record(z.string(), z.number().int()).optional(),
+  /** test_eval only: the models claimed for the once-only test run. */
+  models: z.array(ModelRef).optional(),
+});
+
+export const SelectOutput = z.object({
+  selected: ModelRef,
+  outcome: z.enum(["adapter_selected", "base_kept"]),
+  devTasksExcludedNoVerdict: z.number().int(),
+});
+
+export const ReportOutput = z.object({ reportId: z.string().uuid() });
+
+export const STAGE_OUTPUTS = {
+  collect: CollectOutput,
+  verify: VerifyOutput,
+  dataset: DatasetOutput,
+  train: TrainOutput,
+  dev_eval: EvalOutput,
+  select: SelectOutput,
+  test_eval: EvalOutput,
+  report: ReportOutput,
+} as const satisfies { [K in StageKind]: z.ZodType };
+
+export type StageOutputs = { [K in StageKind]: z.infer<(typeof STAGE_OUTPUTS)[K]> };
+/** The column's type: what any stage may have recorded ({} before its first step). */
+export type StageOutput = StageOutputs[StageKind] | Record<string, never>;
+
+/**
+ * The recorded output of a stage of kind `kind`, parsed; undefined when the stage has recorded
+ * nothing yet. Throws PRECONDITION_FAILED naming the stage and the field when the record does not fit.
+ */
+export function parseStageOutput<K extends StageKind>(kind: K, key: string, raw: unknown): StageOutputs[K] | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw === "object" && Object.keys(raw).length === 0) return undefined;
+  const parsed = STAGE_OUTPUTS[kind].safeParse(raw);
+  if (parsed.success) return parsed.data as StageOutputs[K];
+  const issue = parsed.error.issues[0];
+  const where = issue?.path.length ? issue.path.join(".") : "(root)";
+  throw new DomainError(
+    "PRECONDITION_FAILED",
+    `the ${key} stage's recorded output does not fit its schema at ${where}: ${issue?.message ?? "invalid"}`,
+  );
+}
