@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { and, asc, eq } from "drizzle-orm";
-import { reportByExperiment, schema } from "@agentlab/db";
+import { and, asc, eq, sql } from "drizzle-orm";
+import { recentThroughput, reportByExperiment, schema } from "@agentlab/db";
 import {
   comparePaired,
+  estimateWork,
+  evaluationWork,
   reportToCsv,
   reportToMarkdown,
   sha256Hex,
@@ -167,6 +169,22 @@ describe("multi-sample evaluation", () => {
     const third = await run(config({ seed: 6 }));
     expect((await generateJobs(third.id)).length).toBeGreaterThan(0);
     for (const spec of received.generate) expect(spec).toMatchObject({ samples: N, seed: 6 });
+  });
+
+  it("measures recent throughput for the form's estimate from the finished jobs", async () => {
+    const t0 = await recentThroughput(t.db);
+    const answers = await t.db
+      .select({ n: sql<number>`sum(jsonb_array_length(${schema.jobs.result}->'outputs'))::int` })
+      .from(schema.jobs)
+      .where(and(eq(schema.jobs.type, "generate"), eq(schema.jobs.state, "succeeded")));
+    expect(t0.generate?.items).toBe(Number(answers[0]?.n));
+    expect(t0.grade?.items).toBeGreaterThan(0);
+    const work = evaluationWork({ devTasks: 10, testTasks: 10, seeds: 1, epochs: 2, samples: N });
+    // The simulated agent never said hello, so it is not online: no estimate, and it says why.
+    expect(estimateWork(work, t0)).toEqual({ kind: "unknown", reason: "no agent is online" });
+    await t.db.update(schema.agents).set({ online: true }).where(eq(schema.agents.id, fit.agentId));
+    const e = estimateWork(work, await recentThroughput(t.db));
+    expect(e.kind).toBe("estimate");
   });
 
   it("refuses more than one answer per task with greedy decoding", async () => {

@@ -11,6 +11,7 @@ import { NAME_MAX_LENGTH } from "@agentlab/core/names";
 import { useTRPC } from "../_lib/trpc";
 import { defaultForm, toConfig, type ExperimentForm } from "./form";
 import { AddOracle } from "../providers/AddOracle";
+import { EvaluationSamples } from "./EvaluationSamples";
 
 const input = "h-8 w-full rounded-md border border-zinc-300 px-2 text-sm";
 
@@ -264,7 +265,7 @@ export function CreateExperiment() {
               path="evaluation.maxNewTokens"
               error={create.error}
               label="Max new tokens"
-              hint="Greedy decoding, identical for base and adapter."
+              hint="The same decoding for base and adapter."
             >
               <input
                 className={input}
@@ -288,6 +289,7 @@ export function CreateExperiment() {
               <input className={input} name="seeds" value={f.seeds} onChange={set("seeds")} required />
             </Field>
           </div>
+          <EvaluationSamples f={f} setF={setF} />
         </Section>
         <Button variant="primary" type="submit" disabled={create.isPending}>
           Create and start

@@ -22,6 +22,12 @@ export type ExperimentForm = {
   targets: string;
   quantization: "auto" | "nf4" | "none";
   maxNewTokens: string;
+  /** Answers per task (issue 17): 1 = one greedy answer; more are sampled at evalTemperature / evalTopP. */
+  evalSamples: string;
+  evalTemperature: string;
+  evalTopP: string;
+  /** Reuse answers earlier experiments stored under the same generation protocol. */
+  reuseAnswers: boolean;
   graderVersion: string;
   seeds: string;
 };
@@ -45,6 +51,10 @@ export const defaultForm: ExperimentForm = {
   targets: "q_proj,k_proj,v_proj,o_proj",
   quantization: "auto",
   maxNewTokens: "512",
+  evalSamples: "1",
+  evalTemperature: "0.7",
+  evalTopP: "0.95",
+  reuseAnswers: true,
   graderVersion: GRADER_VERSION,
   seeds: "0, 1",
 };
@@ -94,8 +104,20 @@ export function toConfig(f: ExperimentForm): ExperimentConfigInput {
     evaluation: {
       maxNewTokens: num("max new tokens", f.maxNewTokens),
       graderVersion: f.graderVersion.trim(),
-      decoding: { doSample: false, temperature: 1, topP: 1 },
+      ...evaluationSampling(f, num),
     },
     seeds,
+  };
+}
+
+/** One greedy answer per task, or n sampled ones (the protocol's samples, temperature and top_p). */
+function evaluationSampling(f: ExperimentForm, num: (label: string, v: string) => number) {
+  const samples = num("samples per task", f.evalSamples);
+  const answerCache = f.reuseAnswers ? ("shared" as const) : ("experiment" as const);
+  if (samples <= 1) return { samples: 1, decoding: { doSample: false, temperature: 1, topP: 1 }, answerCache };
+  return {
+    samples,
+    decoding: { doSample: true, temperature: num("temperature", f.evalTemperature), topP: num("top_p", f.evalTopP) },
+    answerCache,
   };
 }

@@ -1,8 +1,18 @@
 import { z } from "zod";
-import { DomainError, ExperimentConfig, planProgress, stagePlan } from "@agentlab/core";
+import {
+  DomainError,
+  ExperimentConfig,
+  MAX_SAMPLES,
+  estimateWork,
+  evaluationWork,
+  planProgress,
+  stagePlan,
+} from "@agentlab/core";
 import {
   getExperiment,
   getSelection,
+  getSplit,
+  recentThroughput,
   listExperiments,
   listStages,
   setExperimentState,
@@ -59,6 +69,29 @@ export const experimentsRouter = router({
       selection: (await getSelection(ctx.db, exp.id)) ?? null,
     };
   }),
+
+  /** The work of the evaluations (tasks × samples × models) and its time from recent measured throughput (issue 17). */
+  estimate: viewerProcedure
+    .input(
+      z.object({
+        splitId: z.string().uuid(),
+        samples: z.number().int().min(1).max(MAX_SAMPLES),
+        seeds: z.number().int().min(1).max(16),
+        epochs: z.number().int().min(1).max(50),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const split = await getSplit(ctx.db, input.splitId);
+      if (!split) throw new DomainError("NOT_FOUND", "no such split");
+      const work = evaluationWork({
+        devTasks: split.counts.dev?.tasks ?? 0,
+        testTasks: split.counts.test?.tasks ?? 0,
+        seeds: input.seeds,
+        epochs: input.epochs,
+        samples: input.samples,
+      });
+      return { work, estimate: estimateWork(work, await recentThroughput(ctx.db)) };
+    }),
 
   create: memberProcedure.input(ExperimentConfig).mutation(async ({ ctx, input }) => {
     const exp = await createExperiment(ctx.db, input, ctx.viewer.userId);
