@@ -102,7 +102,8 @@ describe("an experiment in the browser", () => {
     const chart = page.getByRole("img", { name: "dev pass@1 by epoch" });
     await chart.waitFor();
     expect(await chart.locator("path").count()).toBeGreaterThan(0);
-    await page.screenshot({ path: docScreenshot("report.png"), fullPage: true });
+    // docs/screenshots/report.png comes from tests/e2e/report.test.ts (the current layout, known answers).
+    await page.screenshot({ path: debugScreenshot("report-tiny-model.png"), fullPage: true });
 
     await page.getByRole("button", { name: "Create share link" }).click();
     const shareUrl = (await page.getByTestId("share-url").textContent()) ?? "";
