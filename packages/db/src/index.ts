@@ -14,6 +14,7 @@ export * from "./queries/teacher-candidates";
 export * from "./queries/datasets";
 export * from "./queries/experiments";
 export * from "./queries/generations";
+export * from "./queries/preference-pairs";
 export * from "./queries/throughput";
 export * from "./queries/reports";
 export * from "./queries/report-facts";

@@ -8,7 +8,6 @@ import { makeGradeBatchHandler } from "./grade-batch";
 import { refuseShellJob, shellJob } from "./shell";
 import { trainJob } from "./train";
 import { dpoJob } from "./dpo";
-import { dpoJob } from "./dpo";
 import { generateJob } from "./generate";
 import { tokenizeJob } from "./tokenize";
 import { inspectModelJob } from "./inspect-model";
@@ -25,7 +24,6 @@ export function jobHandlers(opts: {
   const handlers: { [T in JobType]?: JobHandler } = {
     shell: opts.allowShellJobs === true ? shellJob(opts.graceMs) : refuseShellJob,
     train: trainJob(opts.graceMs),
-    dpo: dpoJob(opts.graceMs),
     dpo: dpoJob(opts.graceMs),
     generate: generateJob(opts.graceMs),
     tokenize: tokenizeJob(opts.graceMs),

@@ -10,7 +10,6 @@ import {
 } from "../trainer/schemas";
 import { InspectModelJobPayload, InspectModelJobResult, TinyModelJobPayload, TinyModelJobResult } from "./model-jobs";
 import { DpoJobPayload, DpoJobResult } from "./dpo";
-import { DpoJobPayload, DpoJobResult } from "./dpo";
 import { JobRequirements, type JobType, ShellJobPayload } from "./schemas";
 
 // One payload and one result schema per job type: what the control plane enqueues, what the agent's
@@ -133,7 +132,6 @@ export const JOB_CONTRACTS = {
   audit: { payload: AuditJobPayload, result: AuditJobResult },
   train: { payload: TrainJobPayload, result: TrainJobResult },
   dpo: { payload: DpoJobPayload, result: DpoJobResult },
-  dpo: { payload: DpoJobPayload, result: DpoJobResult },
   generate: { payload: GenerateJobPayload, result: GenerateJobResult },
   tokenize: { payload: TokenizeJobPayload, result: TokenizeJobResult },
   "inspect-model": { payload: InspectModelJobPayload, result: InspectModelJobResult },
@@ -204,7 +202,6 @@ export const EnqueueJob = z.discriminatedUnion("type", [
   enqueueOf("grade-batch"),
   enqueueOf("audit"),
   enqueueOf("train"),
-  enqueueOf("dpo"),
   enqueueOf("dpo"),
   enqueueOf("generate"),
   enqueueOf("tokenize"),

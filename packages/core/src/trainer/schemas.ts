@@ -1,4 +1,16 @@
 import { z } from "zod";
+import { DpoRecord, DpoSpec } from "./dpo";
+import {
+  AdapterSnapshot,
+  ChatMessage,
+  LoraConfig,
+  LrSchedule,
+  Sha256,
+  TrainerEnvironment,
+  TrainMethod,
+} from "./shared";
+
+export { AdapterSnapshot, ChatMessage, LoraConfig, LrSchedule, TrainerEnvironment, TrainMethod } from "./shared";
 import { InspectModelSpec, InspectModelSummary } from "./inspect";
 
 // Contract between the TS agent and the Python trainer (architecture brief §6).
@@ -6,15 +18,11 @@ import { InspectModelSpec, InspectModelSummary } from "./inspect";
 // the trainer answers with JSON lines on stdout, each one a TrainerEvent. Keys are snake_case on
 // both sides, like the task format.
 
-export const TrainerCommand = z.enum(["tiny-model", "train", "generate", "tokenize", "inspect-model"]);
+export const TrainerCommand = z.enum(["tiny-model", "train", "dpo", "generate", "tokenize", "inspect-model"]);
 export type TrainerCommand = z.infer<typeof TrainerCommand>;
 
 /** Exit codes of the trainer CLI. */
 export const TRAINER_EXIT = { ok: 0, internal: 1, usage: 2, userError: 3, canceled: 143 } as const;
-
-const ChatRole = z.enum(["system", "user", "assistant"]);
-export const ChatMessage = z.strictObject({ role: ChatRole, content: z.string() });
-export type ChatMessage = z.infer<typeof ChatMessage>;
 
 /** One SFT sample: a line of the dataset JSONL. */
 export const SftSample = z.object({ messages: z.array(ChatMessage).min(1) });
@@ -63,23 +71,6 @@ export const TinyModelSpec = z.strictObject({
     .optional(),
 });
 export type TinyModelSpec = z.infer<typeof TinyModelSpec>;
-
-export const LoraConfig = z.strictObject({
-  r: z.number().int().min(1).max(1024).default(16),
-  alpha: z.number().positive().default(32),
-  dropout: z.number().min(0).lt(1).default(0.05),
-  target_modules: z
-    .array(z.string().min(1))
-    .min(1)
-    .default(["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]),
-});
-export type LoraConfig = z.infer<typeof LoraConfig>;
-
-export const TrainMethod = z.enum(["qlora-nf4", "lora-bf16", "lora-fp32"]);
-export type TrainMethod = z.infer<typeof TrainMethod>;
-
-export const LrSchedule = z.enum(["linear", "cosine", "constant"]);
-export type LrSchedule = z.infer<typeof LrSchedule>;
 
 export const TrainSpec = z.strictObject({
   /** Local model folder or hub id (the trainer never downloads in tests). */
@@ -177,44 +168,13 @@ export type TokenizeSpec = z.infer<typeof TokenizeSpec>;
 export type TrainerSpecs = {
   "tiny-model": z.input<typeof TinyModelSpec>;
   train: z.input<typeof TrainSpec>;
+  dpo: z.input<typeof DpoSpec>;
   generate: z.input<typeof GenerateSpec>;
   tokenize: z.input<typeof TokenizeSpec>;
   "inspect-model": z.input<typeof InspectModelSpec>;
 };
 
 // ------------------------------------------------------------------ records
-
-const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
-
-export const TrainerEnvironment = z.object({
-  python: z.string(),
-  platform: z.string(),
-  torch: z.string(),
-  cuda: z.string().nullable(),
-  cuda_available: z.boolean(),
-  driver: z.string().nullable(),
-  gpus: z.array(z.object({ index: z.number().int(), name: z.string(), memory_mb: z.number() })),
-  transformers: z.string().nullable(),
-  peft: z.string().nullable(),
-  trl: z.string().nullable(),
-  bitsandbytes: z.string().nullable(),
-  vllm: z.string().nullable(),
-  cpu_count: z.number().int().nullable(),
-  torch_threads: z.number().int(),
-});
-export type TrainerEnvironment = z.infer<typeof TrainerEnvironment>;
-
-export const AdapterSnapshot = z.object({
-  epoch: z.number().int().min(1),
-  path: z.string(),
-  /** sha256 over sorted relative paths + contents of the snapshot folder. */
-  sha256: Sha256,
-  files: z.array(z.string()),
-  train_loss: z.number(),
-  eval_loss: z.number().nullable(),
-  step: z.number().int(),
-});
-export type AdapterSnapshot = z.infer<typeof AdapterSnapshot>;
 
 /** The run record of a train job (brief §6), carried by its result event. */
 export const RunRecord = z.object({
@@ -350,6 +310,13 @@ export const TrainerProgressEvent = z.object({
   tokens_per_s: z.number(),
   eta_s: z.number(),
   memory_mb: z.number(),
+  // dpo only: the step's DPO and SFT terms, mean reward margin β·Δ, preference accuracy, mean rewards
+  dpo_loss: z.number().optional(),
+  sft_loss: z.number().optional(),
+  reward_margin: z.number().optional(),
+  preference_accuracy: z.number().min(0).max(1).optional(),
+  chosen_reward: z.number().optional(),
+  rejected_reward: z.number().optional(),
 });
 export type TrainerProgressEvent = z.infer<typeof TrainerProgressEvent>;
 
@@ -393,6 +360,8 @@ export const TrainerResultEvent = z.object({
   error: TrainerErrorInfo.optional(),
   /** train: the run record (also on cancel, with the finished epochs' snapshots). */
   record: RunRecord.optional(),
+  /** dpo: its run record (also on cancel, with the finished epochs' snapshots). */
+  dpo: DpoRecord.optional(),
   generate: GenerateSummary.optional(),
   tokenize: TokenizeSummary.optional(),
   inspect_model: InspectModelSummary.optional(),

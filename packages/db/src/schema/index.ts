@@ -5,3 +5,4 @@ export * from "./tasks";
 export * from "./teacher";
 export * from "./experiments";
 export * from "./audits";
+export * from "./preference";

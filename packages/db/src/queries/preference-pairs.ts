@@ -1,0 +1,99 @@
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { DomainError, type ScoredPair } from "@agentlab/core";
+import type { Db } from "../client";
+import { experiments, preferencePairs, splitAssignments } from "../schema";
+
+// Preference pairs of an experiment's DPO rounds (issue 18). One round's pairs are written in one
+// transaction, all or none; the database refuses a pair of a dev or test task (trigger).
+
+export type PreferencePairRow = typeof preferencePairs.$inferSelect;
+
+/** Idempotent per (experiment, round, pair key): a re-run of the pairs step keeps the stored rows. */
+export async function insertPreferencePairs(
+  db: Db,
+  opts: { experimentId: string; round: number; pairs: readonly ScoredPair[] },
+): Promise<number> {
+  return db.transaction(async (tx) => {
+    const [exp] = await tx
+      .select({ splitId: experiments.splitId })
+      .from(experiments)
+      .where(eq(experiments.id, opts.experimentId));
+    if (!exp) throw new DomainError("NOT_FOUND", `experiment ${opts.experimentId} not found`);
+    const keys = [...new Set(opts.pairs.map((p) => p.taskId))];
+    const rows = keys.length
+      ? await tx
+          .select({ taskId: splitAssignments.taskId, taskRowId: splitAssignments.taskRowId })
+          .from(splitAssignments)
+          .where(and(eq(splitAssignments.splitId, exp.splitId), inArray(splitAssignments.taskId, keys)))
+      : [];
+    const rowOf = new Map(rows.map((r) => [r.taskId, r.taskRowId]));
+    const missing = keys.filter((k) => !rowOf.has(k));
+    if (missing.length)
+      throw new DomainError(
+        "BAD_REQUEST",
+        `pairs name tasks not in the experiment's split: ${missing.slice(0, 5).join(", ")}`,
+      );
+    let written = 0;
+    for (let i = 0; i < opts.pairs.length; i += 200) {
+      const chunk = opts.pairs.slice(i, i + 200).map((p) => ({
+        experimentId: opts.experimentId,
+        round: opts.round,
+        pairKey: p.pairKey,
+        splitId: exp.splitId,
+        taskRowId: rowOf.get(p.taskId) ?? "",
+        taskKey: p.taskId,
+        prompt: p.prompt,
+        chosenSource: p.chosenSource,
+        chosenText: p.chosenText,
+        rejectedSource: p.rejectedSource,
+        rejectedModelKey: p.rejectedModelKey,
+        rejectedSample: p.rejectedSample,
+        rejectedText: p.rejectedText,
+        rejectedVerdict: p.rejectedVerdict,
+        failingLayer: p.failingLayer,
+        failingTests: p.failingTests,
+        marginBefore: p.marginBefore,
+        weight: p.weight,
+      }));
+      const out = await tx
+        .insert(preferencePairs)
+        .values(chunk)
+        .onConflictDoNothing()
+        .returning({ id: preferencePairs.id });
+      written += out.length;
+    }
+    return written;
+  });
+}
+
+export async function listPreferencePairs(
+  db: Db,
+  opts: { experimentId: string; round?: number; limit?: number; offset?: number },
+): Promise<PreferencePairRow[]> {
+  const conds = [eq(preferencePairs.experimentId, opts.experimentId)];
+  if (opts.round !== undefined) conds.push(eq(preferencePairs.round, opts.round));
+  return db
+    .select()
+    .from(preferencePairs)
+    .where(and(...conds))
+    .orderBy(asc(preferencePairs.round), asc(preferencePairs.taskKey), asc(preferencePairs.pairKey))
+    .limit(opts.limit ?? 10_000)
+    .offset(opts.offset ?? 0);
+}
+
+/** Pairs per round and failing layer: the browser's and the report's summary. */
+export async function preferencePairCounts(
+  db: Db,
+  experimentId: string,
+): Promise<Array<{ round: number; failingLayer: string; pairs: number }>> {
+  return db
+    .select({
+      round: preferencePairs.round,
+      failingLayer: preferencePairs.failingLayer,
+      pairs: sql<number>`count(*)::int`,
+    })
+    .from(preferencePairs)
+    .where(eq(preferencePairs.experimentId, experimentId))
+    .groupBy(preferencePairs.round, preferencePairs.failingLayer)
+    .orderBy(asc(preferencePairs.round), asc(preferencePairs.failingLayer));
+}
