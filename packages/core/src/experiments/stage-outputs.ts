@@ -106,6 +106,8 @@ export const EvalOutput = z.looseObject({
   done: z.record(z.string(), z.object({ graded: z.number().int(), noVerdict: z.number().int() })).default({}),
   /** How often a failed generate job was replaced on resume, per model key. */
   regenerate: z.record(z.string(), z.number().int()).optional(),
+  /** Answers copied from the shared answer cache instead of generated, per model key (issue 17). */
+  reused: z.record(z.string(), z.number().int()).optional(),
   /** test_eval only: the models claimed for the once-only test run. */
   models: z.array(ModelRef).optional(),
 });
