@@ -43,7 +43,14 @@ export async function startTestApp(t: TestDb, env: Record<string, string> = {}):
     AGENTLAB_LOCAL_AGENT: "0",
     ...env,
   });
-  const app = await createApp({ env: appEnv, db: t.db, log: createLogger("debug", sink), secret: SECRET });
+  // Listening like the real server: job ends written straight to the database still reach the app.
+  const app = await createApp({
+    env: appEnv,
+    db: t.db,
+    log: createLogger("debug", sink),
+    secret: SECRET,
+    listen: t.listen,
+  });
   const port = await app.listen(0);
   const cookiesSet: string[] = [];
   return {
