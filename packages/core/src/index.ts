@@ -10,6 +10,8 @@ export * from "./jobs/recipe";
 export * from "./jobs/requirements";
 export * from "./jobs/model-jobs";
 export * from "./jobs/eligibility";
+export * from "./jobs/retry-policy";
+export * from "./jobs/events";
 export * from "./protocol/capabilities";
 export * from "./protocol/messages";
 export * from "./grading";
