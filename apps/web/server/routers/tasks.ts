@@ -26,7 +26,7 @@ export const tasksRouter = router({
   byId: viewerProcedure.input(z.object({ id: z.string().uuid() })).query(async ({ ctx, input }) => {
     const row = await getTask(ctx.db, input.id);
     if (!row) throw new DomainError("NOT_FOUND", "no such task");
-    const { minhash: _sig, ...task } = row;
+    const { minhash: _sig, instructionTsv: _tsv, ...task } = row;
     return { task, duplicates: await taskDuplicates(ctx.db, row) };
   }),
 });

@@ -2,8 +2,8 @@ import { sql } from "drizzle-orm";
 import { DomainError } from "@agentlab/core";
 import { queryRows, type Db } from "../client";
 
-// Full-text search in task instructions. Postgres's own text search (english stemming, the
-// `tasks_instruction_fts_idx` GIN index) works the same on the server and in PGlite, which ships
+// Full-text search in task instructions. Postgres's own text search (english stemming over the
+// stored `instruction_tsv` column and its GIN index) works the same on the server and in PGlite, which ships
 // pg_trgm only as an opt-in extension; words, "quoted phrases", OR and -exclusions follow
 // websearch_to_tsquery's syntax, so no user text can make the query invalid.
 
@@ -30,8 +30,8 @@ export async function searchTasks(
   if (opts.offset > SEARCH_MAX_OFFSET)
     throw new DomainError("BAD_REQUEST", `offset: at most ${SEARCH_MAX_OFFSET}; narrow the search instead`);
   const query = sql`websearch_to_tsquery('english', ${opts.text})`;
-  // The expression must be written as in the index for the planner to use it.
-  const doc = sql`to_tsvector('english', t.instruction)`;
+  // Stored (generated) so ranking thousands of matches does not re-parse each instruction.
+  const doc = sql`t.instruction_tsv`;
   const [count] = await queryRows<{ total: number }>(
     db,
     sql`select count(*)::int as total from tasks t where t.pool_id = ${opts.poolId} and ${doc} @@ ${query}`,

@@ -1,5 +1,6 @@
 import {
   boolean,
+  customType,
   index,
   integer,
   jsonb,
@@ -44,6 +45,9 @@ export const taskPools = pgTable("task_pools", {
   archivedAt: timestamp("archived_at", { withTimezone: true }),
 });
 
+// Postgres's text-search document type; drizzle has no built-in column for it.
+const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
+
 // How the task is graded (core's GradingIsolation): set from its newest finished admission audit.
 export const gradingIsolationEnum = pgEnum("grading_isolation", GRADING_ISOLATIONS);
 
@@ -73,6 +77,9 @@ export const tasks = pgTable(
     sizeBytes: integer("size_bytes").notNull(),
     importId: uuid("import_id"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    // The instruction parsed once for full-text search (tasks.search): ranking reads it instead of
+    // re-parsing every matching instruction (10k matches: 7 s re-parsed vs 73 ms stored, probed).
+    instructionTsv: tsvector("instruction_tsv").generatedAlwaysAs(sql`to_tsvector('english', "instruction")`),
   },
   (t) => [
     // Keyset pagination and prefix search (LIKE 'x%') both ride these: queries compare under
@@ -83,7 +90,7 @@ export const tasks = pgTable(
     index("tasks_pool_normalized_idx").on(t.poolId, t.normalizedHash),
     index("tasks_pool_origin_idx").on(t.poolId, t.origin),
     // Full-text search in instructions (tasks.search): built into Postgres and PGlite, no extension.
-    index("tasks_instruction_fts_idx").using("gin", sql`to_tsvector('english', ${t.instruction})`),
+    index("tasks_instruction_tsv_idx").using("gin", t.instructionTsv),
   ],
 );
 
