@@ -118,5 +118,5 @@ describe("dpo jobs on the agent", () => {
     const refused = await finished(wrong.id);
     expect(refused.state).toBe("failed");
     expect(refused.error).toContain("hash mismatch");
-  });
+  }, 480_000);
 });

@@ -7,6 +7,7 @@ import { datasetCommands } from "./datasets";
 import { statsCommands } from "./stats";
 import { experimentCommands } from "./experiments";
 import { opsCommands } from "./ops";
+import { pairCommands } from "./pairs";
 
 // Later areas (collect, datasets export, experiments, reports) add a file and one spread here.
 export const commands: Command[] = [
@@ -18,4 +19,5 @@ export const commands: Command[] = [
   ...statsCommands,
   ...experimentCommands,
   ...opsCommands,
+  ...pairCommands,
 ];

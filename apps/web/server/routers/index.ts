@@ -15,6 +15,7 @@ import { reportsRouter } from "./reports";
 import { shareRouter } from "./share";
 import { auditsRouter } from "./audits";
 import { runsRouter } from "./runs";
+import { pairsRouter } from "./pairs";
 
 // One router per domain (apps/web/server/routers/<domain>.ts).
 export const appRouter = router({
@@ -34,6 +35,7 @@ export const appRouter = router({
   share: shareRouter,
   audits: auditsRouter,
   runs: runsRouter,
+  pairs: pairsRouter,
 });
 
 export type AppRouter = typeof appRouter;
