@@ -4,6 +4,7 @@ import { mkdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { parseRetryAfter, withRetry, type RetryDecision, type RetryPolicy } from "@agentlab/core";
 
 /**
  * Uploads a file to the server's content-addressed store, resuming from the offset the server
@@ -21,30 +22,64 @@ export async function uploadArtifact(
   const size = (await stat(path)).size;
   const url = new URL(`/api/artifacts/${sha}`, serverUrl).toString();
   const headers = { authorization: `Bearer ${credential}` };
-  for (let i = 0; ; i++) {
-    try {
-      const head = await fetch(url, { method: "HEAD", headers });
-      if (head.status !== 200) {
-        const offset = Number(head.headers.get("upload-offset") ?? "0");
-        if (offset < size) {
-          const body = Readable.toWeb(createReadStream(path, { start: offset })) as ReadableStream;
-          const res = await fetch(url, {
-            method: "PATCH",
-            headers: { ...headers, "upload-offset": String(offset), "content-type": "application/octet-stream" },
-            body,
-            duplex: "half",
-          } as RequestInit);
-          if (!res.ok) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
-        }
+  const once = async (): Promise<string> => {
+    const head = await fetch(url, { method: "HEAD", headers });
+    if (head.status !== 200) {
+      const offset = Number(head.headers.get("upload-offset") ?? "0");
+      if (offset < size) {
+        const body = Readable.toWeb(createReadStream(path, { start: offset })) as ReadableStream;
+        const res = await fetch(url, {
+          method: "PATCH",
+          headers: { ...headers, "upload-offset": String(offset), "content-type": "application/octet-stream" },
+          body,
+          duplex: "half",
+        } as RequestInit);
+        if (!res.ok) throw await HttpFailure.of("upload", res);
       }
-      const done = await fetch(`${url}/complete`, { method: "POST", headers });
-      if (!done.ok) throw new Error(`publish failed: ${done.status} ${await done.text()}`);
-      return sha;
-    } catch (err) {
-      if (i + 1 >= attempts) throw err;
-      await new Promise((r) => setTimeout(r, 500 * 2 ** i));
     }
+    const done = await fetch(`${url}/complete`, { method: "POST", headers });
+    if (!done.ok) throw await HttpFailure.of("publish", done);
+    return sha;
+  };
+  // Each try resumes from the offset the server holds, so a retry never resends what arrived.
+  const out = await withRetry(once, { policy: { ...UPLOAD_RETRY, maxAttempts: attempts }, classify: classifyUpload });
+  return out.value;
+}
+
+const UPLOAD_RETRY: RetryPolicy = {
+  baseMs: 500,
+  capMs: 8000,
+  maxAttempts: 5,
+  maxRateLimited: 20,
+  retryAfterCapMs: 60_000,
+};
+
+/** A non-2xx answer of the artifact endpoints, with what the retry needs from it. */
+class HttpFailure extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly retryAfter: string | null,
+  ) {
+    super(message);
   }
+  static async of(what: string, res: Response): Promise<HttpFailure> {
+    return new HttpFailure(
+      `${what} failed: ${res.status} ${await res.text()}`,
+      res.status,
+      res.headers.get("retry-after"),
+    );
+  }
+}
+
+/**
+ * Network errors, 408, 429 and 5xx are retried (429/503 after their Retry-After); other refusals
+ * (a quota, a hash mismatch, a revoked credential) would be refused again and are final.
+ */
+function classifyUpload(err: unknown): RetryDecision {
+  if (!(err instanceof HttpFailure)) return { retry: true, rateLimited: false, retryAfterMs: null };
+  if (err.status !== 408 && err.status !== 429 && err.status < 500) return { retry: false };
+  return { retry: true, rateLimited: err.status === 429, retryAfterMs: parseRetryAfter(err.retryAfter, Date.now()) };
 }
 
 /**

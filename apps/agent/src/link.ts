@@ -1,7 +1,7 @@
 import { io, type Socket } from "socket.io-client";
 import type { z } from "zod";
 import type { Logger } from "pino";
-import { AckEnvelope } from "@agentlab/core";
+import { AckEnvelope, fullJitterMs } from "@agentlab/core";
 
 export class RequestRefused extends Error {
   constructor(
@@ -18,15 +18,13 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
   });
 
-/** Full-jitter exponential backoff: a random delay in [0, min(cap, base * 2^n)]. */
-export const backoffMs = (attempt: number, baseMs = 1000, capMs = 60_000) =>
-  Math.random() * Math.min(capMs, baseMs * 2 ** attempt);
-
 // Reconnect attempts are cheap (one refused TCP connect while the server is down), and an agent
 // that notices late a server that is back holds finished results that long: cap the wait at 4 s,
 // so a restarted server has its agents back within a few seconds. Jitter still spreads them.
 export const RECONNECT_BASE_MS = 250;
 export const RECONNECT_CAP_MS = 4000;
+/** An unacknowledged request is sent again after a full-jitter wait of at most 5 s (retried until acknowledged or refused). */
+const REQUEST_RETRY = { baseMs: 100, capMs: 5000 };
 
 /** The server says this credential is no longer valid: retrying cannot help. */
 export class CredentialRefused extends Error {
@@ -104,7 +102,8 @@ export class ServerLink {
 
   private scheduleReconnect() {
     if (this.closed || this.socket.connected) return;
-    const delay = backoffMs(this.reconnectAttempt++, RECONNECT_BASE_MS, RECONNECT_CAP_MS);
+    // Full jitter (core fullJitterMs, the one backoff formula): a delay in [0, min(cap, base·2^n)].
+    const delay = fullJitterMs(this.reconnectAttempt++, { baseMs: RECONNECT_BASE_MS, capMs: RECONNECT_CAP_MS });
     setTimeout(() => {
       if (!this.closed && !this.socket.connected) this.socket.connect();
     }, delay).unref();
@@ -145,7 +144,7 @@ export class ServerLink {
         if (err instanceof RequestRefused) throw err;
         this.log.debug({ event, err: (err as Error).message }, "request not acknowledged; retrying");
       }
-      await sleep(Math.min(5000, 100 * 2 ** attempt), signal);
+      await sleep(fullJitterMs(attempt, REQUEST_RETRY), signal);
     }
   }
 

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { z } from "zod";
+import { MutateAnswer, type Mutant } from "@agentlab/core";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,15 +11,8 @@ import { DEFAULT_SANDBOX_LIMITS, type SandboxConfig } from "../sandbox/types";
 // audit parses them inside the sandbox; the synthesizer's inputs are our own datasets and it runs
 // the same script directly, which is much faster for thousands of programs.
 
-const Mutant = z.object({ operator: z.string(), line: z.number().int(), description: z.string(), source: z.string() });
-export type Mutant = z.infer<typeof Mutant>;
+export type { Mutant };
 export type MutationSet = { normalized: string; mutants: Mutant[] };
-// mutate.py's answer: the normalized source and its mutants, or an error.
-const MutateAnswer = z.object({
-  normalized: z.string().optional(),
-  mutants: z.array(Mutant).optional(),
-  error: z.string().optional(),
-});
 
 const parse = (stdout: string): MutationSet => {
   let raw: unknown;

@@ -5,7 +5,7 @@ import { createInterface } from "node:readline";
 import { randomBytes } from "node:crypto";
 import { bwrapArgv, confinedArgv, GRADER_MOUNT, SANDBOX_ENV } from "./bwrap";
 import { createCgroup, type Cgroup } from "./cgroup";
-import { RunnerRequest as CoreRunnerRequest, RunnerResponse as CoreRunnerResponse } from "@agentlab/core";
+import { RunnerReady, RunnerRequest as CoreRunnerRequest, RunnerResponse as CoreRunnerResponse } from "@agentlab/core";
 import type { SandboxConfig, SandboxLimits } from "./types";
 
 // A long-lived grading sandbox: one bwrap instance (read-only root) whose python has pytest
@@ -49,6 +49,16 @@ function parseAnswer(line: string): RunnerResponse {
   const parsed = CoreRunnerResponse.safeParse(raw);
   if (!parsed.success) return lost(`malformed answer from the runner: ${parsed.error.issues[0]?.message ?? ""}`);
   return { ...emptyResponse(), ...parsed.data };
+}
+
+/** The zygote's first line, read with core RunnerReady (a non-JSON or other line is not "ready"). */
+function readyLine(line: string): RunnerReady | null {
+  try {
+    const parsed = RunnerReady.safeParse(JSON.parse(line));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
 }
 
 export class Zygote {
@@ -146,10 +156,12 @@ export class Zygote {
     this.lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
     const ready = await this.nextLine(30_000);
     if (generation !== this.generation) throw new Error("the grading sandbox was stopped while it started");
-    if (!ready || !String(JSON.parse(ready).ready)) {
+    if (!ready || !readyLine(ready)) {
       const why = this.stderr;
       this.stop();
-      throw new Error(`grading sandbox failed to start: ${why.trim() || "no answer"}`);
+      throw new Error(
+        `grading sandbox failed to start: ${why.trim() || (ready ? `unexpected first line ${ready.slice(0, 200)}` : "no answer")}`,
+      );
     }
     this.baselineProcs = this.cg?.procs().length ?? 0;
     this.baselineMemoryKb = this.cg?.memoryKb() ?? 0;

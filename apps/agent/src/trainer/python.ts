@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import {
   TRAINER_EXIT,
+  TrainerDoctor,
   TrainerEvent,
   type TrainerCommand,
   type TrainerResultEvent,
@@ -192,21 +193,8 @@ export function findPython(configured?: string | null, opts: { root?: string } =
   return existsSync(venv) ? venv : "python3";
 }
 
-const version = z.string().nullable();
-/** What DOCTOR_SNIPPET prints (a missing key reads as not installed). */
-const DoctorAnswer = z.object({
-  python: version.default(null),
-  torch: version.default(null),
-  cuda: version.default(null),
-  cudaAvailable: z.boolean().default(false),
-  transformers: version.default(null),
-  peft: version.default(null),
-  trl: version.default(null),
-  bitsandbytes: version.default(null),
-  vllm: version.default(null),
-  agentlabTrainer: version.default(null),
-});
-export type PythonDoctor = z.infer<typeof DoctorAnswer> & { error?: string };
+/** What DOCTOR_SNIPPET prints, read with core TrainerDoctor (a missing key reads as not installed). */
+export type PythonDoctor = TrainerDoctor & { error?: string };
 
 const DOCTOR_SNIPPET = `
 import json, platform
@@ -251,7 +239,7 @@ export function pythonDoctor(python: string, opts: { timeoutMs?: number } = {}):
         return;
       }
       try {
-        const parsed = DoctorAnswer.safeParse(JSON.parse(stdout.trim().split("\n").pop() ?? "{}"));
+        const parsed = TrainerDoctor.safeParse(JSON.parse(stdout.trim().split("\n").pop() ?? "{}"));
         resolvePromise(
           parsed.success
             ? parsed.data

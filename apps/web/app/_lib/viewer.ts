@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { z } from "zod";
-import { Role } from "@agentlab/core";
+import { Role } from "@agentlab/core/security/roles";
 
 export type { Role };
 const Person = z.object({ name: z.string().optional(), email: z.string().optional(), role: Role.optional() });

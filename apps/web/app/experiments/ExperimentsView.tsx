@@ -5,6 +5,7 @@ import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useState } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import type { RunSortKey } from "@agentlab/core/experiments/runs";
+import { EXPERIMENT_STATES } from "@agentlab/core/experiments/stages";
 import { Badge } from "../_components/Badge";
 import { Button } from "../_components/Button";
 import { EmptyState } from "../_components/EmptyState";
@@ -114,7 +115,7 @@ export function ExperimentsView() {
           onChange={(e) => go({ ...view, state: e.target.value, page: 0 })}
         >
           <option value="">any state</option>
-          {["running", "succeeded", "failed", "canceled"].map((s) => (
+          {EXPERIMENT_STATES.map((s) => (
             <option key={s} value={s}>
               {s}
             </option>

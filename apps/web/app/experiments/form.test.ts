@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ExperimentConfig } from "@agentlab/core";
+import { ExperimentConfig, LORA_DEFAULT_TARGETS } from "@agentlab/core";
 import { defaultForm, toConfig } from "./form";
 
 const ids = {
@@ -18,7 +18,7 @@ describe("experiment form", () => {
     expect(c.teacher).toMatchObject({ providerId: ids.providerId, n: 1, budgetUsd: 1.5 });
     expect(c.baseModel).toEqual({ source: "path", ref: "/models/tiny" });
     expect(c.seeds).toEqual([3, 5]);
-    expect(c.training.lora.targets).toEqual(["q_proj", "k_proj", "v_proj", "o_proj"]);
+    expect(c.training.lora.targets).toEqual([...LORA_DEFAULT_TARGETS]);
   });
 
   it("names the dataset only when an existing one is chosen, and hub ids are hub models", () => {

@@ -1,4 +1,4 @@
-import { GRADER_VERSION, type ExperimentConfigInput } from "@agentlab/core";
+import { GRADER_VERSION, LORA_DEFAULT_TARGETS, type ExperimentConfigInput } from "@agentlab/core";
 
 // The creation form's fields as strings (what inputs hold) and their translation into an
 // ExperimentConfig input; kept pure so it is unit-tested without a browser.
@@ -48,7 +48,7 @@ export const defaultForm: ExperimentForm = {
   maxLength: "2048",
   loraR: "16",
   loraAlpha: "32",
-  targets: "q_proj,k_proj,v_proj,o_proj",
+  targets: LORA_DEFAULT_TARGETS.join(","),
   quantization: "auto",
   maxNewTokens: "512",
   evalSamples: "1",

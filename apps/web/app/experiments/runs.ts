@@ -1,4 +1,5 @@
 import { RUN_SORT_KEYS, type RunListInput, type RunSortKey } from "@agentlab/core/experiments/runs";
+import { EXPERIMENT_STATES } from "@agentlab/core/experiments/stages";
 
 // The runs table's figures as text, and its filter/sort/page state as URL parameters (so a view
 // can be linked and survives reload). Pure, unit-tested.
@@ -72,7 +73,7 @@ export function viewToParams(v: RunsView): string {
   return p.toString();
 }
 
-const STATES = ["running", "succeeded", "failed", "canceled"] as const;
+const STATES = EXPERIMENT_STATES;
 const OUTCOMES = ["adapter_selected", "base_kept"] as const;
 
 /** The API input for a view; unknown filter values (a hand-edited URL) are dropped, not sent. */

@@ -1,14 +1,12 @@
 import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { JobState } from "@agentlab/core";
+import { JobState, isTerminal } from "@agentlab/core";
 import { UsageError, num, str, writeLine, type Command } from "../command";
 import { namedEnvVar } from "../env";
 import { resolvePoolId } from "./pools";
 import { isUuid, resolveExperiment } from "./resolve";
 
 // Reports, jobs, agents, providers and audits from the terminal; every list has --json.
-
-const TERMINAL = new Set(["succeeded", "failed", "canceled"]);
 
 /** A report id, or the report of an experiment given by name or id. */
 async function reportIdOf(ctx: Parameters<Command["run"]>[1], ref: string): Promise<string> {
@@ -118,7 +116,7 @@ const jobsLogs: Command = {
           after = last.seq;
         }
       }
-      if (!values.follow || TERMINAL.has(job.state)) {
+      if (!values.follow || isTerminal(job.state)) {
         if (values.follow) writeLine(ctx.err, `job ${job.state}${job.error ? `: ${job.error}` : ""}`);
         return 0;
       }

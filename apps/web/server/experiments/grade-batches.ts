@@ -1,10 +1,9 @@
-import { sql } from "drizzle-orm";
 import {
   addGradeJob,
   getSplit,
   inProcessTaskIds,
   insertEvaluations,
-  queryRows,
+  modelsWithGenerations,
   setGradeState,
   stageJobs,
   type GenerationRow,
@@ -201,11 +200,7 @@ export async function gradeStep(
 
 /** Whether every model of the step has its answers stored: then no further answer can join a batch. */
 async function allAnswersStored(services: Services, ctx: Ctx): Promise<boolean> {
-  const rows = await queryRows<{ model: string }>(
-    services.db,
-    sql`select distinct model_key as model from experiment_generations where experiment_id = ${ctx.experimentId} and split = ${ctx.split}`,
-  );
-  const stored = new Set(rows.map((r) => r.model));
+  const stored = await modelsWithGenerations(services.db, ctx.experimentId, ctx.split);
   return ctx.models.every((m) => stored.has(m.key));
 }
 

@@ -4,6 +4,7 @@ import {
   GradeResult,
   PROMPT_TEMPLATE_HASH,
   datasetHash,
+  isTerminal,
   mainPaths,
   orderSamples,
   parseAnswer,
@@ -21,12 +22,12 @@ import {
   insertDataset,
   insertReplay,
   jobsByIds,
+  gradingReplayIds,
   passingCandidates,
-  queryRows,
+  recordArtifactBlob,
   type DatasetRow,
   type NewSample,
 } from "@agentlab/db";
-import { sql } from "drizzle-orm";
 import type { Services } from "../services";
 import { gradePayload } from "./grading";
 
@@ -73,10 +74,7 @@ async function publishExport(services: Services, hash: string, lines: string[]):
   const body = Buffer.from(lines.map((l) => `${l}\n`).join(""), "utf8");
   const sha = await services.artifacts.put(body);
   if (sha !== hash) throw new DomainError("INTERNAL", "exported bytes do not hash to the snapshot hash");
-  await queryRows(
-    services.db,
-    sql`insert into artifacts (sha256, size_bytes) values (${sha}, ${body.length}) on conflict do nothing`,
-  );
+  await recordArtifactBlob(services.db, sha, body.length);
 }
 
 /** Passing candidates of the collections become samples; identical samples are kept once. */
@@ -182,7 +180,7 @@ export async function syncReplay(services: Services, replayId: string) {
   const replay = await getReplay(services.db, replayId);
   if (!replay || replay.state !== "grading") return replay;
   const states = new Map((await jobsByIds(services.db, Object.values(replay.jobs))).map((j) => [j.id, j]));
-  if ([...states.values()].some((j) => !["succeeded", "failed", "canceled"].includes(j.state))) return replay;
+  if ([...states.values()].some((j) => !isTerminal(j.state))) return replay;
   const dataset = await getDataset(services.db, replay.datasetId);
   if (!dataset) return replay;
   const rows = await allDatasetSamples(services.db, replay.datasetId);
@@ -227,6 +225,5 @@ export async function syncReplay(services: Services, replayId: string) {
 
 /** Replays still grading, for the background loop. */
 export async function syncReplays(services: Services): Promise<void> {
-  const open = await queryRows<{ id: string }>(services.db, sql`select id from sft_replays where state = 'grading'`);
-  for (const r of open) await syncReplay(services, r.id);
+  for (const id of await gradingReplayIds(services.db)) await syncReplay(services, id);
 }

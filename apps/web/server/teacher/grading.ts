@@ -1,4 +1,3 @@
-import { sql } from "drizzle-orm";
 import {
   GradeBatchJobPayload,
   GradeResult,
@@ -12,12 +11,13 @@ import {
 } from "@agentlab/core";
 import {
   candidatesToGrade,
+  closeGradedCollections,
   finishedGradeJobs,
-  queryRows,
   recordVerdict,
   setCandidateGradeJob,
   stageJobs,
   toTaskSpec,
+  ungradedCandidateCount,
   type TaskRow,
 } from "@agentlab/db";
 import type { CandidateFile } from "@agentlab/core";
@@ -74,11 +74,7 @@ export async function enqueueCollectionGrading(services: Services, collectionId:
       for (const id of ids) await setCandidateGradeJob(tx, id, job.id);
     });
   }
-  const [pending] = await queryRows<{ n: number }>(
-    db,
-    sql`select count(distinct c.id)::int as n from teacher_collection_items i join teacher_candidates c on c.id = i.candidate_id where i.collection_id = ${collectionId} and c.verdict is null`,
-  );
-  return pending?.n ?? 0;
+  return ungradedCandidateCount(db, collectionId);
 }
 
 type Job = Awaited<ReturnType<typeof stageJobs>>[number];
@@ -150,11 +146,6 @@ export async function syncGrades(services: Services): Promise<number> {
       await recordVerdict(db, f.candidateId, { verdict: "infra_error", reasons: [why], result: null });
     }
   }
-  await queryRows(
-    db,
-    sql`update teacher_collections col set state = 'done', finished_at = now()
-        where col.state = 'grading' and not exists (
-          select 1 from teacher_collection_items i join teacher_candidates c on c.id = i.candidate_id where i.collection_id = col.id and c.verdict is null)`,
-  );
+  await closeGradedCollections(db);
   return finished.length;
 }

@@ -1,6 +1,5 @@
-import { sql } from "drizzle-orm";
 import { DomainError, TokenizeSummary, parseJobPayload, parseJobResult } from "@agentlab/core";
-import { getDataset, queryRows, setDatasetTokenCounts } from "@agentlab/db";
+import { finishedTokenizeJobs, getDataset, setDatasetTokenCounts } from "@agentlab/db";
 import type { Services } from "../services";
 
 // Supervised-token counts need the student model's tokenizer and chat template, so they are
@@ -45,11 +44,7 @@ export async function recordTokenCounts(
 
 /** Picks up finished tokenize jobs (payload and result read with the tokenize job's contract). */
 export async function syncTokenizeJobs(services: Services): Promise<void> {
-  const rows = await queryRows<{ payload: unknown; result: unknown }>(
-    services.db,
-    sql`select j.payload, j.result from jobs j join sft_datasets d on d.id::text = j.payload->>'datasetId'
-        where j.type = 'tokenize' and j.state = 'succeeded' and d.token_counts is null`,
-  );
+  const rows = await finishedTokenizeJobs(services.db);
   for (const r of rows) {
     const payload = parseJobPayload("tokenize", r.payload);
     const result = parseJobResult("tokenize", r.result);

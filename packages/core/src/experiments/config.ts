@@ -4,6 +4,7 @@ import { SamplingParams } from "../teacher/schemas";
 import { PROMPT_TEMPLATE_HASH } from "../teacher/prompt";
 import { ModelShape } from "../trainer/inspect";
 import { TrainMethod } from "../trainer/schemas";
+import { LORA_DEFAULT_TARGETS } from "../trainer/shared";
 
 // An experiment's full recipe (brief §2). Everything that influences a number in the report is
 // here, so the stored config plus the frozen split reproduce the experiment.
@@ -38,9 +39,12 @@ export const TrainingConfig = z.object({
       r: z.number().int().min(1).max(1024).default(16),
       alpha: z.number().positive().default(32),
       dropout: z.number().min(0).lt(1).default(0.05),
-      targets: z.array(z.string().min(1)).min(1).default(["q_proj", "k_proj", "v_proj", "o_proj"]),
+      targets: z
+        .array(z.string().min(1))
+        .min(1)
+        .default([...LORA_DEFAULT_TARGETS]),
     })
-    .default({ r: 16, alpha: 32, dropout: 0.05, targets: ["q_proj", "k_proj", "v_proj", "o_proj"] }),
+    .default({ r: 16, alpha: 32, dropout: 0.05, targets: [...LORA_DEFAULT_TARGETS] }),
   epochs: z.number().int().min(1).max(50).default(2),
   learningRate: z.number().positive().max(1).default(2e-4),
   schedule: z.enum(["linear", "cosine", "constant"]).default("cosine"),

@@ -2,3 +2,4 @@ export * from "./schemas";
 export * from "./verdict";
 export * from "./runner-protocol";
 export * from "./batch";
+export * from "./helper-protocol";

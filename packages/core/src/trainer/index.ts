@@ -2,3 +2,4 @@ export * from "./schemas";
 export * from "./dpo";
 export * from "./inspect";
 export * from "./memory";
+export { LORA_DEFAULT_TARGETS, TrainerDoctor } from "./shared";

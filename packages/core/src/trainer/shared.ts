@@ -8,6 +8,22 @@ const ChatRole = z.enum(["system", "user", "assistant"]);
 export const ChatMessage = z.strictObject({ role: ChatRole, content: z.string() });
 export type ChatMessage = z.infer<typeof ChatMessage>;
 
+/**
+ * The LoRA target modules when a recipe names none: every attention and MLP projection of the
+ * Llama/Qwen2 families. The one definition: the experiment recipe, the form and the trainer's
+ * JSON Schema default derive from it (the trainer's own DEFAULT_TARGETS is tied to it by
+ * tests/test_spec_contract.py).
+ */
+export const LORA_DEFAULT_TARGETS = [
+  "q_proj",
+  "k_proj",
+  "v_proj",
+  "o_proj",
+  "gate_proj",
+  "up_proj",
+  "down_proj",
+] as const;
+
 export const LoraConfig = z.strictObject({
   r: z.number().int().min(1).max(1024).default(16),
   alpha: z.number().positive().default(32),
@@ -15,7 +31,7 @@ export const LoraConfig = z.strictObject({
   target_modules: z
     .array(z.string().min(1))
     .min(1)
-    .default(["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]),
+    .default([...LORA_DEFAULT_TARGETS]),
 });
 export type LoraConfig = z.infer<typeof LoraConfig>;
 
@@ -56,3 +72,19 @@ export const AdapterSnapshot = z.object({
   step: z.number().int(),
 });
 export type AdapterSnapshot = z.infer<typeof AdapterSnapshot>;
+
+const version = z.string().nullable();
+/** What the trainer venv's doctor snippet prints (apps/agent/src/trainer/python.ts); a missing key reads as not installed. */
+export const TrainerDoctor = z.object({
+  python: version.default(null),
+  torch: version.default(null),
+  cuda: version.default(null),
+  cudaAvailable: z.boolean().default(false),
+  transformers: version.default(null),
+  peft: version.default(null),
+  trl: version.default(null),
+  bitsandbytes: version.default(null),
+  vllm: version.default(null),
+  agentlabTrainer: version.default(null),
+});
+export type TrainerDoctor = z.infer<typeof TrainerDoctor>;

@@ -1,5 +1,5 @@
-import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
-import type { AuditResult } from "@agentlab/core";
+import { and, asc, desc, eq, inArray, isNull, or, sql, type SQL } from "drizzle-orm";
+import { TERMINAL_STATES, type AuditResult } from "@agentlab/core";
 import { queryRows, type Db } from "../client";
 import { jobs, taskAudits, tasks } from "../schema";
 
@@ -88,12 +88,7 @@ export async function finishedAuditJobs(db: Db, limit = 500): Promise<FinishedAu
     })
     .from(taskAudits)
     .leftJoin(jobs, eq(jobs.id, taskAudits.jobId))
-    .where(
-      and(
-        eq(taskAudits.status, "pending"),
-        sql`(${jobs.id} is null or ${jobs.state} in ('succeeded', 'failed', 'canceled'))`,
-      ),
-    )
+    .where(and(eq(taskAudits.status, "pending"), or(isNull(jobs.id), inArray(jobs.state, [...TERMINAL_STATES]))))
     .limit(limit);
 }
 

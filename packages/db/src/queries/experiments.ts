@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import {
   DomainError,
+  TERMINAL_STATES,
   type ExperimentConfig,
   type ModelRef,
   type SelectionDecision,
@@ -201,7 +202,7 @@ export async function stageJobCounts(db: Db, experimentId: string, sample = 50):
   }>(
     db,
     sql`select s.key, count(j.id)::int as total,
-          count(j.id) filter (where j.state in ('succeeded', 'failed', 'canceled'))::int as done,
+          count(j.id) filter (where j.state in ${[...TERMINAL_STATES]})::int as done,
           coalesce((select json_agg(json_build_object('id', x.id, 'state', x.state, 'error', x.error))
                     from (select jj.id, jj.state, jj.error from jobs jj where jj.id = any(s.job_ids[1:${sample}])) x), '[]'::json) as sample
         from experiment_stages s left join jobs j on j.id = any(s.job_ids)

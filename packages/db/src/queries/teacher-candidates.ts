@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
-import { DomainError, type GradeResult, type GradeVerdict } from "@agentlab/core";
+import { DomainError, TERMINAL_STATES, type GradeResult, type GradeVerdict } from "@agentlab/core";
 import { queryRows, type Db } from "../client";
 import {
   jobs,
@@ -185,7 +185,7 @@ export async function finishedGradeJobs(db: Db, limit = 500) {
     })
     .from(teacherCandidates)
     .innerJoin(jobs, eq(jobs.id, teacherCandidates.gradeJobId))
-    .where(and(isNull(teacherCandidates.verdict), inArray(jobs.state, ["succeeded", "failed", "canceled"])))
+    .where(and(isNull(teacherCandidates.verdict), inArray(jobs.state, [...TERMINAL_STATES])))
     .limit(limit);
 }
 

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { ROLES_BY_RANK, type Role } from "@agentlab/core";
+import { ROLES_BY_RANK, type Role } from "@agentlab/core/security/roles";
 import { Button } from "../../_components/Button";
 import { ErrorBox } from "../../_components/ErrorBox";
 import { PageHeader, Section } from "../../_components/PageHeader";
