@@ -42,7 +42,7 @@ def test_a_generation_config_eos_stops_the_transformers_path(tiny_model, tmp_pat
     shutil.copytree(tiny_model, copy)
     gc = json.loads((copy / "generation_config.json").read_text())
     (copy / "generation_config.json").write_text(json.dumps({**gc, "eos_token_id": [gc["eos_token_id"], first]}))
-    assert stop_token_ids(tok, 2, {"base_model": str(copy), "revision": None, "local_files_only": True}) == {2, first}
+    assert stop_token_ids(tok, 2, {"model_path": str(copy)}) == {2, first}
     summary, after = _gen({"base_model": str(copy), "prompts": PROMPTS}, capsys)
     assert after["t0"]["completion_tokens"] == 0 and after["t0"]["finish_reason"] == "stop"
     assert tok.convert_ids_to_tokens(first) in summary["stop"]
@@ -108,11 +108,13 @@ def test_the_vllm_request_carries_the_transformers_paths_decoding(tmp_path):
     cfg = generate.normalize_spec(
         {"base_model": "m", "prompts": PROMPTS, "adapter": str(adapter), "samples": 3, "temperature": 0.7, "top_p": 0.9}
     )
+    cfg["model_path"] = "/snapshots/abc"  # what generate.run resolved the model to
     req = vllm_backend.build_request(cfg, [("t0", [5, 6]), ("t1", [7])], {2, 9}, {"t0": 100, "t1": 200}, "bfloat16")
     assert req["max_lora_rank"] == 32
     assert req["sampling"] == {"temperature": 0.7, "top_p": 0.9, "max_tokens": 512, "stop_token_ids": [2, 9]}
     assert [(p["task_id"], p["n"], p["seed"]) for p in req["prompts"]] == [("t0", 3, 100), ("t1", 3, 200)]
     assert req["engine"]["generation_config"] == "vllm"  # not the checkpoint's defaults
+    assert req["engine"]["model"] == req["engine"]["tokenizer"] == "/snapshots/abc"
     greedy = vllm_backend.build_request(
         {**cfg, "samples": 1, "adapter": None}, [("t0", [5])], {2}, {"t0": 0}, "bfloat16"
     )

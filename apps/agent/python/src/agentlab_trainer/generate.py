@@ -162,9 +162,7 @@ def generate_transformers(
 
     device = pick_device(cfg["device"])
     dtype = torch.bfloat16 if resolve_dtype(cfg, device) == "bfloat16" else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(
-        cfg["base_model"], dtype=dtype, local_files_only=cfg["local_files_only"], revision=cfg["revision"]
-    ).to(device)  # type: ignore[arg-type]  # transformers' typed .to() wrapper
+    model = AutoModelForCausalLM.from_pretrained(cfg["model_path"], dtype=dtype, local_files_only=True).to(device)  # type: ignore[arg-type]  # transformers' typed .to() wrapper
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else next(iter(stop_ids))
     recipe = recipe_generation_config(cfg, stop_ids, pad_id)
     if not cfg["use_checkpoint_generation_config"]:
@@ -224,12 +222,13 @@ def generate_vllm(
 
 
 def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
-    from .modeling import load_tokenizer
+    from .modeling import load_tokenizer, resolve_model
 
     t0 = time.time()
     cfg = normalize_spec(spec)
     adapter_sha = verify_adapter(cfg)  # before any loading: the evaluated adapter is the trained one
-    tokenizer = load_tokenizer(cfg["base_model"], cfg["local_files_only"])
+    cfg["model_path"], _ = resolve_model(cfg["base_model"], cfg["revision"], cfg["local_files_only"])
+    tokenizer = load_tokenizer(cfg["model_path"], True)
     eot, eot_id = D.resolve_eot(tokenizer, cfg["eot_token"])
     stop_ids = stop_token_ids(tokenizer, eot_id, cfg)
     encoded = [(p["task_id"], prompt_ids(tokenizer, p["messages"])) for p in cfg["prompts"]]
@@ -294,29 +293,11 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
 
 def model_identity(cfg: dict[str, Any]) -> dict[str, Any]:
     """A local folder is named by the hash of its weight files; a hub id by the commit its revision
-    resolves to and the hash of that snapshot's weight files in the local hub cache (the model was
-    loaded from there), or by the commit alone when the weights are not cached."""
-    ref = cfg["base_model"]
-    if Path(ref).is_dir():
-        return {"ref": ref, "revision": None, "weights_sha256": weights_hash(ref)}
-    from huggingface_hub import snapshot_download
+    resolves to and the hash of that snapshot's weight files."""
+    from .modeling import resolve_model
 
-    try:
-        folder = Path(
-            snapshot_download(
-                ref,
-                revision=cfg["revision"],
-                local_files_only=True,
-                allow_patterns=["*.safetensors", "*.bin", "*.index.json", "config.json"],
-            )
-        )
-        return {"ref": ref, "revision": folder.name, "weights_sha256": weights_hash(folder)}
-    except Exception:  # noqa: BLE001 - not in the local cache: ask the hub for the commit
-        if cfg["local_files_only"]:
-            raise UserError(f"cannot resolve {ref}@{cfg['revision'] or 'main'} from the local hub cache") from None
-        from huggingface_hub import HfApi
-
-        return {"ref": ref, "revision": HfApi().model_info(ref, revision=cfg["revision"]).sha, "weights_sha256": None}
+    folder, commit = resolve_model(cfg["base_model"], cfg["revision"], cfg["local_files_only"])
+    return {"ref": cfg["base_model"], "revision": commit, "weights_sha256": weights_hash(folder)}
 
 
 def main(spec: dict[str, Any], cancel: CancelFlag) -> None:

@@ -15,6 +15,37 @@ def bnb_available() -> bool:
     return True
 
 
+# What a hub snapshot needs for training and generation (no .bin duplicates, no GGUF, no images).
+HUB_PATTERNS = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken"]
+
+
+def resolve_model(ref: str, revision: str | None, local_files_only: bool) -> tuple[str, str | None]:
+    """(folder, commit): a local folder as is (commit None); a hub id resolved ONCE to a commit and
+    its snapshot folder in the local hub cache (downloaded there unless local_files_only or
+    HF_HUB_OFFLINE), so tokenizer, config, weights and the vLLM process all read the same commit."""
+    from pathlib import Path
+
+    if Path(ref).is_dir():
+        return ref, None
+    if ref.startswith(("/", "./", "../")):
+        raise UserError(f"model folder not found: {ref}")
+    from huggingface_hub import snapshot_download
+
+    try:
+        folder = snapshot_download(
+            ref, revision=revision, local_files_only=local_files_only, allow_patterns=HUB_PATTERNS
+        )
+    except Exception as e:  # noqa: BLE001 - not cached offline, unknown repo or revision, no network
+        from huggingface_hub import constants
+
+        where = "the local hub cache" if local_files_only or constants.HF_HUB_OFFLINE else "the hub"
+        raise UserError(
+            f"cannot resolve model {ref} at revision {revision or 'main'} from {where} "
+            f"({constants.HF_HUB_CACHE}): {type(e).__name__}: {e}"
+        ) from None
+    return folder, Path(folder).name
+
+
 def load_tokenizer(path: str, local_files_only: bool = False, revision: str | None = None):
     from transformers import AutoTokenizer
 

@@ -38,7 +38,7 @@ def stop_token_ids(tokenizer, eot_id: int, cfg: dict[str, Any]) -> set[int]:
     stop = {int(eot_id)}
     if tokenizer.eos_token_id is not None:
         stop.add(int(tokenizer.eos_token_id))
-    return stop | checkpoint_eos_ids(cfg["base_model"], cfg["revision"], cfg["local_files_only"])
+    return stop | checkpoint_eos_ids(cfg["model_path"], None, True)
 
 
 def prompts_sha256(encoded: list[tuple[str, list[int]]]) -> str:

@@ -35,7 +35,7 @@ from .common import (
     sha256_tree,
 )
 from .loss import autocast, enable_checkpointing, resolve_checkpointing, token_loss_sum, window_backward
-from .modeling import attach_lora, load_model, load_tokenizer
+from .modeling import attach_lora, load_model, load_tokenizer, resolve_model
 
 DEFAULT_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
@@ -185,7 +185,9 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     out_dir = Path(cfg["output_dir"])
     out_dir.mkdir(parents=True, exist_ok=True)
 
-    tokenizer = load_tokenizer(cfg["base_model"], cfg["local_files_only"])
+    # a hub id is resolved once: tokenizer and weights come from the same snapshot
+    model_path, _ = resolve_model(cfg["base_model"], cfg["revision"], cfg["local_files_only"])
+    tokenizer = load_tokenizer(model_path, True)
     eot, eot_id = D.resolve_eot(tokenizer, cfg["eot_token"])
     train_samples = D.encode_dataset(tokenizer, cfg["dataset"], eot, eot_id, cfg["max_length"], "dataset")
     eval_samples = (
@@ -200,12 +202,11 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     )
 
     model, method = load_model(
-        cfg["base_model"],
+        model_path,
         device=device,
         quantization=cfg["quantization"],
-        local_files_only=cfg["local_files_only"],
+        local_files_only=True,
         method=cfg["method"],
-        revision=cfg["revision"],
     )
     base_parameters = sum(p.numel() for p in model.parameters())
     checkpointing = resolve_checkpointing(cfg["gradient_checkpointing"], base_parameters)

@@ -47,9 +47,9 @@ def build_request(
 
     sampling = is_sampling(cfg)
     engine: dict[str, Any] = {
-        "model": cfg["base_model"],
-        "tokenizer": cfg["base_model"],
-        "revision": cfg["revision"],
+        # the snapshot folder the trainer resolved: the vLLM process needs no hub access
+        "model": cfg["model_path"],
+        "tokenizer": cfg["model_path"],
         "dtype": dtype,
         "seed": int(cfg["seed"]),
     }
