@@ -14,7 +14,7 @@ import {
   setExperimentState,
 } from "@agentlab/db";
 import { Grader } from "../../apps/agent/src/grading/grader";
-import { makeGradeHandler } from "../../apps/agent/src/jobs/grade";
+import { gradeJobHandlers } from "../../apps/agent/src/jobs/grade-batch";
 import { createExperiment } from "../../apps/web/server/experiments/service";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -61,7 +61,7 @@ beforeAll(async () => {
     stateDir: await mkdtemp(join(tmpdir(), "agentlab-exp-agent-")),
     capabilities: testCapabilities(),
     concurrency: 3,
-    handlers: { grade: makeGradeHandler(grader), generate: holdUntilCanceled },
+    handlers: { ...gradeJobHandlers(grader), generate: holdUntilCanceled },
     runtime: { python: null, sandboxBackend: "process", sandboxOk: true },
     log: pino({ level: "silent" }),
     pollMs: 200,

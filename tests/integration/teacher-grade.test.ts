@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { TaskSpec } from "@agentlab/core";
 import { createSplit, importPool, schema } from "@agentlab/db";
 import { Grader } from "../../apps/agent/src/grading/grader";
-import { makeGradeHandler } from "../../apps/agent/src/jobs/grade";
+import { gradeJobHandlers } from "../../apps/agent/src/jobs/grade-batch";
 import { appRouter } from "../../apps/web/server/routers";
 import { createCallerFactory } from "../../apps/web/server/trpc/init";
 import { awaitCollection } from "../../apps/web/server/teacher/runner";
@@ -54,7 +54,7 @@ beforeAll(async () => {
     },
     { workers: 2, limits: { wallTimeoutS: 10, memoryMb: 256, pids: 48 } },
   );
-  agent = await startInProcessAgent(srv, "grader", { pollMs: 200, handlers: { grade: makeGradeHandler(grader) } });
+  agent = await startInProcessAgent(srv, "grader", { pollMs: 200, handlers: gradeJobHandlers(grader) });
   const db = srv.app.services.db;
   const [u] = await db
     .insert(schema.users)

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { sql } from "drizzle-orm";
 import {
+  GradeBatchJobPayload,
   GradeJobPayload,
   formatAnswer,
   parseAnswer,
@@ -121,6 +122,30 @@ function startFake(): Promise<string> {
   );
 }
 
+// What the simulated grader says: a pass when the candidate is the task's reference.
+function decide(taskId: string, candidate: { content: string }[]): GradeResult {
+  const pass = candidate[0]?.content === refOf(taskId) && taskId !== failTask;
+  const verdict: GradeVerdict = pass ? "pass" : "fail_hidden";
+  return {
+    verdict,
+    backend: "process",
+    isolation: "judge",
+    unsandboxed: true,
+    graderVersion: "test",
+    reasons: pass ? [] : ["test_hidden.py::test_value: failed"],
+    tests: [],
+    ignoredCandidatePaths: [],
+    exitCode: 1,
+    signal: null,
+    stdoutTail: "",
+    stderrTail: "",
+    candidateOutputTail: "",
+    wallTimeMs: 1,
+    cpuTimeMs: null,
+    peakMemoryKb: null,
+  };
+}
+
 // The agent side of grading, over the real queue: claim, decide, report a GradeResult.
 async function gradeQueued(): Promise<void> {
   for (;;) {
@@ -133,27 +158,22 @@ async function gradeQueued(): Promise<void> {
       leaseTtlMs: 30_000,
     });
     if (!job) return;
-    const p = GradeJobPayload.parse(job.payload);
-    const pass = p.candidate[0]?.content === refOf(p.task.id) && p.task.id !== failTask;
-    const verdict: GradeVerdict = pass ? "pass" : "fail_hidden";
-    const result: GradeResult = {
-      verdict,
-      backend: "process",
-      isolation: "judge",
-      unsandboxed: true,
-      graderVersion: "test",
-      reasons: pass ? [] : ["test_hidden.py::test_value: failed"],
-      tests: [],
-      ignoredCandidatePaths: [],
-      exitCode: 1,
-      signal: null,
-      stdoutTail: "",
-      stderrTail: "",
-      candidateOutputTail: "",
-      wallTimeMs: 1,
-      cpuTimeMs: null,
-      peakMemoryKb: null,
-    };
+    // A batch (issue 17) gets one verdict per item, a single grade job (a retry alone) one.
+    let result: Record<string, unknown>;
+    if (job.type === "grade-batch") {
+      const batch = GradeBatchJobPayload.parse(job.payload);
+      const taskIds = new Map(batch.tasks.map((x) => [x.fingerprint, x.task.id]));
+      result = {
+        items: batch.items.map((it) => ({
+          key: it.key,
+          status: "graded",
+          grade: { ...decide(taskIds.get(it.task) ?? "", it.candidate), expectedTestIds: [] },
+        })),
+      };
+    } else {
+      const p = GradeJobPayload.parse(job.payload);
+      result = decide(p.task.id, p.candidate);
+    }
     await finishAttempt(t.db, {
       jobId: job.jobId,
       attemptId: job.attemptId,

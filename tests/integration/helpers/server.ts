@@ -104,6 +104,8 @@ export async function startInProcessAgent(
     python?: string;
     shellJobs?: boolean;
     abandonAfterMs?: number;
+    /** Jobs at once (the supervisor's claim loops); default 1. */
+    concurrency?: number;
   } = {},
 ) {
   const { agentId, credential } = await enrollTestAgent(server.db, name);
@@ -118,6 +120,7 @@ export async function startInProcessAgent(
     log: pino({ level: "silent" }),
     pollMs: opts.pollMs ?? 2000,
     abandonAfterMs: opts.abandonAfterMs,
+    concurrency: opts.concurrency,
   });
   await supervisor.start();
   return {

@@ -1,7 +1,8 @@
 import type { GradeBatchItemResult, GradeVerdict, JobPayload } from "@agentlab/core";
 import type { Grader } from "../grading/grader";
-import type { ReferenceIds } from "../grading/reference-ids";
+import { ReferenceIds } from "../grading/reference-ids";
 import { contracted } from "./contract";
+import { makeGradeHandler } from "./grade";
 import type { JobContext, JobHandler } from "./types";
 
 // `grade-batch` jobs (issue 17): many candidates, possibly of several tasks, graded by the agent's
@@ -90,3 +91,9 @@ export function makeGradeBatchHandler(grader: Grader, refs: ReferenceIds): JobHa
     return { reason: "succeeded", result: { items: listed } };
   });
 }
+
+/** Both grade job handlers of one agent, sharing its reference-id cache (what tests and benches run). */
+export const gradeJobHandlers = (grader: Grader, refs = new ReferenceIds(grader)): Record<string, JobHandler> => ({
+  grade: makeGradeHandler(grader, refs),
+  "grade-batch": makeGradeBatchHandler(grader, refs),
+});
