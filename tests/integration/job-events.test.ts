@@ -70,7 +70,7 @@ async function experimentAtTraining(app: App, splitId: string): Promise<{ id: st
     return rows.length === 2 && rows.map((r) => r.id);
   }, 20_000);
   // The advance that enqueued them is done: the latencies below are the wake's alone.
-  await app.background.runner.idle();
+  await app.background?.runner.idle();
   return { id, trainJobs };
 }
 
@@ -125,7 +125,7 @@ describe("job completion wakes the runner through events", () => {
       await new Promise((r) => setTimeout(r, 1500));
       expect((await getExperiment(t.db, exp.id))?.state).toBe("running");
       // Positive control: the end is there to be seen; a sweep (a full wake) sees it.
-      app.background.runner.wake();
+      app.background?.runner.wake();
       await failedWithin(app, exp.id, 10_000);
     });
   });

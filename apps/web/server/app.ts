@@ -18,6 +18,8 @@ import { setSecurityHeaders } from "./http/headers";
 import { createQueue } from "./queue";
 import { createSecretBox } from "./auth/secret-box";
 import { startBackground, type Background } from "./events/background";
+import { startLeadership } from "./events/leadership";
+import type { TryLead } from "@agentlab/db";
 import type { Listen } from "./events/bus";
 import type { Services } from "./services";
 import { join } from "node:path";
@@ -28,7 +30,8 @@ export type App = {
   server: Server;
   services: Services;
   gateway: AgentGateway;
-  background: Background;
+  /** The background loops, on the instance that leads them (null on the others). */
+  readonly background: Background | null;
   listen(port: number, host?: string): Promise<number>;
   close(): Promise<void>;
 };
@@ -41,6 +44,8 @@ export type AppOptions = {
   next?: NextHandler;
   /** LISTEN on the database (Database.listen): the queue's events from every instance. */
   listen?: Listen;
+  /** Leadership across instances (Database.tryLead); without it this instance always leads. */
+  tryLead?: TryLead;
 };
 
 /** One Node process: tRPC and plain HTTP routes, the agents' socket.io endpoint, and Next for pages. */
@@ -90,15 +95,31 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const gateway = attachAgentGateway(server, services);
   services.agentHub.disconnect = gateway.disconnect;
   services.agentHub.retestSandbox = gateway.retestSandbox;
-  const background = await startBackground(services, { listen: opts.listen });
-  server.once("close", () => void background.stop());
+  let background: Background | null = null;
+  const lead = async () => {
+    const b = await startBackground(services, { listen: opts.listen });
+    background = b;
+    return async () => {
+      background = null;
+      await b.stop();
+    };
+  };
+  const stopBackground = opts.tryLead
+    ? (() => {
+        const l = startLeadership({ tryLead: opts.tryLead, lead, retryMs: env.AGENTLAB_LEADER_RETRY_MS, log });
+        return () => l.stop();
+      })()
+    : await lead();
+  server.once("close", () => void stopBackground());
   server.once("close", startUploadSweep(services));
 
   return {
     server,
     services,
     gateway,
-    background,
+    get background() {
+      return background;
+    },
     listen: (port, host = "127.0.0.1") =>
       new Promise((resolve, reject) => {
         server.once("error", reject);
@@ -108,7 +129,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
         });
       }),
     async close() {
-      await background.stop();
+      await stopBackground();
       await gateway.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -15,6 +15,8 @@ const Env = z.object({
   AGENTLAB_HEARTBEAT_MS: z.coerce.number().int().positive().default(10_000),
   // The background loops run on the queue's events; this slow sweep only catches missed notifications.
   AGENTLAB_SWEEP_MS: z.coerce.number().int().positive().default(30_000),
+  // Followers try to take the background loops over this often (a dead leader's lock is free at once).
+  AGENTLAB_LEADER_RETRY_MS: z.coerce.number().int().positive().default(5_000),
   AGENTLAB_MAX_BODY_BYTES: z.coerce
     .number()
     .int()

@@ -31,6 +31,7 @@ async function main() {
     secret,
     next: nextApp.getRequestHandler(),
     listen: database.listen,
+    tryLead: database.tryLead,
   });
   const port = await app.listen(env.PORT, env.HOST);
   const url = env.AGENTLAB_PUBLIC_URL ?? `http://localhost:${port}`;

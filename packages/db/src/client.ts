@@ -7,6 +7,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { fileURLToPath } from "node:url";
 import { mkdirSync } from "node:fs";
 import * as schema from "./schema";
+import { tryEmbeddedLead, tryPostgresLead, type TryLead } from "./leadership";
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -22,6 +23,8 @@ export type Database = {
    * away are lost, which is why the consumers keep a slow sweep.
    */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /** One attempt at the background loops' leadership (leadership.ts); PGlite: always granted. */
+  tryLead: TryLead;
   /** Applies the checked-in migrations with the driver's own migrator (it needs the driver-typed handle). */
   migrate(): Promise<void>;
   close(): Promise<void>;
@@ -40,8 +43,9 @@ export type OpenOptions = {
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.url) {
+    const url = opts.url;
     const { default: postgres } = await import("postgres");
-    const client = postgres(opts.url, { max: opts.maxConnections ?? 10, onnotice: () => {} });
+    const client = postgres(url, { max: opts.maxConnections ?? 10, onnotice: () => {} });
     const pg = drizzlePostgres(client, { schema });
     const db: Db = pg;
     return {
@@ -49,6 +53,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       driver: "postgres",
       migrate: () => migratePostgres(pg, { migrationsFolder: MIGRATIONS_DIR }),
       listen: async (channel, onPayload) => (await client.listen(channel, onPayload)).unlisten,
+      tryLead: (key, checkMs) => tryPostgresLead(url, key, checkMs),
       close: () => client.end({ timeout: 5 }),
     };
   }
@@ -66,6 +71,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       const unlisten = await client.listen(channel, onPayload);
       return () => unlisten();
     },
+    tryLead: tryEmbeddedLead,
     close: () => client.close(),
   };
 }

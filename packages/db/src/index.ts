@@ -1,4 +1,5 @@
 export * from "./client";
+export * from "./leadership";
 export * as schema from "./schema";
 export * from "./schema";
 export * from "./secrets";
