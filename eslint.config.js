@@ -22,9 +22,14 @@ const nodeBuiltins = [
   "stream",
   "worker_threads",
 ];
-const banImports = (patterns, why) => ({
-  "no-restricted-imports": ["error", { patterns: [{ group: patterns, message: why }] }],
+const banImports = (patterns, why, ...more) => ({
+  "no-restricted-imports": [
+    "error",
+    { patterns: [{ group: patterns, message: why }, ...more.map(([group, message]) => ({ group, message }))] },
+  ],
 });
+// SQL and row types live in packages/db (issue 13): the apps call its query functions.
+const noSql = [["drizzle-orm", "drizzle-orm/*"], "SQL lives in packages/db: add a query function there and call it."];
 
 // The layer rule on resolved paths: it also catches relative imports that climb into another
 // layer (`../../apps/web/...`) and workspace imports, whatever their spelling.
@@ -156,11 +161,16 @@ export default tseslint.config(
     rules: banImports(
       ["@agentlab/db", "@agentlab/db/*", "@agentlab/web", "@agentlab/web/*", "**/apps/web/**"],
       "the agent talks to the server over the wire; it depends on core only.",
+      noSql,
     ),
   },
   {
     files: ["apps/web/**/*.ts", "apps/web/**/*.tsx"],
-    rules: banImports(["@agentlab/agent", "@agentlab/agent/*", "**/apps/agent/**"], "web never imports the agent."),
+    rules: banImports(
+      ["@agentlab/agent", "@agentlab/agent/*", "**/apps/agent/**"],
+      "web never imports the agent.",
+      noSql,
+    ),
   },
   // The UI: hooks rules (including the React Compiler checks) and Next's own rules.
   {

@@ -48,6 +48,13 @@ describe("layer rule", () => {
     expect(db).toEqual(expect.arrayContaining(["no-restricted-imports", "import-x/no-restricted-paths"]));
   });
 
+  it("refuses drizzle-orm (SQL) in apps/web and the agent, allows it in packages/db", async () => {
+    const code = `import { sql } from "drizzle-orm";\nexport const q = sql\`select 1\`;\n`;
+    expect(await ruleIds("apps/web/server/lint-probe.ts", code)).toContain("no-restricted-imports");
+    expect(await ruleIds("apps/agent/src/lint-probe.ts", code)).toContain("no-restricted-imports");
+    expect(await ruleIds("packages/db/src/queries/lint-probe.ts", code)).toEqual([]);
+  });
+
   it("refuses node: built-ins in core only", async () => {
     const code = `import { readFileSync } from "node:fs";\nexport const read = readFileSync;\n`;
     expect(await ruleIds("packages/core/src/lint-probe.ts", code)).toContain("no-restricted-imports");

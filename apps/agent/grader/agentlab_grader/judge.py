@@ -18,11 +18,13 @@ import sys
 import time
 
 from . import candidate as cand
-from . import isolation, judge_plugin, wire
+from . import isolation, judge_plugin, request_check, wire
 from .peer import Peer
 from .trusted_plugin import TrustedPlugin, module_name, read_junit, read_plugin_stream
 
 BOX = "/box"
+# Read once in the zygote, before it forks: every request is checked against it (unknown keys refused).
+REQUEST_SCHEMA = request_check.load_schema()
 
 
 def tail(buf: bytes, limit: int) -> str:
@@ -89,6 +91,7 @@ def kill(pid: int) -> None:
 
 
 def handle(req: dict, ctx) -> dict:
+    request_check.check(req, REQUEST_SCHEMA)
     lim = req["limits"]
     res = {
         "id": req["id"],

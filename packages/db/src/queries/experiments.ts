@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import {
   DomainError,
   TERMINAL_STATES,
@@ -84,7 +84,7 @@ export async function updateStage(
   key: string,
   patch: Partial<Pick<StageRow, "state" | "jobIds" | "output" | "error">>,
 ): Promise<void> {
-  const extra: Record<string, unknown> = {};
+  const extra: { startedAt?: SQL; finishedAt?: SQL } = {};
   if (patch.state === "running") extra.startedAt = sql`coalesce(${experimentStages.startedAt}, now())`;
   if (patch.state === "succeeded" || patch.state === "failed") extra.finishedAt = sql`now()`;
   await db

@@ -1,5 +1,7 @@
-import { sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { queryRows, type Db } from "../client";
+import { sftDatasets } from "../schema";
+import type { DatasetRow } from "./datasets";
 
 // The teacher module's background reads and writes (grade sync, replays, tokenize sync,
 // snapshots derived from another): kept here so that apps/web/server holds no SQL.
@@ -48,4 +50,14 @@ export async function modelsWithGenerations(db: Db, experimentId: string, split:
     sql`select distinct model_key as model from experiment_generations where experiment_id = ${experimentId} and split = ${split}`,
   );
   return new Set(rows.map((r) => r.model));
+}
+
+/** The snapshot derived from `parentId` under `name` (a re-run finds the child it made before). */
+export async function childDatasetNamed(db: Db, parentId: string, name: string): Promise<DatasetRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(sftDatasets)
+    .where(and(eq(sftDatasets.parentId, parentId), eq(sftDatasets.name, name)))
+    .limit(1);
+  return row;
 }

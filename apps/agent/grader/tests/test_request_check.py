@@ -1,0 +1,52 @@
+"""The grader refuses a request that breaks its contract (request.schema.json, generated from core's
+RunnerRequest), with the key named; a request that fits passes (the positive control)."""
+
+import copy
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from agentlab_grader import request_check  # noqa: E402
+
+SCHEMA = request_check.load_schema()
+LIMITS = {k: 1 for k in SCHEMA["properties"]["limits"]["required"]}
+REQUEST = {
+    "id": "r1",
+    "candidate": [{"path": "m.py", "content": "x = 1\n"}],
+    "original": [{"path": "m.py", "content": "x = 0\n"}],
+    "support": [],
+    "tests": [{"path": "test_m.py", "content": "def test(): pass\n", "layer": "public"}],
+    "limits": LIMITS,
+    "isolation": "judge",
+    "addressSpaceLimit": False,
+}
+
+
+def test_a_request_that_fits_passes():
+    request_check.check(REQUEST, SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda r: r.update(extra=1), r"request: unknown key\(s\) \['extra'\]"),
+        (lambda r: r["limits"].update(timeoutMsTypo=5), r"request\.limits: unknown key\(s\) \['timeoutMsTypo'\]"),
+        (lambda r: r["tests"][0].update(hidden=True), r"request\.tests\[0\]: unknown key\(s\) \['hidden'\]"),
+        (lambda r: r.pop("isolation"), r"request: missing key\(s\) \['isolation'\]"),
+        (lambda r: r.update(isolation="none"), r"request\.isolation: 'none' is not one of"),
+        (lambda r: r["tests"][0].update(layer="secret"), r"request\.tests\[0\]\.layer"),
+        (lambda r: r.update(addressSpaceLimit="yes"), r"request\.addressSpaceLimit: expected boolean"),
+    ],
+)
+def test_a_request_that_breaks_the_contract_is_refused(mutate, message):
+    req = copy.deepcopy(REQUEST)
+    mutate(req)
+    with pytest.raises(request_check.RequestError, match=message):
+        request_check.check(req, SCHEMA)
+
+
+def test_a_schema_keyword_it_cannot_check_fails_loudly():
+    with pytest.raises(request_check.RequestError, match="does not know"):
+        request_check.check("x", {"type": "string", "pattern": "^x$"})
