@@ -33,6 +33,7 @@ import type { Services } from "../../apps/web/server/services";
 import { createExperiment } from "../../apps/web/server/experiments/service";
 import type { ExperimentRunner } from "../../apps/web/server/experiments/runner";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
+import { simTokenize } from "./helpers/sim-tokenize";
 
 // The agent side of the experiment protocol, driven from the test: it claims real queued jobs and
 // answers them. Its "model" is a table saying which model fixes which task; its grader passes a
@@ -51,6 +52,8 @@ export type Behaviour = {
   generateFails?(model: string, split: string): boolean;
   /** When true, this grade job fails as an infrastructure error (the grader never ran). */
   gradeInfraError?(model: string, taskId: string): boolean;
+  /** A train sample's length in tokens, as the simulated tokenize job measures it (issue 16). */
+  sampleTokens?(taskKey: string): number;
 };
 
 /** Every spec the simulated agent received, by job type: what the server actually sent. */
@@ -373,6 +376,8 @@ export async function agentStep(
       return { key: it.key, status: "graded", grade: simGrade(task, it.candidate, it.isolation) };
     });
     result = { items };
+  } else if (job.type === "tokenize") {
+    result = await simTokenize(db, p, behaviour.sampleTokens);
   } else throw new Error(`unexpected job type ${job.type}`);
   await finishAttempt(db, {
     jobId: job.jobId,

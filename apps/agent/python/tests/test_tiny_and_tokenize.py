@@ -39,3 +39,14 @@ def test_tokenize_counts(tiny_model, tokenizer, sft_files):
     assert out["preflight_error"] is None
     short = tokenize_cmd.run({"model": str(tiny_model), "dataset": str(sft_files["train"]), "max_length": 40})
     assert short["preflight_error"] is not None
+
+
+def test_tokenize_reports_over_length_samples(tiny_model, sft_files):
+    full = tokenize_cmd.run({"model": str(tiny_model), "dataset": str(sft_files["train"])})
+    lengths = full["sample_tokens"]
+    assert len(lengths) == 20 and full["over_length"] == []  # no max_length: nothing is over
+    cut = sorted(lengths)[len(lengths) // 2]
+    out = tokenize_cmd.run({"model": str(tiny_model), "dataset": str(sft_files["train"]), "max_length": cut})
+    assert out["sample_tokens"] == lengths  # measured before truncation
+    assert out["over_length"] == [i for i, n in enumerate(lengths) if n > cut]
+    assert 0 < len(out["over_length"]) < 20

@@ -11,6 +11,7 @@ import { NAME_MAX_LENGTH } from "@agentlab/core/names";
 import { useTRPC } from "../_lib/trpc";
 import { defaultForm, toConfig, type ExperimentForm } from "./form";
 import { AddOracle } from "../providers/AddOracle";
+import { ModelPicker, useModelCheck } from "./ModelPicker";
 import { EvaluationSamples } from "./EvaluationSamples";
 
 const input = "h-8 w-full rounded-md border border-zinc-300 px-2 text-sm";
@@ -47,7 +48,7 @@ export function CreateExperiment() {
   const splits = useQuery(trpc.splits.list.queryOptions({}));
   const providers = useQuery(trpc.providers.list.queryOptions());
   const datasets = useQuery(trpc.datasets.list.queryOptions({}));
-  const models = useQuery(trpc.runs.models.queryOptions());
+  const modelCheck = useModelCheck();
   const create = useMutation(
     trpc.experiments.create.mutationOptions({
       onSuccess: (e) => (
@@ -62,11 +63,14 @@ export function CreateExperiment() {
   const frozen = (splits.data ?? []).filter((s) => s.frozen);
   const splitDatasets = (datasets.data ?? []).filter((d) => d.splitId === f.splitId);
 
-  const submit = (e: FormEvent) => {
+  // The base model is checked by an agent before the experiment starts (its facts size the jobs).
+  const submit = async (e: FormEvent) => {
     e.preventDefault();
     setFormError(null);
     try {
-      create.mutate(toConfig(f));
+      const facts =
+        modelCheck.factsFor(f.baseModel, f.baseRevision) ?? (await modelCheck.run(f.baseModel, f.baseRevision));
+      create.mutate(toConfig(f, facts));
     } catch (err) {
       setFormError(err instanceof Error ? err : new Error(String(err)));
     }
@@ -184,28 +188,7 @@ export function CreateExperiment() {
         <Section title="Base model and training">
           <div className="grid gap-3 sm:grid-cols-4">
             <div className="sm:col-span-4">
-              <Field
-                path="baseModel"
-                error={create.error}
-                label="Base model"
-                hint="A local folder on the agent (starts with / or .) or a hub id; earlier experiments' models are suggested."
-              >
-                <input
-                  className={input}
-                  name="baseModel"
-                  list="recent-models"
-                  value={f.baseModel}
-                  onChange={set("baseModel")}
-                  required
-                />
-                <datalist id="recent-models">
-                  {(models.data ?? []).map((m) => (
-                    <option key={m.ref} value={m.ref}>
-                      {m.source}
-                    </option>
-                  ))}
-                </datalist>
-              </Field>
+              <ModelPicker f={f} setF={setF} check={modelCheck} error={create.error} />
             </div>
             <Field path="training.epochs" error={create.error} label="Epochs">
               <input
@@ -291,7 +274,7 @@ export function CreateExperiment() {
           </div>
           <EvaluationSamples f={f} setF={setF} />
         </Section>
-        <Button variant="primary" type="submit" disabled={create.isPending}>
+        <Button variant="primary" type="submit" disabled={create.isPending || modelCheck.busy !== null}>
           Create and start
         </Button>
       </form>

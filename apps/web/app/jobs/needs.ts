@@ -7,6 +7,7 @@ type JobRequirementRow = {
   minGpus: number;
   minGpuMemoryMb: number;
   sandbox: string | null;
+  gpuShare?: boolean;
 };
 
 /** A job row's requirement as the claim applies it (type included: grade and audit need a sandbox). */
@@ -19,5 +20,6 @@ export function jobNeeds(job: JobRequirementRow): JobNeeds {
     gpus: job.minGpus,
     gpuMemoryMb: job.minGpuMemoryMb,
     sandbox: sandbox.success ? sandbox.data : null,
+    gpuShare: job.gpuShare ?? false,
   };
 }

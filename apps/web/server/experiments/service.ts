@@ -18,6 +18,7 @@ import {
   type TrainMethod,
 } from "@agentlab/core";
 import { emptyEval, forgetFailedGenerations } from "./evaluate";
+import { refuseUnfitRecipe } from "./memory-fit";
 
 /**
  * Resolves everything that would otherwise depend on the agent that claims a job: the device and
@@ -48,6 +49,7 @@ export async function createExperiment(
   createdBy: string | null,
 ): Promise<ExperimentRow> {
   const config = await resolveProtocol(db, ExperimentConfig.parse(input));
+  await refuseUnfitRecipe(db, config);
   const split = await getSplit(db, config.splitId);
   if (!split) throw new DomainError("NOT_FOUND", "no such split");
   if (!split.frozen) throw new DomainError("PRECONDITION_FAILED", "experiments need a frozen split");

@@ -15,7 +15,7 @@ import { reportsRouter } from "./reports";
 import { shareRouter } from "./share";
 import { auditsRouter } from "./audits";
 import { runsRouter } from "./runs";
-import { pairsRouter } from "./pairs";
+import { modelsRouter } from "./models";
 
 // One router per domain (apps/web/server/routers/<domain>.ts).
 export const appRouter = router({
@@ -35,7 +35,7 @@ export const appRouter = router({
   share: shareRouter,
   audits: auditsRouter,
   runs: runsRouter,
-  pairs: pairsRouter,
+  models: modelsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -79,6 +79,13 @@ describe("whyUnclaimable", () => {
     ).toMatch(/1 GPU with ≥ 20000 MiB/);
     expect(whyUnclaimable(grade, [agent({ drain: true })])?.reason).toMatch(/draining/);
   });
+  it("says a GPU job holds its GPU alone unless it shares (issue 16)", () => {
+    const train: JobNeeds = { ...grade, type: "train", gpus: 1, gpuMemoryMb: 9000 };
+    expect(requirementText(train)).toBe("an online agent with 1 GPU with ≥ 9000 MiB each no other GPU job holds");
+    expect(requirementText({ ...train, gpuShare: true })).toBe(
+      "an online agent with 1 GPU with ≥ 9000 MiB each (shared)",
+    );
+  });
   it("a job needing bwrap is not claimable by an agent passing only with process", () => {
     const out = whyUnclaimable({ ...grade, sandbox: "bwrap" }, [
       agent({ capabilities: caps({ sandbox: { backend: "process", selfTestPassed: true, detail: "" } }) }),

@@ -12,6 +12,8 @@ export type JobNeeds = {
   gpus: number;
   gpuMemoryMb: number;
   sandbox: SandboxBackend | null;
+  /** A GPU job that may share its GPUs; without it the claim waits for GPUs no other GPU job holds. */
+  gpuShare?: boolean;
 };
 
 export type AgentOffer = {
@@ -40,7 +42,9 @@ export function requirementText(n: JobNeeds): string {
   if (n.type === "shell") parts.push("the shell-jobs opt-in (--allow-shell-jobs and AGENTLAB_ALLOW_SHELL_JOBS=1)");
   if (n.labels.length) parts.push(`label${n.labels.length > 1 ? "s" : ""} ${n.labels.join(", ")}`);
   if (n.gpus > 0)
-    parts.push(`${n.gpus} GPU${n.gpus > 1 ? "s" : ""}${n.gpuMemoryMb > 0 ? ` with ≥ ${n.gpuMemoryMb} MiB each` : ""}`);
+    parts.push(
+      `${n.gpus} GPU${n.gpus > 1 ? "s" : ""}${n.gpuMemoryMb > 0 ? ` with ≥ ${n.gpuMemoryMb} MiB each` : ""}${n.gpuShare ? " (shared)" : " no other GPU job holds"}`,
+    );
   else if (n.gpuMemoryMb > 0) parts.push(`GPU memory ≥ ${n.gpuMemoryMb} MiB`);
   return parts.length ? `an online agent with ${parts.join("; ")}` : "any online agent";
 }

@@ -59,7 +59,7 @@ describe("job requirements from the model shape and the recipe", () => {
     const mem = (training: Record<string, unknown>) => trainJobRequirements(cfg({}, training)).gpuMemoryMb;
     expect(mem({ batchSize: 8 })).toBeGreaterThan(mem({ batchSize: 4 }));
     expect(mem({ maxLength: 4096 })).toBeGreaterThan(mem({ maxLength: 2048 }));
-    expect(trainJobRequirements(cfg(), 256).gpuMemoryMb).toBeLessThan(trainJobRequirements(cfg()).gpuMemoryMb);
+    expect(trainJobRequirements(cfg(), 100).gpuMemoryMb).toBeLessThan(trainJobRequirements(cfg()).gpuMemoryMb);
   });
 
   it("the tiny CPU model keeps no requirement, and a GPU method without a known shape asks for a GPU only", () => {

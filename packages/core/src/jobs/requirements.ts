@@ -15,6 +15,9 @@ import type { JobRequirements } from "./schemas";
 // GPU jobs are exclusive (no gpuShare): the claim never gives a second one to an agent whose GPUs
 // are taken, because a vLLM engine reserves most of the card and training peaks are near its size.
 
+/** Rows of the lm_head + loss the trainer computes at once (agentlab_trainer/loss.py). */
+export const TRAINER_LOSS_CHUNK = 1024;
+
 /** Rows of the GenerateSpec the estimate needs; generate jobs use the spec's default batch of 8. */
 export const GENERATE_BATCH = 8;
 
@@ -28,9 +31,12 @@ export function trainRecipe(config: ExperimentConfig, supervisedPerSample?: numb
     batchSize: tc.batchSize,
     seqLength: tc.maxLength,
     // The trainer checkpoints real models' layers by default (issue 16) and computes the loss at
-    // supervised positions only.
+    // supervised positions only, the head and its cross-entropy in checkpointed chunks of rows.
     gradientCheckpointing: true,
-    loss: { kind: "supervised", positionsPerSample: supervisedPerSample },
+    loss:
+      supervisedPerSample !== undefined && supervisedPerSample * tc.batchSize < TRAINER_LOSS_CHUNK
+        ? { kind: "supervised", positionsPerSample: supervisedPerSample }
+        : { kind: "chunked", chunkTokens: TRAINER_LOSS_CHUNK },
   };
 }
 

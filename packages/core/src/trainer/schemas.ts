@@ -264,6 +264,10 @@ export const TokenizeSummary = z.object({
   max_length: z.number().int().nullable(),
   dataset_sha256: Sha256,
   chat_template_sha256: Sha256,
+  /** Each sample's full length in tokens, before any truncation (absent from older agents). */
+  sample_tokens: z.array(z.number().int()).optional(),
+  /** Indices (line order) of the samples longer than max_length: truncation would cut their answer. */
+  over_length: z.array(z.number().int()).optional(),
 });
 export type TokenizeSummary = z.infer<typeof TokenizeSummary>;
 

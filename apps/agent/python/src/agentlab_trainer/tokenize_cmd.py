@@ -18,9 +18,15 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     eot, eot_id = D.resolve_eot(tokenizer, spec.get("eot_token"))
     max_length = spec.get("max_length")
     stats = D.conversations_stats(tokenizer, spec["dataset"], eot, eot_id, max_length)
+    # Untruncated lengths (issue 16): a sample longer than max_length would lose its end-of-turn to
+    # truncation and be refused by the trainer; the dataset stage drops and reports these first.
+    lengths = [len(D.encode(tokenizer, c, eot)) for c in D.load_sft(spec["dataset"])]
+    over = [i for i, n in enumerate(lengths) if max_length is not None and n > max_length]
     template = tokenizer.chat_template if isinstance(tokenizer.chat_template, str) else str(tokenizer.chat_template)
     return {
         **stats,
+        "sample_tokens": lengths,
+        "over_length": over,
         "eot_token": eot,
         "max_length": max_length,
         "dataset_sha256": sha256_file(spec["dataset"]),

@@ -1,8 +1,9 @@
-import { datasetSamplesPage, getDataset } from "@agentlab/db";
-import { DomainError } from "@agentlab/core";
+import { datasetSamplesPage, getDataset, type DatasetRow } from "@agentlab/db";
+import { DomainError, type StageOutputs } from "@agentlab/core";
 import { splitTasks } from "../tasks";
 import type { StageCtx, StageResult } from "./context";
 import { teacherDataset } from "./collect";
+import { dropOverLength } from "../over-length";
 
 // `dataset`: the SFT snapshot training uses. Without config.datasetId the teacher module built it
 // (collect → verify, ./collect.ts); with it, an existing verified snapshot of the split is reused.
@@ -12,25 +13,33 @@ export async function datasetStage(c: StageCtx): Promise<StageResult<"dataset">>
   if (!datasetId) {
     const { ds, provenance } = await teacherDataset(c);
     await refuseNonTrainTasks(c, ds.id);
-    return {
-      state: "succeeded",
-      output: { datasetId: ds.id, datasetHash: ds.hash, samples: ds.sampleCount, tasks: ds.taskCount, ...provenance },
-    };
+    return withinMaxLength(c, ds, provenance);
   }
   const ds = await getDataset(c.services.db, datasetId);
   if (!ds) throw new DomainError("NOT_FOUND", `no SFT dataset ${datasetId}`);
   if (ds.splitId !== c.config.splitId)
     throw new DomainError("PRECONDITION_FAILED", "the SFT dataset was built from another split");
   await refuseNonTrainTasks(c, ds.id);
+  return withinMaxLength(c, ds, { reusedDataset: true });
+}
+
+/**
+ * Before any training, the samples are measured with the base model's tokenizer; those longer than
+ * the recipe's max length are dropped (into a child snapshot) and reported (./over-length.ts).
+ */
+async function withinMaxLength(
+  c: StageCtx,
+  ds: DatasetRow,
+  extra: Omit<StageOutputs["dataset"], "datasetId" | "datasetHash" | "samples" | "tasks">,
+): Promise<StageResult<"dataset">> {
+  const checked = await dropOverLength(c.services, ds, c.config);
+  const of = (d: DatasetRow) => ({ datasetId: d.id, datasetHash: d.hash, samples: d.sampleCount, tasks: d.taskCount });
+  if (checked.state === "waiting")
+    return { state: "running", output: { ...of(ds), ...extra }, jobIds: [checked.jobId] };
   return {
     state: "succeeded",
-    output: {
-      datasetId: ds.id,
-      datasetHash: ds.hash,
-      samples: ds.sampleCount,
-      tasks: ds.taskCount,
-      reusedDataset: true,
-    },
+    output: { ...of(checked.dataset), ...extra, overLength: checked.overLength },
+    jobIds: [checked.jobId],
   };
 }
 
