@@ -24,6 +24,7 @@ import type { JobHandler } from "../../apps/agent/src/jobs/types";
 import { enrollTestAgent, startTestServer, testCapabilities, waitFor, type TestServer } from "./helpers/server";
 import { baseConfig } from "./experiments-harness";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
+import { simTokenize } from "./helpers/sim-tokenize";
 
 // The data stages wired to the teacher module: the server's own experiment runner starts a
 // collection of the split's train tasks (SFT data is train-only; dev serves selection only) with the reference provider, a real in-process agent grades the
@@ -38,6 +39,12 @@ let agent: Supervisor;
 // generate jobs until the experiment is canceled (a real generate is tests/integration/agent-trainer's).
 const holdUntilCanceled: JobHandler = (ctx) =>
   new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve({ reason: "canceled" })));
+// The base tokenizer's lengths, simulated: samples of the tasks in `longTasks` measure 5,000 tokens.
+let longTasks = new Set<string>();
+const simulatedTokenize: JobHandler = async (ctx) => ({
+  reason: "succeeded",
+  result: await simTokenize(srv.app.services.db, ctx.payload, (k) => (longTasks.has(k) ? 5000 : 100)),
+});
 let splitId = "";
 let providerId = "";
 let parts: Map<string, string>;
@@ -61,7 +68,7 @@ beforeAll(async () => {
     stateDir: await mkdtemp(join(tmpdir(), "agentlab-exp-agent-")),
     capabilities: testCapabilities(),
     concurrency: 3,
-    handlers: { ...gradeJobHandlers(grader), generate: holdUntilCanceled },
+    handlers: { ...gradeJobHandlers(grader), generate: holdUntilCanceled, tokenize: simulatedTokenize },
     runtime: { python: null, sandboxBackend: "process", sandboxOk: true },
     log: pino({ level: "silent" }),
     pollMs: 200,
@@ -91,9 +98,13 @@ afterAll(async () => {
   await srv?.close();
 });
 
-async function runDataStages(name: string) {
+async function runDataStages(name: string, maxLength = 2048) {
   const db = srv.app.services.db;
-  const { datasetId: _none, ...config } = baseConfig(splitId, { name, teacher: { providerId, n: 1 } });
+  const { datasetId: _none, ...config } = baseConfig(splitId, {
+    name,
+    teacher: { providerId, n: 1 },
+    training: { epochs: 2, maxLength },
+  });
   const exp = await createExperiment(db, config, null);
   const stages = await waitFor(
     async () => {
@@ -109,7 +120,8 @@ async function runDataStages(name: string) {
   );
   // The runner ticked many times meanwhile: still one collection and one snapshot for this experiment.
   expect((await listCollections(db, { experimentId: exp.id })).length).toBe(1);
-  expect((await listDatasets(db, { experimentId: exp.id })).length).toBe(1);
+  // (and, when samples were over the max length, its child without them)
+  expect((await listDatasets(db, { experimentId: exp.id })).length).toBe(longTasks.size ? 2 : 1);
   // Training is another test's business: stop the experiment here.
   await setExperimentState(db, exp.id, "canceled", "data stages only");
   for (const j of await db.select().from(schema.jobs))
@@ -178,5 +190,56 @@ describe("experiment data stages through the teacher module", () => {
     const out = stages.get("dataset")?.output as { reusedCandidates: number; samples: number };
     expect(out.reusedCandidates).toBe(collect.samplesTotal);
     expect(out.samples).toBe(collect.samplesTotal);
+  }, 150_000);
+
+  it("drops samples longer than the max length at the dataset stage, before training, and reports them", async () => {
+    const db = srv.app.services.db;
+    const train = [...parts.entries()].filter(([, p]) => p === "train").map(([id]) => id);
+    longTasks = new Set(train.slice(0, 2));
+    try {
+      const stages = await runDataStages("data-long", 3000);
+      const out = stages.get("dataset")?.output as {
+        datasetId: string;
+        samples: number;
+        overLength: {
+          count: number;
+          taskIds: string[];
+          maxLength: number;
+          measuredDatasetId: string;
+          longestTokens: number;
+        };
+      };
+      expect(out.overLength).toMatchObject({ count: 2, maxLength: 3000, longestTokens: 5000 });
+      expect(new Set(out.overLength.taskIds)).toEqual(longTasks);
+      // training gets the child snapshot without them; the measured one keeps the report
+      const child = await getDataset(db, out.datasetId);
+      const measured = await getDataset(db, out.overLength.measuredDatasetId);
+      expect(child?.parentId).toBe(measured?.id);
+      expect(out.samples).toBe((measured?.sampleCount ?? 0) - 2);
+      const kept = await datasetSamplesPage(db, out.datasetId, { limit: 1000 });
+      expect(kept.items.some((s) => longTasks.has(s.taskKey))).toBe(false);
+      expect(measured?.tokenCounts?.overLength).toEqual({ maxLength: 3000, count: 2, taskIds: out.overLength.taskIds });
+      expect(await srv.app.services.artifacts.has(child?.hash ?? "")).toBe(true);
+      // nothing is trained on the uncut data: the runner may start training as soon as the dataset
+      // stage ends (it is woken by the stage's end, before this test cancels the experiment), and
+      // then only on the cut snapshot
+      const expId = stages.get("dataset")?.experimentId;
+      const hashes = (await db.select().from(schema.jobs))
+        .filter((j) => j.type === "train" && j.experimentId === expId)
+        .map((j) => j.payload.datasetHash);
+      expect(hashes.filter((h) => h !== child?.hash)).toEqual([]);
+    } finally {
+      longTasks = new Set();
+    }
+  }, 150_000);
+
+  it("keeps every sample when none is over the max length (positive control)", async () => {
+    const stages = await runDataStages("data-short", 3000);
+    const out = stages.get("dataset")?.output as {
+      datasetId: string;
+      overLength: { count: number; measuredDatasetId: string };
+    };
+    expect(out.overLength.count).toBe(0);
+    expect(out.datasetId).toBe(out.overLength.measuredDatasetId);
   }, 150_000);
 });

@@ -27,6 +27,45 @@ describe("experiment form", () => {
     expect(c.baseModel.source).toBe("hub");
   });
 
+  it("takes the inspected facts: the hub commit is pinned and the shape sizes the jobs", () => {
+    const facts = {
+      model: "acme/tiny",
+      source: "hub" as const,
+      revision: "0123456789abcdef0123456789abcdef01234567",
+      path: "/cache/models--acme--tiny/snapshots/0123456789abcdef0123456789abcdef01234567",
+      architecture: "LlamaForCausalLM",
+      model_type: "llama",
+      parameters: 600_000,
+      layers: 2,
+      hidden_size: 64,
+      intermediate_size: 128,
+      heads: 4,
+      kv_heads: 2,
+      head_dim: 16,
+      vocab_size: 4096,
+      tied_embeddings: false,
+      dtype: "float32",
+      max_positions: 2048,
+      weights_bytes: 2_400_000,
+      tokenizer: true,
+      chat_template: true,
+      inspect_s: 3.1,
+    };
+    const c = ExperimentConfig.parse(
+      toConfig({ ...defaultForm, ...ids, name: "x", baseModel: "acme/tiny", baseRevision: "main" }, facts),
+    );
+    expect(c.baseModel).toMatchObject({ source: "hub", ref: "acme/tiny", revision: facts.revision });
+    expect(c.baseModel.shape).toMatchObject({ layers: 2, hiddenSize: 64, kvHeads: 2, vocabSize: 4096 });
+    // without facts the typed revision is kept as it is
+    expect(
+      toConfig({ ...defaultForm, ...ids, name: "x", baseModel: "acme/tiny", baseRevision: "v1" }).baseModel,
+    ).toEqual({
+      source: "hub",
+      ref: "acme/tiny",
+      revision: "v1",
+    });
+  });
+
   it("refuses non-numbers", () => {
     expect(() => toConfig({ ...defaultForm, ...ids, name: "x", baseModel: "/m", epochs: "two" })).toThrow(
       /epochs must be a number/,

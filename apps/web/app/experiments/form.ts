@@ -1,4 +1,10 @@
-import { GRADER_VERSION, LORA_DEFAULT_TARGETS, type ExperimentConfigInput } from "@agentlab/core";
+import {
+  GRADER_VERSION,
+  LORA_DEFAULT_TARGETS,
+  modelShape,
+  type ExperimentConfigInput,
+  type InspectModelSummary,
+} from "@agentlab/core";
 
 // The creation form's fields as strings (what inputs hold) and their translation into an
 // ExperimentConfig input; kept pure so it is unit-tested without a browser.
@@ -13,6 +19,8 @@ export type ExperimentForm = {
   temperature: string;
   budget: string;
   baseModel: string;
+  /** Hub branch, tag or commit (empty: main); ignored for a local folder. */
+  baseRevision: string;
   epochs: string;
   learningRate: string;
   batchSize: string;
@@ -42,6 +50,7 @@ export const defaultForm: ExperimentForm = {
   temperature: "0.8",
   budget: "",
   baseModel: "",
+  baseRevision: "",
   epochs: "2",
   learningRate: "0.0002",
   batchSize: "4",
@@ -65,8 +74,12 @@ const list = (s: string) =>
     .map((x) => x.trim())
     .filter(Boolean);
 
-/** Throws on a field that is not a number where one is needed; the server's zod schema checks the rest. */
-export function toConfig(f: ExperimentForm): ExperimentConfigInput {
+/**
+ * Throws on a field that is not a number where one is needed; the server's zod schema checks the rest.
+ * `facts`: what an agent found when it inspected the base model (the picker): its source, the hub
+ * commit the revision resolved to (pinned, so every job loads the same weights) and its shape.
+ */
+export function toConfig(f: ExperimentForm, facts: InspectModelSummary | null = null): ExperimentConfigInput {
   const num = (label: string, v: string) => {
     const n = Number(v);
     if (v.trim() === "" || !Number.isFinite(n)) throw new Error(`${label} must be a number`);
@@ -84,10 +97,7 @@ export function toConfig(f: ExperimentForm): ExperimentConfigInput {
       ...(f.budget.trim() ? { budgetUsd: num("budget", f.budget) } : {}),
     },
     ...(f.data === "dataset" ? { datasetId: f.datasetId } : {}),
-    baseModel: {
-      source: f.baseModel.startsWith("/") || f.baseModel.startsWith(".") ? "path" : "hub",
-      ref: f.baseModel.trim(),
-    },
+    baseModel: baseModel(f, facts),
     training: {
       epochs: num("epochs", f.epochs),
       learningRate: num("learning rate", f.learningRate),
@@ -107,6 +117,18 @@ export function toConfig(f: ExperimentForm): ExperimentConfigInput {
       ...evaluationSampling(f, num),
     },
     seeds,
+  };
+}
+
+function baseModel(f: ExperimentForm, facts: InspectModelSummary | null): ExperimentConfigInput["baseModel"] {
+  const ref = f.baseModel.trim();
+  const source = facts?.source ?? (ref.startsWith("/") || ref.startsWith(".") ? "path" : "hub");
+  const revision = source === "hub" ? (facts?.revision ?? (f.baseRevision.trim() || undefined)) : undefined;
+  return {
+    source,
+    ref,
+    ...(revision ? { revision } : {}),
+    ...(facts ? { shape: modelShape(facts) } : {}),
   };
 }
 

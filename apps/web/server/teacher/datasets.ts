@@ -22,12 +22,12 @@ import {
   insertDataset,
   insertReplay,
   jobsByIds,
-  gradingReplayIds,
   passingCandidates,
-  recordArtifactBlob,
+  gradingReplayIds,
   type DatasetRow,
   type NewSample,
 } from "@agentlab/db";
+import { publishBlob } from "../artifacts/publish";
 import type { Services } from "../services";
 import { gradePayload } from "./grading";
 
@@ -71,10 +71,8 @@ export async function writeSnapshot(
 // The export is also a content-addressed artifact named by the dataset hash, so agents (the
 // tokenize and train jobs) download exactly the bytes the hash names.
 async function publishExport(services: Services, hash: string, lines: string[]): Promise<void> {
-  const body = Buffer.from(lines.map((l) => `${l}\n`).join(""), "utf8");
-  const sha = await services.artifacts.put(body);
+  const sha = await publishBlob(services, Buffer.from(lines.map((l) => `${l}\n`).join(""), "utf8"));
   if (sha !== hash) throw new DomainError("INTERNAL", "exported bytes do not hash to the snapshot hash");
-  await recordArtifactBlob(services.db, sha, body.length);
 }
 
 /** Passing candidates of the collections become samples; identical samples are kept once. */

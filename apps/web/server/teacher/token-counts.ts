@@ -1,20 +1,21 @@
 import { DomainError, TokenizeSummary, parseJobPayload, parseJobResult } from "@agentlab/core";
-import { finishedTokenizeJobs, getDataset, setDatasetTokenCounts } from "@agentlab/db";
+import { allDatasetSamples, finishedTokenizeJobs, getDataset, setDatasetTokenCounts } from "@agentlab/db";
 import type { Services } from "../services";
 
 // Supervised-token counts need the student model's tokenizer and chat template, so they are
 // computed by a `tokenize` job on an agent (the trainer's tokenize command) and copied back here.
 
-const dedupeKey = (datasetId: string, model: string) => `tokenize:${datasetId}:${model}`;
+const dedupeKey = (datasetId: string, model: string, maxLength?: number) =>
+  `tokenize:${datasetId}:${model}${maxLength === undefined ? "" : `:${maxLength}`}`;
 
-/** Payload of the tokenize job: the dataset is the artifact named by its hash. */
-export async function enqueueTokenize(services: Services, datasetId: string, model: string) {
+/** Payload of the tokenize job: the dataset is the artifact named by its hash; `maxLength` also lists the samples longer than it. */
+export async function enqueueTokenize(services: Services, datasetId: string, model: string, maxLength?: number) {
   const dataset = await getDataset(services.db, datasetId);
   if (!dataset) throw new DomainError("NOT_FOUND", "no such dataset");
   return services.queue.enqueue({
     type: "tokenize",
-    payload: { datasetId, datasetSha256: dataset.hash, model },
-    dedupeKey: dedupeKey(datasetId, model),
+    payload: { datasetId, datasetSha256: dataset.hash, model, ...(maxLength === undefined ? {} : { maxLength }) },
+    dedupeKey: dedupeKey(datasetId, model, maxLength),
     maxDurationS: 3600,
   });
 }
@@ -39,7 +40,15 @@ export async function recordTokenCounts(
     totalTokens: s.total_tokens,
     maxTokens: s.max_tokens,
     chatTemplateSha256: s.chat_template_sha256,
+    ...(s.max_length !== null && s.over_length ? { overLength: await overLengthTasks(services, datasetId, s) } : {}),
   });
+}
+
+/** Which tasks the samples longer than the measured max length belong to (issue 16). */
+async function overLengthTasks(services: Services, datasetId: string, s: TokenizeSummary) {
+  const over = new Set(s.over_length ?? []);
+  const rows = (await allDatasetSamples(services.db, datasetId)).filter((r) => over.has(r.sample.ordinal));
+  return { maxLength: s.max_length ?? 0, count: over.size, taskIds: [...new Set(rows.map((r) => r.sample.taskKey))] };
 }
 
 /** Picks up finished tokenize jobs (payload and result read with the tokenize job's contract). */
