@@ -2,6 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
+import { isTerminal } from "@agentlab/core/jobs/schemas";
 import {
   estimateGenerateMemory,
   estimateText,
@@ -24,7 +25,6 @@ import type { ExperimentForm } from "./form";
 // estimate of the recipe, and a "build the tiny demo model" action (a `tiny-model` job).
 
 const input = "h-8 w-full rounded-md border border-zinc-300 px-2 text-sm";
-const TERMINAL = new Set(["succeeded", "failed", "canceled"]);
 /** A check nobody claims within this time has no agent to run it. */
 const UNCLAIMED_MS = 120_000;
 
@@ -45,7 +45,7 @@ export function useModelCheck() {
     const started = Date.now();
     for (;;) {
       const view = await qc.fetchQuery({ ...trpc.models.job.queryOptions({ jobId }), staleTime: 0 });
-      if (TERMINAL.has(view.state)) return view;
+      if (isTerminal(view.state)) return view;
       if (view.state === "queued" && Date.now() - started > UNCLAIMED_MS)
         throw new Error("no agent took the check within 2 minutes: is an agent online (Agents page)?");
       await sleep(700);
