@@ -1,6 +1,5 @@
-import { sql } from "drizzle-orm";
-import { DomainError, derivedName, parseJobResult, sftLine, type ExperimentConfig } from "@agentlab/core";
-import { allDatasetSamples, getDataset, getJob, queryRows, type DatasetRow } from "@agentlab/db";
+import { DomainError, derivedName, isTerminal, parseJobResult, sftLine, type ExperimentConfig } from "@agentlab/core";
+import { allDatasetSamples, childDatasetNamed, getJob, type DatasetRow } from "@agentlab/db";
 import type { Services } from "../services";
 import { writeSnapshot, type Built } from "../teacher/datasets";
 import { enqueueTokenize, recordTokenCounts } from "../teacher/token-counts";
@@ -24,8 +23,6 @@ export type LengthCheck =
   | { state: "waiting"; jobId: string }
   | { state: "done"; jobId: string; dataset: DatasetRow; overLength: OverLengthReport };
 
-const TERMINAL = new Set(["succeeded", "failed", "canceled"]);
-
 export async function dropOverLength(
   services: Services,
   ds: DatasetRow,
@@ -35,7 +32,7 @@ export async function dropOverLength(
   const maxLength = config.training.maxLength;
   // Idempotent by its dedupe key: every re-entry of the stage finds the same job.
   const job = await enqueueTokenize(services, ds.id, model, maxLength);
-  if (!TERMINAL.has(job.state)) return { state: "waiting", jobId: job.id };
+  if (!isTerminal(job.state)) return { state: "waiting", jobId: job.id };
   const row = await getJob(services.db, job.id);
   const result = row?.state === "succeeded" ? parseJobResult("tokenize", row.result) : null;
   if (!result)
@@ -88,11 +85,7 @@ async function childSnapshot(
   kept: Built[],
 ): Promise<DatasetRow> {
   const name = derivedName(ds.name, ` (≤ ${maxLength} tokens)`);
-  const [found] = await queryRows<{ id: string }>(
-    services.db,
-    sql`select id from sft_datasets where parent_id = ${ds.id} and name = ${name} limit 1`,
-  );
-  const existing = found ? await getDataset(services.db, found.id) : undefined;
+  const existing = await childDatasetNamed(services.db, ds.id, name);
   if (existing) return existing;
   return writeSnapshot(
     services,
