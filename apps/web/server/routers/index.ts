@@ -15,6 +15,7 @@ import { reportsRouter } from "./reports";
 import { shareRouter } from "./share";
 import { auditsRouter } from "./audits";
 import { runsRouter } from "./runs";
+import { pairsRouter } from "./pairs";
 import { modelsRouter } from "./models";
 
 // One router per domain (apps/web/server/routers/<domain>.ts).
@@ -35,6 +36,7 @@ export const appRouter = router({
   share: shareRouter,
   audits: auditsRouter,
   runs: runsRouter,
+  pairs: pairsRouter,
   models: modelsRouter,
 });
 
