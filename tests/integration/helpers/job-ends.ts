@@ -7,6 +7,6 @@ export const userErrorResult = (claimed: Pick<ClaimedJob, "jobId" | "attemptId">
   reason: "user_error" as const,
   exitCode: 1,
   signal: null,
-  result: null,
+  result: {},
   error,
 });
