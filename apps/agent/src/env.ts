@@ -9,6 +9,8 @@ const Env = z.object({
     .default(join(process.env.XDG_CONFIG_HOME ?? join(homedir(), ".config"), "agentlab-agent")),
   AGENTLAB_SERVER: z.string().url().optional(),
   AGENTLAB_PYTHON: z.string().optional(),
+  // The vLLM venv's interpreter (default apps/agent/python/vllm/.venv/bin/python); the trainer reads it too.
+  AGENTLAB_VLLM_PYTHON: z.string().optional(),
   AGENTLAB_SANDBOX: z.enum(["bwrap", "process"]).default("bwrap"),
   // The unprivileged host account sandboxed code runs as (65534 = nobody).
   AGENTLAB_SANDBOX_UID: z.coerce.number().int().min(1).default(65534),

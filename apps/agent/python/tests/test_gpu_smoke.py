@@ -16,7 +16,7 @@ def _smoke(tmp_path, *args):
         [sys.executable, "-m", "agentlab_trainer.gpu_smoke", "--work", str(tmp_path), *args],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=1200,
     )
 
 

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { configPath, loadConfig } from "../config";
 import type { AgentEnv } from "../env";
-import { findPython } from "../trainer/python";
+import { findPython, findVllmPython, pythonDoctor } from "../trainer/python";
 import { collectCapabilities } from "../capabilities";
 import { join } from "node:path";
 import { sandboxConfig, sandboxStatus } from "../sandbox-status";
@@ -19,6 +19,9 @@ export async function doctorCommand(argv: string[], env: AgentEnv): Promise<numb
     }),
   );
   const caps = await collectCapabilities({ python: findPython(env.AGENTLAB_PYTHON), sandbox, labels: [] });
+  // The second environment: vLLM's venv (optional; only CUDA boxes have it).
+  const vllmPython = findVllmPython(env.AGENTLAB_VLLM_PYTHON);
+  const vllmEnv = vllmPython ? { path: vllmPython, ...(await pythonDoctor(vllmPython)) } : null;
   const check = config instanceof Error ? null : await checkServer(config.server, config.credential);
   const server = check ? check.line : "not enrolled";
   const problems = [
@@ -34,6 +37,7 @@ export async function doctorCommand(argv: string[], env: AgentEnv): Promise<numb
         : { path: configPath(env.AGENTLAB_AGENT_HOME), agentId: config.agentId, server: config.server },
     server,
     capabilities: caps,
+    vllmEnvironment: vllmEnv,
     problems,
   };
   if (values.json) console.log(JSON.stringify(report, null, 2));
@@ -50,6 +54,9 @@ export async function doctorCommand(argv: string[], env: AgentEnv): Promise<numb
     );
     console.log(
       `ml stack: transformers ${st?.transformers ?? "missing"}, peft ${st?.peft ?? "missing"}, trl ${st?.trl ?? "missing"}, bitsandbytes ${st?.bitsandbytes ?? "missing"}, vllm ${st?.vllm ?? "missing"}, agentlab_trainer ${st?.agentlabTrainer ?? "missing"}`,
+    );
+    console.log(
+      `vllm env: ${vllmEnv ? `${vllmEnv.path} (python ${vllmEnv.python ?? "?"}); vllm ${vllmEnv.vllm ?? "missing"}, torch ${vllmEnv.torch ?? "missing"}, transformers ${vllmEnv.transformers ?? "missing"}${vllmEnv.error ? ` (${vllmEnv.error})` : ""}` : "none (generation uses transformers; scripts/setup-python.sh makes it on CUDA boxes)"}`,
     );
     console.log(
       `sandbox:  ${sandbox.backend} — ${sandbox.selfTestPassed ? "self-test passed" : `NOT usable: ${sandbox.detail}`}`,

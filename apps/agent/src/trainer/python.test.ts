@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TrainerEvent } from "@agentlab/core";
-import { findPython, pythonDoctor, runPython, TrainerRunError } from "./python";
+import { findPython, findVllmPython, pythonDoctor, runPython, TrainerRunError } from "./python";
 
 // A real (small) python module named agentlab_trainer, put first on the child's path via cwd: it
 // behaves according to FAKE_MODE (the spec itself must be a valid one: runPython parses it before
@@ -210,6 +210,20 @@ describe("findPython and pythonDoctor", () => {
   it("prefers the configured interpreter, else the venv", () => {
     expect(findPython("/opt/py/bin/python")).toBe("/opt/py/bin/python");
     expect(findPython(undefined, { root: "/nonexistent" })).toBe("python3");
+  });
+
+  it("finds the vLLM venv only where it exists (a configured path, else python/vllm/.venv)", async () => {
+    const root = await mkdtemp(join(tmpdir(), "agentlab-vllm-venv-"));
+    try {
+      expect(findVllmPython(undefined, { root })).toBeNull();
+      expect(findVllmPython(join(root, "nope", "python"), { root })).toBeNull();
+      const bin = join(root, "python", "vllm", ".venv", "bin");
+      await mkdir(bin, { recursive: true });
+      await writeFile(join(bin, "python"), "");
+      expect(findVllmPython(undefined, { root })).toBe(join(bin, "python")); // positive control
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   it("reports versions, null for missing packages", async () => {

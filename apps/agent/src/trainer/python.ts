@@ -193,6 +193,17 @@ export function findPython(configured?: string | null, opts: { root?: string } =
   return existsSync(venv) ? venv : "python3";
 }
 
+/**
+ * The vLLM backend's own interpreter (issue 16: vLLM lives in its own venv, its torch and
+ * transformers pins conflict with the trainer's): the configured path, else
+ * apps/agent/python/vllm/.venv/bin/python; null when neither exists.
+ */
+export function findVllmPython(configured?: string | null, opts: { root?: string } = {}): string | null {
+  const root = opts.root ?? resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+  const path = configured || join(root, "python", "vllm", ".venv", "bin", "python");
+  return existsSync(path) ? path : null;
+}
+
 /** What DOCTOR_SNIPPET prints, read with core TrainerDoctor (a missing key reads as not installed). */
 export type PythonDoctor = TrainerDoctor & { error?: string };
 

@@ -13,6 +13,8 @@ architecture and fp32 LoRA (the pytest that keeps this from being dead code)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -71,20 +73,34 @@ def sft_rows(n: int) -> list[dict[str, Any]]:
     return rows
 
 
+# --dry-run runs the trainer's commands in this process (the same CLI entry point, its stdout
+# captured): four interpreter start-ups with torch imports are most of a CPU dry run.
+IN_PROCESS = {"on": False}
+
+
 def cli(work: Path, command: str, spec: dict[str, Any], timeout: int = 480) -> dict[str, Any]:
     """One trainer command in its own process (so each method's peak memory is its own)."""
     f = work / f"{command}-{time.time_ns()}.json"
     f.write_text(json.dumps(spec))
-    p = subprocess.run(
-        [sys.executable, "-m", "agentlab_trainer", command, "--spec", str(f)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    events = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
-    if p.returncode != 0 or not events or events[-1].get("status") != "succeeded":
-        sys.stderr.write(p.stderr[-4000:])
-        raise SystemExit(f"gpu-smoke: {command} failed (exit {p.returncode})")
+    if IN_PROCESS["on"]:
+        from .__main__ import main as trainer_main
+
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            code = trainer_main([command, "--spec", str(f)])
+        stdout, stderr = buf.getvalue(), ""
+    else:
+        p = subprocess.run(
+            [sys.executable, "-m", "agentlab_trainer", command, "--spec", str(f)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        code, stdout, stderr = p.returncode, p.stdout, p.stderr
+    events = [json.loads(line) for line in stdout.splitlines() if line.strip()]
+    if code != 0 or not events or events[-1].get("status") != "succeeded":
+        sys.stderr.write(stderr[-4000:] + (json.dumps(events[-1]) if events else ""))
+        raise SystemExit(f"gpu-smoke: {command} failed (exit {code})")
     return {"result": events[-1], "generations": [e for e in events if e["event"] == "generation"]}
 
 
@@ -207,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             f"gpu-smoke: CUDA is not available to torch {torch.__version__}; nothing trained (exit 2)", file=sys.stderr
         )
         return 2
+    IN_PROCESS["on"] = args.dry_run
     result = run(Path(args.work), args.dry_run)
     print(json.dumps(result), flush=True)
     return 0 if all(result["checks"].values()) else 1
