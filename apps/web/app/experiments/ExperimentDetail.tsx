@@ -114,6 +114,14 @@ export function ExperimentDetail({ id }: { id: string }) {
         </p>
       ) : null}
       <StuckBanner experimentId={id} enabled={e.state === "running"} />
+      {e.overLength && e.overLength.count > 0 ? (
+        <p className="rounded-md bg-amber-50 p-3 text-sm text-amber-900" data-testid="over-length">
+          {e.overLength.count} training sample{e.overLength.count === 1 ? "" : "s"} longer than max length{" "}
+          {e.overLength.maxLength} tokens with {e.overLength.model}&apos;s tokenizer (longest{" "}
+          {e.overLength.longestTokens ?? "?"}) {e.overLength.count === 1 ? "was" : "were"} dropped before training:{" "}
+          <span className="font-mono text-xs">{e.overLength.taskIds.join(", ")}</span>
+        </p>
+      ) : null}
       <div className="grid gap-3 sm:grid-cols-5">
         <Stat
           label="Progress"

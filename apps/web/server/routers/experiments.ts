@@ -4,6 +4,7 @@ import {
   ExperimentConfig,
   MAX_SAMPLES,
   estimateWork,
+  parseStageOutput,
   evaluationWork,
   planProgress,
   stagePlan,
@@ -67,6 +68,8 @@ export const experimentsRouter = router({
       stages,
       progress: planProgress(plan, [...rows.values()]),
       selection: (await getSelection(ctx.db, exp.id)) ?? null,
+      // Samples dropped before training for being longer than the max length (issue 16).
+      overLength: parseStageOutput("dataset", "dataset", rows.get("dataset")?.output)?.overLength ?? null,
     };
   }),
 
