@@ -123,6 +123,17 @@ export function DatasetDetail({ id }: { id: string }) {
                   ? `${d.tokenCounts.supervisedTokens.toLocaleString()} of ${d.tokenCounts.totalTokens.toLocaleString()} (${d.tokenCounts.model})`
                   : "not computed",
               },
+              ...(d.tokenCounts?.overLength
+                ? [
+                    {
+                      // issue 16: measured at an experiment's dataset stage, dropped from the child it trained on
+                      label: `Over ${d.tokenCounts.overLength.maxLength} tokens`,
+                      value: d.tokenCounts.overLength.count
+                        ? `${d.tokenCounts.overLength.count} sample(s), dropped before training: ${d.tokenCounts.overLength.taskIds.join(", ")}`
+                        : "none",
+                    },
+                  ]
+                : []),
             ]}
           />
           {canAlter && !d.tokenCounts ? (
