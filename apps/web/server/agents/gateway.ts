@@ -32,6 +32,7 @@ import {
   type AgentFit,
 } from "@agentlab/db";
 import type { Services } from "../services";
+import { postgresSocketAdapter } from "./adapter";
 
 export type AgentGateway = {
   io: Server;
@@ -48,6 +49,10 @@ type Ack = (reply: unknown) => void;
 
 export const MAX_SOCKET_MESSAGE_BYTES = 1024 * 1024;
 
+// Every agent's socket joins its own room, so a cancel or revoke emitted to the room reaches it on
+// whichever instance it is connected to (through the cluster adapter when there are several).
+const agentRoom = (agentId: string) => `agent:${agentId}`;
+
 export function attachAgentGateway(httpServer: HttpServer, services: Services): AgentGateway {
   const { db, env } = services;
   const io = new Server(httpServer, {
@@ -57,6 +62,8 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
     pingInterval: 10_000,
     pingTimeout: 20_000,
   });
+  const cluster = env.DATABASE_URL ? postgresSocketAdapter(env.DATABASE_URL, services.log) : null;
+  if (cluster) io.adapter(cluster.adapter);
   const sockets = new Map<string, AgentSocket>();
 
   // Authenticates the socket with the agent credential before any event is accepted.
@@ -80,6 +87,7 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
     const log = services.log.child({ agentId });
     sockets.get(agentId)?.disconnect(true); // one live socket per agent
     sockets.set(agentId, socket);
+    socket.join(agentRoom(agentId));
 
     // Every request: parse with its zod schema, run, acknowledge. Errors go back in the ack.
     const handle = <S extends z.ZodType, R>(event: string, schema: S, fn: (msg: z.output<S>) => Promise<R>) => {
@@ -205,16 +213,16 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
   const nudge = () => io.emit(AGENT_EVENTS.jobsAvailable);
   services.queue.onJobsAvailable(nudge);
   services.queue.onCancel(({ agentId, jobId, attemptId }) =>
-    sockets.get(agentId)?.emit(AGENT_EVENTS.cancel, { jobId, attemptId }),
+    io.to(agentRoom(agentId)).emit(AGENT_EVENTS.cancel, { jobId, attemptId }),
   );
 
   return {
     io,
     disconnect(agentId) {
-      const s = sockets.get(agentId);
-      if (!s) return;
-      s.emit(AGENT_EVENTS.revoked);
-      s.disconnect(true);
+      // Across instances the two messages may overtake each other; then the agent's reconnect is
+      // refused ("unauthorized"), which is just as final for it.
+      io.to(agentRoom(agentId)).emit(AGENT_EVENTS.revoked);
+      io.in(agentRoom(agentId)).disconnectSockets(true);
     },
     retestSandbox(agentId) {
       const s = sockets.get(agentId);
@@ -224,6 +232,7 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
     connectedCount: () => sockets.size,
     async close() {
       await new Promise<void>((resolve) => io.close(() => resolve()));
+      await cluster?.close();
     },
   };
 }
