@@ -394,7 +394,7 @@ export async function agentStep(
 /** Ticks the runner and lets the agent drain the queue until the experiment leaves `running`. */
 export async function drive(
   db: Db,
-  runner: ExperimentRunner,
+  runner: Pick<ExperimentRunner, "advance">,
   experimentId: string,
   fit: Awaited<ReturnType<typeof makeAgent>>,
   tasks: Map<string, TaskSpec>,

@@ -134,6 +134,19 @@ describe("experiment stage machine on Postgres", () => {
     await expect(claimTestRun(t.db, expId, [{ model: "base" }])).rejects.toMatchObject({ code: "CONFLICT" });
   });
 
+  it("two runners advancing one experiment at once (a leadership hand-over) share its one test evaluation", async () => {
+    const id = await startExperiment(s, baseConfig(splitId, { name: "two runners", seeds: [3] }));
+    const a = createExperimentRunner(s, { autoStart: false });
+    const b = createExperimentRunner(s, { autoStart: false });
+    const both = { advance: async (x: string) => void (await Promise.all([a.advance(x), b.advance(x)])) };
+    const end = await drive(t.db, both, id, fit, tasks, learns);
+    expect(end).toEqual({ state: "succeeded", error: null });
+    const runs = await t.db.select().from(schema.testRuns).where(eq(schema.testRuns.experimentId, id));
+    expect(runs).toHaveLength(1);
+    // Still one test run: a claim from outside the stage is refused.
+    await expect(claimTestRun(t.db, id, [{ model: "base" }])).rejects.toMatchObject({ code: "CONFLICT" });
+  });
+
   it("a tie keeps the base and the report claims no gain", async () => {
     const id = await startExperiment(s, baseConfig(splitId, { name: "tie", seeds: [7] }));
     const runner = createExperimentRunner(s, { autoStart: false });

@@ -1,5 +1,5 @@
-import { claimTestRun, getTestRun, updateStage } from "@agentlab/db";
-import { DomainError, modelKey, modelLabel } from "@agentlab/core";
+import { claimTestRun, getTestRun, listStages, updateStage } from "@agentlab/db";
+import { DomainError, isDomainError, modelKey, modelLabel, parseStageOutput } from "@agentlab/core";
 import { advanceEvaluation, emptyEval, type EvalModel } from "../evaluate";
 import { splitTasks } from "../tasks";
 import { ownOutput, type StageCtx, type StageResult } from "./context";
@@ -37,11 +37,20 @@ export async function testStage(c: StageCtx): Promise<StageResult<"test_eval">> 
     const models = await testModels(c);
     // Claiming the run and recording it in the stage happen together, so a crash in between cannot
     // leave a claimed run that the resumed stage would then be refused.
-    await db.transaction(async (tx) => {
-      await claimTestRun(tx, c.experimentId, models);
-      await updateStage(tx, c.experimentId, c.stage.key, { output: { ...output, models } });
-    });
-    output = { ...output, models };
+    const claimed = await db
+      .transaction(async (tx) => {
+        await claimTestRun(tx, c.experimentId, models);
+        await updateStage(tx, c.experimentId, c.stage.key, { output: { ...output, models } });
+      })
+      .then(
+        () => true,
+        (err: unknown) => {
+          if (isDomainError(err) && err.code === "CONFLICT") return false;
+          throw err;
+        },
+      );
+    if (claimed) output = { ...output, models };
+    else output = await racedClaim(c);
   } else if (!(await getTestRun(db, c.experimentId))) {
     throw new DomainError("INTERNAL", "test stage recorded models but no test run is claimed");
   }
@@ -64,4 +73,19 @@ export async function testStage(c: StageCtx): Promise<StageResult<"test_eval">> 
     { ...emptyEval(), ...output },
   );
   return { state: step.state, output: { ...step.output, models: output.models }, jobIds: step.jobIds };
+}
+
+/**
+ * The claim was refused: the run is already claimed. Claim and stage record commit together, so
+ * either another runner advancing this experiment at the same moment (a leadership hand-over, a
+ * test driving its own runner beside the server's) claimed it and recorded its models in this
+ * stage — then this runner continues that same run — or something claimed it outside the stage,
+ * which stays a refusal. A second test run is never started either way.
+ */
+async function racedClaim(c: StageCtx) {
+  const row = (await listStages(c.services.db, c.experimentId)).find((r) => r.key === c.stage.key);
+  const recorded = row ? parseStageOutput("test_eval", c.stage.key, row.output) : undefined;
+  if (!recorded?.models)
+    throw new DomainError("CONFLICT", "the test evaluation of this experiment has already run; it runs once");
+  return recorded;
 }
