@@ -422,7 +422,9 @@ describe("teacher collection", () => {
     expect(d).toMatchObject({ sampleCount: n - 2, taskCount: n - 2, oracleSamples: 0 });
     const exp = keep(await admin.datasets.export({ id: d.id }));
     expect(createHash("sha256").update(exp.jsonl).digest("hex")).toBe(d.hash);
-    expect(readFileSync(s.app.services.artifacts.path(d.hash), "utf8")).toBe(exp.jsonl); // agents fetch these bytes
+    expect(
+      readFileSync(join(s.app.services.env.AGENTLAB_DATA_DIR, "artifacts", d.hash.slice(0, 2), d.hash), "utf8"),
+    ).toBe(exp.jsonl); // agents fetch these bytes
     const lines = exp.jsonl
       .trim()
       .split("\n")

@@ -4,17 +4,29 @@ import { mkdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { parseRetryAfter, withRetry, type RetryDecision, type RetryPolicy } from "@agentlab/core";
+import {
+  parseRetryAfter,
+  UPLOAD_VIA_HEADER,
+  UPLOAD_VIA_PRESIGNED,
+  UploadPlan,
+  withRetry,
+  type RetryDecision,
+  type RetryPolicy,
+} from "@agentlab/core";
 
 /**
  * Uploads a file to the server's content-addressed store, resuming from the offset the server
- * already holds (HEAD), then asks it to verify the hash and publish. Returns the sha256.
+ * already holds (HEAD), then asks it to verify the hash and publish. Returns the sha256. When the
+ * server keeps artifacts in object storage (HEAD says `upload-via: presigned`), the bytes go to
+ * the presigned part URLs of its plan instead, skipping the parts it already holds.
+ * `onPart` hears each part sent (progress; the tests count resent parts with it).
  */
 export async function uploadArtifact(
   serverUrl: string,
   credential: string,
   path: string,
   attempts = 5,
+  onPart?: (partNumber: number) => void,
 ): Promise<string> {
   const hash = createHash("sha256");
   await pipeline(createReadStream(path), hash);
@@ -24,7 +36,9 @@ export async function uploadArtifact(
   const headers = { authorization: `Bearer ${credential}` };
   const once = async (): Promise<string> => {
     const head = await fetch(url, { method: "HEAD", headers });
-    if (head.status !== 200) {
+    if (head.status !== 200 && head.headers.get(UPLOAD_VIA_HEADER) === UPLOAD_VIA_PRESIGNED)
+      await uploadParts(url, headers, path, size, onPart);
+    else if (head.status !== 200) {
       const offset = Number(head.headers.get("upload-offset") ?? "0");
       if (offset < size) {
         const body = Readable.toWeb(createReadStream(path, { start: offset })) as ReadableStream;
@@ -44,6 +58,39 @@ export async function uploadArtifact(
   // Each try resumes from the offset the server holds, so a retry never resends what arrived.
   const out = await withRetry(once, { policy: { ...UPLOAD_RETRY, maxAttempts: attempts }, classify: classifyUpload });
   return out.value;
+}
+
+/** Sends the parts the server's plan does not hold yet, each to its presigned URL. */
+async function uploadParts(
+  url: string,
+  headers: Record<string, string>,
+  path: string,
+  size: number,
+  onPart?: (partNumber: number) => void,
+) {
+  const res = await fetch(`${url}/parts`, {
+    method: "POST",
+    headers: { ...headers, "content-type": "application/json" },
+    body: JSON.stringify({ sizeBytes: size }),
+  });
+  if (!res.ok) throw await HttpFailure.of("upload plan", res);
+  const plan = UploadPlan.parse(await res.json());
+  for (const part of plan.parts) {
+    if (part.done) continue;
+    const start = (part.partNumber - 1) * plan.partSize;
+    const bytes = await readRange(path, start, Math.min(plan.partSize, size - start));
+    // No credential here: the URL carries its own signature, and the storage refuses a second one.
+    const put = await fetch(part.url, { method: "PUT", body: new Uint8Array(bytes) });
+    if (!put.ok) throw await HttpFailure.of(`part ${part.partNumber} upload`, put);
+    onPart?.(part.partNumber);
+  }
+}
+
+async function readRange(path: string, start: number, length: number): Promise<Buffer> {
+  if (length <= 0) return Buffer.alloc(0);
+  const chunks: Buffer[] = [];
+  for await (const chunk of createReadStream(path, { start, end: start + length - 1 })) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 const UPLOAD_RETRY: RetryPolicy = {
@@ -101,9 +148,13 @@ export async function fetchArtifact(
   )
     return dest;
   await mkdir(dir, { recursive: true });
-  const res = await fetch(new URL(`/api/artifacts/${sha256}`, serverUrl), {
+  const first = await fetch(new URL(`/api/artifacts/${sha256}`, serverUrl), {
     headers: { authorization: `Bearer ${credential}` },
+    redirect: "manual",
   });
+  // Object storage: the server answers a presigned URL, fetched without our credential.
+  const location = first.status === 302 ? first.headers.get("location") : null;
+  const res = location ? await fetch(location) : first;
   if (!res.ok || !res.body) throw new Error(`artifact ${sha256} could not be fetched: ${res.status}`);
   const tmp = `${dest}.${process.pid}.part`;
   const hash = createHash("sha256");

@@ -6,7 +6,7 @@ import type { Logger } from "./logger";
 import { createContext } from "./trpc/context";
 import { appRouter } from "./routers";
 import { attachAgentGateway, type AgentGateway } from "./agents/gateway";
-import { createArtifactStore } from "./artifacts/store";
+import { artifactStoreFromEnv } from "./artifacts/from-env";
 import { startUploadSweep } from "./artifacts/sweep";
 import { handleArtifacts } from "./http/artifacts";
 import { handleTaskImport } from "./http/import";
@@ -22,7 +22,6 @@ import { startLeadership } from "./events/leadership";
 import type { TryLead } from "@agentlab/db";
 import type { Listen } from "./events/bus";
 import type { Services } from "./services";
-import { join } from "node:path";
 
 export type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
@@ -57,7 +56,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     db,
     log,
     queue: createQueue(db, log),
-    artifacts: createArtifactStore(join(env.AGENTLAB_DATA_DIR, "artifacts")),
+    artifacts: artifactStoreFromEnv(env),
     secrets: createSecretBox(opts.secret),
     agentHub: { disconnect: () => {} },
   };

@@ -14,6 +14,7 @@ export * from "./jobs/retry-policy";
 export * from "./jobs/events";
 export * from "./protocol/capabilities";
 export * from "./protocol/messages";
+export * from "./protocol/artifact-upload";
 export * from "./grading";
 export * from "./teacher";
 export * from "./stats";

@@ -3,41 +3,16 @@ import { createReadStream, createWriteStream } from "node:fs";
 import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
-import type { Readable } from "node:stream";
 import { DomainError } from "@agentlab/core";
+import { checkSha as check, checkUploader, type ArtifactStore } from "./types";
+
+export type { ArtifactStore } from "./types";
 
 // Content-addressed blobs on local disk. Uploads are resumable: bytes go to a partial file that
 // grows at its current size; the blob is published only when the full content hashes to its name.
 // Partial files live under their uploader (`partial/<agentId>/<sha>`), so another agent can
 // neither append to nor complete one, and each uploader's open partials are counted against its
 // quota; a sweep removes partials nobody wrote to for a day.
-
-/** Per-uploader limits on unfinished uploads. */
-export type UploadLimits = { maxBytes: number; quotaBytes: number; maxOpen: number };
-
-export type ArtifactStore = {
-  has(sha256: string): Promise<boolean>;
-  partialSize(uploader: string, sha256: string): Promise<number>;
-  append(uploader: string, sha256: string, offset: number, body: Readable, limits: UploadLimits): Promise<number>;
-  complete(uploader: string, sha256: string): Promise<number>;
-  /** Removes partial uploads last written more than `maxAgeMs` ago; returns how many. */
-  sweepPartials(maxAgeMs: number, nowMs?: number): Promise<number>;
-  read(sha256: string): Readable;
-  size(sha256: string): Promise<number>;
-  path(sha256: string): string;
-  /** Stores bytes produced by the server itself (e.g. a dataset for a train job); returns their sha256. */
-  put(data: Buffer | string): Promise<string>;
-};
-
-const SHA_RE = /^[a-f0-9]{64}$/;
-const check = (sha: string) => {
-  if (!SHA_RE.test(sha)) throw new DomainError("BAD_REQUEST", "artifact id must be a lowercase sha256 hex digest");
-};
-// Uploader ids become directory names: agent UUIDs, or the server's own "server".
-const UPLOADER_RE = /^[a-z0-9-]{1,64}$/;
-const checkUploader = (u: string) => {
-  if (!UPLOADER_RE.test(u)) throw new Error(`bad uploader id ${u}`);
-};
 
 export function createArtifactStore(root: string): ArtifactStore {
   const blobPath = (sha: string) => join(root, sha.slice(0, 2), sha);
@@ -54,7 +29,7 @@ export function createArtifactStore(root: string): ArtifactStore {
     await rename(part, blobPath(sha));
   };
   return {
-    path: (sha) => (check(sha), blobPath(sha)),
+    presigned: null,
     async has(sha) {
       check(sha);
       return (await stat(blobPath(sha)).catch(() => null)) !== null;
@@ -132,7 +107,7 @@ export function createArtifactStore(root: string): ArtifactStore {
       }
       return sha;
     },
-    read(sha) {
+    async read(sha) {
       check(sha);
       return createReadStream(blobPath(sha));
     },
