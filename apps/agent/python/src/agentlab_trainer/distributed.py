@@ -1,0 +1,175 @@
+"""Data-parallel training across the GPUs of one agent (issue 19): `gpus: N` runs the trainer under
+torchrun, one process per GPU, the LoRA model wrapped in torch DDP.
+
+Loss normalization is GLOBAL: every rank scales its micro-batches' summed token loss by
+world_size / N_global, where N_global is the number of supervised tokens of the whole accumulation
+window on ALL ranks (one all-reduce of the count per window). DDP averages the gradients over the
+ranks (divides by world_size), so the update is exactly the single-process update on the union of
+the window's samples with a per-token mean, whatever the ranks' sample lengths. Dividing by each
+rank's own count (the late-fixed transformers bug) weights a rank's tokens by how few it had.
+
+A window's samples are dealt round-robin to the ranks (its batches are length-grouped, so ranks get
+similar lengths) and each rank groups its share into micro-batches of `batch_size`. A rank with no
+sample in a short last window still runs one zero-weighted forward/backward, so every rank joins
+the same gradient all-reduce. Only the last micro-batch of a rank synchronizes (DDP no_sync on the
+others). Rank 0 alone writes snapshots and reports progress; the other ranks' stdout is sent to
+stderr so that the agent reads exactly one event stream. A rank that dies makes torchrun stop the
+others and exit non-zero; the agent then fails the job with torchrun's output (jobs/train.ts).
+
+FSDP (`wrap_fsdp`) is for bases that do not fit one GPU; it is written against torch's FSDP API
+and is GPU-only and UNTESTED here (no GPU on the CI machine)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import data as D
+from .common import CancelFlag, UserError
+from .loss import autocast, count_supervised, token_loss_sum
+
+
+@dataclass(frozen=True)
+class Dist:
+    rank: int
+    world_size: int
+    local_rank: int
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+
+def from_env(environ: dict[str, str] | None = None) -> Dist | None:
+    """The torchrun process group this process belongs to, or None when it runs alone."""
+    env = os.environ if environ is None else environ
+    world = int(env.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return None
+    return Dist(rank=int(env["RANK"]), world_size=world, local_rank=int(env.get("LOCAL_RANK", env["RANK"])))
+
+
+def init(dist: Dist, device: str, init_method: str = "env://") -> str:
+    """Joins the process group (NCCL on CUDA, gloo on CPU); returns this rank's device string.
+    Non-main ranks write their stdout to stderr: one event stream reaches the agent."""
+    import torch
+    import torch.distributed as tdist
+
+    backend = "nccl" if device == "cuda" else "gloo"
+    if device == "cuda":
+        torch.cuda.set_device(dist.local_rank)
+    tdist.init_process_group(backend, init_method=init_method, rank=dist.rank, world_size=dist.world_size)
+    if not dist.is_main:
+        sys.stdout.flush()
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    return f"cuda:{dist.local_rank}" if device == "cuda" else "cpu"
+
+
+def shutdown() -> None:
+    import torch.distributed as tdist
+
+    if tdist.is_initialized():
+        tdist.destroy_process_group()
+
+
+class _LossModule:
+    """Makes the summed token loss the wrapped module's forward, so DDP sees every forward."""
+
+    @staticmethod
+    def build(model):
+        import torch
+
+        class LossOf(torch.nn.Module):
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, batch: dict[str, Any]):
+                return token_loss_sum(self.inner, batch)[0]
+
+        return LossOf(model)
+
+
+def wrap_ddp(model, device: str):
+    """DDP around the loss of `model` (the LoRA model; only its trainable parameters are reduced)."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    ids = [int(device.split(":")[1])] if device.startswith("cuda:") else None
+    return DDP(_LossModule.build(model), device_ids=ids)
+
+
+def wrap_fsdp(model, device: str):  # pragma: no cover - GPU only, untested here
+    """FSDP for bases that do not fit one GPU: parameters sharded per decoder layer, bf16 compute.
+    use_orig_params keeps LoRA's frozen/trainable mix in one flat parameter. UNTESTED (no GPU)."""
+    import functools
+
+    import torch
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+    from torch.distributed.fsdp import MixedPrecision
+    from torch.distributed.fsdp.wrap import lambda_auto_wrap_policy
+
+    if not device.startswith("cuda"):
+        raise UserError("FSDP needs CUDA devices")
+    layer_types = {type(m) for n, m in model.named_modules() if n.endswith("layers.0")}
+    policy = functools.partial(lambda_auto_wrap_policy, lambda_fn=lambda m: type(m) in layer_types)
+    return FSDP(
+        _LossModule.build(model),
+        auto_wrap_policy=policy,
+        mixed_precision=MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.float32),
+        device_id=torch.device(device),
+        use_orig_params=True,
+    )
+
+
+def shard_window(window: Sequence[Sequence[int]], dist: Dist, batch_size: int) -> list[list[int]]:
+    """This rank's micro-batches of one window: its samples dealt round-robin, `batch_size` each."""
+    flat = [i for batch in window for i in batch]
+    mine = flat[dist.rank :: dist.world_size]
+    return [mine[s : s + batch_size] for s in range(0, len(mine), batch_size)]
+
+
+def window_backward(
+    wrapped,
+    microbatches: Sequence[dict[str, Any]],
+    dist: Dist,
+    dummy: dict[str, Any],
+    cancel: CancelFlag | None = None,
+    device: str = "cpu",
+) -> tuple[float, int]:
+    """Backward of this rank's share of one window with the global per-token normalization.
+    Returns (the window's mean token loss over all ranks, its supervised tokens over all ranks)."""
+    import torch
+    import torch.distributed as tdist
+
+    counts = torch.tensor([float(sum(count_supervised(b) for b in microbatches))], dtype=torch.float64)
+    if device.startswith("cuda"):
+        counts = counts.to(device)
+    tdist.all_reduce(counts)
+    n_global = int(counts.item())
+    if n_global == 0:
+        raise UserError("an accumulation window has no supervised token")
+    # A rank without samples contributes a zero-weighted pass so it joins the all-reduce.
+    work = [(b, 1.0) for b in microbatches] or [(dummy, 0.0)]
+    local_sum = 0.0
+    for k, (batch, weight) in enumerate(work):
+        if cancel is not None:
+            cancel.raise_if_set()
+        sync = k == len(work) - 1
+        with contextlib.nullcontext() if sync else wrapped.no_sync():
+            with autocast("cuda" if device.startswith("cuda") else "cpu"):
+                loss_sum = wrapped(batch)
+            (loss_sum * (weight * dist.world_size / n_global)).backward()
+        local_sum += weight * float(loss_sum.detach())
+    total = torch.tensor([local_sum], dtype=torch.float64, device=counts.device)
+    tdist.all_reduce(total)
+    return float(total.item()) / n_global, n_global
+
+
+def collate_share(samples: Sequence[D.Encoded], share: Sequence[Sequence[int]], pad_id: int, device: str):
+    """The rank's micro-batches as tensors, and a one-sample dummy for an empty share."""
+    micro = [D.collate([samples[i] for i in b], pad_id, device) for b in share if b]
+    return micro, D.collate([samples[0]], pad_id, device)
