@@ -1,5 +1,6 @@
-// `npm run bench -- train`: supervised tokens/s of our trainer vs TRL's SFTTrainer on the same tiny
-// model, data and settings (CPU), their ratio and peak memory. Ends with exactly one JSON line.
+// `npm run bench -- train`: supervised tokens/s of our trainer vs TRL's SFTTrainer on the same
+// models, data and settings (CPU), the same timed scope, alternating repetitions with median and
+// spread (bench/train_bench.py). Ends with exactly one JSON line.
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,11 +20,7 @@ const run = spawnSync(python, [join(root, "bench", "train_bench.py")], {
 });
 if (run.status !== 0) throw new Error(`bench/train_bench.py failed (exit ${run.status ?? run.signal})`);
 const last = run.stdout.trim().split("\n").pop() ?? "";
-const result = JSON.parse(last) as {
-  bench: string;
-  ours_tokens_per_s: number;
-  trl_tokens_per_s: number;
-  ratio: number;
-  peak_rss_mb: number;
-};
+// Per model (tiny, m20): median and min-max of ours / TRL supervised tokens/s and of their ratio.
+const result = JSON.parse(last) as { bench: string; reps: number; tiny: unknown; m20: unknown };
+if (result.bench !== "train") throw new Error(`unexpected bench output: ${last.slice(0, 200)}`);
 console.log(JSON.stringify(result));
