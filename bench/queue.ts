@@ -1,9 +1,8 @@
 // Queue throughput and dispatch latency over real socket.io on loopback and the real Postgres:
 // N jobs on K in-process agents; dispatch = enqueue to the agent starting the job.
-import { sql } from "drizzle-orm";
-import { queryRows } from "@agentlab/db";
 import type { JobHandler } from "../apps/agent/src/jobs/types";
 import { startInProcessAgent, startTestServer, waitFor } from "../tests/integration/helpers/server";
+import { percentileMs, queueOutcome, succeededCount } from "./lib/queue-outcome";
 
 const JOBS = Number(process.argv[3] ?? 2000);
 const AGENTS = Number(process.argv[4] ?? 4);
@@ -38,42 +37,22 @@ const t0 = performance.now();
 await server.app.services.queue.enqueueMany(
   Array.from({ length: JOBS }, () => ({ type: "shell" as const, payload: { argv: ["true"] } })),
 );
-await waitFor(
-  async () => {
-    const [r] = await queryRows<{ n: number }>(
-      server.db.db,
-      sql`select count(*)::int as n from jobs where state = 'succeeded'`,
-    );
-    return (r?.n ?? 0) >= JOBS + 200;
-  },
-  600_000,
-  20,
-);
+await waitFor(async () => (await succeededCount(server.db.db)) >= JOBS + 200, 600_000, 20);
 const seconds = (performance.now() - t0) / 1000;
-const [dup] = await queryRows<{ n: number }>(
-  server.db.db,
-  sql`select count(*)::int as n from (select job_id from job_attempts group by job_id having count(*) > 1) d`,
-);
-const [lost] = await queryRows<{ n: number }>(
-  server.db.db,
-  sql`select count(*)::int as n from jobs where state <> 'succeeded'`,
-);
+const { lost, duplicated } = await queueOutcome(server.db.db);
 await Promise.all(agents.map((a) => a.stop()));
 await server.close();
 
-latencies.sort((a, b) => a - b);
-const pct = (p: number) =>
-  Math.round((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0) * 100) / 100;
 console.log(
   JSON.stringify({
     bench: "queue",
     jobs: JOBS,
     agents: AGENTS,
     claims_per_s: Math.round(JOBS / seconds),
-    dispatch_p50_ms: pct(0.5),
-    dispatch_p99_ms: pct(0.99),
-    lost: lost?.n ?? -1,
-    duplicated: dup?.n ?? -1,
+    dispatch_p50_ms: percentileMs(latencies, 0.5),
+    dispatch_p99_ms: percentileMs(latencies, 0.99),
+    lost,
+    duplicated,
   }),
 );
 process.exit(0);

@@ -1,8 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { openDatabase } from "@agentlab/db";
 import type { JobHandler } from "../../apps/agent/src/jobs/types";
-import { createTestDatabase, type TestDb } from "./helpers/db";
-import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
+import { startInstancePair, type InstancePair } from "./helpers/cluster";
+import { startInProcessAgent, waitFor, type TestServer } from "./helpers/server";
 
 // Two web instances over one Postgres, each with its own connection pool and socket.io server (as two
 // processes behind a load balancer would have). An agent connected to A is told about work
@@ -11,34 +10,6 @@ import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "
 const POLL_MS = 8000;
 const PROMPT_MS = 1500;
 const slow = { AGENTLAB_HEARTBEAT_MS: "20000", AGENTLAB_LEASE_TTL_MS: "60000" };
-
-type Pair = { t: TestDb; a: TestServer; b: TestServer; close(): Promise<void> };
-
-// B gets its own pool on the same database; A's TestServer owns (and drops) the database.
-async function startPair(withAdapter: boolean): Promise<Pair> {
-  const t = await createTestDatabase();
-  const clusterEnv = withAdapter ? { DATABASE_URL: t.url } : {};
-  const a = await startTestServer({ ...slow, ...clusterEnv }, t);
-  const second = await openDatabase({ url: t.url, maxConnections: 5 });
-  const b = await startTestServer({ ...slow, ...clusterEnv }, { ...second, url: t.url, drop: second.close });
-  if (withAdapter)
-    // Each adapter has heard the other's heartbeat: both are LISTENing.
-    await waitFor(async () => {
-      const counts = await Promise.all([a, b].map((s) => s.app.gateway.io.of("/").adapter.serverCount()));
-      return counts.every((n) => n === 2);
-    }, 10_000);
-  return {
-    t,
-    a,
-    b,
-    async close() {
-      await b.close();
-      await second.close();
-      await a.close();
-      await t.drop();
-    },
-  };
-}
 
 // Records when the agent starts each job and when it is told to abort one; "hold" jobs run until then.
 function recordingAgent(server: TestServer, name: string) {
@@ -65,14 +36,14 @@ async function settled(server: TestServer) {
   await new Promise((r) => setTimeout(r, 500));
 }
 
-const pairs: Pair[] = [];
+const pairs: InstancePair[] = [];
 afterAll(async () => {
   for (const p of pairs) await p.close();
 });
 
 describe("several web instances", () => {
   it("with the Postgres adapter, a job enqueued through B starts at once on an agent connected to A, and B's cancel reaches it", async () => {
-    const pair = await startPair(true);
+    const pair = await startInstancePair(true, slow);
     pairs.push(pair);
     const rec = recordingAgent(pair.a, "on-a");
     const agent = await rec.agent;
@@ -95,7 +66,7 @@ describe("several web instances", () => {
   }, 60_000);
 
   it("without the adapter (positive control), B's job and B's cancel wait for the agent's poll and heartbeat", async () => {
-    const pair = await startPair(false);
+    const pair = await startInstancePair(false, slow);
     pairs.push(pair);
     const rec = recordingAgent(pair.a, "on-a");
     const agent = await rec.agent;
