@@ -38,8 +38,11 @@ def main(argv: list[str] | None = None) -> int:
 
             tiny_model.main(spec)
         elif args.command == "train":
-            from . import train
+            from . import distributed, train
 
+            ranks = distributed.processes_requested()
+            if ranks > 1 and distributed.from_env() is None:
+                return distributed.launch(ranks, "train", args.spec)  # issue 19: torchrun, one rank per GPU
             train.main(spec, cancel)
         elif args.command == "dpo":
             from . import dpo

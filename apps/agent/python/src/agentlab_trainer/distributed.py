@@ -69,6 +69,51 @@ def init(dist: Dist, device: str, init_method: str = "env://") -> str:
     return f"cuda:{dist.local_rank}" if device == "cuda" else "cpu"
 
 
+PROCESSES_ENV = "AGENTLAB_TRAIN_PROCESSES"
+
+
+def processes_requested(environ: dict[str, str] | None = None) -> int:
+    """How many ranks the agent asked for (its job's GPUs), 1 when unset."""
+    env = os.environ if environ is None else environ
+    raw = env.get(PROCESSES_ENV, "1")
+    if not raw.isdigit() or int(raw) < 1:
+        raise UserError(f"{PROCESSES_ENV} must be a positive integer, got {raw!r}")
+    return int(raw)
+
+
+def launch(nproc: int, command: str, spec_path: str) -> int:
+    """Runs `command` under torchrun with `nproc` ranks on this machine; returns the exit code.
+    Rank 0's events are relayed; its result event only when torchrun succeeded (or was canceled):
+    when a rank dies torchrun stops the others (rank 0 would then report a cancel) and exits
+    non-zero, and the run is reported failed instead. stderr is inherited, so the dead rank's
+    traceback and torchrun's summary naming it reach the job's log. No restarts."""
+    import json
+    import subprocess
+
+    from .common import emit
+
+    argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}"]
+    argv += ["--max-restarts=0", "-m", "agentlab_trainer", command, "--spec", spec_path]
+    env = {k: v for k, v in os.environ.items() if k != PROCESSES_ENV}
+    result: dict[str, Any] | None = None
+    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None
+        for line in child.stdout:
+            event = json.loads(line) if line.startswith("{") else None
+            if isinstance(event, dict) and event.get("event") == "result":
+                result = event
+            else:
+                sys.stdout.write(line)
+                sys.stdout.flush()
+        rc = child.wait()
+    if result is not None and (rc == 0 or result.get("status") == "canceled"):
+        emit(**result)
+        return rc if rc == 0 else 143
+    message = f"a training rank failed (torchrun exited {rc}); the failed rank's error is in the log"
+    emit("result", command=command, status="failed", error={"kind": "internal_error", "message": message})
+    return 1
+
+
 def shutdown() -> None:
     import torch.distributed as tdist
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import data as D
+from . import distributed
 from .common import (
     Canceled,
     CancelFlag,
@@ -180,6 +181,10 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         torch.set_num_threads(int(cfg["torch_threads"]))
     # An explicit method fixes the device too: lora-fp32 is a CPU method on every box.
     device = "cpu" if cfg["method"] == "lora-fp32" else pick_device(cfg["device"])
+    # Under torchrun (issue 19): one rank per GPU, global loss normalization (distributed.py).
+    # init() makes "cuda" this rank's GPU; DDP is told the index.
+    dist = distributed.from_env()
+    rank_device = distributed.init(dist, device) if dist else device
     seed = int(cfg["seed"])
     torch.manual_seed(seed)
     out_dir = Path(cfg["output_dir"])
@@ -214,6 +219,7 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         enable_checkpointing(model)
     model = attach_lora(model, cfg["lora"], seed)
     model.train()
+    wrapped = distributed.wrap_ddp(model, rank_device) if dist else None
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=float(cfg["learning_rate"]), weight_decay=float(cfg["weight_decay"]))
 
@@ -270,8 +276,13 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
             for w_idx, window in enumerate(windows):
                 cancel.raise_if_set()
                 t0 = time.perf_counter()
-                micro = [D.collate([train_samples[i] for i in b], pad_id, device) for b in window]
-                loss, n = window_backward(model, micro, cancel, device)
+                if dist and wrapped is not None:
+                    share = distributed.shard_window(window, dist, cfg["batch_size"])
+                    micro, dummy = distributed.collate_share(train_samples, share, pad_id, device)
+                    loss, n = distributed.window_backward(wrapped, micro, dist, dummy, cancel, device)
+                else:
+                    micro = [D.collate([train_samples[i] for i in b], pad_id, device) for b in window]
+                    loss, n = window_backward(model, micro, cancel, device)
                 if cfg["max_grad_norm"] and float(cfg["max_grad_norm"]) > 0:
                     torch.nn.utils.clip_grad_norm_(trainable, float(cfg["max_grad_norm"]))
                 optimizer.step()
@@ -316,6 +327,8 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
                 "chat_template_sha256": record["chat_template_sha256"],
                 "dataset_sha256": record["dataset_sha256"],
             }
+            if dist and not dist.is_main:
+                continue  # rank 0 writes the snapshots (every rank holds the same weights)
             path, digest, files = save_snapshot(model, out_dir, epoch, meta)
             snap = {
                 "epoch": epoch,
@@ -352,6 +365,9 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         record["finished_at"] = datetime.now(timezone.utc).isoformat()
         record["environment"] = environment_info()
         record["pip_freeze"] = pip_freeze()
+        record["world_size"] = dist.world_size if dist else 1
+        if dist:
+            distributed.shutdown()
     if raise_canceled:
         raise Canceled(record)
     return record
