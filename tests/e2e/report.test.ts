@@ -94,7 +94,7 @@ describe("the report in the browser", () => {
     const trainJob = selected.report.header?.trainJobs[0]?.jobId ?? "none";
     await expect(header.locator(`a[href="/jobs/${trainJob}"]`).count()).resolves.toBeGreaterThan(0);
     await expect(header.textContent()).resolves.toContain("/models/tiny");
-    await expect(header.textContent()).resolves.toMatch(/ran generate, grade, train/);
+    await expect(header.textContent()).resolves.toMatch(/ran generate, grade-batch, train/);
     expect(await page.getByTestId("selection-table").locator("tbody tr").count()).toBe(5);
     await expect(page.getByTestId("isolation").textContent()).resolves.toMatch(/verdicts from in-process grading/);
     await page.screenshot({ path: docScreenshot("report.png"), fullPage: true });
