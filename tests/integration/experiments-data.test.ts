@@ -226,7 +226,7 @@ describe("experiment data stages through the teacher module", () => {
       const expId = stages.get("dataset")?.experimentId;
       const hashes = (await db.select().from(schema.jobs))
         .filter((j) => j.type === "train" && j.experimentId === expId)
-        .map((j) => j.payload.datasetHash);
+        .map((j) => ("datasetHash" in j.payload ? j.payload.datasetHash : null));
       expect(hashes.filter((h) => h !== child?.hash)).toEqual([]);
     } finally {
       longTasks = new Set();

@@ -18,10 +18,10 @@ import {
   gradeBatchId,
   gradeBatchMaxDurationS,
   gradeBatchPayloads,
-  isGradeBatchPayload,
   isTerminal,
   mainPaths,
   parseAnswer,
+  parseJobPayload,
   type BatchItemOutcome,
   type CandidateFile,
   type EnqueueJob,
@@ -87,13 +87,12 @@ type StageJob = Awaited<ReturnType<typeof stageJobs>>[number];
 
 /** What the answer's last grade job says about it, whether that job was a batch or a single grade. */
 function outcomeOf(job: StageJob, g: GenerationRow, batches: Map<string, Map<string, BatchItemOutcome>>) {
-  if (isGradeBatchPayload(job.payload)) {
+  if (job.type === "grade-batch") {
     const read = batches.get(job.id);
     if (read) return read.get(itemKey(g)) ?? { status: "error" as const, error: "not an item of its batch" };
     // Read once per batch: every item's key of the job's payload.
-    const keys = (Array.isArray(job.payload.items) ? job.payload.items : []).map((i: { key?: unknown }) =>
-      String(i.key),
-    );
+    const parsed = parseJobPayload("grade-batch", job.payload);
+    const keys = parsed.ok ? parsed.payload.items.map((i) => i.key) : [];
     const all = batchItemOutcomes(job, keys);
     batches.set(job.id, all);
     return all.get(itemKey(g)) ?? { status: "error" as const, error: "not an item of its batch" };

@@ -15,4 +15,3 @@ export * from "./export-samples";
 export * from "./generation-cache";
 export * from "./dev-candidates";
 export * from "./estimate";
-export * from "./estimate";

@@ -97,8 +97,6 @@ export function batchItemOutcomes(
 }
 
 /** Whether a stored grade job (of an answer's attempts) is a batch: its payload lists items, a single one a candidate. */
-export const isGradeBatchPayload = (payload: Record<string, unknown>): boolean => Array.isArray(payload.items);
-
 /**
  * The batch's max_duration: every item and every task's reference run at its wall limit, twice
  * over (start-up, a candidate restart), as if one after another; plus a margin for the job.

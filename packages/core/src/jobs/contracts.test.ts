@@ -67,6 +67,7 @@ describe("job contracts", () => {
       "dpo",
       "generate",
       "grade",
+      "grade-batch",
       "inspect-model",
       "shell",
       "tiny-model",

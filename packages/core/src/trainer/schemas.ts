@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DpoRecord, DpoSpec } from "./dpo";
+import { InspectModelSpec, InspectModelSummary } from "./inspect";
 import {
   AdapterSnapshot,
   ChatMessage,
@@ -11,7 +12,6 @@ import {
 } from "./shared";
 
 export { AdapterSnapshot, ChatMessage, LoraConfig, LrSchedule, TrainerEnvironment, TrainMethod } from "./shared";
-import { InspectModelSpec, InspectModelSummary } from "./inspect";
 
 // Contract between the TS agent and the Python trainer (architecture brief §6).
 // Specs are written as JSON files and passed as `python -m agentlab_trainer <command> --spec FILE`;

@@ -217,6 +217,7 @@ export async function stageJobs(db: Db, ids: string[]) {
   return db
     .select({
       id: jobs.id,
+      type: jobs.type,
       state: jobs.state,
       terminalReason: jobs.terminalReason,
       result: jobs.result,

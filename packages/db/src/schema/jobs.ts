@@ -13,7 +13,7 @@ import {
   uniqueIndex,
 } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
-import { JOB_STATES, TERMINAL_REASONS } from "@agentlab/core";
+import { JOB_STATES, TERMINAL_REASONS, type JobPayload, type JobType } from "@agentlab/core";
 import { agents } from "./agents";
 
 // Vocabularies come from core (one definition for the database, the queue and the UI).
@@ -25,7 +25,7 @@ export const jobs = pgTable(
   {
     id: uuid("id").primaryKey().defaultRandom(),
     type: text("type").notNull(),
-    payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
+    payload: jsonb("payload").$type<JobPayload<JobType>>().notNull(),
     state: jobStateEnum("state").notNull().default("queued"),
     terminalReason: terminalReasonEnum("terminal_reason"),
     requiredLabels: text("required_labels").array().notNull().default([]),
