@@ -96,7 +96,6 @@ export function batchItemOutcomes(
   return out;
 }
 
-/** Whether a stored grade job (of an answer's attempts) is a batch: its payload lists items, a single one a candidate. */
 /**
  * The batch's max_duration: every item and every task's reference run at its wall limit, twice
  * over (start-up, a candidate restart), as if one after another; plus a margin for the job.
