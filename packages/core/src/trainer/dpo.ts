@@ -1,13 +1,5 @@
 import { z } from "zod";
-import {
-  AdapterSnapshot,
-  ChatMessage,
-  LoraConfig,
-  LrSchedule,
-  Sha256,
-  TrainerEnvironment,
-  TrainMethod,
-} from "./shared";
+import { AdapterSnapshot, ChatMessage, Sha256, TrainerEnvironment, TRAINING_RUN_FIELDS, TrainMethod } from "./shared";
 
 // The `dpo` trainer command (issue 18): preference training from execution-verified pairs. The spec
 // mirrors TrainSpec where the two share a meaning (same defaults in Python: dpo.DPO_DEFAULTS builds
@@ -29,11 +21,9 @@ export const DpoPairLine = z.strictObject({
 export type DpoPairLine = z.infer<typeof DpoPairLine>;
 
 export const DpoSpec = z.strictObject({
-  base_model: z.string().min(1),
-  model_id: z.string().min(1).optional(),
+  ...TRAINING_RUN_FIELDS,
   /** Pairs JSONL: one DpoPairLine per line. */
   pairs: z.string().min(1),
-  output_dir: z.string().min(1),
   /**
    * The SFT adapter to start from (made trainable; it is also the reference, frozen as loaded).
    * Absent: a fresh LoRA on the base, whose reference is the base (adapter disabled).
@@ -47,27 +37,9 @@ export const DpoSpec = z.strictObject({
   beta: z.number().positive().max(100).default(0.1),
   /** Weight of an SFT term (token-mean cross-entropy) on the chosen answers; 0 = pure DPO. */
   sft_weight: z.number().min(0).max(100).default(0),
-  lora: LoraConfig.default(LoraConfig.parse({})),
-  epochs: z.number().int().min(1).default(1),
   learning_rate: z.number().positive().default(5e-5),
-  lr_schedule: LrSchedule.default("cosine"),
-  warmup_ratio: z.number().min(0).max(1).default(0),
-  warmup_steps: z.number().int().min(0).optional(),
   /** Pairs per micro-batch (each forward holds 2 × batch_size sequences). */
   batch_size: z.number().int().min(1).default(2),
-  grad_accum: z.number().int().min(1).default(1),
-  max_length: z.number().int().min(8).default(2048),
-  seed: z.number().int().min(0).default(0),
-  weight_decay: z.number().min(0).default(0),
-  max_grad_norm: z.number().min(0).default(1),
-  quantization: z.enum(["auto", "nf4", "none"]).default("auto"),
-  method: TrainMethod.nullable().optional(),
-  revision: z.string().min(1).nullable().optional(),
-  device: z.enum(["auto", "cpu", "cuda"]).default("auto"),
-  eot_token: z.string().min(1).optional(),
-  log_every_steps: z.number().int().min(1).default(1),
-  torch_threads: z.number().int().min(1).optional(),
-  local_files_only: z.boolean().default(false),
 });
 export type DpoSpec = z.infer<typeof DpoSpec>;
 

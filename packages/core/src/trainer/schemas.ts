@@ -4,10 +4,9 @@ import { InspectModelSpec, InspectModelSummary } from "./inspect";
 import {
   AdapterSnapshot,
   ChatMessage,
-  LoraConfig,
-  LrSchedule,
   Sha256,
   TrainerEnvironment,
+  TRAINING_RUN_FIELDS,
   TrainMethod,
 } from "./shared";
 
@@ -73,39 +72,13 @@ export const TinyModelSpec = z.strictObject({
 export type TinyModelSpec = z.infer<typeof TinyModelSpec>;
 
 export const TrainSpec = z.strictObject({
-  /** Local model folder or hub id (the trainer never downloads in tests). */
-  base_model: z.string().min(1),
-  /** Name recorded in the run record; defaults to base_model. */
-  model_id: z.string().min(1).optional(),
+  ...TRAINING_RUN_FIELDS,
   /** SFT JSONL: one SftSample per line. */
   dataset: z.string().min(1),
   eval_dataset: z.string().min(1).optional(),
-  output_dir: z.string().min(1),
-  lora: LoraConfig.default(LoraConfig.parse({})),
-  epochs: z.number().int().min(1).default(1),
   learning_rate: z.number().positive().default(2e-4),
-  lr_schedule: LrSchedule.default("cosine"),
-  warmup_ratio: z.number().min(0).max(1).default(0),
-  warmup_steps: z.number().int().min(0).optional(),
   batch_size: z.number().int().min(1).default(4),
-  grad_accum: z.number().int().min(1).default(1),
-  max_length: z.number().int().min(8).default(2048),
-  seed: z.number().int().min(0).default(0),
-  weight_decay: z.number().min(0).default(0),
-  max_grad_norm: z.number().min(0).default(1),
-  /** auto: NF4 QLoRA when CUDA and bitsandbytes exist, plain LoRA otherwise. */
-  quantization: z.enum(["auto", "nf4", "none"]).default("auto"),
-  /** When set, exactly this method is used or the run is refused (experiments resolve it at creation). */
-  method: TrainMethod.nullable().optional(),
-  /** Hub revision (branch, tag or commit) of base_model; ignored for a local folder. */
-  revision: z.string().min(1).nullable().optional(),
-  device: z.enum(["auto", "cpu", "cuda"]).default("auto"),
-  /** End-of-turn token; found from the chat template when absent. */
-  eot_token: z.string().min(1).optional(),
-  log_every_steps: z.number().int().min(1).default(1),
   eval_batch_size: z.number().int().min(1).optional(),
-  torch_threads: z.number().int().min(1).optional(),
-  local_files_only: z.boolean().default(false),
   /**
    * Non-reentrant activation checkpointing of every decoder layer (issue 16). Absent or null: on
    * for real models (>= 100 M base parameters), off for the tiny CPU ones.

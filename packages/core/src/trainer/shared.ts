@@ -43,6 +43,41 @@ export type LrSchedule = z.infer<typeof LrSchedule>;
 
 export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 
+/**
+ * The fields `train` and `dpo` share with one meaning and one default (the Python side: dpo's
+ * DPO_DEFAULTS builds on train's TRAIN_DEFAULTS; tests/test_spec_contract.py ties both to these).
+ * Learning rate and batch size differ by command and stay with each spec.
+ */
+export const TRAINING_RUN_FIELDS = {
+  /** Local model folder or hub id (the trainer never downloads in tests). */
+  base_model: z.string().min(1),
+  /** Name recorded in the run record; defaults to base_model. */
+  model_id: z.string().min(1).optional(),
+  output_dir: z.string().min(1),
+  lora: LoraConfig.default(LoraConfig.parse({})),
+  epochs: z.number().int().min(1).default(1),
+  lr_schedule: LrSchedule.default("cosine"),
+  warmup_ratio: z.number().min(0).max(1).default(0),
+  warmup_steps: z.number().int().min(0).optional(),
+  grad_accum: z.number().int().min(1).default(1),
+  max_length: z.number().int().min(8).default(2048),
+  seed: z.number().int().min(0).default(0),
+  weight_decay: z.number().min(0).default(0),
+  max_grad_norm: z.number().min(0).default(1),
+  /** auto: NF4 QLoRA when CUDA and bitsandbytes exist, plain LoRA otherwise. */
+  quantization: z.enum(["auto", "nf4", "none"]).default("auto"),
+  /** When set, exactly this method is used or the run is refused (experiments resolve it at creation). */
+  method: TrainMethod.nullable().optional(),
+  /** Hub revision (branch, tag or commit) of base_model; ignored for a local folder. */
+  revision: z.string().min(1).nullable().optional(),
+  device: z.enum(["auto", "cpu", "cuda"]).default("auto"),
+  /** End-of-turn token; found from the chat template when absent. */
+  eot_token: z.string().min(1).optional(),
+  log_every_steps: z.number().int().min(1).default(1),
+  torch_threads: z.number().int().min(1).optional(),
+  local_files_only: z.boolean().default(false),
+};
+
 export const TrainerEnvironment = z.object({
   python: z.string(),
   platform: z.string(),
