@@ -240,6 +240,13 @@ export function CreateExperiment() {
                 <option value="none">none</option>
               </select>
             </Field>
+            <Field path="training.gradientCheckpointing" error={create.error} label="Gradient checkpointing">
+              <select className={input} name="checkpointing" value={f.checkpointing} onChange={set("checkpointing")}>
+                <option value="auto">auto (on for real models)</option>
+                <option value="on">on</option>
+                <option value="off">off</option>
+              </select>
+            </Field>
           </div>
         </Section>
         <Section title="Evaluation protocol and seeds">

@@ -275,7 +275,7 @@ function estimateForForm(facts: InspectModelSummary, f: ExperimentForm, gpuMb: n
     loraTargets: targets,
     batchSize,
     seqLength,
-    gradientCheckpointing: true,
+    gradientCheckpointing: f.checkpointing !== "off",
     loss: { kind: "chunked", chunkTokens: TRAINER_LOSS_CHUNK },
   };
   try {

@@ -21,6 +21,17 @@ describe("experiment form", () => {
     expect(c.training.lora.targets).toEqual([...LORA_DEFAULT_TARGETS]);
   });
 
+  it("leaves gradient checkpointing to the trainer unless it is forced on or off", () => {
+    const form = { ...defaultForm, ...ids, name: "x", baseModel: "/models/tiny" };
+    expect(ExperimentConfig.parse(toConfig(form)).training.gradientCheckpointing).toBeUndefined();
+    expect(ExperimentConfig.parse(toConfig({ ...form, checkpointing: "on" })).training.gradientCheckpointing).toBe(
+      true,
+    );
+    expect(ExperimentConfig.parse(toConfig({ ...form, checkpointing: "off" })).training.gradientCheckpointing).toBe(
+      false,
+    );
+  });
+
   it("names the dataset only when an existing one is chosen, and hub ids are hub models", () => {
     const c = toConfig({ ...defaultForm, ...ids, name: "x", data: "dataset", baseModel: "Qwen/Qwen2.5-0.5B" });
     expect(c.datasetId).toBe(ids.datasetId);

@@ -29,6 +29,8 @@ export type ExperimentForm = {
   loraAlpha: string;
   targets: string;
   quantization: "auto" | "nf4" | "none";
+  /** Activation checkpointing: the trainer's choice (on for real models), or forced on/off. */
+  checkpointing: "auto" | "on" | "off";
   maxNewTokens: string;
   /** Answers per task (issue 17): 1 = one greedy answer; more are sampled at evalTemperature / evalTopP. */
   evalSamples: string;
@@ -59,6 +61,7 @@ export const defaultForm: ExperimentForm = {
   loraAlpha: "32",
   targets: LORA_DEFAULT_TARGETS.join(","),
   quantization: "auto",
+  checkpointing: "auto",
   maxNewTokens: "512",
   evalSamples: "1",
   evalTemperature: "0.7",
@@ -110,6 +113,7 @@ export function toConfig(f: ExperimentForm, facts: InspectModelSummary | null = 
         targets: list(f.targets),
       },
       quantization: f.quantization,
+      ...(f.checkpointing === "auto" ? {} : { gradientCheckpointing: f.checkpointing === "on" }),
     },
     evaluation: {
       maxNewTokens: num("max new tokens", f.maxNewTokens),

@@ -58,6 +58,11 @@ export const TrainingConfig = z.object({
    * cannot run with exactly this method.
    */
   method: TrainMethod.optional(),
+  /**
+   * Activation checkpointing of every decoder layer (issue 16). Absent: the trainer decides (on for
+   * real models of >= 100 M parameters, off for the tiny CPU ones); true/false: exactly that.
+   */
+  gradientCheckpointing: z.boolean().optional(),
 });
 export type TrainingConfig = z.infer<typeof TrainingConfig>;
 

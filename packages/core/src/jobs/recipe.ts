@@ -34,6 +34,7 @@ export function trainJobPayload(
       revision: config.baseModel.revision ?? null,
       // Resolved at creation; the trainer refuses a job it cannot run with exactly this method.
       method: tc.method ?? null,
+      gradient_checkpointing: tc.gradientCheckpointing ?? null,
     },
   };
 }

@@ -9,6 +9,7 @@ import {
   trainMemoryEstimate,
   trainRecipe,
 } from "./requirements";
+import { trainJobPayload } from "./recipe";
 
 // Qwen2.5-1.5B's public config; the tiny CPU model of the demo (hidden 64, 2 layers).
 const qwen15: ModelShape = {
@@ -75,6 +76,17 @@ describe("job requirements from the model shape and the recipe", () => {
     const unknown = cfg({ baseModel: { source: "hub", ref: "org/m" } });
     expect(trainJobRequirements(unknown)).toEqual({ labels: [], gpus: 1, gpuMemoryMb: 0 });
     expect(trainMemoryEstimate(unknown)).toBeNull();
+  });
+
+  it("the recipe's checkpointing switch reaches the trainer's spec and the estimate", () => {
+    const auto = cfg();
+    const off = cfg({}, { gradientCheckpointing: false });
+    expect(trainJobPayload(auto, 1, { datasetHash: "a".repeat(64) }).spec.gradient_checkpointing).toBeNull();
+    expect(trainJobPayload(off, 1, { datasetHash: "a".repeat(64) }).spec.gradient_checkpointing).toBe(false);
+    expect(trainRecipe(auto).gradientCheckpointing).toBe(true);
+    expect(trainRecipe(off).gradientCheckpointing).toBe(false);
+    // Without checkpointing every layer keeps its activations: the GPU asked for grows.
+    expect(trainJobRequirements(off).gpuMemoryMb).toBeGreaterThan(trainJobRequirements(auto).gpuMemoryMb);
   });
 
   it("a CUDA generate job asks for weights + KV cache, a little more with the adapter", () => {

@@ -30,9 +30,10 @@ export function trainRecipe(config: ExperimentConfig, supervisedPerSample?: numb
     loraTargets: tc.lora.targets,
     batchSize: tc.batchSize,
     seqLength: tc.maxLength,
-    // The trainer checkpoints real models' layers by default (issue 16) and computes the loss at
-    // supervised positions only, the head and its cross-entropy in checkpointed chunks of rows.
-    gradientCheckpointing: true,
+    // The trainer checkpoints real models' layers unless the recipe says otherwise (issue 16), and
+    // computes the loss at supervised positions only, the head and its cross-entropy in
+    // checkpointed chunks of rows. (Only real models are estimated: the tiny one needs no GPU.)
+    gradientCheckpointing: tc.gradientCheckpointing ?? true,
     loss:
       supervisedPerSample !== undefined && supervisedPerSample * tc.batchSize < TRAINER_LOSS_CHUNK
         ? { kind: "supervised", positionsPerSample: supervisedPerSample }
