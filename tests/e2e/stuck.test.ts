@@ -102,7 +102,7 @@ describe("why is it stuck", () => {
         .first()
         .waitFor({ timeout: 120_000 });
       const text = (await banner.textContent()) ?? "";
-      expect(text).toMatch(/queued grade job/);
+      expect(text).toMatch(/queued grade-batch jobs? /); // a collection grades its candidates in batches (issue 17)
       expect(text).toMatch(/box: /);
       expect(text).toMatch(/agentlab-agent doctor.*re-run the self-test from the Agents page/);
       await page.screenshot({ path: docScreenshot("stuck-experiment.png") });
@@ -117,9 +117,9 @@ describe("why is it stuck", () => {
       const [job] = await app.db.db
         .select({ id: schema.jobs.id })
         .from(schema.jobs)
-        .where(and(eq(schema.jobs.type, "grade"), eq(schema.jobs.state, "queued")))
+        .where(and(eq(schema.jobs.type, "grade-batch"), eq(schema.jobs.state, "queued")))
         .limit(1);
-      if (!job) throw new Error("no queued grade job");
+      if (!job) throw new Error("no queued grade-batch job");
       await page.goto(`${app.url}/jobs/${job.id}`);
       await page
         .getByTestId("stuck-banner")

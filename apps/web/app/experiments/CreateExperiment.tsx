@@ -7,6 +7,7 @@ import { useState, type FormEvent, type ReactNode } from "react";
 import { Button } from "../_components/Button";
 import { ErrorBox, FieldError } from "../_components/ErrorBox";
 import { PageHeader, Section } from "../_components/PageHeader";
+import { ExperimentConfig } from "@agentlab/core";
 import { NAME_MAX_LENGTH } from "@agentlab/core/names";
 import { useTRPC } from "../_lib/trpc";
 import { defaultForm, toConfig, type ExperimentForm } from "./form";
@@ -68,6 +69,10 @@ export function CreateExperiment() {
     e.preventDefault();
     setFormError(null);
     try {
+      // A recipe the server would refuse is not worth an agent's model check: send it as it is, and
+      // the server's refusal names each bad field under its input.
+      const draft = toConfig(f);
+      if (!ExperimentConfig.safeParse(draft).success) return create.mutate(draft);
       const facts =
         modelCheck.factsFor(f.baseModel, f.baseRevision) ?? (await modelCheck.run(f.baseModel, f.baseRevision));
       create.mutate(toConfig(f, facts));
