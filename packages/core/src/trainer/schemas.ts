@@ -1,14 +1,7 @@
 import { z } from "zod";
 import { DpoRecord, DpoSpec } from "./dpo";
 import { InspectModelSpec, InspectModelSummary } from "./inspect";
-import {
-  AdapterSnapshot,
-  ChatMessage,
-  Sha256,
-  TrainerEnvironment,
-  TRAINING_RUN_FIELDS,
-  TrainMethod,
-} from "./shared";
+import { AdapterSnapshot, ChatMessage, Sha256, TrainerEnvironment, TRAINING_RUN_FIELDS, TrainMethod } from "./shared";
 
 export { AdapterSnapshot, ChatMessage, LoraConfig, LrSchedule, TrainerEnvironment, TrainMethod } from "./shared";
 
