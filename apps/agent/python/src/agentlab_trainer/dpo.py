@@ -21,19 +21,16 @@ from .common import (
     CancelFlag,
     UserError,
     emit,
-    environment_info,
     log,
     memory_mb,
-    peak_memory_mb,
     pick_device,
-    pip_freeze,
     sha256_file,
     sha256_text,
     sha256_tree,
 )
 from .dpo_data import Pair, load_pairs, reference_logps, window_backward
 from .modeling import attach_lora, load_model, load_tokenizer
-from .train import LORA_DEFAULTS, TRAIN_DEFAULTS, lr_lambda, order_seed, plan_windows, save_snapshot
+from .train import LORA_DEFAULTS, TRAIN_DEFAULTS, finish_record, lr_lambda, order_seed, plan_windows, save_snapshot
 
 # The keys that mean what they mean for `train` take train's defaults (named, so a key train adds
 # later is not silently a dpo key too).
@@ -185,14 +182,7 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         raise_canceled = False
     finally:
         record["steps"] = stats["steps"]
-        record["train_time_s"] = round(stats["time"], 4)
-        record["wall_time_s"] = round(time.time() - t_start, 4)
-        record["supervised_tokens"] = stats["tokens"]
-        record["supervised_tokens_per_s"] = round(stats["tokens"] / stats["time"], 3) if stats["time"] > 0 else 0.0
-        record["peak_memory_mb"] = round(peak_memory_mb(device), 1)
-        record["finished_at"] = datetime.now(timezone.utc).isoformat()
-        record["environment"] = environment_info()
-        record["pip_freeze"] = pip_freeze()
+        finish_record(record, device, t_start, stats["time"], int(stats["tokens"]))
     if raise_canceled:
         raise Canceled(record)
     return record

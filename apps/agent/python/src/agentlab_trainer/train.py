@@ -356,21 +356,26 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         record["steps"] = step
         record["final_train_loss"] = last_loss if not math.isnan(last_loss) else None
         record["final_eval_loss"] = record["snapshots"][-1]["eval_loss"] if record["snapshots"] else None
-        record["train_time_s"] = round(train_time, 4)
-        record["wall_time_s"] = round(time.time() - t_start, 4)
-        record["supervised_tokens"] = sup_tokens
-        record["supervised_tokens_per_s"] = round(sup_tokens / train_time, 3) if train_time > 0 else 0.0
+        finish_record(record, device, t_start, train_time, sup_tokens)
         record["total_tokens_per_s"] = round(all_tokens / train_time, 3) if train_time > 0 else 0.0
-        record["peak_memory_mb"] = round(peak_memory_mb(device), 1)
-        record["finished_at"] = datetime.now(timezone.utc).isoformat()
-        record["environment"] = environment_info()
-        record["pip_freeze"] = pip_freeze()
         record["world_size"] = dist.world_size if dist else 1
         if dist:
             distributed.shutdown()
     if raise_canceled:
         raise Canceled(record)
     return record
+
+
+def finish_record(record: dict[str, Any], device: Any, t_start: float, train_time: float, sup_tokens: int) -> None:
+    """The run record's closing figures, the same for every training command (train, dpo)."""
+    record["train_time_s"] = round(train_time, 4)
+    record["wall_time_s"] = round(time.time() - t_start, 4)
+    record["supervised_tokens"] = sup_tokens
+    record["supervised_tokens_per_s"] = round(sup_tokens / train_time, 3) if train_time > 0 else 0.0
+    record["peak_memory_mb"] = round(peak_memory_mb(device), 1)
+    record["finished_at"] = datetime.now(timezone.utc).isoformat()
+    record["environment"] = environment_info()
+    record["pip_freeze"] = pip_freeze()
 
 
 def main(spec: dict[str, Any], cancel: CancelFlag) -> None:
