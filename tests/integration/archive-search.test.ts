@@ -3,42 +3,23 @@ import { TRPCError } from "@trpc/server";
 import { sql } from "drizzle-orm";
 import { importPool, queryRows, schema } from "@agentlab/db";
 import type { TaskSpec } from "@agentlab/core";
-import { appRouter } from "../../apps/web/server/routers";
-import { createCallerFactory } from "../../apps/web/server/trpc/init";
-import type { Context } from "../../apps/web/server/trpc/context";
-import { loadEnv } from "../../apps/web/server/env";
-import { createLogger } from "../../apps/web/server/logger";
+import { callerAs, type Caller } from "./helpers/callers";
 import { createTestDatabase, type TestDb } from "./helpers/db";
+import { makeServices } from "./experiments-harness";
 import { makePool, makeTask, toJsonl } from "../fixtures/tasks/generate";
 
 // Instruction search, archive and delete-when-unused for pools, splits, datasets and providers,
 // on the real Postgres with the migration's immutability triggers in force.
 let t: TestDb;
-const createCaller = createCallerFactory(appRouter);
-let admin: ReturnType<typeof createCaller>;
-let member: ReturnType<typeof createCaller>;
+let admin: Caller;
+let member: Caller;
 const enc = (tasks: readonly TaskSpec[]) => [new TextEncoder().encode(toJsonl(tasks))];
-
-async function callerFor(role: "admin" | "member") {
-  const [u] = await t.db
-    .insert(schema.users)
-    .values({ email: `${role}@example.test`, name: role, passwordHash: "x", role })
-    .returning();
-  if (!u) throw new Error("no user");
-  return createCaller({
-    env: loadEnv({ NODE_ENV: "test" }),
-    db: t.db,
-    log: createLogger("silent"),
-    viewer: { userId: u.id, email: u.email, name: u.name, role, via: "token", csrfToken: null },
-    csrfHeader: null,
-    ip: "127.0.0.1",
-  } as unknown as Context);
-}
 
 beforeAll(async () => {
   t = await createTestDatabase();
-  admin = await callerFor("admin");
-  member = await callerFor("member");
+  const services = await makeServices(t.db);
+  admin = await callerAs(services, "admin", "admin@example.test");
+  member = await callerAs(services, "member", "member@example.test");
 });
 afterAll(async () => t?.drop());
 

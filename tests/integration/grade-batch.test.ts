@@ -15,9 +15,8 @@ import { Grader, type GradeOptions } from "../../apps/agent/src/grading/grader";
 import { ReferenceIds } from "../../apps/agent/src/grading/reference-ids";
 import { makeGradeHandler } from "../../apps/agent/src/jobs/grade";
 import { makeGradeBatchHandler } from "../../apps/agent/src/jobs/grade-batch";
-import { appRouter } from "../../apps/web/server/routers";
-import { createCallerFactory } from "../../apps/web/server/trpc/init";
 import { awaitCollection } from "../../apps/web/server/teacher/runner";
+import { callerAs, type Caller } from "./helpers/callers";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
 // Issue 17, batched grading with the real grader (bwrap, the isolated judge) through the real
@@ -62,8 +61,7 @@ class FlakyGrader extends Grader {
 let srv: TestServer;
 let grader: FlakyGrader;
 let agent: Awaited<ReturnType<typeof startInProcessAgent>>;
-const createCaller = createCallerFactory(appRouter);
-let caller: ReturnType<typeof createCaller>;
+let caller: Caller;
 let splitId = "";
 
 beforeAll(async () => {
@@ -84,19 +82,7 @@ beforeAll(async () => {
     handlers: { grade: makeGradeHandler(grader, refs), "grade-batch": makeGradeBatchHandler(grader, refs) },
   });
   const db = srv.app.services.db;
-  const [u] = await db
-    .insert(schema.users)
-    .values({ email: "b@lab.test", name: "b", passwordHash: "x", role: "admin" })
-    .returning();
-  if (!u) throw new Error("no user");
-  caller = createCaller({
-    ...srv.app.services,
-    viewer: { userId: u.id, email: u.email, name: u.name, role: "admin", via: "token", csrfToken: null },
-    csrfHeader: null,
-    ip: "127.0.0.1",
-    sessionToken: null,
-    setCookie: () => {},
-  });
+  caller = await callerAs(srv.app.services, "admin", "b@lab.test");
   const imp = await importPool(db, {
     name: "batch",
     lines: [new TextEncoder().encode(TASKS.map((x) => JSON.stringify(x)).join("\n"))],
