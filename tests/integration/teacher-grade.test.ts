@@ -2,12 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import type { TaskSpec } from "@agentlab/core";
-import { createSplit, importPool, schema } from "@agentlab/db";
+import { createSplit, importPool } from "@agentlab/db";
 import { Grader } from "../../apps/agent/src/grading/grader";
 import { gradeJobHandlers } from "../../apps/agent/src/jobs/grade-batch";
-import { appRouter } from "../../apps/web/server/routers";
-import { createCallerFactory } from "../../apps/web/server/trpc/init";
 import { awaitCollection } from "../../apps/web/server/teacher/runner";
+import { callerAs, type Caller } from "./helpers/callers";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
 // The whole loop with the real grader: a collection's candidates are graded by an in-process agent
@@ -38,8 +37,7 @@ let srv: TestServer;
 let grader: Grader;
 let agent: Awaited<ReturnType<typeof startInProcessAgent>>;
 let fake: Server;
-const createCaller = createCallerFactory(appRouter);
-let caller: ReturnType<typeof createCaller>;
+let caller: Caller;
 let splitId = "";
 
 beforeAll(async () => {
@@ -56,19 +54,7 @@ beforeAll(async () => {
   );
   agent = await startInProcessAgent(srv, "grader", { pollMs: 200, handlers: gradeJobHandlers(grader) });
   const db = srv.app.services.db;
-  const [u] = await db
-    .insert(schema.users)
-    .values({ email: "g@lab.test", name: "g", passwordHash: "x", role: "admin" })
-    .returning();
-  if (!u) throw new Error("no user");
-  caller = createCaller({
-    ...srv.app.services,
-    viewer: { userId: u.id, email: u.email, name: u.name, role: "admin", via: "token", csrfToken: null },
-    csrfHeader: null,
-    ip: "127.0.0.1",
-    sessionToken: null,
-    setCookie: () => {},
-  });
+  caller = await callerAs(srv.app.services, "admin", "g@lab.test");
   const imp = await importPool(db, {
     name: "grade",
     lines: [new TextEncoder().encode(TASKS.map((x) => JSON.stringify(x)).join("\n"))],
