@@ -5,6 +5,7 @@ import { PROMPT_TEMPLATE_HASH } from "../teacher/prompt";
 import { ModelShape } from "../trainer/inspect";
 import { TrainMethod } from "../trainer/schemas";
 import { LORA_DEFAULT_TARGETS } from "../trainer/shared";
+import { DpoRecipe, ExperimentMethod } from "./dpo-recipe";
 
 // An experiment's full recipe (brief §2). Everything that influences a number in the report is
 // here, so the stored config plus the frozen split reproduce the experiment.
@@ -136,8 +137,19 @@ export const ExperimentConfig = z
       .default({ iterations: 10_000, seed: 0 }),
     /** Printed on the report (e.g. the demo's tiny random model). */
     disclaimer: z.string().max(2000).optional(),
+    /**
+     * "sft" (also when absent, so recipes stored before issue 18 parse unchanged): the SFT experiment;
+     * "sft+dpo": SFT, then preference training from execution-graded pairs (issue 18).
+     */
+    method: ExperimentMethod.optional(),
+    /** The DPO settings; only with method "sft+dpo" (filled with defaults at creation when left out). */
+    dpo: DpoRecipe.optional(),
   })
   .refine((c) => new Set(c.seeds).size === c.seeds.length, { message: "seeds must be distinct", path: ["seeds"] })
+  .refine((c) => c.method === "sft+dpo" || c.dpo === undefined, {
+    message: 'dpo settings need method "sft+dpo"',
+    path: ["dpo"],
+  })
   // n greedy answers would be n copies of one answer: more samples than one need sampled decoding.
   .refine((c) => c.evaluation.samples === 1 || c.evaluation.decoding.doSample, {
     message: "samples > 1 needs sampled decoding (evaluation.decoding.doSample = true)",

@@ -15,3 +15,4 @@ export * from "./export-samples";
 export * from "./generation-cache";
 export * from "./dev-candidates";
 export * from "./estimate";
+export * from "./dpo-recipe";
