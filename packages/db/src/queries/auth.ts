@@ -5,10 +5,11 @@ import type { Db } from "../client";
 import { apiTokens, sessions, users } from "../schema";
 import { hashToken, newToken } from "../secrets";
 
-// Users, invitations and API tokens live in their own files; they are re-exported here so the
-// package index keeps one line per domain.
+// Users, invitations, API tokens and login rate limits live in their own files; they are
+// re-exported here so the package index keeps one line per domain.
 export * from "./users";
 export * from "./api-tokens";
+export * from "./rate-limits";
 
 export type Principal = { userId: string; email: string; name: string; role: Role };
 

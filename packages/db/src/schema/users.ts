@@ -66,3 +66,15 @@ export const setupTokens = pgTable("setup_tokens", {
   usedBy: uuid("used_by").references(() => users.id, { onDelete: "set null" }),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });
+
+// Login rate limits, shared by every web instance (issue 19): one row per bucket ("ip:…",
+// "account:…"), as a GCRA "theoretical arrival time": the bucket is full when tat <= now(), empty
+// when tat >= now() + capacity × interval. One timestamp per key, updated in one atomic upsert.
+export const rateLimits = pgTable(
+  "rate_limits",
+  {
+    key: text("key").primaryKey(),
+    tat: timestamp("tat", { withTimezone: true }).notNull(),
+  },
+  (t) => [index("rate_limits_tat_idx").on(t.tat)],
+);
