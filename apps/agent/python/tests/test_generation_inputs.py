@@ -16,7 +16,7 @@ from agentlab_trainer import data as D
 from agentlab_trainer import generate, vllm_backend
 from agentlab_trainer.common import CancelFlag, UserError
 from agentlab_trainer.modeling import load_tokenizer
-from agentlab_trainer.stops import prompts_sha256, stop_token_ids
+from agentlab_trainer.stops import prompts_sha256, stop_token_ids, task_prompts_sha256
 from helpers import make_samples
 
 PROMPTS = [{"task_id": f"t{i}", "messages": s["messages"][:-1]} for i, s in enumerate(make_samples(2))]
@@ -56,6 +56,10 @@ def test_the_prompt_hash_follows_the_rendered_prompts(tiny_model, capsys):
     c, _ = _gen({"base_model": str(tiny_model), "prompts": changed}, capsys)
     assert c["prompts_sha256"] != a["prompts_sha256"]
     assert prompts_sha256([("t", [1, 2])]) != prompts_sha256([("t", [12])])
+    # per task: the same for the unchanged task, another for the changed one
+    assert set(a["task_prompts_sha256"]) == {"t0", "t1"} and a["task_prompts_sha256"] == b["task_prompts_sha256"]
+    assert c["task_prompts_sha256"]["t1"] == a["task_prompts_sha256"]["t1"]
+    assert c["task_prompts_sha256"]["t0"] != a["task_prompts_sha256"]["t0"]
 
 
 DATED = (
@@ -87,6 +91,25 @@ def test_a_date_dependent_template_renders_the_same_prompt_on_two_days(tiny_mode
     raw2, ours2 = on(datetime(2026, 12, 1))
     assert raw1 != raw2 and "01 Mar 2026" in raw1  # the template really is date-dependent (control)
     assert ours1 == ours2 and D.FIXED_DATE_STRING in ours1
+
+
+def test_a_changed_date_string_or_template_changes_the_task_prompt_hashes(tiny_model, monkeypatch):
+    """What the control plane compares across models (core promptMismatches): an evaluation that
+    rendered a date-dependent template with another date, or another template, is visible."""
+    tok = load_tokenizer(str(tiny_model))
+
+    def hashes(template: str) -> dict[str, str]:
+        tok.chat_template = template
+        return task_prompts_sha256([(p["task_id"], generate.prompt_ids(tok, p["messages"])) for p in PROMPTS])
+
+    fixed = hashes(DATED)
+    assert fixed == hashes(DATED)  # deterministic (control)
+    monkeypatch.setattr(D, "FIXED_DATE_STRING", "01 Dec 2026")
+    other_day = hashes(DATED)
+    assert all(other_day[t] != fixed[t] for t in fixed)
+    monkeypatch.undo()
+    assert hashes(DATED) == fixed
+    assert hashes(DATED.replace("Today Date", "Date")) != fixed
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@ import { cachedGenerations, insertGenerations, stageJobs, type NewGeneration } f
 import {
   DomainError,
   GenerateJobResult,
+  answerProtocol,
   isTerminal,
   PROMPT_TEMPLATE_HASH,
   evaluationCacheKeys,
@@ -12,6 +13,7 @@ import {
   type ExperimentConfig,
   type TaskSpec,
   type TrainMethod,
+  type GenerationSplit,
 } from "@agentlab/core";
 import type { Services } from "../services";
 
@@ -25,7 +27,7 @@ export type AnswerModel = {
   adapter: { path: string; sha256: string; artifact: string | null } | null;
   trainingMethod: TrainMethod | null;
 };
-export type AnswerCtx = { experimentId: string; config: ExperimentConfig; split: "dev" | "test"; tasks: TaskSpec[] };
+export type AnswerCtx = { experimentId: string; config: ExperimentConfig; split: GenerationSplit; tasks: TaskSpec[] };
 
 const keysFor = (ctx: AnswerCtx, m: AnswerModel, tasks: readonly TaskSpec[]) =>
   evaluationCacheKeys(tasks, ctx.config.evaluation, ctx.config.baseModel, m.adapter?.sha256 ?? null);
@@ -117,7 +119,9 @@ export async function storeGeneratedAnswers(
   const keys = keysFor(ctx, m, tasks);
   const rows: NewGeneration[] = [];
   const short: string[] = [];
-  for (const t of tasks)
+  for (const t of tasks) {
+    // The task's rendered-prompt hash joins its answers' protocol (compared across models per task).
+    const taskProtocol = answerProtocol(protocol, parsed.data.summary, t.id);
     for (let i = 0; i < samples; i++) {
       const o = outputs.get(`${t.id}\u0000${i}`);
       if (!o) {
@@ -135,10 +139,11 @@ export async function storeGeneratedAnswers(
         sourceGroup: t.source_group,
         text: o.text,
         parsed: parseAnswer(o.text, mainPaths(t)).ok,
-        protocol,
+        protocol: taskProtocol,
         generateJobId: genId,
       });
     }
+  }
   if (short.length)
     throw new DomainError(
       "PRECONDITION_FAILED",

@@ -21,6 +21,7 @@ export const ProtocolSummary = GenerateSummary.pick({
   chat_template_sha256: true,
   model: true,
   adapter_sha256: true,
+  task_prompts_sha256: true,
 });
 export type ProtocolSummary = z.infer<typeof ProtocolSummary>;
 
@@ -46,6 +47,12 @@ export const GenerationProtocol = z.object({
   /** Differs between models by design (null for the base); verified equal to the trained snapshot. */
   adapterSha256: Sha256.nullable(),
   trainingMethod: TrainMethod.nullable(),
+  /**
+   * This answer's rendered prompt (sha256 of its token ids, from the trainer's task_prompts_sha256).
+   * Per task, so not one of the fields compared across models below: compared task by task
+   * instead (promptMismatches). Absent in records made before it.
+   */
+  promptSha256: Sha256.nullable().optional(),
 });
 export type GenerationProtocol = z.infer<typeof GenerationProtocol>;
 
@@ -81,6 +88,22 @@ export function generationProtocol(
     adapterSha256: s.adapter_sha256,
     trainingMethod: fixed.trainingMethod,
   };
+}
+
+/**
+ * The protocol of one task's answers: the job's protocol with that task's prompt hash. A summary
+ * that carries prompt hashes but none for this task is refused (the answer cannot be checked).
+ */
+export function answerProtocol(
+  p: GenerationProtocol,
+  s: Pick<ProtocolSummary, "task_prompts_sha256">,
+  taskId: string,
+): GenerationProtocol {
+  if (!s.task_prompts_sha256) return { ...p, promptSha256: null };
+  const hash = s.task_prompts_sha256[taskId];
+  if (!hash)
+    throw new DomainError("PRECONDITION_FAILED", `the generate summary has no task_prompts_sha256 entry for ${taskId}`);
+  return { ...p, promptSha256: hash };
 }
 
 /**
@@ -174,22 +197,68 @@ export function assertSameProtocol(runs: Readonly<Record<string, RecordedProtoco
   return check.protocol;
 }
 
-/** The protocols of stored evaluations by model key (one entry per distinct protocol), refusing unreadable records. */
-export function protocolsByModel(
-  rows: readonly { split: string; modelKey: string; taskId: string; protocol: unknown }[],
-): Record<string, RecordedProtocol> {
+type StoredRow = { split: string; modelKey: string; taskId: string; protocol: unknown };
+
+function parseRecorded(r: StoredRow): RecordedProtocol {
+  const parsed = RecordedProtocol.safeParse(r.protocol);
+  if (!parsed.success)
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `the ${r.split} evaluation of ${r.modelKey} on ${r.taskId} has an unreadable protocol record`,
+    );
+  return parsed.data;
+}
+
+export type PromptMismatch = { split: string; taskId: string; values: Record<string, string> };
+
+/**
+ * Tasks whose rendered prompt differs between the models (or the samples) evaluated on them: a
+ * changed chat template, date string or tokenizer between the base's and an adapter's evaluation.
+ * Records without a prompt hash (made before it) are not compared.
+ */
+export function promptMismatches(rows: readonly StoredRow[]): PromptMismatch[] {
+  const byTask = new Map<string, { split: string; taskId: string; values: Record<string, string> }>();
+  const distinct = new Map<string, Set<string>>();
+  for (const r of rows) {
+    const hash = parseRecorded(r).promptSha256;
+    if (!hash) continue;
+    const key = `${r.split}\u0000${r.taskId}`;
+    const entry = byTask.get(key) ?? { split: r.split, taskId: r.taskId, values: {} };
+    const seen = entry.values[r.modelKey];
+    entry.values[seen && seen !== hash ? `${r.modelKey} (another sample)` : r.modelKey] = hash;
+    byTask.set(key, entry);
+    distinct.set(key, (distinct.get(key) ?? new Set()).add(hash));
+  }
+  return [...byTask.entries()].filter(([key]) => (distinct.get(key)?.size ?? 0) > 1).map(([, m]) => m);
+}
+
+/**
+ * The protocols of stored evaluations by model key (one entry per distinct protocol, the per-task
+ * prompt hash left out), refusing unreadable records and tasks whose rendered prompts differ
+ * between the compared models (promptMismatches).
+ */
+export function protocolsByModel(rows: readonly StoredRow[]): Record<string, RecordedProtocol> {
+  const prompts = promptMismatches(rows);
+  if (prompts.length) {
+    const [m] = prompts;
+    const shown = m
+      ? `${m.split} task ${m.taskId}: ${Object.entries(m.values)
+          .map(([k, v]) => `${k}=${v.slice(0, 12)}…`)
+          .join(", ")}`
+      : "";
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `refusing to compare evaluations whose rendered prompts differ between models on ${prompts.length} task(s), e.g. ${shown}: the chat template, its date string or the tokenizer changed between them`,
+      { promptMismatches: prompts },
+    );
+  }
   const out: Record<string, RecordedProtocol> = {};
   for (const r of rows) {
-    const parsed = RecordedProtocol.safeParse(r.protocol);
-    if (!parsed.success)
-      throw new DomainError(
-        "PRECONDITION_FAILED",
-        `the ${r.split} evaluation of ${r.modelKey} on ${r.taskId} has an unreadable protocol record`,
-      );
+    const { promptSha256: _perTask, ...protocol } = parseRecorded(r);
     const label = `${r.split}:${r.modelKey}`;
     const seen = out[label];
-    if (!seen) out[label] = parsed.data;
-    else if (JSON.stringify(seen) !== JSON.stringify(parsed.data)) out[`${label} (task ${r.taskId})`] = parsed.data;
+    if (!seen) out[label] = protocol;
+    else if (JSON.stringify(seen) !== JSON.stringify(protocol)) out[`${label} (task ${r.taskId})`] = protocol;
   }
   return out;
 }

@@ -77,6 +77,13 @@ export const TrainSpec = z.strictObject({
    * for real models (>= 100 M base parameters), off for the tiny CPU ones.
    */
   gradient_checkpointing: z.boolean().nullable().optional(),
+  /**
+   * Ranks of the run (issue 19). 1: one process. N > 1: the trainer runs itself under torchrun with
+   * N processes, one GPU each (DDP; the loss normalized by the supervised tokens of every rank, so
+   * the update is one process's on the same global batch). The agent runs N > 1 only with N GPUs,
+   * or as N gloo CPU processes under its AGENTLAB_TRAIN_CPU_RANKS=1 (tests).
+   */
+  world_size: z.number().int().min(1).max(64).default(1),
 });
 export type TrainSpec = z.infer<typeof TrainSpec>;
 
@@ -160,6 +167,8 @@ export const RunRecord = z.object({
   trainable_parameters: z.number().int(),
   /** Whether the run checkpointed activations (the spec's choice or its default); absent in older records. */
   gradient_checkpointing: z.boolean().optional(),
+  /** The ranks the run trained with (spec.world_size); absent in records from before issue 19. */
+  world_size: z.number().int().min(1).optional(),
   total_steps: z.number().int(),
   steps: z.number().int(),
   epochs_completed: z.number().int(),
@@ -207,6 +216,8 @@ export const GenerateSummary = z.object({
   chat_template_sha256: Sha256,
   /** sha256 over (task id, prompt token ids): the prompts as rendered (fixed date) and tokenized; absent in older results. */
   prompts_sha256: Sha256.optional(),
+  /** Each task's prompt hash (sha256 of its prompt token ids); the protocol compares it across models task by task. Absent in older results. */
+  task_prompts_sha256: z.record(z.string(), Sha256).optional(),
   /** The vLLM venv's own library versions (vllm, torch, transformers); null for transformers in-process. */
   backend_environment: z.record(z.string(), z.string()).nullable().optional(),
   completion_tokens: z.number().int(),

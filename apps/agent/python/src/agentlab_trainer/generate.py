@@ -31,7 +31,7 @@ from .common import (
     weights_hash,
 )
 from .sampling import is_sampling, make_per_row_sampler, sample_seeds, task_seed
-from .stops import prompts_sha256, stop_token_ids
+from .stops import prompts_sha256, stop_token_ids, task_prompts_sha256
 
 GEN_DEFAULTS: dict[str, Any] = {
     "adapter": None,
@@ -265,6 +265,7 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         # the vLLM venv's own versions (its torch and transformers differ from the trainer's)
         "backend_environment": versions or None,
         "prompts_sha256": prompts_sha256(encoded),
+        "task_prompts_sha256": task_prompts_sha256(encoded),
         "dtype": resolve_dtype(cfg, device),
         "device": device,
         "stop": sorted(tokenizer.convert_ids_to_tokens(sorted(stop_ids))),

@@ -1,8 +1,10 @@
 """What ends a completion, the same for both backends (issue 16): the union of the end-of-turn token,
 the tokenizer's eos, the checkpoint config's eos ids and its generation_config's eos ids. A
 Llama-3.1 row that emits `<|eom_id|>` (an eos of its generation_config, not of the tokenizer) then
-stops on the transformers path as it does on vLLM's. Also the hash of the rendered prompts, which
-the generate summary carries so that a template or tokenizer change between runs is visible."""
+stops on the transformers path as it does on vLLM's. Also the hashes of the rendered prompts (the
+whole job's and each task's), which the generate summary carries so that a template, date string
+or tokenizer change between runs is visible: the control plane refuses to compare two models whose
+prompt for the same task differs."""
 
 from __future__ import annotations
 
@@ -50,3 +52,14 @@ def prompts_sha256(encoded: list[tuple[str, list[int]]]) -> str:
         h.update(",".join(map(str, ids)).encode())
         h.update(b"\n")
     return h.hexdigest()
+
+
+def prompt_sha256(ids: list[int]) -> str:
+    """sha256 of one prompt's token ids: what the model saw for that task."""
+    return hashlib.sha256(",".join(map(str, ids)).encode()).hexdigest()
+
+
+def task_prompts_sha256(encoded: list[tuple[str, list[int]]]) -> dict[str, str]:
+    """Each task's prompt hash. Per task rather than per job because answers reused from the cache
+    and answers generated now are compared task by task, and a job holds only the missing tasks."""
+    return {task_id: prompt_sha256(ids) for task_id, ids in encoded}
