@@ -9,6 +9,7 @@ export * from "./queries/agents";
 export * from "./queries/stuck";
 export * from "./queries/auth";
 export * from "./queries/tasks";
+export * from "./queries/task-import";
 export * from "./queries/splits";
 export * from "./queries/teacher";
 export * from "./queries/teacher-candidates";
