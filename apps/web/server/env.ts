@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseTrustedProxies } from "./auth/client-ip";
 
 // The only place the web app reads process.env: parsed once, fails fast with every problem listed.
 const Env = z
@@ -9,6 +10,20 @@ const Env = z
     DATABASE_URL: z.string().url().optional(),
     AGENTLAB_DATA_DIR: z.string().default(".agentlab"),
     AGENTLAB_PUBLIC_URL: z.string().url().optional(),
+    // Load balancers in front of this instance (comma-separated addresses or CIDR ranges): only from
+    // these is X-Forwarded-For believed, for the login rate limits (auth/client-ip.ts). Unset: ignored.
+    AGENTLAB_TRUSTED_PROXIES: z
+      .string()
+      .optional()
+      .superRefine((v, ctx) => {
+        try {
+          parseTrustedProxies(v);
+        } catch (err) {
+          ctx.addIssue({ code: "custom", message: err instanceof Error ? err.message : String(err) });
+        }
+      }),
+    // "0": the API, tRPC and the agents' endpoint without the Next pages (an API-only instance).
+    AGENTLAB_DASHBOARD: z.enum(["0", "1"]).default("1"),
     // Encrypts provider API keys at rest; generated and stored under the data dir when absent.
     AGENTLAB_SECRET: z.string().min(32).optional(),
     AGENTLAB_LOCAL_AGENT: z.enum(["0", "1"]).default("1"),

@@ -17,13 +17,14 @@ import { createLoginLimiter, type LoginLimiter } from "./rate-limit";
 export const CSRF_COOKIE = "agentlab_csrf";
 export const SESSION_TTL_S = 14 * 24 * 3600;
 
-// One limiter per running app. Keyed by the database handle, which every request context of one
-// app shares, so the limiter needs no slot in the shared Services object.
+// The buckets live in the database (shared by every instance); the limiter object only carries its
+// sweep counter. Keyed by the database handle, which every request context of one app shares, so
+// the limiter needs no slot in the shared Services object.
 const limiters = new WeakMap<Db, LoginLimiter>();
 export function loginLimiter(db: Db): LoginLimiter {
   let l = limiters.get(db);
   if (!l) {
-    l = createLoginLimiter();
+    l = createLoginLimiter(db);
     limiters.set(db, l);
   }
   return l;
@@ -52,7 +53,7 @@ const BAD_LOGIN = "wrong email or password";
 
 export async function login(ctx: Context, input: { email: string; password: string }) {
   const limiter = loginLimiter(ctx.db);
-  limiter.check(ctx.ip, input.email);
+  await limiter.check(ctx.ip, input.email);
   const user = await userCredentialsByEmail(ctx.db, input.email);
   // One message and one scrypt either way, so the answer does not reveal which emails exist.
   const ok = user ? await verifyPassword(input.password, user.passwordHash) : await burnPasswordCheck(input.password);
@@ -60,7 +61,7 @@ export async function login(ctx: Context, input: { email: string; password: stri
     ctx.log.info({ ip: ctx.ip, known: Boolean(user) }, "sign-in refused");
     throw new DomainError("UNAUTHORIZED", BAD_LOGIN);
   }
-  limiter.succeeded(input.email, ctx.ip);
+  await limiter.succeeded(input.email, ctx.ip);
   if (needsRehash(user.passwordHash)) await rehashPassword(ctx.db, user.id, await hashPassword(input.password));
   const session = await startSession(ctx, user.id);
   ctx.log.info({ userId: user.id, ip: ctx.ip }, "signed in");
@@ -76,7 +77,7 @@ export async function changePassword(
   userId: string,
   input: { currentPassword: string; newPassword: string },
 ) {
-  loginLimiter(ctx.db).check(ctx.ip, `user:${userId}`);
+  await loginLimiter(ctx.db).check(ctx.ip, `user:${userId}`);
   const stored = await userPasswordHash(ctx.db, userId);
   if (!stored || !(await verifyPassword(input.currentPassword, stored)))
     throw new DomainError("FORBIDDEN", "the current password is wrong");

@@ -58,34 +58,34 @@ export const authRouter = router({
 
   /** What a one-time link is for, so the setup page can show "create the first admin" or "join as member". */
   linkInfo: publicProcedure.input(z.object({ token: LinkToken })).query(async ({ ctx, input }) => {
-    loginLimiter(ctx.db).checkIp(ctx.ip);
+    await loginLimiter(ctx.db).checkIp(ctx.ip);
     const info = await setupTokenInfo(ctx.db, input.token);
     if (!info) throw new DomainError("NOT_FOUND", "this link is invalid, expired or already used");
-    loginLimiter(ctx.db).redeemed(ctx.ip);
+    await loginLimiter(ctx.db).redeemed(ctx.ip);
     return info;
   }),
 
   setupFirstAdmin: publicProcedure.input(RedeemInput).mutation(async ({ ctx, input }) => {
     // Hashing costs 32 MiB and tens of ms, so anonymous callers are throttled before it.
-    loginLimiter(ctx.db).checkIp(ctx.ip);
+    await loginLimiter(ctx.db).checkIp(ctx.ip);
     const user = await redeemSetupToken(ctx.db, {
       ...input,
       kind: "setup",
       passwordHash: await hashPassword(input.password),
     });
-    loginLimiter(ctx.db).redeemed(ctx.ip);
+    await loginLimiter(ctx.db).redeemed(ctx.ip);
     ctx.log.warn({ userId: user.id }, "first admin created");
     return { user, ...(await startSession(ctx, user.id)) };
   }),
 
   acceptInvite: publicProcedure.input(RedeemInput).mutation(async ({ ctx, input }) => {
-    loginLimiter(ctx.db).checkIp(ctx.ip);
+    await loginLimiter(ctx.db).checkIp(ctx.ip);
     const user = await redeemSetupToken(ctx.db, {
       ...input,
       kind: "invite",
       passwordHash: await hashPassword(input.password),
     });
-    loginLimiter(ctx.db).redeemed(ctx.ip);
+    await loginLimiter(ctx.db).redeemed(ctx.ip);
     ctx.log.info({ userId: user.id, role: user.role }, "invitation accepted");
     return { user, ...(await startSession(ctx, user.id)) };
   }),

@@ -3,6 +3,7 @@ import type { TLSSocket } from "node:tls";
 import { principalByApiToken, principalBySession, type Principal } from "@agentlab/db";
 import type { Services } from "../services";
 import { isSecureRequest, serializeCookie, type CookieOptions } from "../auth/cookies";
+import { clientIp, trustedProxiesOf } from "../auth/client-ip";
 
 export const SESSION_COOKIE = "agentlab_session";
 export const CSRF_HEADER = "x-csrf-token";
@@ -58,7 +59,7 @@ export async function createContext(services: Services, req: IncomingMessage, re
     ...services,
     viewer: await resolveViewer(services, req.headers),
     csrfHeader: typeof csrf === "string" ? csrf : null,
-    ip: req.socket.remoteAddress ?? "unknown",
+    ip: clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], trustedProxiesOf(services.env)),
     sessionToken: readCookie(req.headers.cookie, SESSION_COOKIE),
     setCookie(name, value, opts) {
       if (!res || res.headersSent) throw new Error("cookies can only be set while answering an HTTP request");
