@@ -14,6 +14,7 @@ import { defaultForm, toConfig, type ExperimentForm } from "./form";
 import { AddOracle } from "../providers/AddOracle";
 import { ModelPicker, useModelCheck } from "./ModelPicker";
 import { EvaluationSamples } from "./EvaluationSamples";
+import { DpoFields } from "./DpoFields";
 
 const input = "h-8 w-full rounded-md border border-zinc-300 px-2 text-sm";
 
@@ -253,6 +254,9 @@ export function CreateExperiment() {
               </select>
             </Field>
           </div>
+        </Section>
+        <Section title="Method (SFT, or SFT then DPO)">
+          <DpoFields f={f} setF={setF} error={create.error} />
         </Section>
         <Section title="Evaluation protocol and seeds">
           <div className="grid gap-3 sm:grid-cols-3">

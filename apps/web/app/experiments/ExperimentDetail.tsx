@@ -84,6 +84,15 @@ export function ExperimentDetail({ id }: { id: string }) {
         }
         actions={
           <div className="flex gap-2">
+            {e.config.method === "sft+dpo" ? (
+              <Link
+                href={`/experiments/${id}/pairs`}
+                className="rounded-md border border-zinc-300 bg-white px-3 py-1.5 text-sm font-medium text-zinc-800"
+                data-testid="pairs-link"
+              >
+                Preference pairs
+              </Link>
+            ) : null}
             {report.data ? (
               <Link
                 href={`/reports/${report.data.id}`}

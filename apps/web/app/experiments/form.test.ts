@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ExperimentConfig, LORA_DEFAULT_TARGETS } from "@agentlab/core";
+import { DpoRecipe, ExperimentConfig, LORA_DEFAULT_TARGETS } from "@agentlab/core";
 import { defaultForm, toConfig } from "./form";
 
 const ids = {
@@ -75,6 +75,42 @@ describe("experiment form", () => {
       ref: "acme/tiny",
       revision: "v1",
     });
+  });
+
+  it("sends no dpo block for sft, and the whole block for sft+dpo that the schema accepts", () => {
+    const form = { ...defaultForm, ...ids, name: "x", baseModel: "/models/tiny" };
+    const sft = toConfig(form);
+    expect("method" in sft).toBe(false);
+    expect("dpo" in sft).toBe(false);
+    const c = ExperimentConfig.parse(
+      toConfig({
+        ...form,
+        method: "sft+dpo",
+        dpoBeta: "0.2",
+        dpoRounds: "2",
+        dpoSamples: "8",
+        dpoMarginMode: "downweight",
+        dpoMarginFactor: "0.5",
+      }),
+    );
+    expect(c.method).toBe("sft+dpo");
+    expect(c.dpo).toEqual({
+      ...DpoRecipe.parse({}),
+      beta: 0.2,
+      rounds: 2,
+      samples: 8,
+      marginFilter: { threshold: 0, mode: "downweight", factor: 0.5 },
+    });
+    // the form's defaults are the schema's
+    expect(ExperimentConfig.parse(toConfig({ ...form, method: "sft+dpo" })).dpo).toEqual(DpoRecipe.parse({}));
+  });
+
+  it("leaves the dpo bounds to the server, which names the field", () => {
+    const form = { ...defaultForm, ...ids, name: "x", baseModel: "/models/tiny", method: "sft+dpo" as const };
+    const bad = ExperimentConfig.safeParse(toConfig({ ...form, dpoBeta: "0", dpoRounds: "9" }));
+    expect(bad.success).toBe(false);
+    expect(bad.error?.issues.map((i) => i.path.join(".")).sort()).toEqual(["dpo.beta", "dpo.rounds"]);
+    expect(() => toConfig({ ...form, dpoBeta: "" })).toThrow(/β must be a number/);
   });
 
   it("refuses non-numbers", () => {

@@ -1,10 +1,13 @@
 import {
+  DpoRecipe,
   GRADER_VERSION,
   LORA_DEFAULT_TARGETS,
   modelShape,
   type ExperimentConfigInput,
   type InspectModelSummary,
 } from "@agentlab/core";
+
+const DPO_DEFAULTS = DpoRecipe.parse({});
 
 // The creation form's fields as strings (what inputs hold) and their translation into an
 // ExperimentConfig input; kept pure so it is unit-tested without a browser.
@@ -40,6 +43,21 @@ export type ExperimentForm = {
   reuseAnswers: boolean;
   graderVersion: string;
   seeds: string;
+  /** Issue 18: plain SFT, or SFT then DPO from execution-graded pairs (the dpo* fields). */
+  method: "sft" | "sft+dpo";
+  dpoBeta: string;
+  dpoRounds: string;
+  /** Answers sampled per train task from the start policy (its failures are the rejected answers). */
+  dpoSamples: string;
+  dpoTemperature: string;
+  dpoTopP: string;
+  dpoSftWeight: string;
+  dpoEpochs: string;
+  dpoLearningRate: string;
+  dpoBatchSize: string;
+  dpoMarginThreshold: string;
+  dpoMarginMode: "drop" | "downweight";
+  dpoMarginFactor: string;
 };
 
 export const defaultForm: ExperimentForm = {
@@ -69,6 +87,20 @@ export const defaultForm: ExperimentForm = {
   reuseAnswers: true,
   graderVersion: GRADER_VERSION,
   seeds: "0, 1",
+  // The dpo block's defaults as the recipe schema (core DpoRecipe) fills them.
+  method: "sft",
+  dpoBeta: String(DPO_DEFAULTS.beta),
+  dpoRounds: String(DPO_DEFAULTS.rounds),
+  dpoSamples: String(DPO_DEFAULTS.samples),
+  dpoTemperature: String(DPO_DEFAULTS.temperature),
+  dpoTopP: String(DPO_DEFAULTS.topP),
+  dpoSftWeight: String(DPO_DEFAULTS.sftWeight),
+  dpoEpochs: String(DPO_DEFAULTS.epochs),
+  dpoLearningRate: String(DPO_DEFAULTS.learningRate),
+  dpoBatchSize: String(DPO_DEFAULTS.batchSize),
+  dpoMarginThreshold: String(DPO_DEFAULTS.marginFilter.threshold),
+  dpoMarginMode: DPO_DEFAULTS.marginFilter.mode,
+  dpoMarginFactor: String(DPO_DEFAULTS.marginFilter.factor),
 };
 
 const list = (s: string) =>
@@ -121,6 +153,31 @@ export function toConfig(f: ExperimentForm, facts: InspectModelSummary | null = 
       ...evaluationSampling(f, num),
     },
     seeds,
+    ...dpoFields(f, num),
+  };
+}
+
+/** sft sends no dpo key at all (the schema refuses one); sft+dpo sends every field of the block. */
+function dpoFields(f: ExperimentForm, num: (label: string, v: string) => number) {
+  if (f.method !== "sft+dpo") return {};
+  return {
+    method: "sft+dpo" as const,
+    dpo: {
+      beta: num("β", f.dpoBeta),
+      rounds: num("rounds", f.dpoRounds),
+      samples: num("negative samples per task", f.dpoSamples),
+      temperature: num("sampling temperature", f.dpoTemperature),
+      topP: num("sampling top_p", f.dpoTopP),
+      sftWeight: num("SFT term weight", f.dpoSftWeight),
+      epochs: num("DPO epochs", f.dpoEpochs),
+      learningRate: num("DPO learning rate", f.dpoLearningRate),
+      batchSize: num("DPO batch size", f.dpoBatchSize),
+      marginFilter: {
+        threshold: num("margin threshold", f.dpoMarginThreshold),
+        mode: f.dpoMarginMode,
+        factor: num("down-weight factor", f.dpoMarginFactor),
+      },
+    },
   };
 }
 

@@ -22,7 +22,7 @@ const rowTone: Record<DiffRow["kind"], string> = {
 };
 const sign: Record<DiffRow["kind"], string> = { add: "+", del: "-", same: " ", skip: "" };
 
-function Diff({ before, after, title }: { before: string; after: string; title: string }) {
+export function Diff({ before, after, title }: { before: string; after: string; title: string }) {
   const rows = diffRows(before, after);
   const st = diffStat(rows);
   return (

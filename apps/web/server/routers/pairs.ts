@@ -1,12 +1,19 @@
 import { z } from "zod";
-import { DomainError } from "@agentlab/core";
+import { ChosenSource, DomainError, FailingLayer, RejectedSource } from "@agentlab/core";
 import { getExperiment, listPreferencePairs, preferencePairCounts } from "@agentlab/db";
+import { browsePreferencePairs, preferencePairFigures } from "@agentlab/db/queries/pair-browser";
 import { router, viewerProcedure } from "../trpc/init";
 
 // Preference pairs of an experiment's DPO rounds (issue 18): counts, a page of pairs, and the
 // export (one JSON line per stored pair, every field, in the stored order).
 
 const ByExperiment = z.object({ experimentId: z.string().uuid(), round: z.number().int().min(0).optional() });
+/** The pair browser's filters: a round, the rejected answer's failing layer, either side's source. */
+const PairFilter = ByExperiment.extend({
+  failingLayer: FailingLayer.optional(),
+  chosenSource: ChosenSource.optional(),
+  rejectedSource: RejectedSource.optional(),
+});
 
 async function experimentOrThrow(ctx: { db: Parameters<typeof getExperiment>[0] }, id: string) {
   if (!(await getExperiment(ctx.db, id))) throw new DomainError("NOT_FOUND", `experiment ${id} not found`);
@@ -30,6 +37,25 @@ export const pairsRouter = router({
       await experimentOrThrow(ctx, input.experimentId);
       return listPreferencePairs(ctx.db, input);
     }),
+
+  /** The pair browser's page: the pairs under its filters, the filtered total and its tasks. */
+  browse: viewerProcedure
+    .input(
+      PairFilter.extend({
+        limit: z.number().int().min(1).max(200).default(25),
+        offset: z.number().int().min(0).default(0),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      await experimentOrThrow(ctx, input.experimentId);
+      return browsePreferencePairs(ctx.db, input);
+    }),
+
+  /** The browser's header: counts per round, layer and sources (whole experiment), margins under the filters. */
+  figures: viewerProcedure.input(PairFilter).query(async ({ ctx, input }) => {
+    await experimentOrThrow(ctx, input.experimentId);
+    return preferencePairFigures(ctx.db, input);
+  }),
 
   export: viewerProcedure.input(ByExperiment).query(async ({ ctx, input }) => {
     await experimentOrThrow(ctx, input.experimentId);
