@@ -5,6 +5,7 @@ import {
   type ExperimentConfig,
   type TaskSpec,
   type TrainMethod,
+  type GenerationSplit,
 } from "@agentlab/core";
 import type { Services } from "../services";
 import { reuseCachedAnswers, storeGeneratedAnswers } from "./generate-answers";
@@ -38,7 +39,7 @@ export type EvalStep = { state: "running" | "succeeded"; output: EvalState; jobI
 type Ctx = {
   experimentId: string;
   config: ExperimentConfig;
-  split: "dev" | "test";
+  split: GenerationSplit;
   tasks: TaskSpec[];
   models: EvalModel[];
 };
@@ -53,7 +54,7 @@ export const emptyEval = (): EvalState => ({ generate: {}, done: {} });
 export async function forgetFailedGenerations(
   db: Db,
   experimentId: string,
-  split: "dev" | "test",
+  split: GenerationSplit,
   state: EvalState,
 ): Promise<EvalState> {
   const next: EvalState = {

@@ -29,6 +29,7 @@ import {
   type GradeBatchInput,
   type GradingIsolation,
   type TaskSpec,
+  type GenerationSplit,
 } from "@agentlab/core";
 import type { Services } from "../services";
 
@@ -47,7 +48,7 @@ const MIN_EARLY_BATCH = 32;
 type Ctx = {
   experimentId: string;
   config: ExperimentConfig;
-  split: "dev" | "test";
+  split: GenerationSplit;
   tasks: TaskSpec[];
   models: { key: string }[];
 };

@@ -12,9 +12,12 @@ import {
 import {
   DomainError,
   ExperimentConfig,
+  dpoRecipeOf,
   parseStageOutput,
   stagePlan,
   type ExperimentConfigInput,
+  type GenerationSplit,
+  type StageKind,
   type TrainMethod,
 } from "@agentlab/core";
 import { emptyEval, forgetFailedGenerations } from "./evaluate";
@@ -39,7 +42,14 @@ export async function resolveProtocol(db: Db, config: ExperimentConfig): Promise
     config.training.method ?? (q === "nf4" ? "qlora-nf4" : trainCuda ? "lora-bf16" : "lora-fp32");
   if (method === "qlora-nf4" && q === "none")
     throw new DomainError("BAD_REQUEST", "training method qlora-nf4 contradicts quantization none");
-  return { ...config, evaluation: { ...ev, device, dtype }, training: { ...config.training, method } };
+  // sft+dpo without a dpo block gets the defaults now, so the stored recipe says what ran.
+  const dpo = dpoRecipeOf(config);
+  return {
+    ...config,
+    evaluation: { ...ev, device, dtype },
+    training: { ...config.training, method },
+    ...(dpo ? { dpo } : {}),
+  };
 }
 
 /** Validates the recipe against its frozen split and writes the experiment with its pending stages; the runner picks it up. */
@@ -69,6 +79,9 @@ export async function createExperiment(
  * a lost grade job, an unreadable record, a transient refusal — never wastes the once-only test
  * generation. Canceled and succeeded experiments are not resumed.
  */
+/** The stages that generate answers, and on which split (sample: the rejected answers on train, issue 18). */
+const SPLIT_OF: Partial<Record<StageKind, GenerationSplit>> = { dev_eval: "dev", test_eval: "test", sample: "train" };
+
 export async function resumeExperiment(db: Db, id: string): Promise<void> {
   const exp = await getExperiment(db, id);
   if (!exp) throw new DomainError("NOT_FOUND", "no such experiment");
@@ -77,14 +90,12 @@ export async function resumeExperiment(db: Db, id: string): Promise<void> {
   for (const s of await listStages(db, id)) {
     if (s.state !== "failed") continue;
     // An evaluation whose generate job failed gets a fresh one (never one whose answers exist).
-    const recorded = s.kind === "dev_eval" || s.kind === "test_eval" ? parseStageOutput(s.kind, s.key, s.output) : null;
-    const output =
-      s.kind === "dev_eval" || s.kind === "test_eval"
-        ? await forgetFailedGenerations(db, id, s.kind === "dev_eval" ? "dev" : "test", {
-            ...emptyEval(),
-            ...recorded,
-          })
+    const split = SPLIT_OF[s.kind];
+    const recorded =
+      s.kind === "dev_eval" || s.kind === "test_eval" || s.kind === "sample"
+        ? parseStageOutput(s.kind, s.key, s.output)
         : null;
+    const output = split ? await forgetFailedGenerations(db, id, split, { ...emptyEval(), ...recorded }) : null;
     await updateStage(db, id, s.key, {
       state: "running",
       error: null,

@@ -1,4 +1,5 @@
 import type { ExperimentConfig } from "./config";
+import { dpoRecipeOf } from "./dpo-recipe";
 import { modelKey, type DevCandidate } from "./selection";
 
 // The dev pass counts selection compares (selectByDev), from the stored dev verdicts. Pure, so the
@@ -10,12 +11,15 @@ export type DevVerdictRow = { modelKey: string; taskId: string; verdict: string 
  * One candidate per model with dev verdicts, over the dev tasks that hold a verdict for every
  * candidate: a task in `noVerdictTaskIds` (grading failed for at least one model) is left out for
  * all of them, so no infra error reads as a model failure. Order: the base, then each seed in
- * config order, epochs ascending; models without verdicts are absent.
+ * config order, epochs ascending, then (sft+dpo) each round's DPO epochs per seed; models without
+ * verdicts are absent.
  */
 export function devCandidates(
   rows: readonly DevVerdictRow[],
   noVerdictTaskIds: ReadonlySet<string>,
-  config: Pick<ExperimentConfig, "seeds"> & { training: Pick<ExperimentConfig["training"], "epochs"> },
+  config: Pick<ExperimentConfig, "seeds" | "method" | "dpo"> & {
+    training: Pick<ExperimentConfig["training"], "epochs">;
+  },
 ): DevCandidate[] {
   const counts = new Map<string, { n: number; passed: number }>();
   for (const r of rows) {
@@ -34,5 +38,14 @@ export function devCandidates(
       if (c) out.push({ ref: { model: "adapter", seed, seedIndex, epoch }, ...c });
     }
   });
+  const dpo = dpoRecipeOf(config);
+  for (let round = 1; round <= (dpo?.rounds ?? 0); round++)
+    config.seeds.forEach((seed, seedIndex) => {
+      for (let epoch = 1; epoch <= (dpo?.epochs ?? 0); epoch++) {
+        const ref = { model: "dpo" as const, seed, seedIndex, round, epoch };
+        const c = counts.get(modelKey(ref));
+        if (c) out.push({ ref, ...c });
+      }
+    });
   return out;
 }

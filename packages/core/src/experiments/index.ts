@@ -16,3 +16,5 @@ export * from "./generation-cache";
 export * from "./dev-candidates";
 export * from "./estimate";
 export * from "./dpo-recipe";
+export * from "./report-dpo";
+export * from "./dpo-jobs";

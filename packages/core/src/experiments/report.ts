@@ -5,6 +5,7 @@ import type { ExperimentConfig } from "./config";
 import { assertSameProtocol, checkProtocol, type ProtocolCheck, type RecordedProtocol } from "./protocol";
 import { modelKey, modelLabel, type ModelRef, type SelectionDecision } from "./selection";
 import type { ReportHeader } from "./report-header";
+import { dpoSection, type DpoReportSection, type DpoRoundSummary } from "./report-dpo";
 import { outcomeScore, passed, samplesSection, type SamplesSection } from "./report-samples";
 import {
   category,
@@ -70,6 +71,8 @@ export type ExperimentReport = {
   isolation?: IsolationCount[];
   /** n answers per task (issue 17): pass@k, the rate-change histogram, MDE for n vs one sample. Absent for n = 1. */
   samples?: SamplesSection;
+  /** sft+dpo (issue 18): each round's pairs, the dev-best SFT and DPO models and their pairwise test comparisons. */
+  dpo?: DpoReportSection;
 };
 
 export type ReportInput = {
@@ -91,6 +94,8 @@ export type ReportInput = {
   contamination: LeakageReport;
   devContamination?: LeakageReport;
   header?: ReportHeader;
+  /** sft+dpo: each round's start policy and pair statistics. */
+  dpoRounds?: DpoRoundSummary[];
 };
 
 /** One comparison's pairs without a verdict: excluded, never counted as failures. */
@@ -274,6 +279,9 @@ export function buildReport(input: ReportInput): ExperimentReport {
     taskViews: taskViews(input, selection.selected, devRival, kept),
     isolation: isolationCounts(input),
     ...(samples ? { samples } : {}),
+    ...(input.dpoRounds
+      ? { dpo: dpoSection({ rounds: input.dpoRounds, table: selection.table, test: input.test, stats }) }
+      : {}),
   };
 }
 

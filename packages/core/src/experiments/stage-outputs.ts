@@ -2,6 +2,7 @@ import { z } from "zod";
 import { DomainError } from "../errors";
 import { CollectionState, ProviderKind } from "../teacher/schemas";
 import { TrainMethod } from "../trainer/schemas";
+import { ChosenSource, FailingLayer, RejectedSource } from "../preference/pairs";
 import { ModelRef } from "./selection";
 import type { StageKind } from "./stages";
 
@@ -120,6 +121,83 @@ export const SelectOutput = z.object({
 
 export const ReportOutput = z.object({ reportId: z.string().uuid() });
 
+// sft+dpo (issue 18).
+
+/** An adapter a job loads: its tree hash, its folder on the agent that made it, its archive. */
+const AdapterRef = z.object({ path: z.string(), sha256: Sha256, artifact: z.string().nullable() });
+
+/** A round's start policy: the base or an SFT epoch (round 1), or the previous round's dev-best DPO epoch. */
+export const DpoStartOutput = z.object({
+  round: z.number().int().min(1),
+  start: ModelRef,
+  label: z.string(),
+  /** null: the base (DPO trains a fresh LoRA on it, whose reference is the base). */
+  adapter: AdapterRef.nullable(),
+  trainingMethod: TrainMethod.nullable(),
+  reason: z.string(),
+});
+
+/** The start policy's answers on train (an evaluation's progress book) and which policy wrote them. */
+export const SampleOutput = EvalOutput.extend({
+  round: z.number().int().min(1).optional(),
+  policy: ModelRef.optional(),
+  modelKey: z.string().optional(),
+});
+
+const Margins = z.object({
+  n: z.number().int(),
+  min: z.number(),
+  median: z.number(),
+  mean: z.number(),
+  max: z.number(),
+});
+
+/** core pairStats: counts by failing layer and source, margins before training (kept and filtered out). */
+export const PairStatsOutput = z.object({
+  kept: z.number().int(),
+  dropped: z.number().int(),
+  downweighted: z.number().int(),
+  byFailingLayer: z.partialRecord(FailingLayer, z.number().int()),
+  byChosenSource: z.partialRecord(ChosenSource, z.number().int()),
+  byRejectedSource: z.partialRecord(RejectedSource, z.number().int()),
+  tasks: z.number().int(),
+  marginKept: Margins.nullable(),
+  marginDropped: Margins.nullable(),
+});
+
+export const PairsOutput = z.object({
+  round: z.number().int().min(1),
+  policy: ModelRef,
+  /** Pairs built from the graded answers, before the margin filter. */
+  built: z.number().int().optional(),
+  /** Answers left out when building (core buildPairs), by reason. */
+  skipped: z.record(z.string(), z.number().int()).optional(),
+  /** Train tasks without any pair (the policy passed every sample, or no rejected answer differed). */
+  tasksWithoutPairs: z.number().int().optional(),
+  /** The built pairs' JSONL (blob) that the score job read, and that job. */
+  builtHash: Sha256.optional(),
+  scoreJobId: z.string().optional(),
+  /** After the filter: the pairs DPO trains on (JSONL blob), how many rows were stored, and their statistics. */
+  pairsHash: Sha256.optional(),
+  stored: z.number().int().optional(),
+  stats: PairStatsOutput.optional(),
+});
+
+export const DpoSnapshotOutput = RecordedSnapshot.extend({
+  rewardMargin: z.number(),
+  preferenceAccuracy: z.number(),
+});
+export type DpoSnapshotOutput = z.infer<typeof DpoSnapshotOutput>;
+
+export const DpoOutput = z.object({
+  round: z.number().int().min(1),
+  jobId: z.string().optional(),
+  start: ModelRef.optional(),
+  method: TrainMethod.optional(),
+  pairCount: z.number().int().optional(),
+  snapshots: z.array(DpoSnapshotOutput).optional(),
+});
+
 export const STAGE_OUTPUTS = {
   collect: CollectOutput,
   verify: VerifyOutput,
@@ -129,6 +207,10 @@ export const STAGE_OUTPUTS = {
   select: SelectOutput,
   test_eval: EvalOutput,
   report: ReportOutput,
+  dpo_start: DpoStartOutput,
+  sample: SampleOutput,
+  pairs: PairsOutput,
+  dpo: DpoOutput,
 } as const satisfies { [K in StageKind]: z.ZodType };
 
 export type StageOutputs = { [K in StageKind]: z.infer<(typeof STAGE_OUTPUTS)[K]> };

@@ -1,10 +1,25 @@
 import { z } from "zod";
 import type { ExperimentConfig } from "./config";
+import { dpoRecipeOf } from "./dpo-recipe";
 
 // The experiment as a stage graph. Pure: given the stored stage records it says what may run
 // next, so a restarted server resumes exactly where the database says it stopped.
 
-export const StageKind = z.enum(["collect", "verify", "dataset", "train", "dev_eval", "select", "test_eval", "report"]);
+export const StageKind = z.enum([
+  "collect",
+  "verify",
+  "dataset",
+  "train",
+  "dev_eval",
+  "select",
+  "test_eval",
+  "report",
+  // sft+dpo (issue 18): a round's start policy, its answers sampled and graded on train, the pairs, DPO per seed
+  "dpo_start",
+  "sample",
+  "pairs",
+  "dpo",
+]);
 export type StageKind = z.infer<typeof StageKind>;
 
 export const STAGE_STATES = ["pending", "running", "succeeded", "failed"] as const;
@@ -19,28 +34,70 @@ export type ExperimentState = z.infer<typeof ExperimentState>;
 export const EVAL_SPLITS = ["dev", "test"] as const;
 export const EvalSplit = z.enum(EVAL_SPLITS);
 export type EvalSplit = z.infer<typeof EvalSplit>;
+/**
+ * Where answers are generated and graded: the evaluated parts, and train for the rejected answers
+ * of preference pairs (issue 18; never compared in a report, never selected on).
+ */
+export const GENERATION_SPLITS = [...EVAL_SPLITS, "train"] as const;
+export type GenerationSplit = (typeof GENERATION_SPLITS)[number];
 
 /** A stored answer's grading: waiting, graded, or given up on after the bounded retries. */
 export const GENERATION_GRADE_STATES = ["pending", "graded", "no_verdict"] as const;
 
-/** Which model a stage concerns: the base, or the adapter run of one seed. */
-export type StageTarget = { model: "base" } | { model: "seed"; seed: number; seedIndex: number };
+/** Which model a stage concerns: the base, the adapter run of one seed, or one seed's DPO run of a round. */
+export type StageTarget =
+  | { model: "base" }
+  | { model: "seed"; seed: number; seedIndex: number }
+  | { model: "dpo"; seed: number; seedIndex: number; round: number };
 
-export type StageDef = { key: string; kind: StageKind; target: StageTarget | null; after: string[] };
+/** `round`: the DPO round (1-based) of a dpo_start, sample, pairs, dpo or DPO dev_eval stage. */
+export type StageDef = { key: string; kind: StageKind; target: StageTarget | null; after: string[]; round?: number };
 
 export type StageRecord = { key: string; state: StageState; error?: string | null };
 
 export const trainKey = (seed: number) => `train:s${seed}`;
-export const devKey = (t: StageTarget) => (t.model === "base" ? "dev_eval:base" : `dev_eval:s${t.seed}`);
+export function devKey(t: StageTarget): string {
+  if (t.model === "base") return "dev_eval:base";
+  if (t.model === "dpo") return `dev_eval:dpo:s${t.seed}:r${t.round}`;
+  return `dev_eval:s${t.seed}`;
+}
+export const dpoStartKey = (round: number) => `dpo_start:r${round}`;
+export const sampleKey = (round: number) => `sample:r${round}`;
+export const pairsKey = (round: number) => `pairs:r${round}`;
+export const dpoKey = (seed: number, round: number) => `dpo:s${seed}:r${round}`;
 
 /**
  * collect → verify → dataset → train per seed → dev eval (base and every epoch of each seed) →
  * select → test eval → report. The base's dev evaluation needs no training, so it may run while
  * the teacher collects.
+ *
+ * sft+dpo (issue 18) inserts before select, per round k: dpo_start (round 1: the dev selection of
+ * the SFT start among base and SFT epochs; k > 1: round k−1's dev-best DPO epoch) → sample (n
+ * answers per train task from that policy, graded) → pairs → dpo per seed → dev eval of every DPO
+ * epoch; select then waits for every dev evaluation of every round.
  */
-export function stagePlan(config: Pick<ExperimentConfig, "seeds">): StageDef[] {
+export function stagePlan(config: Pick<ExperimentConfig, "seeds" | "method" | "dpo">): StageDef[] {
   const seeds = config.seeds.map((seed, seedIndex) => ({ model: "seed" as const, seed, seedIndex }));
   const base: StageTarget = { model: "base" };
+  const sftDev = [devKey(base), ...seeds.map(devKey)];
+  const dpo: StageDef[] = [];
+  let previous = sftDev;
+  for (let round = 1; round <= (dpoRecipeOf(config)?.rounds ?? 0); round++) {
+    const runs = seeds.map((t) => ({ ...t, model: "dpo" as const, round }));
+    dpo.push(
+      { key: dpoStartKey(round), kind: "dpo_start", target: null, after: previous, round },
+      { key: sampleKey(round), kind: "sample", target: null, after: [dpoStartKey(round)], round },
+      { key: pairsKey(round), kind: "pairs", target: null, after: [sampleKey(round)], round },
+      ...runs.map(
+        (t): StageDef => ({ key: dpoKey(t.seed, round), kind: "dpo", target: t, after: [pairsKey(round)], round }),
+      ),
+      ...runs.map(
+        (t): StageDef => ({ key: devKey(t), kind: "dev_eval", target: t, after: [dpoKey(t.seed, round)], round }),
+      ),
+    );
+    previous = runs.map(devKey);
+  }
+  const allDev = [...sftDev, ...dpo.filter((s) => s.kind === "dev_eval").map((s) => s.key)];
   return [
     { key: "collect", kind: "collect", target: null, after: [] },
     { key: "verify", kind: "verify", target: null, after: ["collect"] },
@@ -48,7 +105,8 @@ export function stagePlan(config: Pick<ExperimentConfig, "seeds">): StageDef[] {
     ...seeds.map((t): StageDef => ({ key: trainKey(t.seed), kind: "train", target: t, after: ["dataset"] })),
     { key: devKey(base), kind: "dev_eval", target: base, after: [] },
     ...seeds.map((t): StageDef => ({ key: devKey(t), kind: "dev_eval", target: t, after: [trainKey(t.seed)] })),
-    { key: "select", kind: "select", target: null, after: [devKey(base), ...seeds.map(devKey)] },
+    ...dpo,
+    { key: "select", kind: "select", target: null, after: allDev },
     { key: "test_eval", kind: "test_eval", target: null, after: ["select"] },
     { key: "report", kind: "report", target: null, after: ["test_eval"] },
   ];

@@ -124,6 +124,30 @@ export async function listEvaluations(
     .orderBy(asc(evaluations.taskId), asc(evaluations.sampleIndex));
 }
 
+/**
+ * The graded answers of one policy on train (issue 18: the rejected side of preference pairs), with
+ * their text and grader output, in task and sample order.
+ */
+export async function trainAnswers(db: Db, opts: { experimentId: string; modelKey: string }) {
+  return db
+    .select({
+      taskId: evaluations.taskId,
+      sampleIndex: evaluations.sampleIndex,
+      verdict: evaluations.verdict,
+      answer: evaluations.answer,
+      grade: evaluations.grade,
+    })
+    .from(evaluations)
+    .where(
+      and(
+        eq(evaluations.experimentId, opts.experimentId),
+        eq(evaluations.split, "train"),
+        eq(evaluations.modelKey, opts.modelKey),
+      ),
+    )
+    .orderBy(asc(evaluations.taskId), asc(evaluations.sampleIndex));
+}
+
 /** Every model's answer and grader output for one task: the side-by-side view. */
 export async function taskEvaluations(
   db: Db,

@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import type { GenerationSplit } from "@agentlab/core";
 import type { Db } from "../client";
 import { generations } from "../schema";
 
@@ -42,7 +43,7 @@ export async function cachedGenerations(db: Db, keys: readonly string[]): Promis
 
 export async function listGenerations(
   db: Db,
-  opts: { experimentId: string; split: "dev" | "test"; modelKey?: string },
+  opts: { experimentId: string; split: GenerationSplit; modelKey?: string },
 ): Promise<GenerationRow[]> {
   const conds = [eq(generations.experimentId, opts.experimentId), eq(generations.split, opts.split)];
   if (opts.modelKey) conds.push(eq(generations.modelKey, opts.modelKey));
@@ -56,7 +57,8 @@ export async function listGenerations(
 /** One stored answer: a task's sample of one model on one split (sampleIndex 0 for a one-answer evaluation). */
 export type GenerationKey = {
   experimentId: string;
-  split: "dev" | "test";
+  /** train: the sampled answers of preference pairs (issue 18). */
+  split: GenerationSplit;
   modelKey: string;
   taskId: string;
   sampleIndex: number;

@@ -1,4 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
+import type { GenerationSplit } from "@agentlab/core";
 import { queryRows, type Db } from "../client";
 import { sftDatasets } from "../schema";
 import type { DatasetRow } from "./datasets";
@@ -44,7 +45,11 @@ export async function finishedTokenizeJobs(db: Db): Promise<{ payload: unknown; 
 }
 
 /** Models of an experiment split that have stored answers. */
-export async function modelsWithGenerations(db: Db, experimentId: string, split: "dev" | "test"): Promise<Set<string>> {
+export async function modelsWithGenerations(
+  db: Db,
+  experimentId: string,
+  split: GenerationSplit,
+): Promise<Set<string>> {
   const rows = await queryRows<{ model: string }>(
     db,
     sql`select distinct model_key as model from experiment_generations where experiment_id = ${experimentId} and split = ${split}`,

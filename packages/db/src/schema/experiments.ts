@@ -14,7 +14,7 @@ import {
 } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
 import {
-  EVAL_SPLITS,
+  GENERATION_SPLITS,
   EXPERIMENT_STATES,
   GENERATION_GRADE_STATES,
   NAME_MAX_LENGTH,
@@ -35,7 +35,9 @@ import { users } from "./users";
 
 export const experimentStateEnum = pgEnum("experiment_state", EXPERIMENT_STATES);
 export const stageStateEnum = pgEnum("experiment_stage_state", STAGE_STATES);
-export const evalSplitEnum = pgEnum("evaluation_split", EVAL_SPLITS);
+// dev and test are evaluated; train holds the sampled answers of preference pairs (issue 18), which
+// no report compares and no selection reads (both ask for their split by name).
+export const evalSplitEnum = pgEnum("evaluation_split", GENERATION_SPLITS);
 
 export const experiments = pgTable(
   "experiments",

@@ -1,19 +1,29 @@
 import { claimTestRun, getTestRun, listStages, updateStage } from "@agentlab/db";
-import { DomainError, isDomainError, modelKey, modelLabel, parseStageOutput } from "@agentlab/core";
+import { DomainError, dpoKey, isDomainError, modelKey, parseStageOutput } from "@agentlab/core";
 import { advanceEvaluation, emptyEval, type EvalModel } from "../evaluate";
 import { splitTasks } from "../tasks";
 import { ownOutput, type StageCtx, type StageResult } from "./context";
 import { testModels } from "./select";
 import { trainOutput } from "./train";
+import { evalModelOf } from "./models";
+import { dpoOutput } from "./dpo";
 
 // `dev_eval:*` and `test_eval`: generation + grading of one split (../evaluate.ts), for the base or
-// one seed's snapshots on dev, for the base and each seed's best dev epoch on test.
+// one seed's snapshots on dev (SFT, or one round's DPO epochs), for the base and each seed's best dev
+// epoch on test (with sft+dpo also each seed's best DPO epoch).
 
 export async function devStage(c: StageCtx): Promise<StageResult<"dev_eval">> {
   const t = c.stage.target;
   let models: EvalModel[];
   if (!t || t.model === "base") models = [{ key: "base", adapter: null, trainingMethod: null }];
-  else {
+  else if (t.model === "dpo") {
+    const out = dpoOutput(c, dpoKey(t.seed, t.round));
+    models = (out?.snapshots ?? []).map((s) => ({
+      key: modelKey({ model: "dpo", seed: t.seed, seedIndex: t.seedIndex, round: t.round, epoch: s.epoch }),
+      adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null },
+      trainingMethod: out?.method ?? null,
+    }));
+  } else {
     const train = trainOutput(c, t.seed);
     models = (train.snapshots ?? []).map((s) => ({
       key: modelKey({ model: "adapter", seed: t.seed, seedIndex: t.seedIndex, epoch: s.epoch }),
@@ -54,18 +64,7 @@ export async function testStage(c: StageCtx): Promise<StageResult<"test_eval">> 
   } else if (!(await getTestRun(db, c.experimentId))) {
     throw new DomainError("INTERNAL", "test stage recorded models but no test run is claimed");
   }
-  const snapshots = (seed: number) => trainOutput(c, seed).snapshots ?? [];
-  const models: EvalModel[] = (output.models ?? []).map((m) => {
-    if (m.model === "base") return { key: "base", adapter: null, trainingMethod: null };
-    const s = snapshots(m.seed).find((x) => x.epoch === m.epoch);
-    if (!s) throw new DomainError("PRECONDITION_FAILED", `no adapter snapshot for ${modelLabel(m)}`);
-    const method = trainOutput(c, m.seed).method ?? null;
-    return {
-      key: modelKey(m),
-      adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null },
-      trainingMethod: method,
-    };
-  });
+  const models: EvalModel[] = (output.models ?? []).map((m) => evalModelOf(c, m));
   const tasks = await splitTasks(db, c.config.splitId, "test");
   const step = await advanceEvaluation(
     c.services,

@@ -5,6 +5,10 @@ import { devStage, testStage } from "./evaluation";
 import { reportStage } from "./report";
 import { selectStage } from "./select";
 import { trainStage } from "./train";
+import { dpoStartStage } from "./dpo-start";
+import { sampleStage } from "./sample";
+import { pairsStage } from "./pairs";
+import { dpoStage } from "./dpo";
 
 export type { StageCtx, StageResult } from "./context";
 
@@ -22,6 +26,10 @@ export const STAGE_HANDLERS: StageRegistry = {
   select: selectStage,
   test_eval: testStage,
   report: reportStage,
+  dpo_start: dpoStartStage,
+  sample: sampleStage,
+  pairs: pairsStage,
+  dpo: dpoStage,
 };
 
 export const runStage = (c: StageCtx): Promise<StageResult> => STAGE_HANDLERS[c.stage.kind](c);

@@ -12,7 +12,10 @@ import {
   buildReport,
   contaminationCheck,
   devContaminationCheck,
+  dpoRecipeOf,
   groupVerdicts,
+  modelLabel,
+  pairsKey,
   protocolsByModel,
   type SftDoc,
   type TaskOutcome,
@@ -34,6 +37,16 @@ async function sftDocs(c: StageCtx): Promise<SftDoc[]> {
     text: r.sample.messages.map((m) => m.content).join("\n"),
     task: { id: r.task.taskId, instruction: r.task.instruction, files: r.task.files },
   }));
+}
+
+/** sft+dpo: each round's policy and pair statistics, for the report's DPO section (core dpoSection). */
+function dpoRounds(c: StageCtx) {
+  const rounds = dpoRecipeOf(c.config)?.rounds ?? 0;
+  return Array.from({ length: rounds }, (_, i) => {
+    const out = recordedOutput(c, pairsKey(i + 1), "pairs");
+    if (!out) throw new DomainError("PRECONDITION_FAILED", `no pairs recorded for round ${i + 1}`);
+    return { round: i + 1, policy: out.policy, policyLabel: modelLabel(out.policy), stats: out.stats ?? null };
+  });
 }
 
 export async function reportStage(c: StageCtx): Promise<StageResult<"report">> {
@@ -104,6 +117,7 @@ export async function reportStage(c: StageCtx): Promise<StageResult<"report">> {
     testAdapters,
     contamination: contaminationCheck({ test: testTasks, train: trainTasks, dev: devTasks, sft }),
     devContamination: devContaminationCheck({ dev: devTasks, sft }),
+    ...(dpoRecipeOf(c.config) ? { dpoRounds: dpoRounds(c) } : {}),
   });
   const row = await saveReport(db, c.experimentId, report);
   return { state: "succeeded", output: { reportId: row.id } };

@@ -11,10 +11,15 @@ import {
 } from "@agentlab/core";
 import type { StageCtx, StageResult } from "./context";
 
-// `select`: the dev decision (base or one adapter) from the stored dev evaluations.
+// `select`: the dev decision (base, one SFT adapter or, with sft+dpo, one DPO adapter) from the
+// stored dev evaluations (core selectByDev: a tie keeps base before SFT before DPO).
 
 /** Dev pass counts of every candidate (core devCandidates) from the stored dev verdicts. */
-async function storedDevCandidates(db: Db, experimentId: string, config: ExperimentConfig): Promise<DevCandidate[]> {
+export async function storedDevCandidates(
+  db: Db,
+  experimentId: string,
+  config: ExperimentConfig,
+): Promise<DevCandidate[]> {
   const rows = await listEvaluations(db, { experimentId, split: "dev" });
   const noVerdict = new Set(
     (await noVerdictGenerations(db, experimentId)).filter((g) => g.split === "dev").map((g) => g.taskId),
@@ -39,6 +44,9 @@ export async function selectStage(c: StageCtx): Promise<StageResult<"select">> {
 }
 
 export async function testModels(c: StageCtx): Promise<ModelRef[]> {
-  const seeds = bestEpochPerSeed(await storedDevCandidates(c.services.db, c.experimentId, c.config)).map((d) => d.ref);
-  return [{ model: "base" }, ...seeds];
+  const candidates = await storedDevCandidates(c.services.db, c.experimentId, c.config);
+  const seeds = bestEpochPerSeed(candidates).map((d) => d.ref);
+  // sft+dpo: each seed's best DPO epoch too, so the report compares base, SFT and DPO on test.
+  const dpo = bestEpochPerSeed(candidates, "dpo").map((d) => d.ref);
+  return [{ model: "base" }, ...seeds, ...dpo];
 }

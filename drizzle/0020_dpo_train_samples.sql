@@ -1,0 +1,1 @@
+ALTER TYPE "public"."evaluation_split" ADD VALUE 'train';

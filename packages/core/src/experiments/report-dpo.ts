@@ -1,0 +1,78 @@
+import type { PairStats } from "../preference/stats";
+import type { CompareOptions } from "../stats/compare";
+import { testSummary, type TestSummaryRow } from "./report-stats";
+import { outcomeScore } from "./report-samples";
+import type { TaskOutcome } from "./report-tasks";
+import { bestBy, modelKey, modelLabel, type DevCandidate, type ModelRef, type SelectionRow } from "./selection";
+
+// The sft+dpo part of the report (issue 18): what each round's pairs were, which SFT and which DPO
+// model dev picked within their kind, and the three pairwise comparisons on test — base vs SFT,
+// base vs DPO, SFT vs DPO — each with the clustered statistics of the main comparison. The
+// selection itself (base < SFT < DPO on ties) stays the report's outcome.
+
+export type DpoRoundSummary = { round: number; policy: ModelRef; policyLabel: string; stats: PairStats | null };
+
+/** One pairwise test comparison: `row.base` is side a, `row.sft` side b, Δ = b − a. */
+export type DpoComparison = { a: ModelRef; aLabel: string; b: ModelRef; bLabel: string; row: TestSummaryRow };
+
+export type DpoReportSection = {
+  rounds: DpoRoundSummary[];
+  /** The dev-best SFT epoch and the dev-best DPO epoch (each within its kind, same tie rule); null when none was evaluated. */
+  selectedSft: ModelRef | null;
+  selectedDpo: ModelRef | null;
+  /** Dev pass@1 of every DPO epoch (descriptive: dev chose among them). */
+  devPoints: { round: number; seed: number; epoch: number; pass1: number }[];
+  comparisons: DpoComparison[];
+  note: string;
+};
+
+export type DpoReportInput = {
+  rounds: DpoRoundSummary[];
+  table: readonly SelectionRow[];
+  test: Record<string, TaskOutcome[]>;
+  stats: CompareOptions & { iterations: number; seed: number };
+};
+
+const NOTE =
+  "Each comparison pairs the tasks graded for both models on test, clustered by source group like the main comparison; " +
+  "the SFT and DPO models are each dev's best of their kind, so the three tests share the dev selection's optimism only through that choice.";
+
+function compare(a: ModelRef, b: ModelRef, test: DpoReportInput["test"], stats: DpoReportInput["stats"]) {
+  const as = test[modelKey(a)] ?? [];
+  const bs = new Map((test[modelKey(b)] ?? []).map((o) => [o.taskId, o]));
+  const paired = as.flatMap((x) => {
+    const y = bs.get(x.taskId);
+    return y ? [{ x, y }] : [];
+  });
+  const row = testSummary(
+    paired.map(({ x, y }) => ({ group: x.group, base: outcomeScore(x), treated: outcomeScore(y) })),
+    paired.map(({ x }) => ({ group: x.group, pass: outcomeScore(x) })),
+    paired.map(({ x, y }) => ({ group: x.group, pass: outcomeScore(y) })),
+    modelLabel(b),
+    stats,
+  );
+  return { a, aLabel: modelLabel(a), b, bLabel: modelLabel(b), row };
+}
+
+export function dpoSection(input: DpoReportInput): DpoReportSection {
+  const candidates: DevCandidate[] = input.table.map((r) => ({ ref: r.ref, n: r.n, passed: r.passed }));
+  const sft = bestBy(candidates, (r) => r.model === "adapter")?.ref ?? null;
+  const dpo = bestBy(candidates, (r) => r.model === "dpo")?.ref ?? null;
+  const base: ModelRef = { model: "base" };
+  const onTest = (r: ModelRef | null): r is ModelRef => r !== null && input.test[modelKey(r)] !== undefined;
+  const pairs: [ModelRef | null, ModelRef | null][] = [
+    [base, sft],
+    [base, dpo],
+    [sft, dpo],
+  ];
+  return {
+    rounds: input.rounds,
+    selectedSft: sft,
+    selectedDpo: dpo,
+    devPoints: input.table.flatMap((r) =>
+      r.ref.model === "dpo" ? [{ round: r.ref.round, seed: r.ref.seed, epoch: r.ref.epoch, pass1: r.pass1 }] : [],
+    ),
+    comparisons: pairs.flatMap(([a, b]) => (onTest(a) && onTest(b) ? [compare(a, b, input.test, input.stats)] : [])),
+    note: NOTE,
+  };
+}
