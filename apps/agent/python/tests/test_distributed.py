@@ -48,7 +48,10 @@ def test_two_gloo_ranks_equal_one_process(tiny_model, tokenizer, tmp_path):
     assert n_rank[0] != n_rank[1]
     assert dd.shard_window(WINDOWS[1], dd.Dist(1, 2, 1), BATCH_SIZE) == []  # rank 1 idles in window 2
 
-    mp.spawn(run_rank, args=(2, str(tiny_model), str(tmp_path / "init"), str(tmp_path)), nprocs=2, join=True)
+    # fork, not spawn: the ranks inherit this process's imports (torch, transformers, peft) instead
+    # of importing them again, most of this test's time on a small CPU box
+    args = (2, str(tiny_model), str(tmp_path / "init"), str(tmp_path))
+    mp.start_processes(run_rank, args=args, nprocs=2, join=True, start_method="fork")
     ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in (0, 1)]
     ref = single_process(str(tiny_model), pad)
 

@@ -1,5 +1,7 @@
-"""`train` with AGENTLAB_TRAIN_PROCESSES=2 runs under torchrun (gloo on CPU): one event stream
-(rank 0's), one result, one set of snapshots, and the same losses and adapter as one process."""
+"""`train` with spec.world_size = 2 runs under torchrun (gloo on CPU): one event stream (rank 0's),
+one result, one set of snapshots, and the same losses and adapter as one process. The one-process
+reference runs in this process (no second interpreter to start); the run under torchrun goes
+through the CLI like the agent's."""
 
 from __future__ import annotations
 
@@ -11,13 +13,16 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from agentlab_trainer import distributed as dd
+from agentlab_trainer.common import CancelFlag, UserError
+from agentlab_trainer.train import train
 from conftest import run_cli
 from helpers import make_samples, write_jsonl
 
 LORA = {"r": 8, "alpha": 16, "dropout": 0.0, "target_modules": ["q_proj", "v_proj", "down_proj", "lm_head"]}
 
 
-def spec_for(tiny_model: Path, data: Path, out: Path) -> dict:
+def spec_for(tiny_model: Path, data: Path, out: Path, world_size: int) -> dict:
     return {
         "base_model": str(tiny_model),
         "dataset": str(data),
@@ -32,23 +37,23 @@ def spec_for(tiny_model: Path, data: Path, out: Path) -> dict:
         "seed": 0,
         "torch_threads": 1,
         "device": "cpu",
+        "world_size": world_size,
     }
 
 
 def test_two_ranks_under_torchrun_match_one_process(tiny_model, tmp_path):
     data = write_jsonl(tmp_path / "train.jsonl", make_samples(7, offset=3))  # 2 windows, the last short
+    rec1 = train(spec_for(tiny_model, data, tmp_path / "one", 1), CancelFlag())
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    code1, ev1, err1 = run_cli("train", spec_for(tiny_model, data, tmp_path / "one"), tmp_path, env=env)
-    assert code1 == 0, err1[-3000:]
-    env2 = {**env, "AGENTLAB_TRAIN_PROCESSES": "2"}
-    code2, ev2, err2 = run_cli("train", spec_for(tiny_model, data, tmp_path / "two"), tmp_path, env=env2)
+    code2, ev2, err2 = run_cli("train", spec_for(tiny_model, data, tmp_path / "two", 2), tmp_path, env=env)
     assert code2 == 0, err2[-3000:]
     results = [e for e in ev2 if e["event"] == "result"]
     assert len(results) == 1 and results[0]["status"] == "succeeded"
-    rec2, rec1 = results[0]["record"], [e for e in ev1 if e["event"] == "result"][0]["record"]
+    rec2 = results[0]["record"]
     assert rec2["world_size"] == 2 and rec1["world_size"] == 1
     assert [e["step"] for e in ev2 if e["event"] == "progress"] == [1, 2]  # rank 0 only
     assert len([e for e in ev2 if e["event"] == "artifact"]) == 1
+    assert rec2["supervised_tokens"] == rec1["supervised_tokens"]
     assert rec2["final_train_loss"] == pytest.approx(rec1["final_train_loss"], rel=1e-5)
     a = load_file(str(tmp_path / "one" / "epoch-1" / "adapter_model.safetensors"))
     b = load_file(str(tmp_path / "two" / "epoch-1" / "adapter_model.safetensors"))
@@ -56,3 +61,52 @@ def test_two_ranks_under_torchrun_match_one_process(tiny_model, tmp_path):
     for k in a:
         torch.testing.assert_close(a[k], b[k], atol=1e-6, rtol=1e-4)
     assert json.loads((tmp_path / "two" / "epoch-1" / "agentlab-snapshot.json").read_text())["epoch"] == 1
+
+
+# What torchrun prints when a rank dies (torch 2.13, ChildFailedError), trimmed.
+SUMMARY = """\
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+agentlab_trainer FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-12-01_13:40:00
+  host      : box
+  rank      : 0 (local_rank: 0)
+  exitcode  : 143 (pid: 41)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-12-01_13:39:59
+  host      : box
+  rank      : 1 (local_rank: 1)
+  exitcode  : -9 (pid: 42)
+  error_file: <N/A>
+  traceback : Signal 9 (SIGKILL) received by PID 42
+============================================================
+"""
+
+
+def test_a_failure_names_the_root_cause_rank_from_torchruns_summary():
+    import io
+
+    failure: dict[str, str] = {}
+    dd._copy_stderr(io.StringIO(SUMMARY), failure)
+    # the root cause, not the first row of "Failures" (rank 0, stopped by torchrun)
+    assert dd.describe_failure(failure) == "rank 1 (local_rank: 1) exited -9: Signal 9 (SIGKILL) received by PID 42"
+    assert dd.describe_failure({}) == "torchrun gave no failure summary"
+
+
+def test_world_size_is_read_from_the_spec_and_checked():
+    assert dd.ranks_of({}) == 1
+    assert dd.ranks_of({"world_size": 3}) == 3
+    for bad in (0, True, "2"):
+        with pytest.raises(UserError, match="world_size"):
+            dd.ranks_of({"world_size": bad})
+    dd.preflight({"device": "cpu", "world_size": 2}, 2)  # CPU ranks: nothing to check
+    if not torch.cuda.is_available():
+        with pytest.raises(UserError, match="CUDA"):
+            dd.preflight({"device": "cuda", "world_size": 2}, 2)

@@ -55,6 +55,7 @@ export async function runCommand(argv: string[], env: AgentEnv): Promise<number>
       graceMs: env.AGENTLAB_CANCEL_GRACE_MS,
       allowShellJobs,
       grading: grader ? { grader, sandbox: sandboxCfg } : undefined,
+      training: { gpus: capabilities.gpus.length, cpuRanks: env.AGENTLAB_TRAIN_CPU_RANKS === "1" },
     });
   // The supervisor reads these per job, so a re-test (below) changes what the next job gets.
   const handlers = makeHandlers();

@@ -6,7 +6,7 @@ import { makeAuditHandler } from "./audit";
 import { makeGradeHandler } from "./grade";
 import { makeGradeBatchHandler } from "./grade-batch";
 import { refuseShellJob, shellJob } from "./shell";
-import { trainJob } from "./train";
+import { trainJob, type TrainRanks } from "./train";
 import { dpoJob } from "./dpo";
 import { generateJob } from "./generate";
 import { tokenizeJob } from "./tokenize";
@@ -20,10 +20,12 @@ export function jobHandlers(opts: {
   graceMs: number;
   allowShellJobs?: boolean;
   grading?: { grader: Grader; sandbox: SandboxConfig };
+  /** The box's GPUs and its AGENTLAB_TRAIN_CPU_RANKS opt-in (multi-rank train jobs); none when absent. */
+  training?: TrainRanks;
 }): Record<string, JobHandler> {
   const handlers: { [T in JobType]?: JobHandler } = {
     shell: opts.allowShellJobs === true ? shellJob(opts.graceMs) : refuseShellJob,
-    train: trainJob(opts.graceMs),
+    train: trainJob(opts.graceMs, opts.training),
     dpo: dpoJob(opts.graceMs),
     generate: generateJob(opts.graceMs),
     tokenize: tokenizeJob(opts.graceMs),

@@ -4,11 +4,28 @@ import { epochUploads, fetchBlob, trainerJob } from "./trainer-common";
 
 // `train`: SFT on a dataset snapshot fetched by hash; every epoch's adapter is uploaded as soon as
 // it exists, so a canceled run keeps its finished epochs (brief §6). Payload and result: TrainJobPayload
-// and TrainJobResult in core.
+// and TrainJobResult in core. spec.world_size N > 1 (issue 19): the trainer runs itself under
+// torchrun with N ranks in the process group runPython starts, so cancel reaches every rank; rank 0
+// alone reports progress and snapshots; a dead rank makes torchrun stop the others and the job fails
+// with the dead rank's exit (agentlab_trainer/distributed.py).
 
-export const trainJob = (graceMs: number) =>
+/** What this box offers a multi-rank run: its GPUs, and whether ranks may run as CPU processes. */
+export type TrainRanks = { gpus: number; cpuRanks: boolean };
+
+/** Why this agent cannot run `worldSize` ranks, or null when it can (the claim normally sees to it). */
+export function ranksRefusal(worldSize: number, box: TrainRanks): string | null {
+  if (worldSize <= 1 || worldSize <= box.gpus || box.cpuRanks) return null;
+  return (
+    `spec.world_size = ${worldSize} needs ${worldSize} GPUs on one agent; this one has ${box.gpus} ` +
+    "(AGENTLAB_TRAIN_CPU_RANKS=1 runs the ranks as CPU processes, for tests)"
+  );
+}
+
+export const trainJob = (graceMs: number, ranks: TrainRanks = { gpus: 0, cpuRanks: false }) =>
   trainerJob("train", graceMs, async (ctx, { payload, python }) => {
     const { spec, datasetHash, evalDatasetHash } = payload;
+    const refusal = ranksRefusal(spec.world_size, ranks);
+    if (refusal) return { reason: "user_error", error: refusal };
     const uploads = epochUploads(ctx);
     try {
       const dataset = await fetchBlob(ctx, datasetHash);

@@ -32,6 +32,11 @@ elif mode == "crash":
 elif mode == "bad_event":
     emit(event="progress", step="one")
     sys.exit(0)
+elif mode == "orphan":
+    # like torchrun and its ranks when their launcher is killed: a grandchild holding the pipes
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    open(os.environ["FAKE_PID_FILE"], "w").write(str(child.pid))
+    os.kill(os.getpid(), signal.SIGKILL)
 elif mode in ("cancel", "stubborn"):
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     open(os.environ["FAKE_PID_FILE"], "w").write(str(child.pid))
@@ -179,6 +184,21 @@ describe("runPython", () => {
     expect(e.reason).toBe("canceled");
     expect(e.signal).toBe("SIGKILL");
     expect(Date.now() - started).toBeLessThan(20_000);
+    const grandchild = Number(await readFile(pidFile, "utf8"));
+    await waitFor(() => !alive(grandchild));
+  });
+
+  it("kills what is left of the group when the trainer dies, instead of waiting on the pipes it held", async () => {
+    const pidFile = join(dir, "orphan.pid");
+    const started = Date.now();
+    const e = (await runPython("train", TRAIN, { python, cwd: dir, env: fake("orphan", pidFile) }).catch(
+      (x: unknown) => x,
+    )) as TrainerRunError;
+    expect(e).toBeInstanceOf(TrainerRunError);
+    expect(e.reason).toBe("internal_error");
+    expect(e.signal).toBe("SIGKILL");
+    // the grandchild sleeps 120 s with stdout and stderr open: only killing it ends the run early
+    expect(Date.now() - started).toBeLessThan(60_000);
     const grandchild = Number(await readFile(pidFile, "utf8"));
     await waitFor(() => !alive(grandchild));
   });

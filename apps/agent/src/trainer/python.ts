@@ -154,10 +154,11 @@ export async function runPython<K extends TrainerCommand>(
         );
       });
       child.once("exit", (code, sig) => {
+        // The trainer is gone: what is left of its group (torchrun and its ranks after the
+        // launcher was killed, say) is orphaned and would hold the pipes open: nothing outlives it.
+        killGroup(child, "SIGKILL");
         void Promise.all([stdoutClosed, stderrClosed]).then(() => {
           guard.dispose();
-          // make sure nothing of the group outlives the command
-          if (guard.aborted()) killGroup(child, "SIGKILL");
           const tail = stderrTail.join("\n");
           if (code === TRAINER_EXIT.ok && result?.status === "succeeded") {
             resolvePromise(result);

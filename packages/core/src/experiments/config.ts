@@ -64,6 +64,12 @@ export const TrainingConfig = z.object({
    * real models of >= 100 M parameters, off for the tiny CPU ones); true/false: exactly that.
    */
   gradientCheckpointing: z.boolean().optional(),
+  /**
+   * GPUs of one agent each seed's train job runs on (issue 19): N > 1 is N DDP ranks under torchrun,
+   * the global batch (batchSize x gradAccum) dealt across them, so the update is one GPU's; the
+   * claim gives the job only to an agent with N free GPUs.
+   */
+  gpus: z.number().int().min(1).max(64).default(1),
 });
 export type TrainingConfig = z.infer<typeof TrainingConfig>;
 
@@ -146,6 +152,10 @@ export const ExperimentConfig = z
     dpo: DpoRecipe.optional(),
   })
   .refine((c) => new Set(c.seeds).size === c.seeds.length, { message: "seeds must be distinct", path: ["seeds"] })
+  .refine((c) => c.training.gpus === 1 || c.training.method !== "lora-fp32", {
+    message: "training.gpus > 1 needs a GPU method (lora-bf16 or qlora-nf4): lora-fp32 trains on the CPU",
+    path: ["training", "gpus"],
+  })
   .refine((c) => c.method === "sft+dpo" || c.dpo === undefined, {
     message: 'dpo settings need method "sft+dpo"',
     path: ["dpo"],

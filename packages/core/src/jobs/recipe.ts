@@ -35,6 +35,8 @@ export function trainJobPayload(
       // Resolved at creation; the trainer refuses a job it cannot run with exactly this method.
       method: tc.method ?? null,
       gradient_checkpointing: tc.gradientCheckpointing ?? null,
+      // N GPUs: N DDP ranks under torchrun (issue 19); the requirement asks the claim for N GPUs.
+      world_size: tc.gpus,
     },
   };
 }

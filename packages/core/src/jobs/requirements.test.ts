@@ -89,6 +89,30 @@ describe("job requirements from the model shape and the recipe", () => {
     expect(trainJobRequirements(off).gpuMemoryMb).toBeGreaterThan(trainJobRequirements(auto).gpuMemoryMb);
   });
 
+  it("training.gpus reaches the spec as world_size and the requirement as a GPU count, each GPU with the one-GPU estimate", () => {
+    const one = cfg();
+    const two = cfg({}, { gpus: 2 });
+    expect(one.training.gpus).toBe(1); // the default: recipes stored before issue 19 parse unchanged
+    expect(trainJobPayload(one, 1, { datasetHash: "a".repeat(64) }).spec.world_size).toBe(1);
+    expect(trainJobPayload(two, 1, { datasetHash: "a".repeat(64) }).spec.world_size).toBe(2);
+    expect(trainJobRequirements(two)).toEqual({ ...trainJobRequirements(one), gpus: 2 });
+    // before the method is resolved a multi-rank run still asks for its GPUs (never a CPU agent)
+    const unresolved = cfg({ baseModel: { source: "hub", ref: "org/m" } }, { method: undefined, gpus: 4 });
+    expect(trainJobRequirements(unresolved)).toEqual({ labels: [], gpus: 4, gpuMemoryMb: 0 });
+  });
+
+  it("refuses training.gpus > 1 with the CPU method, naming the field, and a count outside 1..64", () => {
+    const fp32 = ExperimentConfig.safeParse({ ...base, training: { method: "lora-fp32", gpus: 2 } });
+    expect(fp32.success).toBe(false);
+    expect(fp32.error?.issues.map((i) => i.path.join("."))).toEqual(["training.gpus"]);
+    expect(ExperimentConfig.safeParse({ ...base, training: { method: "lora-fp32", gpus: 1 } }).success).toBe(true);
+    for (const gpus of [0, 65, 1.5])
+      expect(ExperimentConfig.safeParse({ ...base, training: { gpus } }).error?.issues[0]?.path).toEqual([
+        "training",
+        "gpus",
+      ]);
+  });
+
   it("a CUDA generate job asks for weights + KV cache, a little more with the adapter", () => {
     const c = cfg();
     const withAdapter = generateJobRequirements(c);

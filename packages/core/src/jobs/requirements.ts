@@ -69,9 +69,15 @@ export function generateMemoryEstimate(config: ExperimentConfig, withAdapter: bo
 export const trainsOnGpu = (config: ExperimentConfig): boolean =>
   config.training.method !== undefined && config.training.method !== "lora-fp32";
 
+/**
+ * `training.gpus` GPUs (issue 19), each with the one-GPU estimate: a DDP rank holds the whole model
+ * and at most `batchSize` samples at once (the window is dealt across the ranks). Several GPUs are
+ * asked for even before the method is resolved: a multi-rank run never lands on a CPU agent.
+ */
 export function trainJobRequirements(config: ExperimentConfig, supervisedPerSample?: number): JobRequirements {
-  if (!trainsOnGpu(config)) return { labels: [], gpus: 0, gpuMemoryMb: 0 };
-  return { labels: [], gpus: 1, gpuMemoryMb: trainMemoryEstimate(config, supervisedPerSample)?.totalMb ?? 0 };
+  const gpus = config.training.gpus;
+  if (!trainsOnGpu(config) && gpus === 1) return { labels: [], gpus: 0, gpuMemoryMb: 0 };
+  return { labels: [], gpus, gpuMemoryMb: trainMemoryEstimate(config, supervisedPerSample)?.totalMb ?? 0 };
 }
 
 export function generateJobRequirements(config: ExperimentConfig, withAdapter = true): JobRequirements {

@@ -40,9 +40,10 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "train":
             from . import distributed, train
 
-            ranks = distributed.processes_requested()
-            if ranks > 1 and distributed.from_env() is None:
-                return distributed.launch(ranks, "train", args.spec)  # issue 19: torchrun, one rank per GPU
+            ranks = distributed.ranks_of(spec)
+            if ranks > 1 and distributed.from_env() is None:  # issue 19: torchrun, one rank per GPU
+                distributed.preflight(spec, ranks)
+                return distributed.launch(ranks, "train", args.spec, cancel)
             train.main(spec, cancel)
         elif args.command == "dpo":
             from . import dpo

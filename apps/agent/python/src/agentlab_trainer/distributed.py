@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -69,35 +70,50 @@ def init(dist: Dist, device: str, init_method: str = "env://") -> str:
     return f"cuda:{dist.local_rank}" if device == "cuda" else "cpu"
 
 
-PROCESSES_ENV = "AGENTLAB_TRAIN_PROCESSES"
+def ranks_of(spec: dict[str, Any]) -> int:
+    """The ranks the spec asks for (world_size; the agent sets it from the job's GPUs), 1 when unset."""
+    raw = spec.get("world_size", 1)
+    if not isinstance(raw, int) or isinstance(raw, bool) or raw < 1:
+        raise UserError(f"world_size must be a positive integer, got {raw!r}")
+    return raw
 
 
-def processes_requested(environ: dict[str, str] | None = None) -> int:
-    """How many ranks the agent asked for (its job's GPUs), 1 when unset."""
-    env = os.environ if environ is None else environ
-    raw = env.get(PROCESSES_ENV, "1")
-    if not raw.isdigit() or int(raw) < 1:
-        raise UserError(f"{PROCESSES_ENV} must be a positive integer, got {raw!r}")
-    return int(raw)
+def preflight(spec: dict[str, Any], nproc: int) -> None:
+    """Before torchrun starts anything: CUDA ranks need one visible GPU each."""
+    if spec.get("method") == "lora-fp32" or spec.get("device") == "cpu":
+        return  # gloo CPU ranks (the agent allows them only under AGENTLAB_TRAIN_CPU_RANKS=1)
+    import torch
+
+    from .common import pick_device
+
+    if pick_device(str(spec.get("device", "auto"))) == "cuda" and torch.cuda.device_count() < nproc:
+        raise UserError(f"world_size {nproc} needs {nproc} CUDA GPUs; this machine has {torch.cuda.device_count()}")
 
 
-def launch(nproc: int, command: str, spec_path: str) -> int:
-    """Runs `command` under torchrun with `nproc` ranks on this machine; returns the exit code.
-    Rank 0's events are relayed; its result event only when torchrun succeeded (or was canceled):
-    when a rank dies torchrun stops the others (rank 0 would then report a cancel) and exits
-    non-zero, and the run is reported failed instead. stderr is inherited, so the dead rank's
-    traceback and torchrun's summary naming it reach the job's log. No restarts."""
+def launch(nproc: int, command: str, spec_path: str, cancel: CancelFlag) -> int:
+    """Runs `command` under torchrun with `nproc` ranks on this machine (no restarts); returns the
+    exit code. Rank 0's events are relayed as they come (progress, snapshots). The result:
+    - torchrun succeeded: rank 0's;
+    - this launcher was signalled (the agent's cancel reaches the whole process group): canceled,
+      with rank 0's record of the epochs it finished;
+    - rank 0's own user error (every rank refuses the same data): that error;
+    - otherwise a rank died or failed and torchrun stopped the others (rank 0 then reads as
+      canceled): failed, naming the rank, its exit and torchrun's, from torchrun's summary.
+    torchrun's stderr (the ranks' tracebacks, its summary) is copied to this process's stderr."""
     import json
     import subprocess
+    import threading
 
-    from .common import emit
+    from .common import EXIT_CANCELED, EXIT_INTERNAL, EXIT_USER, emit
 
     argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}"]
     argv += ["--max-restarts=0", "-m", "agentlab_trainer", command, "--spec", spec_path]
-    env = {k: v for k, v in os.environ.items() if k != PROCESSES_ENV}
     result: dict[str, Any] | None = None
-    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True) as child:
-        assert child.stdout is not None
+    failure: dict[str, str] = {}
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None and child.stderr is not None
+        copier = threading.Thread(target=_copy_stderr, args=(child.stderr, failure), daemon=True)
+        copier.start()
         for line in child.stdout:
             event = json.loads(line) if line.startswith("{") else None
             if isinstance(event, dict) and event.get("event") == "result":
@@ -106,12 +122,54 @@ def launch(nproc: int, command: str, spec_path: str) -> int:
                 sys.stdout.write(line)
                 sys.stdout.flush()
         rc = child.wait()
-    if result is not None and (rc == 0 or result.get("status") == "canceled"):
+        copier.join()
+    if result is not None and rc == 0:
         emit(**result)
-        return rc if rc == 0 else 143
-    message = f"a training rank failed (torchrun exited {rc}); the failed rank's error is in the log"
+        return 0
+    record = {"record": result["record"]} if result is not None and result.get("record") else {}
+    if cancel.is_set:
+        emit(
+            "result",
+            command=command,
+            status="canceled",
+            error={"kind": "canceled", "message": "canceled by signal"},
+            **record,
+        )
+        return EXIT_CANCELED
+    if result is not None and (result.get("error") or {}).get("kind") == "user_error":
+        emit(**result)
+        return EXIT_USER
+    message = (
+        f"a training rank failed: {describe_failure(failure)}; torchrun exited {rc} (every rank's output is in the log)"
+    )
     emit("result", command=command, status="failed", error={"kind": "internal_error", "message": message})
-    return 1
+    return EXIT_INTERNAL
+
+
+# torchrun's ChildFailedError summary: "Root Cause (first observed failure):" then "key : value" rows.
+_SUMMARY_ROW = re.compile(r"^\s*(rank|exitcode|traceback)\s*:\s*(.*?)\s*$")
+
+
+def _copy_stderr(stream, failure: dict[str, str]) -> None:
+    """Copies torchrun's stderr through and keeps the root-cause rows of its failure summary."""
+    root = False
+    for line in stream:
+        sys.stderr.write(line)
+        sys.stderr.flush()
+        root = root or "Root Cause" in line
+        m = _SUMMARY_ROW.match(line) if root else None
+        if m and m.group(1) not in failure:
+            failure[m.group(1)] = m.group(2)
+
+
+def describe_failure(failure: dict[str, str]) -> str:
+    """'rank 1 (local_rank: 1) exited -9: Signal 9 (SIGKILL) received by PID 77', from the summary."""
+    if "rank" not in failure:
+        return "torchrun gave no failure summary"
+    code = failure.get("exitcode", "?").split(" (pid")[0]
+    tb = failure.get("traceback", "")
+    detail = f": {tb}" if tb and not tb.startswith("To enable traceback") else ""
+    return f"rank {failure['rank']} exited {code}{detail}"
 
 
 def shutdown() -> None:

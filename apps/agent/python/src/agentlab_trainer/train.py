@@ -64,6 +64,7 @@ TRAIN_DEFAULTS: dict[str, Any] = {
     "method": None,
     "revision": None,
     "gradient_checkpointing": None,
+    "world_size": 1,
 }
 LORA_DEFAULTS: dict[str, Any] = {"r": 16, "alpha": 32, "dropout": 0.05, "target_modules": DEFAULT_TARGETS}
 
@@ -74,7 +75,7 @@ def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
             raise UserError(f"train spec needs {key}")
     cfg = {**TRAIN_DEFAULTS, **{k: v for k, v in spec.items() if v is not None}}
     cfg["lora"] = {**LORA_DEFAULTS, **(spec.get("lora") or {})}
-    ints = {"epochs": 1, "batch_size": 1, "grad_accum": 1, "max_length": 8, "log_every_steps": 1}
+    ints = {"epochs": 1, "batch_size": 1, "grad_accum": 1, "max_length": 8, "log_every_steps": 1, "world_size": 1}
     for k, lo in ints.items():
         if not isinstance(cfg[k], int) or isinstance(cfg[k], bool) or cfg[k] < lo:
             raise UserError(f"{k} must be an integer >= {lo}")
