@@ -63,3 +63,23 @@ export async function tryPostgresLead(url: string, key: number, checkMs: number)
 export async function tryEmbeddedLead(): Promise<Lead> {
   return { lost: new Promise<void>(() => {}), release: async () => {} };
 }
+
+/** The key under which web instances take turns at start-up (migrations, built-in pools). */
+export const STARTUP_LOCK_KEY = 0x61676c73;
+
+/**
+ * Runs `fn` while holding a session-level advisory lock, waiting for it as long as another session
+ * holds it. Instances started together (a compose file, a rolling deploy) would otherwise migrate
+ * the same schema and load the same built-in pool at once, and all but one would fail.
+ */
+export async function withPostgresLock<T>(url: string, key: number, fn: () => Promise<T>): Promise<T> {
+  const { default: postgres } = await import("postgres");
+  const sql = postgres(url, { max: 1, onnotice: () => {}, idle_timeout: 0, connect_timeout: 10 });
+  try {
+    await sql`select pg_advisory_lock(${key})`;
+    return await fn();
+  } finally {
+    // Ending the session releases the lock (also when fn threw).
+    await sql.end({ timeout: 5 }).catch(() => {});
+  }
+}
