@@ -53,6 +53,8 @@ export type Behaviour = {
   gradeInfraError?(model: string, taskId: string): boolean;
   /** A train sample's length in tokens, as the simulated tokenize job measures it (issue 16). */
   sampleTokens?(taskKey: string): number;
+  /** The result of a dpo job (issue 18; helpers/sim-dpo.ts); without it a dpo job is unexpected. */
+  dpo?(payload: Record<string, unknown>): Promise<Record<string, unknown>>;
 };
 
 /** Every spec the simulated agent received, by job type: what the server actually sent. */
@@ -243,6 +245,8 @@ export async function agentStep(
     result = { items };
   } else if (job.type === "tokenize") {
     result = await simTokenize(db, p, behaviour.sampleTokens);
+  } else if (job.type === "dpo" && behaviour.dpo) {
+    result = await behaviour.dpo(p);
   } else throw new Error(`unexpected job type ${job.type}`);
   await finishAttempt(db, {
     jobId: job.jobId,

@@ -18,12 +18,18 @@ export function adapterSha(seed: number, epoch: number): string {
   adapters.set(sha, `s${seed}e${epoch}`);
   return sha;
 }
+/** An adapter the simulated trainer names `name` (a DPO epoch, issue 18), by its hash. */
+export function namedAdapterSha(name: string): string {
+  const sha = sha256Hex(`named ${name}`);
+  adapters.set(sha, name);
+  return sha;
+}
 export const modelOf = (adapterSha256: unknown): string =>
   typeof adapterSha256 === "string" ? (adapters.get(adapterSha256) ?? "unknown") : "base";
 
 // What the simulated trainer reports: full results of the train and generate contracts (the agent
 // checks its results against them before sending, so the server only ever sees complete ones).
-const simEnvironment: TrainerEnvironment = {
+export const simEnvironment: TrainerEnvironment = {
   python: "3.11.0",
   platform: "sim",
   torch: "2.13.0",
