@@ -12,19 +12,24 @@ import { epochUploads, fetchBlob, trainerJob } from "./trainer-common";
 /** What this box offers a multi-rank run: its GPUs, and whether ranks may run as CPU processes. */
 export type TrainRanks = { gpus: number; cpuRanks: boolean };
 
-/** Why this agent cannot run `worldSize` ranks, or null when it can (the claim normally sees to it). */
-export function ranksRefusal(worldSize: number, box: TrainRanks): string | null {
-  if (worldSize <= 1 || worldSize <= box.gpus || box.cpuRanks) return null;
-  return (
-    `spec.world_size = ${worldSize} needs ${worldSize} GPUs on one agent; this one has ${box.gpus} ` +
-    "(AGENTLAB_TRAIN_CPU_RANKS=1 runs the ranks as CPU processes, for tests)"
-  );
+/** The fields of a train spec that decide where its ranks run. */
+type RanksSpec = { world_size: number; method?: string | null; device?: string };
+
+/** Why this agent cannot run the spec's ranks, or null when it can (the claim normally sees to it). */
+export function ranksRefusal(spec: RanksSpec, box: TrainRanks): string | null {
+  const n = spec.world_size;
+  if (n <= 1 || box.cpuRanks) return null;
+  const optIn = "(AGENTLAB_TRAIN_CPU_RANKS=1 runs the ranks as CPU processes, for tests)";
+  if (spec.method === "lora-fp32" || spec.device === "cpu")
+    return `spec.world_size = ${n} with a CPU ${spec.device === "cpu" ? "device" : "method"} would start ${n} CPU processes ${optIn}`;
+  if (n > box.gpus) return `spec.world_size = ${n} needs ${n} GPUs on one agent; this one has ${box.gpus} ${optIn}`;
+  return null;
 }
 
 export const trainJob = (graceMs: number, ranks: TrainRanks = { gpus: 0, cpuRanks: false }) =>
   trainerJob("train", graceMs, async (ctx, { payload, python }) => {
     const { spec, datasetHash, evalDatasetHash } = payload;
-    const refusal = ranksRefusal(spec.world_size, ranks);
+    const refusal = ranksRefusal(spec, ranks);
     if (refusal) return { reason: "user_error", error: refusal };
     const uploads = epochUploads(ctx);
     try {
