@@ -51,6 +51,27 @@ const SAMPLING =
       }
     : {};
 
+// AGENTLAB_DEMO_DPO=1 (issue 18): the main experiment is `sft+dpo` (DPO from the SFT start on pairs
+// of the reference fix against the start policy's own graded failures on train); the control is
+// skipped. AGENTLAB_DEMO_DPO_{BETA,LR,EPOCHS,ROUNDS,SAMPLES,SFT_WEIGHT} override its settings.
+const DEMO_DPO = process.env.AGENTLAB_DEMO_DPO === "1";
+const dpoNum = (key: string, fallback: number) => Number(process.env[`AGENTLAB_DEMO_DPO_${key}`] ?? String(fallback));
+const DPO_RECIPE: Pick<ExperimentConfigInput, "method" | "dpo"> = DEMO_DPO
+  ? {
+      method: "sft+dpo",
+      dpo: {
+        beta: dpoNum("BETA", 0.1),
+        learningRate: dpoNum("LR", 5e-3),
+        epochs: dpoNum("EPOCHS", 2),
+        rounds: dpoNum("ROUNDS", 1),
+        samples: dpoNum("SAMPLES", 2),
+        sftWeight: dpoNum("SFT_WEIGHT", 0),
+        temperature: 0.7,
+        batchSize: 4,
+      },
+    }
+  : {};
+
 const t0 = Date.now();
 const say = (msg: string) => console.log(`[demo +${((Date.now() - t0) / 1000).toFixed(0)}s] ${msg}`);
 
@@ -87,6 +108,26 @@ const figures = (r: ExperimentReport) => {
     contamination: { exact: r.contamination.exactPairs, normalized: r.contamination.normalizedPairs },
   };
 };
+
+/** The sft+dpo report's figures: the rounds' pairs and the three pairwise test comparisons. */
+const dpoFigures = (r: ExperimentReport) =>
+  r.dpo
+    ? {
+        selected: r.outcome.selectedLabel,
+        rounds: r.dpo.rounds.map((x) => ({ round: x.round, policy: x.policyLabel, stats: x.stats })),
+        devPoints: r.dpo.devPoints,
+        comparisons: r.dpo.comparisons.map((x) => ({
+          a: x.aLabel,
+          b: x.bLabel,
+          aPass: x.row.base.value,
+          bPass: x.row.sft?.value ?? null,
+          delta: x.row.stats?.delta ?? null,
+          ci: x.row.stats?.ci ?? null,
+          p: x.row.stats?.p ?? null,
+          label: x.row.label,
+        })),
+      }
+    : null;
 
 async function main() {
   const dataDir = resolve(ROOT, ".agentlab/demo", new Date().toISOString().replace(/[:.]/g, "-"));
@@ -177,6 +218,7 @@ async function main() {
     evaluation: { maxNewTokens: 80, graderVersion: "agentlab-grader/2 judge pytest-8.3.4", ...SAMPLING },
     seeds: [1],
     bootstrap: { iterations: 2000, seed: 0 },
+    ...(datasetId ? {} : DPO_RECIPE),
     disclaimer:
       DISCLAIMER +
       baseNote +
@@ -185,7 +227,7 @@ async function main() {
 
   const reports: Record<string, { body: ExperimentReport; file: string; id: string }> = {};
   try {
-    for (const kind of ["main", "control"] as const) {
+    for (const kind of DEMO_DPO ? (["main"] as const) : (["main", "control"] as const)) {
       let datasetId: string | undefined;
       if (kind === "control") {
         const mainId = reports.main?.body.experimentId ?? "";
@@ -220,13 +262,13 @@ async function main() {
   }
   const main = reports.main;
   const control = reports.control;
-  if (!main || !control) throw new Error("a report is missing");
+  if (!main || (!control && !DEMO_DPO)) throw new Error("a report is missing");
   const { token } = await createShareLink(db, { reportId: main.id, label: "demo", createdBy: admin?.id ?? null });
   await app.close();
   await database.close();
   const wallSeconds = Math.round((Date.now() - t0) / 1000);
   const m = figures(main.body);
-  const c = figures(control.body);
+  const c = control ? figures(control.body) : null;
   const pct = (x: number | null) => (x === null ? "n/a" : `${(100 * x).toFixed(1)}%`);
   const pp = (x: number | null) => (x === null ? "n/a" : `${x >= 0 ? "+" : ""}${(100 * x).toFixed(1)} pp`);
   say(`finished in ${wallSeconds} s`);
@@ -234,10 +276,16 @@ async function main() {
   console.log(
     `main:    base ${pct(m.basePass)} → adapter ${pct(m.adapterPass)}, Δ ${pp(m.delta)} [${m.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(m.p)} (${m.test ?? "no test"}), ${m.significant ? "significant" : "NOT significant"}; contamination test↔train exact ${m.contamination.exact}, normalized ${m.contamination.normalized}`,
   );
-  console.log(
-    `control: base ${pct(c.basePass)} → adapter ${pct(c.adapterPass)}, Δ ${pp(c.delta)} [${c.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(c.p)} (${c.test ?? "no test"}), ${c.significant ? "significant" : "not significant"}`,
-  );
-  console.log(`report JSON:  ${main.file}\ncontrol JSON: ${control.file}`);
+  if (c)
+    console.log(
+      `control: base ${pct(c.basePass)} → adapter ${pct(c.adapterPass)}, Δ ${pp(c.delta)} [${c.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(c.p)} (${c.test ?? "no test"}), ${c.significant ? "significant" : "not significant"}`,
+    );
+  const dpo = dpoFigures(main.body);
+  for (const cmp of dpo?.comparisons ?? [])
+    console.log(
+      `dpo:     ${cmp.a} ${pct(cmp.aPass)} vs ${cmp.b} ${pct(cmp.bPass)}, Δ ${pp(cmp.delta)} [${cmp.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(cmp.p)}, ${cmp.label}`,
+    );
+  console.log(`report JSON:  ${main.file}\ncontrol JSON: ${control?.file ?? "(skipped)"}`);
   console.log(
     `report URL:   http://localhost:3000/reports/${main.id}  (serve it with: AGENTLAB_DATA_DIR=${dataDir} npm start)`,
   );
@@ -250,9 +298,10 @@ async function main() {
       baseCached: tiny.cached,
       reportId: main.id,
       reportJson: main.file,
-      controlReportJson: control.file,
+      controlReportJson: control?.file ?? null,
       main: m,
       control: c,
+      dpo,
     }),
   );
 }
