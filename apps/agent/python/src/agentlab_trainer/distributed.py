@@ -12,12 +12,13 @@ A window's samples are dealt round-robin to the ranks (its batches are length-gr
 similar lengths) and each rank groups its share into micro-batches of `batch_size`. A rank with no
 sample in a short last window still runs one zero-weighted forward/backward, so every rank joins
 the same gradient all-reduce. Only the last micro-batch of a rank synchronizes (DDP no_sync on the
-others). Rank 0 alone writes snapshots and reports progress; the other ranks' stdout is sent to
-stderr so that the agent reads exactly one event stream. A rank that dies makes torchrun stop the
-others and exit non-zero; the agent then fails the job with torchrun's output (jobs/train.ts).
+others). Rank 0 alone writes snapshots and reports progress; the other ranks' stdout (events
+only) is dropped so that the agent reads exactly one event stream. A rank that dies makes torchrun
+stop the others and exit non-zero; the launcher (`launch`) then reports a failed run naming the
+dead rank and its exit, from torchrun's summary.
 
-FSDP (`wrap_fsdp`) is for bases that do not fit one GPU; it is written against torch's FSDP API
-and is GPU-only and UNTESTED here (no GPU on the CI machine)."""
+FSDP (`wrap_fsdp`) is for bases that do not fit one GPU; it is written against torch's FSDP API,
+GPU-only, UNTESTED here (no GPU on the CI machine) and not wired into train.py (no recipe option)."""
 
 from __future__ import annotations
 
@@ -56,7 +57,9 @@ def from_env(environ: dict[str, str] | None = None) -> Dist | None:
 
 def init(dist: Dist, device: str, init_method: str = "env://") -> str:
     """Joins the process group (NCCL on CUDA, gloo on CPU); returns this rank's device string.
-    Non-main ranks write their stdout to stderr: one event stream reaches the agent."""
+    Non-main ranks' stdout (events only, by protocol: duplicates of rank 0's progress, and a result
+    record nobody reads) goes to /dev/null: one event stream reaches the agent, and the job's log
+    keeps their stderr (human logs, tracebacks) without copies of every progress line."""
     import torch
     import torch.distributed as tdist
 
@@ -66,7 +69,8 @@ def init(dist: Dist, device: str, init_method: str = "env://") -> str:
     tdist.init_process_group(backend, init_method=init_method, rank=dist.rank, world_size=dist.world_size)
     if not dist.is_main:
         sys.stdout.flush()
-        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), sys.stdout.fileno())
     return f"cuda:{dist.local_rank}" if device == "cuda" else "cpu"
 
 
