@@ -8,7 +8,7 @@ import { Button } from "../_components/Button";
 import { ErrorBox } from "../_components/ErrorBox";
 import { PageHeader, Section } from "../_components/PageHeader";
 import { ProgressBar } from "../_components/ProgressBar";
-import { Fields, Stat } from "../_components/Stat";
+import { Stat } from "../_components/Stat";
 import { Table } from "../_components/Table";
 import { useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
@@ -17,6 +17,8 @@ import { elapsed, usd } from "../_lib/format";
 import { modelLabel, type ModelRef } from "@agentlab/core";
 import { StuckBanner } from "../agents/StuckBanner";
 import { TrainingPanel } from "./TrainingPanel";
+import { DpoPanel } from "./DpoPanel";
+import { RecipeSection } from "./RecipeSection";
 import { RunNotes } from "./RunNotes";
 
 export function ExperimentDetail({ id }: { id: string }) {
@@ -216,6 +218,7 @@ export function ExperimentDetail({ id }: { id: string }) {
       </Section>
       {shown ? <StageDetail stage={shown} /> : null}
       <TrainingPanel experimentId={id} live={e.state === "running"} />
+      {e.config.method === "sft+dpo" ? <DpoPanel experimentId={id} live={e.state === "running"} /> : null}
       <RunNotes
         id={id}
         tags={e.tags}
@@ -224,38 +227,7 @@ export function ExperimentDetail({ id }: { id: string }) {
         running={e.state === "running"}
         canAlter={canAlter}
       />
-      <Section title="Recipe">
-        <Fields
-          items={[
-            {
-              label: "Split",
-              value: (
-                <Link className="font-mono text-xs underline" href={`/splits/${e.config.splitId}`}>
-                  {e.config.splitId}
-                </Link>
-              ),
-            },
-            {
-              label: "Data",
-              value: e.config.datasetId ? (
-                <Link className="underline" href={`/datasets/${e.config.datasetId}`}>
-                  existing SFT dataset
-                </Link>
-              ) : (
-                `teacher, n=${e.config.teacher.n}, temperature ${e.config.teacher.sampling.temperature}${e.config.teacher.budgetUsd !== undefined ? `, budget ${usd(e.config.teacher.budgetUsd)}` : ""}`
-              ),
-            },
-            {
-              label: "Training",
-              value: `LoRA r=${e.config.training.lora.r} α=${e.config.training.lora.alpha}, lr ${e.config.training.learningRate}, batch ${e.config.training.batchSize}, ${e.config.training.quantization}`,
-            },
-            {
-              label: "Protocol",
-              value: `greedy, max ${e.config.evaluation.maxNewTokens} new tokens, ${e.config.evaluation.graderVersion}`,
-            },
-          ]}
-        />
-      </Section>
+      <RecipeSection config={e.config} />
     </div>
   );
 }

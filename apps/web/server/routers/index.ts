@@ -16,6 +16,7 @@ import { shareRouter } from "./share";
 import { auditsRouter } from "./audits";
 import { runsRouter } from "./runs";
 import { pairsRouter } from "./pairs";
+import { dpoRouter } from "./dpo";
 import { modelsRouter } from "./models";
 
 // One router per domain (apps/web/server/routers/<domain>.ts).
@@ -37,6 +38,7 @@ export const appRouter = router({
   audits: auditsRouter,
   runs: runsRouter,
   pairs: pairsRouter,
+  dpo: dpoRouter,
   models: modelsRouter,
 });
 

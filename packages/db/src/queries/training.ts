@@ -15,11 +15,16 @@ export type TrainStageData = {
   adapters: { name: string; meta: Record<string, unknown> }[];
 };
 
-export async function trainStageData(db: Db, experimentId: string): Promise<TrainStageData[]> {
+/** `kind`: "train" (SFT) or "dpo" (issue 18: each seed's DPO run of a round streams the same progress rows). */
+export async function trainStageData(
+  db: Db,
+  experimentId: string,
+  kind: "train" | "dpo" = "train",
+): Promise<TrainStageData[]> {
   const stages = await db
     .select()
     .from(experimentStages)
-    .where(and(eq(experimentStages.experimentId, experimentId), eq(experimentStages.kind, "train")))
+    .where(and(eq(experimentStages.experimentId, experimentId), eq(experimentStages.kind, kind)))
     .orderBy(asc(experimentStages.key));
   const jobIds = stages.flatMap((s) => s.jobIds.slice(-1));
   const jobRows = jobIds.length

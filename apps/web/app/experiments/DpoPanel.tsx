@@ -1,0 +1,210 @@
+"use client";
+
+import Link from "next/link";
+import { useState } from "react";
+import { useQuery } from "@tanstack/react-query";
+import { smooth } from "@agentlab/core/experiments/training";
+import { ErrorBox } from "../_components/ErrorBox";
+import { LineChart, type Marker, type Series } from "../_components/LineChart";
+import { Section } from "../_components/PageHeader";
+import { ProgressBar } from "../_components/ProgressBar";
+import { StateBadge } from "../_components/StatusBadges";
+import { duration } from "../_lib/format";
+import { useTRPC } from "../_lib/trpc";
+import { defaultDpoRound, dpoRoundsShown, type DpoRun } from "../_lib/dpo-curves";
+
+// The DPO half of an sft+dpo experiment (issue 18): per round, what the pairs stage built and kept,
+// and each seed's DPO run as curves (loss, reward margin, preference accuracy by step), drawn with
+// the training panel's chart from the dpo job's streamed progress.
+
+const SEED_COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"];
+const faded = (hex: string) => `${hex}55`;
+
+function RoundPairs({ experimentId, round }: { experimentId: string; round: number }) {
+  const trpc = useTRPC();
+  const q = useQuery(trpc.dpo.rounds.queryOptions({ id: experimentId }));
+  const r = q.data?.find((x) => x.round === round);
+  if (!r) return null;
+  const s = r.stats;
+  const skipped = Object.entries(r.skipped).filter(([, n]) => n > 0);
+  return (
+    <p className="mb-3 text-xs text-zinc-600" data-testid={`dpo-round-${round}-pairs`}>
+      Pairs of round {round}
+      {r.policy ? ` (rejected answers sampled from ${r.policy})` : ""}:{" "}
+      {s ? (
+        <>
+          {r.built ?? s.kept + s.dropped} built, <strong>{s.kept} kept</strong> of {s.tasks} tasks, {s.dropped} dropped
+          and {s.downweighted} down-weighted by the margin filter
+        </>
+      ) : (
+        <>not built yet ({r.state})</>
+      )}
+      {skipped.length ? `; answers skipped: ${skipped.map(([k, n]) => `${n} ${k.replace(/_/g, " ")}`).join(", ")}` : ""}
+      .{" "}
+      <Link className="text-blue-700 underline" href={`/experiments/${experimentId}/pairs?round=${round}`}>
+        browse the pairs
+      </Link>
+    </p>
+  );
+}
+
+function SeedCard({ run }: { run: DpoRun }) {
+  return (
+    <div className="rounded-md border border-zinc-200 p-3 text-xs">
+      <div className="mb-1 flex items-center justify-between">
+        <span className="font-medium">seed {run.seed}</span>
+        <span className="flex items-center gap-2">
+          <StateBadge state={run.jobState ?? run.stageState} />
+          {run.jobId ? (
+            <Link className="font-mono underline" href={`/jobs/${run.jobId}`}>
+              job
+            </Link>
+          ) : null}
+        </span>
+      </div>
+      <ProgressBar
+        value={run.fraction}
+        label={
+          run.latest
+            ? `step ${run.latest.step}/${run.latest.totalSteps} · epoch ${run.latest.epoch}`
+            : "waits for pairs"
+        }
+      />
+      {run.latest ? (
+        <dl className="mt-2 grid grid-cols-2 gap-x-3 gap-y-0.5 tabular-nums text-zinc-600">
+          <dt>loss</dt>
+          <dd className="text-right text-zinc-900">{run.latest.loss.toFixed(4)}</dd>
+          <dt>reward margin</dt>
+          <dd className="text-right text-zinc-900">{run.latest.rewardMargin.toFixed(4)}</dd>
+          <dt>preference accuracy</dt>
+          <dd className="text-right text-zinc-900">{(run.latest.preferenceAccuracy * 100).toFixed(1)}%</dd>
+          <dt>{run.etaS !== null ? "ETA" : "tokens/s"}</dt>
+          <dd className="text-right text-zinc-900">
+            {run.etaS !== null ? duration(run.etaS * 1000) : Math.round(run.latest.tokensPerS).toLocaleString("en-US")}
+          </dd>
+        </dl>
+      ) : null}
+    </div>
+  );
+}
+
+export function DpoPanel({ experimentId, live }: { experimentId: string; live: boolean }) {
+  const trpc = useTRPC();
+  const [weight, setWeight] = useState(0.6);
+  const [picked, setPicked] = useState<number | null>(null);
+  const q = useQuery(trpc.dpo.curves.queryOptions({ id: experimentId }, { refetchInterval: live ? 3_000 : false }));
+  if (q.error) return <ErrorBox error={q.error} title="Could not load the DPO curves" />;
+  const runs = q.data ?? [];
+  const rounds = dpoRoundsShown(runs);
+  const round = picked ?? defaultDpoRound(rounds);
+  const shown = runs.filter((r) => r.round === round);
+  const started = shown.filter((r) => r.points.length > 0);
+  const color = (i: number) => SEED_COLORS[i % SEED_COLORS.length] ?? "#2563eb";
+  const loss: Series[] = started.flatMap((r, i) => {
+    const ys = smooth(
+      r.points.map((p) => p.loss),
+      weight,
+    );
+    return [
+      { name: `seed ${r.seed} raw`, color: faded(color(i)), points: r.points.map((p) => ({ x: p.step, y: p.loss })) },
+      {
+        name: `seed ${r.seed} smoothed`,
+        color: color(i),
+        points: r.points.map((p, k) => ({ x: p.step, y: ys[k] ?? p.loss })),
+      },
+    ];
+  });
+  const perSeed = (pick: (p: DpoRun["points"][number]) => number): Series[] =>
+    started.map((r, i) => ({
+      name: `seed ${r.seed}`,
+      color: color(i),
+      points: r.points.map((p) => ({ x: p.step, y: pick(p) })),
+    }));
+  const markers: Marker[] = [
+    ...new Map(
+      started.flatMap((r) => r.marks).map((m) => [`epoch ${m.epoch}`, { x: m.step, label: `epoch ${m.epoch}` }]),
+    ).values(),
+  ];
+
+  return (
+    <Section
+      title="DPO"
+      actions={
+        <div className="flex items-center gap-3">
+          {rounds.length > 1 ? (
+            <div role="tablist" aria-label="DPO round" className="flex gap-1">
+              {rounds.map((r) => (
+                <button
+                  key={r.round}
+                  role="tab"
+                  aria-selected={r.round === round}
+                  onClick={() => setPicked(r.round)}
+                  className={`rounded border px-2 py-0.5 text-xs ${r.round === round ? "border-zinc-800 bg-zinc-800 text-white" : "border-zinc-300 bg-white"}`}
+                >
+                  round {r.round}
+                </button>
+              ))}
+            </div>
+          ) : null}
+          <label className="flex items-center gap-2 text-xs text-zinc-600">
+            smoothing
+            <input
+              type="range"
+              min={0}
+              max={0.99}
+              step={0.01}
+              value={weight}
+              onChange={(e) => setWeight(Number(e.target.value))}
+              aria-label="DPO loss smoothing"
+            />
+          </label>
+        </div>
+      }
+    >
+      <div data-testid="dpo-panel">
+        <RoundPairs experimentId={experimentId} round={round} />
+        <div className="mb-4 grid gap-3 sm:grid-cols-2 lg:grid-cols-3">
+          {shown.map((r) => (
+            <SeedCard key={r.key} run={r} />
+          ))}
+        </div>
+        {started.length === 0 ? (
+          <p className="text-sm text-zinc-500">
+            No DPO step reported yet for round {round}: the curves appear with the trainer&apos;s first progress event.
+          </p>
+        ) : (
+          <div className="grid gap-4 lg:grid-cols-2">
+            <div className="max-w-3xl lg:col-span-2">
+              <h3 className="mb-1 text-xs font-medium text-zinc-500">DPO loss by step (log 2 ≈ 0.693 at the start)</h3>
+              <LineChart series={loss} markers={markers} xLabel="step" yLabel="loss" height={240} />
+            </div>
+            <div data-testid="dpo-margin-chart">
+              <h3 className="mb-1 text-xs font-medium text-zinc-500">Reward margin β·(Δ chosen − Δ rejected)</h3>
+              <LineChart
+                series={perSeed((p) => p.rewardMargin)}
+                markers={markers}
+                refLines={[{ y: 0, label: "0" }]}
+                xLabel="step"
+                yLabel="margin"
+                height={180}
+              />
+            </div>
+            <div data-testid="dpo-accuracy-chart">
+              <h3 className="mb-1 text-xs font-medium text-zinc-500">
+                Preference accuracy (chosen reward &gt; rejected)
+              </h3>
+              <LineChart
+                series={perSeed((p) => p.preferenceAccuracy)}
+                markers={markers}
+                xLabel="step"
+                yLabel="accuracy"
+                yDomain={[0, 1]}
+                height={180}
+              />
+            </div>
+          </div>
+        )}
+      </div>
+    </Section>
+  );
+}

@@ -1,0 +1,55 @@
+"use client";
+
+import Link from "next/link";
+import { dpoRecipeOf, type DpoRecipe, type ExperimentConfig } from "@agentlab/core";
+import { Section } from "../_components/PageHeader";
+import { Fields } from "../_components/Stat";
+import { usd } from "../_lib/format";
+
+// The experiment page's recipe summary; an sft+dpo recipe also shows its DPO block (issue 18),
+// with the defaults filled as the runner reads them.
+
+const dpoText = (d: DpoRecipe): string =>
+  `β ${d.beta}, ${d.rounds} round${d.rounds === 1 ? "" : "s"}, ${d.samples} negative samples per train task ` +
+  `(temperature ${d.temperature}, top_p ${d.topP}), ${d.epochs} epochs, lr ${d.learningRate}, batch ${d.batchSize}, ` +
+  `SFT term ${d.sftWeight}; pairs with margin > ${d.marginFilter.threshold} ` +
+  (d.marginFilter.mode === "drop" ? "dropped" : `down-weighted ×${d.marginFilter.factor}`);
+
+export function RecipeSection({ config: c }: { config: ExperimentConfig }) {
+  const dpo = dpoRecipeOf(c);
+  return (
+    <Section title="Recipe">
+      <Fields
+        items={[
+          {
+            label: "Split",
+            value: (
+              <Link className="font-mono text-xs underline" href={`/splits/${c.splitId}`}>
+                {c.splitId}
+              </Link>
+            ),
+          },
+          {
+            label: "Data",
+            value: c.datasetId ? (
+              <Link className="underline" href={`/datasets/${c.datasetId}`}>
+                existing SFT dataset
+              </Link>
+            ) : (
+              `teacher, n=${c.teacher.n}, temperature ${c.teacher.sampling.temperature}${c.teacher.budgetUsd !== undefined ? `, budget ${usd(c.teacher.budgetUsd)}` : ""}`
+            ),
+          },
+          {
+            label: "Training",
+            value: `LoRA r=${c.training.lora.r} α=${c.training.lora.alpha}, lr ${c.training.learningRate}, batch ${c.training.batchSize}, ${c.training.quantization}`,
+          },
+          ...(dpo ? [{ label: "DPO", value: dpoText(dpo) }] : []),
+          {
+            label: "Protocol",
+            value: `greedy, max ${c.evaluation.maxNewTokens} new tokens, ${c.evaluation.graderVersion}`,
+          },
+        ]}
+      />
+    </Section>
+  );
+}
