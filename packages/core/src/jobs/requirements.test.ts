@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ExperimentConfig, type ExperimentConfigInput } from "../experiments/config";
 import type { ModelShape } from "../trainer/inspect";
-import { estimateGenerateMemory, estimateTrainMemory } from "../trainer/memory";
+import { estimateGenerateMemory, estimateTrainMemory, loraParameters } from "../trainer/memory";
+import { LORA_DEFAULT_TARGETS } from "../trainer/shared";
 import {
   generateJobRequirements,
   generateRecipe,
@@ -89,13 +90,22 @@ describe("job requirements from the model shape and the recipe", () => {
     expect(trainJobRequirements(off).gpuMemoryMb).toBeGreaterThan(trainJobRequirements(auto).gpuMemoryMb);
   });
 
-  it("training.gpus reaches the spec as world_size and the requirement as a GPU count, each GPU with the one-GPU estimate", () => {
+  it("training.gpus reaches the spec as world_size and the requirement as a GPU count, each GPU with one rank's estimate", () => {
     const one = cfg();
     const two = cfg({}, { gpus: 2 });
     expect(one.training.gpus).toBe(1); // the default: recipes stored before issue 19 parse unchanged
     expect(trainJobPayload(one, 1, { datasetHash: "a".repeat(64) }).spec.world_size).toBe(1);
     expect(trainJobPayload(two, 1, { datasetHash: "a".repeat(64) }).spec.world_size).toBe(2);
-    expect(trainJobRequirements(two)).toEqual({ ...trainJobRequirements(one), gpus: 2 });
+    const est1 = trainMemoryEstimate(one);
+    const est2 = trainMemoryEstimate(two);
+    // a rank is the one-GPU run plus DDP's gradient buckets (fp32, one per LoRA parameter)
+    expect(est1?.parts.ddp).toBeUndefined();
+    expect(est2?.parts).toEqual({
+      ...est1?.parts,
+      ddp: Math.ceil((loraParameters(qwen15, 16, LORA_DEFAULT_TARGETS) * 4) / 2 ** 20),
+    });
+    expect(trainJobRequirements(two)).toEqual({ labels: [], gpus: 2, gpuMemoryMb: est2?.totalMb });
+    expect(est2?.totalMb).toBeGreaterThan(est1?.totalMb ?? Number.POSITIVE_INFINITY);
     // before the method is resolved a multi-rank run still asks for its GPUs (never a CPU agent)
     const unresolved = cfg({ baseModel: { source: "hub", ref: "org/m" } }, { method: undefined, gpus: 4 });
     expect(trainJobRequirements(unresolved)).toEqual({ labels: [], gpus: 4, gpuMemoryMb: 0 });

@@ -38,6 +38,7 @@ export function trainRecipe(config: ExperimentConfig, supervisedPerSample?: numb
       supervisedPerSample !== undefined && supervisedPerSample * tc.batchSize < TRAINER_LOSS_CHUNK
         ? { kind: "supervised", positionsPerSample: supervisedPerSample }
         : { kind: "chunked", chunkTokens: TRAINER_LOSS_CHUNK },
+    ranks: tc.gpus,
   };
 }
 
@@ -70,8 +71,8 @@ export const trainsOnGpu = (config: ExperimentConfig): boolean =>
   config.training.method !== undefined && config.training.method !== "lora-fp32";
 
 /**
- * `training.gpus` GPUs (issue 19), each with the one-GPU estimate: a DDP rank holds the whole model
- * and at most `batchSize` samples at once (the window is dealt across the ranks). Several GPUs are
+ * `training.gpus` GPUs (issue 19), each with the estimate of one rank: the whole model, at most
+ * `batchSize` samples at once (the window is dealt across the ranks), DDP's buckets. Several GPUs are
  * asked for even before the method is resolved: a multi-rank run never lands on a CPU agent.
  */
 export function trainJobRequirements(config: ExperimentConfig, supervisedPerSample?: number): JobRequirements {

@@ -32,6 +32,8 @@ export type TrainRecipe = {
   seqLength: number;
   gradientCheckpointing: boolean;
   loss: LossMode;
+  /** DDP ranks (issue 19; absent: 1). Each rank holds the whole model and at most batchSize samples. */
+  ranks?: number;
 };
 
 export type MemoryEstimate = {
@@ -120,12 +122,15 @@ export function estimateTrainMemory(s: ModelShape, r: TrainRecipe): MemoryEstima
   const activations = r.gradientCheckpointing ? s.layers * tokens * s.hiddenSize * actBytes + layer : s.layers * layer;
   // logits (bf16 unless fp32), their fp32 upcast for the loss, and that upcast's gradient
   const perLogit = (r.method === "lora-fp32" ? 0 : 2) + 4 + 4;
+  const trainable = loraParameters(s, r.loraRank, r.loraTargets);
   return finish({
     weights: mb(weightBytes(s, r.method)),
     // fp32 parameters, gradients and the two AdamW moments
-    lora: mb(loraParameters(s, r.loraRank, r.loraTargets) * 16),
+    lora: mb(trainable * 16),
     activations: mb(activations),
     logits: mb(logitPositions(r) * s.vocabSize * perLogit),
+    // DDP's reducer copies the fp32 gradients into its all-reduce buckets
+    ...((r.ranks ?? 1) > 1 ? { ddp: mb(trainable * 4) } : {}),
   });
 }
 
