@@ -8,6 +8,7 @@ import { ReportHeaderView } from "./ReportHeader";
 import { Explain, SeedsTable, SelectionTable, SummaryTable } from "./StatsTables";
 import { SamplesSection } from "./SamplesSection";
 import { TaskViewSection } from "./TaskViewSection";
+import { DpoReport } from "./DpoSection";
 
 /**
  * The report: what was compared, the outcome, the statistics with what they mean, the checks and
@@ -56,6 +57,9 @@ export function ReportView({ report, reportId }: { report: ExperimentReport; rep
       <Section title="Summary (pass@1; test: 95% intervals clustered by source group)">
         <SummaryTable report={report} />
       </Section>
+      {report.dpo && (
+        <DpoReport report={report} experimentId={reportId !== undefined ? report.header?.experiment.id : undefined} />
+      )}
       <div className="grid gap-5 lg:grid-cols-2">
         <Section title="Dev selection">
           <SelectionTable report={report} />

@@ -20,7 +20,7 @@ import {
   tallyPairs,
   type PairsView,
 } from "../../../_lib/pairs";
-import { MarginChart, PairFilters } from "./PairFigures";
+import { MarginChart, PairFilters, RoundNotes } from "./PairFigures";
 import { PairDetail } from "./PairDetail";
 
 // The pair browser (issue 18): an experiment's stored preference pairs, filtered by round,
@@ -78,9 +78,12 @@ export function PairBrowser({ experimentId }: { experimentId: string }) {
         <>
           <Section title="Pairs by round, failing layer and source">
             {tally && figures.data ? (
-              <div className="grid gap-5 lg:grid-cols-2">
-                <PairFilters tally={tally} view={view} go={go} />
-                <MarginChart margins={figures.data.margins} />
+              <div className="space-y-4">
+                <RoundNotes experimentId={experimentId} round={view.round} />
+                <div className="grid gap-5 lg:grid-cols-2">
+                  <PairFilters tally={tally} view={view} go={go} />
+                  <MarginChart margins={figures.data.margins} />
+                </div>
               </div>
             ) : (
               <p className="text-sm text-zinc-500">Loading…</p>

@@ -1,6 +1,7 @@
 "use client";
 
 import type { ReactNode } from "react";
+import { useQuery } from "@tanstack/react-query";
 import { ChosenSource, FailingLayer, RejectedSource } from "@agentlab/core";
 import { Histogram } from "../../../_components/Histogram";
 import {
@@ -11,6 +12,7 @@ import {
   type PairTally,
   type PairsView,
 } from "../../../_lib/pairs";
+import { useTRPC } from "../../../_lib/trpc";
 
 // The browser's header: the pairs of the chosen round by failing layer and by source (each a
 // filter button with its count) and the histogram of the margins before training of the pairs the
@@ -161,5 +163,37 @@ export function MarginChart({ margins }: { margins: { margin: number; weight: nu
         are not stored, so they are not drawn.
       </p>
     </div>
+  );
+}
+
+const fmt = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
+
+/** What the pairs stage of each shown round recorded: built, kept, dropped (not stored) and skipped answers. */
+export function RoundNotes({ experimentId, round }: { experimentId: string; round: number | null }) {
+  const trpc = useTRPC();
+  const q = useQuery(trpc.dpo.rounds.queryOptions({ id: experimentId }));
+  const rows = (q.data ?? []).filter((r) => r.stats && (round === null || r.round === round));
+  if (rows.length === 0) return null;
+  return (
+    <ul className="space-y-0.5 text-xs text-zinc-600" data-testid="round-notes">
+      {rows.map((r) => {
+        const s = r.stats;
+        if (!s) return null;
+        const skipped = Object.entries(r.skipped).filter(([, n]) => n > 0);
+        return (
+          <li key={r.key}>
+            <span className="font-medium text-zinc-800">Round {r.round}</span>
+            {r.policy ? ` (rejected answers from ${r.policy})` : ""}: {r.built ?? s.kept + s.dropped} built, {s.kept}{" "}
+            kept ({s.downweighted} down-weighted), {s.dropped} dropped by the margin filter
+            {s.marginDropped ? ` (their margins ${fmt(s.marginDropped.min)} … ${fmt(s.marginDropped.max)})` : ""}
+            {r.tasksWithoutPairs ? `; ${r.tasksWithoutPairs} train tasks without a pair` : ""}
+            {skipped.length
+              ? `; answers skipped: ${skipped.map(([k, n]) => `${n} ${k.replace(/_/g, " ")}`).join(", ")}`
+              : ""}
+            .
+          </li>
+        );
+      })}
+    </ul>
   );
 }

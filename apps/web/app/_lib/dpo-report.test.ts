@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { dpoSection, modelKey, type ModelRef } from "@agentlab/core";
+import { dpoDevSeries, threeWayRows } from "./dpo-report";
+
+// The section comes from core's own builder (dpoSection), so the helper reads what reports store.
+const base: ModelRef = { model: "base" };
+const sft: ModelRef = { model: "adapter", seed: 1, seedIndex: 0, epoch: 1 };
+const dpo = (epoch: number, round = 1, seed = 1): ModelRef => ({ model: "dpo", seed, seedIndex: 0, round, epoch });
+const tasks = Array.from({ length: 10 }, (_, i) => ({ id: `t${i}`, group: `g${i}` }));
+const outcomes = (passes: number) =>
+  tasks.map((t, i) => ({ taskId: t.id, group: t.group, verdict: i < passes ? "pass" : "fail_hidden" }));
+const row = (ref: ModelRef, passed: number) => ({ ref, label: "", n: 10, passed, pass1: passed / 10, selected: false });
+const stats = { iterations: 200, seed: 1, alpha: 0.05 };
+
+describe("threeWayRows", () => {
+  it("orders base–SFT, base–DPO, SFT–DPO with the stored comparisons", () => {
+    const test = { base: outcomes(2), [modelKey(sft)]: outcomes(5), [modelKey(dpo(2))]: outcomes(7) };
+    const s = dpoSection({ rounds: [], table: [row(base, 2), row(sft, 5), row(dpo(2), 6)], test, stats });
+    const rows = threeWayRows(s);
+    expect(rows.map((r) => [r.title, r.kind])).toEqual([
+      ["base vs SFT", "compared"],
+      ["base vs DPO", "compared"],
+      ["SFT vs DPO", "compared"],
+    ]);
+    const deltas = rows.map((r) => (r.kind === "compared" ? r.comparison.row.stats?.delta : null));
+    expect(deltas).toEqual([3 / 10, 5 / 10, 2 / 10]);
+  });
+
+  it("says why a comparison is missing: no model of a kind on dev, or no test answers", () => {
+    const onlySft = dpoSection({
+      rounds: [],
+      table: [row(base, 2), row(sft, 5)],
+      test: { base: outcomes(2), [modelKey(sft)]: outcomes(5) },
+      stats,
+    });
+    expect(threeWayRows(onlySft).map((r) => (r.kind === "missing" ? r.reason : "ok"))).toEqual([
+      "ok",
+      "no DPO epoch was evaluated on dev",
+      "no DPO epoch was evaluated on dev",
+    ]);
+    const untested = dpoSection({
+      rounds: [],
+      table: [row(base, 2), row(sft, 5), row(dpo(1), 6)],
+      test: { base: outcomes(2), [modelKey(sft)]: outcomes(5) },
+      stats,
+    });
+    expect(threeWayRows(untested).map((r) => r.kind)).toEqual(["compared", "missing", "missing"]);
+    expect(threeWayRows(untested)[1]).toMatchObject({ reason: /no graded test answers/ });
+  });
+});
+
+describe("dpoDevSeries", () => {
+  it("one series per round and seed, epochs in order", () => {
+    const series = dpoDevSeries([
+      { round: 2, seed: 1, epoch: 1, pass1: 0.5 },
+      { round: 1, seed: 1, epoch: 2, pass1: 0.4 },
+      { round: 1, seed: 1, epoch: 1, pass1: 0.3 },
+      { round: 1, seed: 2, epoch: 1, pass1: 0.2 },
+    ]);
+    expect(series.map((s) => [s.name, s.points.map((p) => p.x)])).toEqual([
+      ["DPO r1 · seed 1", [1, 2]],
+      ["DPO r1 · seed 2", [1]],
+      ["DPO r2 · seed 1", [1]],
+    ]);
+    expect(dpoDevSeries([])).toEqual([]);
+  });
+});

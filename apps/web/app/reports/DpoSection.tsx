@@ -1,0 +1,170 @@
+"use client";
+
+import Link from "next/link";
+import {
+  FailingLayer,
+  formatDeltaPp,
+  formatMde,
+  formatPct,
+  modelKey,
+  type DpoReportSection,
+  type ExperimentReport,
+} from "@agentlab/core";
+import { LineChart, type RefLine } from "../_components/LineChart";
+import { Section } from "../_components/PageHeader";
+import { dpoDevSeries, threeWayRows } from "../_lib/dpo-report";
+import { LAYER_TEXT } from "../_lib/pairs";
+import { Cell, Explain, StatTable } from "./StatsTables";
+
+// The sft+dpo part of the report (issue 18): base, the dev-best SFT and the dev-best DPO model
+// compared pairwise on test with the clustered statistics, dev pass@1 of every DPO epoch, and what
+// each round's pairs were. Every figure is the stored report's; the share page shows the same.
+
+const ci = (i: { value: number; lo: number; hi: number } | null) =>
+  i ? `${formatPct(i.value)} [${formatPct(i.lo)}, ${formatPct(i.hi)}]` : "—";
+
+function ThreeWay({ section }: { section: DpoReportSection }) {
+  return (
+    <StatTable
+      testId="dpo-comparisons"
+      head={[
+        "comparison (A vs B)",
+        { label: "A", left: true },
+        "A pass@1",
+        { label: "B", left: true },
+        "B pass@1",
+        "Δ (B − A)",
+        "improved / regressed",
+        { label: "test", left: true },
+        "p",
+        "MDE (80% power)",
+        { label: "", left: true },
+      ]}
+    >
+      {threeWayRows(section).map((r) =>
+        r.kind === "missing" ? (
+          <tr key={r.title} data-testid="dpo-comparison-missing">
+            <Cell>{r.title}</Cell>
+            <Cell left wrap className="text-zinc-500">
+              not compared: {r.reason}
+            </Cell>
+          </tr>
+        ) : (
+          <tr key={r.title} data-testid="dpo-comparison">
+            <Cell>{r.title}</Cell>
+            <Cell left>{r.comparison.aLabel}</Cell>
+            <Cell>{ci(r.comparison.row.base)}</Cell>
+            <Cell left>{r.comparison.bLabel}</Cell>
+            <Cell>{ci(r.comparison.row.sft)}</Cell>
+            <Cell>
+              {r.comparison.row.stats ? formatDeltaPp(r.comparison.row.stats.delta, r.comparison.row.stats.ci) : "—"}
+            </Cell>
+            <Cell>
+              {r.comparison.row.improved} / {r.comparison.row.regressed}
+            </Cell>
+            <Cell left>{r.comparison.row.stats?.test ?? "—"}</Cell>
+            <Cell>{r.comparison.row.stats ? r.comparison.row.stats.p.toPrecision(3) : "—"}</Cell>
+            <Cell>{r.comparison.row.stats ? formatMde(r.comparison.row.stats) : "—"}</Cell>
+            <Cell left wrap className={r.comparison.row.significant ? "font-semibold text-emerald-800" : ""}>
+              {r.comparison.row.label}
+            </Cell>
+          </tr>
+        ),
+      )}
+    </StatTable>
+  );
+}
+
+function DevCurve({ report, section }: { report: ExperimentReport; section: DpoReportSection }) {
+  const series = dpoDevSeries(section.devPoints);
+  const sftRow = section.selectedSft
+    ? report.selection.table.find((r) => modelKey(r.ref) === modelKey(section.selectedSft ?? { model: "base" }))
+    : undefined;
+  const refs: RefLine[] = [
+    { y: report.devCurve.base, label: "base" },
+    ...(sftRow ? [{ y: sftRow.pass1, label: `SFT start: ${sftRow.label}` }] : []),
+  ];
+  return (
+    <div className="max-w-[640px]" data-testid="dpo-dev-curve">
+      <LineChart series={series} refLines={refs} xLabel="DPO epoch" yLabel="dev pass@1" yDomain={[0, 1]} height={220} />
+    </div>
+  );
+}
+
+function Rounds({ section, experimentId }: { section: DpoReportSection; experimentId?: string }) {
+  return (
+    <StatTable
+      testId="dpo-rounds"
+      head={[
+        "round",
+        { label: "rejected answers from", left: true },
+        "pairs kept",
+        "dropped",
+        "down-weighted",
+        "tasks",
+        { label: "by failing layer", left: true },
+        "median margin (kept)",
+      ]}
+    >
+      {section.rounds.map((r) => (
+        <tr key={r.round}>
+          <Cell>
+            {experimentId ? (
+              <Link className="text-blue-700 underline" href={`/experiments/${experimentId}/pairs?round=${r.round}`}>
+                round {r.round}
+              </Link>
+            ) : (
+              `round ${r.round}`
+            )}
+          </Cell>
+          <Cell left>{r.policyLabel}</Cell>
+          <Cell>{r.stats?.kept ?? "—"}</Cell>
+          <Cell>{r.stats?.dropped ?? "—"}</Cell>
+          <Cell>{r.stats?.downweighted ?? "—"}</Cell>
+          <Cell>{r.stats?.tasks ?? "—"}</Cell>
+          <Cell left wrap>
+            {r.stats
+              ? FailingLayer.options
+                  .flatMap((l) => (r.stats?.byFailingLayer[l] ? [`${LAYER_TEXT[l]} ${r.stats.byFailingLayer[l]}`] : []))
+                  .join(", ")
+              : "—"}
+          </Cell>
+          <Cell>{r.stats?.marginKept ? r.stats.marginKept.median.toFixed(3) : "—"}</Cell>
+        </tr>
+      ))}
+    </StatTable>
+  );
+}
+
+/** `experimentId` (the signed-in report) links each round to the pair browser; the share page passes none. */
+export function DpoReport({ report, experimentId }: { report: ExperimentReport; experimentId?: string }) {
+  const section = report.dpo;
+  if (!section) return null;
+  return (
+    <Section title="Base, SFT and DPO (test, pairwise; 95% intervals clustered by source group)">
+      <div className="space-y-4" data-testid="dpo-report">
+        <ThreeWay section={section} />
+        <Explain>
+          <p>{section.note}</p>
+          <p>
+            The SFT model is dev&apos;s best SFT epoch and the DPO model dev&apos;s best DPO epoch, each within its kind
+            (a tie keeps the earlier); the experiment&apos;s own selection (base before SFT before DPO on a tie) is the
+            outcome above. Δ is B − A in percentage points.
+          </p>
+        </Explain>
+        <div className="grid gap-5 lg:grid-cols-2">
+          <div>
+            <h3 className="mb-1 text-xs font-medium text-zinc-500">
+              Dev pass@1 by DPO epoch (selection: no inference)
+            </h3>
+            <DevCurve report={report} section={section} />
+          </div>
+          <div>
+            <h3 className="mb-1 text-xs font-medium text-zinc-500">Preference pairs per round (train tasks only)</h3>
+            <Rounds section={section} experimentId={experimentId} />
+          </div>
+        </div>
+      </div>
+    </Section>
+  );
+}
