@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,53 @@ def test_world_size_is_read_from_the_spec_and_checked():
     if not torch.cuda.is_available():
         with pytest.raises(UserError, match="CUDA"):
             dd.preflight({"device": "cuda", "world_size": 2}, 2)
+
+
+def fake_torchrun(monkeypatch, tmp_path, stdout_events: list[dict], stderr: str, code: int) -> None:
+    """torchrun replaced by a script printing what torchrun would (rank 0's events, a summary)."""
+    script = tmp_path / "fake_torchrun.py"
+    lines = "".join(json.dumps(e) + "\n" for e in stdout_events)
+    script.write_text(f"import sys\nsys.stdout.write({lines!r})\nsys.stderr.write({stderr!r})\nsys.exit({code})\n")
+    monkeypatch.setattr(dd, "torchrun_argv", lambda n, c, s: [sys.executable, str(script)])
+
+
+def launched(capsys, cancel: CancelFlag | None = None) -> tuple[int, list[dict]]:
+    rc = dd.launch(2, "train", "/unused/spec.json", cancel or CancelFlag())
+    return rc, [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+PROGRESS = {"event": "progress", "step": 1}
+RECORD = {"status": "canceled", "epochs_completed": 1}
+
+
+def test_the_launcher_turns_torchruns_exit_into_the_runs_result(monkeypatch, tmp_path, capsys):
+    ok = {"event": "result", "command": "train", "status": "succeeded", "record": {"world_size": 2}}
+    fake_torchrun(monkeypatch, tmp_path, [PROGRESS, ok], "", 0)
+    assert launched(capsys) == (0, [PROGRESS, ok])  # positive control: relayed as is
+
+    # a rank died: torchrun stopped rank 0 (its "canceled") and exited 1 -> failed, naming rank 1
+    stopped = {"event": "result", "status": "canceled", "record": RECORD}
+    fake_torchrun(monkeypatch, tmp_path, [PROGRESS, stopped], SUMMARY, 1)
+    rc, out = launched(capsys)
+    assert rc == 1 and out[0] == PROGRESS and out[-1]["status"] == "failed"
+    assert out[-1]["error"]["kind"] == "internal_error"
+    assert "rank 1 (local_rank: 1) exited -9: Signal 9 (SIGKILL)" in out[-1]["error"]["message"]
+    assert "torchrun exited 1" in out[-1]["error"]["message"]
+
+    # the same exit after the agent's SIGTERM reached the launcher: a cancel, with rank 0's record
+    flag = CancelFlag()
+    flag.signum = 15
+    rc, out = launched(capsys, flag)
+    assert rc == 143 and out[-1]["status"] == "canceled" and out[-1]["record"] == RECORD
+
+    # bad data fails every rank alike: rank 0's user error, exit 3 (never retried as infra)
+    bad = {"event": "result", "status": "failed", "error": {"kind": "user_error", "message": "dataset is empty"}}
+    fake_torchrun(monkeypatch, tmp_path, [bad], SUMMARY, 1)
+    rc, out = launched(capsys)
+    assert rc == 3 and out == [bad]
+
+    # no result and no summary (torchrun itself failed): still one failed result
+    fake_torchrun(monkeypatch, tmp_path, [], "boom\n", 2)
+    rc, out = launched(capsys)
+    assert rc == 1 and [e["status"] for e in out] == ["failed"]
+    assert "torchrun gave no failure summary; torchrun exited 2" in out[0]["error"]["message"]

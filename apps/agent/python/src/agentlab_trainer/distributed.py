@@ -94,6 +94,12 @@ def preflight(spec: dict[str, Any], nproc: int) -> None:
         raise UserError(f"world_size {nproc} needs {nproc} CUDA GPUs; this machine has {torch.cuda.device_count()}")
 
 
+def torchrun_argv(nproc: int, command: str, spec_path: str) -> list[str]:
+    """torchrun on this machine only (a free port), no restarts: a dead rank ends the run."""
+    argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}"]
+    return argv + ["--max-restarts=0", "-m", "agentlab_trainer", command, "--spec", spec_path]
+
+
 def launch(nproc: int, command: str, spec_path: str, cancel: CancelFlag) -> int:
     """Runs `command` under torchrun with `nproc` ranks on this machine (no restarts); returns the
     exit code. Rank 0's events are relayed as they come (progress, snapshots). The result:
@@ -110,8 +116,7 @@ def launch(nproc: int, command: str, spec_path: str, cancel: CancelFlag) -> int:
 
     from .common import EXIT_CANCELED, EXIT_INTERNAL, EXIT_USER, emit
 
-    argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}"]
-    argv += ["--max-restarts=0", "-m", "agentlab_trainer", command, "--spec", spec_path]
+    argv = torchrun_argv(nproc, command, spec_path)
     result: dict[str, Any] | None = None
     failure: dict[str, str] = {}
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
