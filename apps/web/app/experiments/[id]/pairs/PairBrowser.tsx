@@ -92,8 +92,9 @@ export function PairBrowser({ experimentId }: { experimentId: string }) {
           <Section
             title={
               <span data-testid="pairs-shown">
-                {total} pair{total === 1 ? "" : "s"} of {page.data?.tasks ?? 0} task
-                {page.data?.tasks === 1 ? "" : "s"}
+                {page.data
+                  ? `${total} pair${total === 1 ? "" : "s"} of ${page.data.tasks} task${page.data.tasks === 1 ? "" : "s"}`
+                  : "Loading pairs…"}
               </span>
             }
             actions={
