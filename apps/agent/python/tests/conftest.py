@@ -8,6 +8,12 @@ from pathlib import Path
 
 import pytest
 
+# One intra-op thread in the trainer CLIs these tests start too (the session fixture below sets it
+# for this process only): on a shared 2-core box torch's default of one thread per core makes
+# OpenMP spin-waits collapse under load (a tiny model's step 3x slower with 2 threads than with 1
+# at load 12). The env is read when torch starts, so it must be set before any child imports it.
+os.environ.setdefault("OMP_NUM_THREADS", os.environ.get("AGENTLAB_TEST_THREADS", "1"))
+
 sys.path.insert(0, str(Path(__file__).parent))
 from helpers import make_samples, write_jsonl  # noqa: E402
 

@@ -26,12 +26,16 @@ def _env(cache):
     return {**env, "HF_HUB_CACHE": str(cache), "HF_HOME": str(cache.parent / "hf-home")}
 
 
-def test_local_folder_facts(tiny_model, tmp_path):
+def test_local_folder_facts(tiny_model, monkeypatch):
     from transformers import AutoModelForCausalLM
 
-    code, events, err = run_cli("inspect-model", {"model": str(tiny_model)}, tmp_path)
-    assert code == 0, err
-    facts = events[-1]["inspect_model"]
+    from agentlab_trainer import inspect_model
+
+    # In process (a CLI start costs torch's and transformers' imports again): the CLI envelope of
+    # inspect-model is what the other tests of this file run. run() switches HF offline mode on
+    # for its process; monkeypatch restores the variable afterwards.
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    facts = inspect_model.run({"model": str(tiny_model)})
     real = AutoModelForCausalLM.from_pretrained(tiny_model)
     assert facts["parameters"] == sum(p.numel() for p in real.parameters())
     assert facts["source"] == "path" and facts["revision"] is None
