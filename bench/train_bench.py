@@ -7,7 +7,10 @@ step), over exactly the same supervised tokens (every sample once per timed epoc
 snapshot save, which falls inside that window and which TRL (save_strategy "no") does not do, is
 timed and subtracted. Each trainer runs in its own process; >= 3 repetitions alternate the order
 (ours/trl, trl/ours, ...); median and spread (min-max) per model; two models: the 0.43 M tiny
-model and a ~20 M one. The parent prints one JSON line.
+model and a ~20 M one. The ~20 M model runs fewer steps (24 samples, no accumulation, one timed
+epoch of 6 optimizer steps after the warm-up epoch) so that a run takes ≈ 2-3 minutes on a
+2-core box at load ≈ 12 instead of > 10 (its settings are the same on both sides). The parent prints
+one JSON line.
 
     python bench/train_bench.py                    # parent
     python bench/train_bench.py ours|trl DIR MODEL # child (internal)
@@ -31,9 +34,13 @@ sys.path.insert(0, str(PKG / "tests"))
 
 REPS = int(os.environ.get("AGENTLAB_BENCH_REPS", "3"))
 MODELS = {
-    "tiny": {"vocab_size": 1024, "samples": 64},
-    # ~20 M parameters: 6 layers of 512, vocab 4096 (tied embeddings)
-    "m20": {"vocab_size": 4096, "hidden_size": 512, "intermediate_size": 1408, "num_layers": 6, "num_heads": 8, "num_kv_heads": 4, "samples": 32},
+    "tiny": {"arch": {"vocab_size": 1024}, "samples": 64},
+    # ~20 M parameters: 6 layers of 512, vocab 4096 (tied embeddings); fewer steps (see above)
+    "m20": {
+        "arch": {"vocab_size": 4096, "hidden_size": 512, "intermediate_size": 1408, "num_layers": 6, "num_heads": 8, "num_kv_heads": 4},
+        "samples": 24,
+        "settings": {"epochs": 2, "grad_accum": 1},
+    },
 }
 SETTINGS = {
     "epochs": 3,  # epoch 1 warms up, epochs 2-3 are timed
@@ -48,33 +55,39 @@ SETTINGS = {
 }
 
 
+def settings(model: str) -> dict:
+    """The shared settings with the model's own overrides (the same for ours and TRL)."""
+    return {**SETTINGS, **MODELS[model].get("settings", {})}
+
+
 class StepClock:
     """Time at the end of every optimizer step of any optimizer (torch's global post-step hook): the
     same instrument on both sides."""
 
-    def __init__(self) -> None:
+    def __init__(self, s: dict) -> None:
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
+        self.epochs = s["epochs"]
         self.ends: list[float] = []
         register_optimizer_step_post_hook(lambda *_: self.ends.append(time.perf_counter()))
 
     def timed(self, steps_per_epoch: int, excluded: float = 0.0) -> float:
         """Seconds from the end of the warm-up epoch to the end of the last step, less `excluded`."""
-        if len(self.ends) != steps_per_epoch * SETTINGS["epochs"]:
-            raise SystemExit(f"expected {steps_per_epoch * SETTINGS['epochs']} optimizer steps, saw {len(self.ends)}")
+        if len(self.ends) != steps_per_epoch * self.epochs:
+            raise SystemExit(f"expected {steps_per_epoch * self.epochs} optimizer steps, saw {len(self.ends)}")
         return self.ends[-1] - self.ends[steps_per_epoch - 1] - excluded
 
 
-def steps_per_epoch(samples: int) -> int:
-    return math.ceil(math.ceil(samples / SETTINGS["batch_size"]) / SETTINGS["grad_accum"])
+def steps_per_epoch(samples: int, s: dict) -> int:
+    return math.ceil(math.ceil(samples / s["batch_size"]) / s["grad_accum"])
 
 
 def child_ours(work: Path, model: str) -> dict:
     from agentlab_trainer import train as T
     from agentlab_trainer.common import CancelFlag
 
-    s = SETTINGS
-    clock = StepClock()
+    s = settings(model)
+    clock = StepClock(s)
     saves: list[tuple[float, float]] = []
     save = T.save_snapshot
 
@@ -95,7 +108,7 @@ def child_ours(work: Path, model: str) -> dict:
         },
         CancelFlag(),
     )
-    spe = steps_per_epoch(rec["samples"])
+    spe = steps_per_epoch(rec["samples"], s)
     inside = sum(b - a for a, b in saves if a >= clock.ends[spe - 1] and b <= clock.ends[-1])
     dt = clock.timed(spe, inside)
     tokens = rec["supervised_tokens_per_epoch"] * (s["epochs"] - 1)
@@ -109,7 +122,7 @@ def child_trl(work: Path, model: str) -> dict:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    s = SETTINGS
+    s = settings(model)
     torch.set_num_threads(s["threads"])
     rows = [json.loads(line) for line in (work / f"{model}.jsonl").read_text().splitlines()]
     tok = AutoTokenizer.from_pretrained(work / model)
@@ -131,9 +144,9 @@ def child_trl(work: Path, model: str) -> dict:
         per_epoch = sum(sum(1 for x in lab[1:] if x != -100) for lab in ds["labels"])
     else:
         per_epoch = sum(sum(m[1:]) for m in ds["assistant_masks"])
-    clock = StepClock()
+    clock = StepClock(s)
     out = trainer.train()
-    dt = clock.timed(steps_per_epoch(len(rows)))
+    dt = clock.timed(steps_per_epoch(len(rows), s))
     tokens = per_epoch * (s["epochs"] - 1)
     return {"tokens_per_s": round(tokens / dt, 3), "timed_tokens": tokens, "timed_s": round(dt, 4), "final_loss": out.training_loss}
 
@@ -155,11 +168,12 @@ def parent() -> None:
     from helpers import make_samples, write_jsonl
 
     out: dict = {"bench": "train", "reps": REPS, "threads": SETTINGS["threads"]}
+    only = [m for m in os.environ.get("AGENTLAB_BENCH_MODELS", ",".join(MODELS)).split(",") if m]
     with tempfile.TemporaryDirectory(prefix="agentlab-bench-train-") as tmp:
         work = Path(tmp)
-        for name, m in MODELS.items():
-            arch = {k: v for k, v in m.items() if k != "samples"}
-            built = tiny_model.run({"output_dir": str(work / name), "corpus": [str(PKG / "tests" / "fixtures" / "corpus.py.txt")], **arch})
+        for name in only:
+            m = MODELS[name]
+            built = tiny_model.run({"output_dir": str(work / name), "corpus": [str(PKG / "tests" / "fixtures" / "corpus.py.txt")], **m["arch"]})
             write_jsonl(work / f"{name}.jsonl", make_samples(m["samples"]))
             runs: dict[str, list[dict]] = {"ours": [], "trl": []}
             for rep in range(REPS):  # alternate who goes first: load drifts, order must not favour one side
@@ -168,8 +182,11 @@ def parent() -> None:
             if runs["ours"][0]["timed_tokens"] != runs["trl"][0]["timed_tokens"]:
                 sys.stderr.write(f"note: supervised tokens differ ({runs['ours'][0]['timed_tokens']} vs {runs['trl'][0]['timed_tokens']})\n")
             ratios = [o["tokens_per_s"] / t["tokens_per_s"] for o, t in zip(runs["ours"], runs["trl"], strict=True)]
+            s = settings(name)
             out[name] = {
                 "parameters": built["parameters"],
+                "samples": m["samples"],
+                "timed_steps": steps_per_epoch(m["samples"], s) * (s["epochs"] - 1),
                 "ours_tokens_per_s": summary([r["tokens_per_s"] for r in runs["ours"]]),
                 "trl_tokens_per_s": summary([r["tokens_per_s"] for r in runs["trl"]]),
                 "ratio": summary(ratios),
