@@ -2,6 +2,7 @@
 // socket.io servers, socket.io's Postgres adapter between them) on the real Postgres, over real
 // socket.io on loopback. Dispatch = enqueue (alternately through either instance, so half the
 // nudges cross instances) to an agent starting the job. `npm run bench -- fleet [jobs] [agents]`.
+import { loadavg } from "node:os";
 import type { JobHandler } from "../apps/agent/src/jobs/types";
 import { startInstancePair } from "../tests/integration/helpers/cluster";
 import { startInProcessAgent, waitFor } from "../tests/integration/helpers/server";
@@ -46,10 +47,16 @@ for (let i = 0; i < LATENCY_SAMPLES; i++) {
 // Throughput: a burst of JOBS enqueued at once, half through each instance, drained by all agents.
 const burst = () => Array.from({ length: HALF }, () => ({ type: "shell" as const, payload: { argv: ["true"] } }));
 const t0 = performance.now();
+// CPU of this process (both instances and every agent live here) per job: less at the mercy of the
+// other work on a shared machine than wall-clock rates are.
+const cpu0 = process.cpuUsage();
+const load0 = loadavg()[0] ?? 0;
 await Promise.all(instances.map((s) => s.app.services.queue.enqueueMany(burst())));
 const total = 2 * HALF + LATENCY_SAMPLES;
 await waitFor(async () => (await succeededCount(pair.t.db)) >= total, 900_000, 20);
 const seconds = (performance.now() - t0) / 1000;
+const cpu = process.cpuUsage(cpu0);
+const load1 = loadavg()[0] ?? 0;
 const { lost, duplicated } = await queueOutcome(pair.t.db);
 const perInstance = instances.map((s) => s.app.gateway.connectedCount());
 await Promise.all(agents.map((a) => a.stop()));
@@ -65,6 +72,8 @@ console.log(
     claims_per_s: Math.round((2 * HALF) / seconds),
     dispatch_p50_ms: percentileMs(latencies, 0.5),
     dispatch_p99_ms: percentileMs(latencies, 0.99),
+    cpu_ms_per_job: Math.round(((cpu.user + cpu.system) / 1000 / (2 * HALF)) * 100) / 100,
+    load_avg_1m: [Math.round(load0 * 10) / 10, Math.round(load1 * 10) / 10],
     lost,
     duplicated,
   }),

@@ -23,8 +23,8 @@ export type Queue = {
   events: EventBus;
   /** Nudges idle agents (a requeue made work available); the gateway listens via onJobsAvailable. */
   jobsAvailable(): void;
-  /** Set by the agent gateway once it is listening. */
-  onJobsAvailable(fn: () => void): void;
+  /** Set by the agent gateway once it is listening; `count`: how many jobs were enqueued (absent: unknown). */
+  onJobsAvailable(fn: (count?: number) => void): void;
   onCancel(fn: (ref: { jobId: string; attemptId: string; agentId: string }) => void): void;
 };
 
@@ -39,21 +39,26 @@ function announceEnded(events: EventBus, jobs: Job[]) {
 }
 
 export function createQueue(db: Db, log: Logger = createLogger("warn")): Queue {
-  const available: Array<() => void> = [];
+  const available: Array<(count?: number) => void> = [];
   const cancels: Array<(ref: { jobId: string; attemptId: string; agentId: string }) => void> = [];
-  const nudge = () => available.forEach((fn) => fn());
+  const nudge = (count?: number) => available.forEach((fn) => fn(count));
+  // Only jobs that are queued now need an agent (a dedupe key may return one running or ended).
+  const nudgeFor = (jobs: Job[]) => {
+    const queued = jobs.filter((j) => j.state === "queued").length;
+    if (queued > 0) nudge(queued);
+  };
   const events = createEventBus(log);
   return {
     events,
     async enqueue(input) {
       const job = await enqueueJob(db, input);
-      nudge();
+      nudgeFor([job]);
       announceEnded(events, [job]);
       return job;
     },
     async enqueueMany(inputs) {
       const out = await enqueueJobs(db, inputs);
-      nudge();
+      nudgeFor(out);
       announceEnded(events, out);
       return out;
     },
@@ -70,7 +75,7 @@ export function createQueue(db: Db, log: Logger = createLogger("warn")): Queue {
       await notifyExperimentWake(db, experimentId);
       events.publish({ kind: "experiment", experimentId });
     },
-    jobsAvailable: nudge,
+    jobsAvailable: () => nudge(),
     onJobsAvailable: (fn) => void available.push(fn),
     onCancel: (fn) => void cancels.push(fn),
   };

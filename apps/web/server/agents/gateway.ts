@@ -19,6 +19,7 @@ import {
 } from "@agentlab/core";
 import {
   agentByCredential,
+  anyJobClaimable,
   agentConnected,
   attachArtifact,
   agentDisconnected,
@@ -33,6 +34,7 @@ import {
 } from "@agentlab/db";
 import type { Services } from "../services";
 import { postgresSocketAdapter } from "./adapter";
+import { createWaker } from "./wake";
 
 export type AgentGateway = {
   io: Server;
@@ -53,6 +55,11 @@ export const MAX_SOCKET_MESSAGE_BYTES = 1024 * 1024;
 // whichever instance it is connected to (through the cluster adapter when there are several).
 const agentRoom = (agentId: string) => `agent:${agentId}`;
 
+// "n jobs were enqueued; wake that many of your idle agents", from one instance to the others.
+const WAKE_EVENT = "agentlab:wake";
+// A woken agent claims within milliseconds; one that has not after this missed the nudge.
+const WAKE_TIMEOUT_MS = 1000;
+
 export function attachAgentGateway(httpServer: HttpServer, services: Services): AgentGateway {
   const { db, env } = services;
   const io = new Server(httpServer, {
@@ -65,6 +72,17 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
   const cluster = env.DATABASE_URL ? postgresSocketAdapter(env.DATABASE_URL, services.log) : null;
   if (cluster) io.adapter(cluster.adapter);
   const sockets = new Map<string, AgentSocket>();
+  const broadcast = () => void io.emit(AGENT_EVENTS.jobsAvailable);
+  const waker = createWaker<AgentSocket>({
+    emit: (s) => s.emit(AGENT_EVENTS.jobsAvailable),
+    broadcast,
+    timeoutMs: WAKE_TIMEOUT_MS,
+  });
+  // A woken agent found nothing (or left): broadcast only when work is still waiting (else it lost a race).
+  const missed = () =>
+    void anyJobClaimable(db)
+      .catch(() => true)
+      .then((any) => any && broadcast());
 
   // Authenticates the socket with the agent credential before any event is accepted.
   io.use(async (socket, next) => {
@@ -136,9 +154,17 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
     });
 
     handle(AGENT_EVENTS.claim, ClaimMsg, async (): Promise<ClaimAck> => {
+      waker.claiming(socket);
       const fit = socket.data.fit;
-      if (!fit || socket.data.drain) return { job: null };
-      return { job: await claimJob(db, fit) };
+      if (!fit || socket.data.drain) {
+        waker.busy(socket); // it cannot take work: never a wake target
+        return { job: null };
+      }
+      const job = await claimJob(db, fit);
+      // Nothing for it: it now waits for a nudge, and is one of the idle agents an enqueue wakes.
+      if (job) waker.busy(socket);
+      else if (waker.idle(socket)) missed();
+      return { job };
     });
 
     handle(AGENT_EVENTS.heartbeat, HeartbeatMsg, async (msg): Promise<HeartbeatAck> => {
@@ -182,10 +208,12 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
     });
 
     handle(AGENT_EVENTS.result, ResultMsg, async (msg): Promise<WriteAck> => {
+      waker.busy(socket);
       const fit = socket.data.fit;
-      // Finishing and claiming the next job share one transaction: one commit (one fsync) per job.
+      // Finishing and claiming the next job share one transaction: one commit per job, and one that
+      // does not wait for its flush (end-attempt.ts, commitWithoutFlush: why a lost one is harmless).
       const { out, next } = await db.transaction(async (tx) => {
-        const out = await finishAttempt(tx, msg, agentId);
+        const out = await finishAttempt(tx, msg, agentId, undefined, { commitWithoutFlush: true });
         const wantsNext = msg.claimNext && out.accepted && fit && !socket.data.drain;
         // A repeated result (its first ack was lost, e.g. to a restart) gets the job its first
         // delivery claimed, not a second one.
@@ -203,6 +231,7 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
     });
 
     socket.on("disconnect", () => {
+      if (waker.gone(socket)) missed();
       if (sockets.get(agentId) !== socket) return;
       sockets.delete(agentId);
       agentDisconnected(db, agentId).catch((err) => log.error({ err }, "marking agent offline failed"));
@@ -210,7 +239,17 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
     });
   });
 
-  const nudge = () => io.emit(AGENT_EVENTS.jobsAvailable);
+  // Without a count (a requeue, the reaper): every agent. With one: that many idle agents here, and
+  // the rest asked of the other instances (each wakes up to that many of its own).
+  const nudge = (count?: number) => {
+    if (count === undefined) return broadcast();
+    const woken = waker.wake(count);
+    if (woken < count && cluster) io.serverSideEmit(WAKE_EVENT, count - woken);
+  };
+  if (cluster)
+    io.on(WAKE_EVENT, (count: unknown) => {
+      if (typeof count === "number" && count > 0) waker.wake(count);
+    });
   services.queue.onJobsAvailable(nudge);
   services.queue.onCancel(({ agentId, jobId, attemptId }) =>
     io.to(agentRoom(agentId)).emit(AGENT_EVENTS.cancel, { jobId, attemptId }),
@@ -231,6 +270,7 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
     },
     connectedCount: () => sockets.size,
     async close() {
+      waker.close();
       await new Promise<void>((resolve) => io.close(() => resolve()));
       await cluster?.close();
     },

@@ -137,3 +137,12 @@ export async function renewLeases(
     cancel: renewed.filter((r) => r.state === "canceling" && r.attemptId).map((r) => r.attemptId as string),
   };
 }
+
+/** Whether any job is waiting to be claimed now (a woken agent found none it could take: why?). */
+export async function anyJobClaimable(db: Db): Promise<boolean> {
+  const [r] = await queryRows<{ any: boolean }>(
+    db,
+    sql`select exists (select 1 from jobs where state = 'queued' and (not_before is null or not_before <= now())) as any`,
+  );
+  return r?.any ?? false;
+}

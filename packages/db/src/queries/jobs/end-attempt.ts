@@ -15,6 +15,21 @@ export type AttemptEndWrite = {
   attemptId: string;
   /** The state the verdict was computed from; the write happens only if the job is still in it. */
   seenState: Job["state"];
+  /** When set, the write happens only if this agent holds the job (an agent's own result). */
+  agentId?: string | null;
+  /**
+   * The transaction commits without waiting for its WAL flush (set_config(…, true): this
+   * transaction only, and only when this write happened). For an agent's result and the claim of
+   * its next job. What a Postgres crash can lose is the last few hundred ms of such commits, and
+   * each loss is harmless: a lost claim's attempt id no longer exists, so every write of the agent
+   * that ran it is refused (fencing) and the job is still queued; a lost result leaves the job
+   * running under its old attempt until the lease runs out and the reaper requeues it (run again:
+   * at least once, never accepted twice). Nothing durable can depend on a lost commit: WAL is one
+   * ordered log, so any later synchronous commit (the runner's next stage, say) flushes every
+   * earlier one with it. Why: a NOTIFY makes Postgres serialise notifying commits under one lock,
+   * flush included, so synchronous job ends queue up one behind another (Lock:object waits).
+   */
+  commitWithoutFlush?: boolean;
   verdict: RetryVerdict;
   attempt: { reason: TerminalReason; exitCode?: number | null; signal?: string | null; error?: string | null };
   /** The job's result and error; undefined keeps what the row has (the reaper knows neither). */
@@ -45,13 +60,16 @@ export async function endAttempt(
             error = ${error},
             finished_at = ${queued ? sql`null` : sql`now()`}
           where id = ${w.jobId} and current_attempt_id = ${w.attemptId} and state = ${w.seenState}::job_state
+            and (${w.agentId ?? null}::uuid is null or agent_id = ${w.agentId ?? null}::uuid)
           returning id, type, state, experiment_id
         ), att as (
           update job_attempts set reason = ${w.attempt.reason}::terminal_reason, exit_code = ${w.attempt.exitCode ?? null},
             signal = ${w.attempt.signal ?? null}, error = ${w.attempt.error ?? null}, finished_at = now()
           where id = ${w.attemptId} and exists (select 1 from j)
         )
-        select j.id, j.type, j.state, j.experiment_id, ${notifyIfEnded("j")} as notified from j`,
+        select j.id, j.type, j.state, j.experiment_id, ${notifyIfEnded("j")} as notified${
+          w.commitWithoutFlush ? sql`, set_config('synchronous_commit', 'off', true) as relaxed` : sql``
+        } from j`,
   );
   return row ? { state: row.state, ended: endedEvent(row) } : null;
 }

@@ -1,5 +1,11 @@
 import { eq, sql } from "drizzle-orm";
-import { retryVerdict, type JobEndedEvent, type JobRetryBackoff, type ResultMsg } from "@agentlab/core";
+import {
+  RETRYABLE_REASONS,
+  retryVerdict,
+  type JobEndedEvent,
+  type JobRetryBackoff,
+  type ResultMsg,
+} from "@agentlab/core";
 import { queryRows, type Db } from "../../client";
 import { jobAttempts, jobs } from "../../schema";
 import type { Job } from "./enqueue";
@@ -34,7 +40,34 @@ export async function finishAttempt(
   /** The agent reporting; null for the control plane's own bookkeeping. */
   agentId: string | null = null,
   backoff?: JobRetryBackoff,
+  /** See AttemptEndWrite.commitWithoutFlush (end-attempt.ts): for results that claim the next job. */
+  opts: { commitWithoutFlush?: boolean } = {},
 ): Promise<FinishOutcome> {
+  const write = (seenState: Job["state"], verdict: ReturnType<typeof retryVerdict>) =>
+    endAttempt(db, {
+      jobId: msg.jobId,
+      attemptId: msg.attemptId,
+      seenState,
+      agentId,
+      commitWithoutFlush: opts.commitWithoutFlush,
+      verdict,
+      attempt: { reason: msg.reason, exitCode: msg.exitCode, signal: msg.signal, error: msg.error },
+      job: { result: msg.result, error: msg.error },
+    });
+  const outcome = (row: NonNullable<Awaited<ReturnType<typeof write>>>): FinishOutcome => ({
+    accepted: true,
+    state: row.state,
+    requeued: row.state === "queued",
+    ended: row.ended,
+  });
+  // The common case in one statement: a reason that is never retried (succeeded, a user error…)
+  // ends a running job the same way whatever its attempt count, so the guarded write can go first.
+  // It misses when the job is being canceled or the attempt is not current; then read and decide.
+  if (!RETRYABLE_REASONS.includes(msg.reason)) {
+    const verdict = retryVerdict({ attempt: 1, maxAttempts: 1, reason: msg.reason, canceling: false }, backoff);
+    const row = await write("running", verdict);
+    if (row) return outcome(row);
+  }
   for (let round = 0; round < 5; round++) {
     const [cur] = await queryRows<{ state: Job["state"]; attempts: number; max_attempts: number }>(
       db,
@@ -52,15 +85,8 @@ export async function finishAttempt(
       },
       backoff,
     );
-    const row = await endAttempt(db, {
-      jobId: msg.jobId,
-      attemptId: msg.attemptId,
-      seenState: cur.state,
-      verdict,
-      attempt: { reason: msg.reason, exitCode: msg.exitCode, signal: msg.signal, error: msg.error },
-      job: { result: msg.result, error: msg.error },
-    });
-    if (row) return { accepted: true, state: row.state, requeued: row.state === "queued", ended: row.ended };
+    const row = await write(cur.state, verdict);
+    if (row) return outcome(row);
   }
   throw new Error(`finishing job ${msg.jobId}: its state kept changing under the write`);
 }
