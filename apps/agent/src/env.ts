@@ -36,3 +36,6 @@ export function loadAgentEnv(source: Record<string, string | undefined> = proces
     );
   return parsed.data;
 }
+
+/** This agent's own environment, for a child that must see it with a few variables changed (GPU pinning). */
+export const inheritedEnv = (): NodeJS.ProcessEnv => process.env;

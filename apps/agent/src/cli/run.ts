@@ -12,6 +12,7 @@ import { EXIT_CREDENTIAL_REFUSED, Supervisor } from "../supervisor";
 import { sandboxConfig, sandboxStatus } from "../sandbox-status";
 import { Grader } from "../grading/grader";
 import { cpus } from "node:os";
+import { GpuPool } from "../gpu-pool";
 
 /** Connects, reports capabilities, pulls and runs jobs until SIGINT/SIGTERM. */
 export async function runCommand(argv: string[], env: AgentEnv): Promise<number> {
@@ -59,7 +60,9 @@ export async function runCommand(argv: string[], env: AgentEnv): Promise<number>
     });
   // The supervisor reads these per job, so a re-test (below) changes what the next job gets.
   const handlers = makeHandlers();
-  const runtime = { python, sandboxBackend: sandbox.backend, sandboxOk: sandbox.selfTestPassed };
+  // One pool for every claim loop: concurrent GPU jobs get disjoint GPUs (CUDA_VISIBLE_DEVICES).
+  const gpus = new GpuPool(capabilities.gpus.length);
+  const runtime = { python, sandboxBackend: sandbox.backend, sandboxOk: sandbox.selfTestPassed, gpus };
   // Asked from the Agents page (after installing bubblewrap, say): test again, start grading if it
   // now passes, stop if it no longer does; the supervisor then says hello with the new result.
   const retestSandbox = async () => {

@@ -5,6 +5,7 @@ import { promisify } from "node:util";
 import { fetchArtifact } from "../artifacts";
 import type { JobPayload, JobType } from "@agentlab/core";
 import { TrainerRunError, type RunPythonOptions } from "../trainer/python";
+import { gpuNeed, pinGpus } from "../gpu-pool";
 import { contracted } from "./contract";
 import type { JobContext, JobHandler, TypedOutcome } from "./types";
 
@@ -72,8 +73,10 @@ function trainerFailure<T extends JobType>(ctx: JobContext, err: unknown): Typed
 export type TrainerRun<P> = { payload: P; python: RunPythonOptions };
 
 /**
- * A job backed by the Python trainer: checks that the box has the trainer's Python, runs the body
- * with the payload its contract parsed, and maps any failure to the job's terminal reason.
+ * A job backed by the Python trainer: checks that the box has the trainer's Python, pins the GPUs
+ * the job needs from the agent's pool (its trainer process sees only those; released when the body
+ * returns or throws, so also after a crash or a cancel), runs the body with the payload its
+ * contract parsed, and maps any failure to the job's terminal reason.
  */
 export function trainerJob<T extends JobType>(
   type: T,
@@ -87,17 +90,24 @@ export function trainerJob<T extends JobType>(
         reason: "infra_error",
         error: "this agent has no Python trainer environment (run scripts/setup-python.sh or set AGENTLAB_PYTHON)",
       };
+    const pinned = pinGpus(ctx.agent.gpus, gpuNeed(type, payload));
+    // The claim counted this agent's held GPUs; a shortfall here is a race with an unreserved job.
+    if ("refusal" in pinned) return { reason: "infra_error", error: `${type} job ${pinned.refusal}` };
+    if (pinned.lease) ctx.log.info({ gpus: pinned.lease.indices }, "GPUs pinned to the job");
     const options: RunPythonOptions = {
       python,
       signal: ctx.signal,
       graceMs,
       tmpDir: ctx.workDir,
       log: (stream, line) => ctx.emitLog(stream, `${line}\n`),
+      env: pinned.env,
     };
     try {
       return await body(ctx, { payload, python: options });
     } catch (err) {
       return trainerFailure(ctx, err);
+    } finally {
+      pinned.lease?.release();
     }
   });
 }

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { GpuPool } from "../gpu-pool";
 import type { JobPayload, JobResult, JobType, TerminalReason } from "@agentlab/core";
 
 // What a job handler gets from the agent's supervisor. Handlers never talk to the server directly:
@@ -32,6 +33,8 @@ export type AgentRuntimeInfo = {
   python: string | null;
   sandboxBackend: "bwrap" | "process";
   sandboxOk: boolean;
+  /** This box's GPUs, leased to the running jobs (issue 19); absent: nothing is pinned. */
+  gpus?: GpuPool;
 };
 
 export type JobOutcome = {
