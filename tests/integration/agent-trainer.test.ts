@@ -9,6 +9,7 @@ import {
   EvalProtocol,
   GenerateJobResult,
   PROMPT_TEMPLATE_HASH,
+  answerProtocol,
   generationProtocol,
   recipeMismatches,
 } from "@agentlab/core";
@@ -145,6 +146,9 @@ describe("trainer jobs on the agent", () => {
       model: { ref: model, revision: null, weightsSha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
     });
     expect(protocol.stop.length).toBeGreaterThan(0);
+    // Each task's rendered-prompt hash reaches its answers' protocol (compared across models per task).
+    expect(Object.keys(parsed.summary.task_prompts_sha256 ?? {}).sort()).toEqual(["t0", "t1", "t2"]);
+    expect(answerProtocol(protocol, parsed.summary, "t1").promptSha256).toMatch(/^[0-9a-f]{64}$/);
     expect(
       recipeMismatches(protocol, recipe, {
         promptTemplateHash: PROMPT_TEMPLATE_HASH,
