@@ -70,6 +70,12 @@ export const TrainingConfig = z.object({
    * claim gives the job only to an agent with N free GPUs.
    */
   gpus: z.number().int().min(1).max(64).default(1),
+  /**
+   * How N > 1 ranks share the model (issue 19): "ddp" (default) keeps a whole copy per GPU;
+   * "fsdp" shards the parameters across the GPUs (torch FSDP2, one unit per decoder layer), for
+   * bases that do not fit one GPU. The update is the same either way.
+   */
+  parallel: z.enum(["ddp", "fsdp"]).default("ddp"),
 });
 export type TrainingConfig = z.infer<typeof TrainingConfig>;
 
@@ -155,6 +161,10 @@ export const ExperimentConfig = z
   .refine((c) => c.training.gpus === 1 || c.training.method !== "lora-fp32", {
     message: "training.gpus > 1 needs a GPU method (lora-bf16 or qlora-nf4): lora-fp32 trains on the CPU",
     path: ["training", "gpus"],
+  })
+  .refine((c) => c.training.parallel !== "fsdp" || c.training.method !== "qlora-nf4", {
+    message: 'training.parallel "fsdp" does not shard NF4-quantized bases (qlora-nf4): use lora-bf16 or ddp',
+    path: ["training", "parallel"],
   })
   .refine((c) => c.method === "sft+dpo" || c.dpo === undefined, {
     message: 'dpo settings need method "sft+dpo"',

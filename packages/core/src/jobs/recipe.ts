@@ -37,6 +37,7 @@ export function trainJobPayload(
       gradient_checkpointing: tc.gradientCheckpointing ?? null,
       // N GPUs: N DDP ranks under torchrun (issue 19); the requirement asks the claim for N GPUs.
       world_size: tc.gpus,
+      parallel: tc.parallel,
     },
   };
 }

@@ -39,6 +39,7 @@ export function trainRecipe(config: ExperimentConfig, supervisedPerSample?: numb
         ? { kind: "supervised", positionsPerSample: supervisedPerSample }
         : { kind: "chunked", chunkTokens: TRAINER_LOSS_CHUNK },
     ranks: tc.gpus,
+    parallel: tc.parallel,
   };
 }
 

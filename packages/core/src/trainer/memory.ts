@@ -34,6 +34,8 @@ export type TrainRecipe = {
   loss: LossMode;
   /** DDP ranks (issue 19; absent: 1). Each rank holds the whole model and at most batchSize samples. */
   ranks?: number;
+  /** How the ranks share the model (absent: ddp). fsdp: each rank holds 1/ranks of every parameter. */
+  parallel?: "ddp" | "fsdp";
 };
 
 export type MemoryEstimate = {
@@ -123,6 +125,13 @@ export function estimateTrainMemory(s: ModelShape, r: TrainRecipe): MemoryEstima
   // logits (bf16 unless fp32), their fp32 upcast for the loss, and that upcast's gradient
   const perLogit = (r.method === "lora-fp32" ? 0 : 2) + 4 + 4;
   const trainable = loraParameters(s, r.loraRank, r.loraTargets);
+  const ranks = r.ranks ?? 1;
+  if (ranks > 1 && r.parallel === "fsdp")
+    return finish({
+      ...fsdpModel(s, r, ranks, trainable),
+      activations: mb(activations),
+      logits: mb(logitPositions(r) * s.vocabSize * perLogit),
+    });
   return finish({
     weights: mb(weightBytes(s, r.method)),
     // fp32 parameters, gradients and the two AdamW moments
@@ -132,6 +141,22 @@ export function estimateTrainMemory(s: ModelShape, r: TrainRecipe): MemoryEstima
     // DDP's reducer copies the fp32 gradients into its all-reduce buckets
     ...((r.ranks ?? 1) > 1 ? { ddp: mb(trainable * 4) } : {}),
   });
+}
+
+/**
+ * FSDP2 (agentlab_trainer/distributed.py wrap_fsdp): every parameter, LoRA gradient and AdamW
+ * moment sharded over the ranks; at the peak a rank also holds gathered in bf16 the root unit
+ * (embeddings and head, gathered for the whole forward and backward) and two decoder layers (the
+ * one computing and the one prefetched).
+ */
+function fsdpModel(s: ModelShape, r: TrainRecipe, ranks: number, trainable: number): Record<string, number> {
+  const rootParams = s.vocabSize * s.hiddenSize * (s.tiedEmbeddings ? 1 : 2);
+  const layerParams = Math.max(0, s.parameters - rootParams) / s.layers;
+  return {
+    weights: mb(weightBytes(s, r.method) / ranks),
+    gathered: mb((rootParams + 2 * layerParams) * 2),
+    lora: mb((trainable * 16) / ranks),
+  };
 }
 
 export type GenerateRecipe = {

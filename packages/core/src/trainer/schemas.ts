@@ -84,6 +84,11 @@ export const TrainSpec = z.strictObject({
    * or as N gloo CPU processes under its AGENTLAB_TRAIN_CPU_RANKS=1 (tests).
    */
   world_size: z.number().int().min(1).max(64).default(1),
+  /**
+   * With world_size > 1: "ddp" (a whole model per rank) or "fsdp" (parameters sharded per decoder
+   * layer, torch FSDP2; rank 0 gathers the LoRA adapter alone to write each snapshot).
+   */
+  parallel: z.enum(["ddp", "fsdp"]).default("ddp"),
 });
 export type TrainSpec = z.infer<typeof TrainSpec>;
 
@@ -169,6 +174,8 @@ export const RunRecord = z.object({
   gradient_checkpointing: z.boolean().optional(),
   /** The ranks the run trained with (spec.world_size); absent in records from before issue 19. */
   world_size: z.number().int().min(1).optional(),
+  /** How several ranks shared the model (spec.parallel); null for one process, absent in older records. */
+  parallel: z.enum(["ddp", "fsdp"]).nullable().optional(),
   total_steps: z.number().int(),
   steps: z.number().int(),
   epochs_completed: z.number().int(),

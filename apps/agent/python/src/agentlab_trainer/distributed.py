@@ -17,8 +17,13 @@ only) is dropped so that the agent reads exactly one event stream. A rank that d
 stop the others and exit non-zero; the launcher (`launch`) then reports a failed run naming the
 dead rank and its exit, from torchrun's summary.
 
-FSDP (`wrap_fsdp`) is for bases that do not fit one GPU; it is written against torch's FSDP API,
-GPU-only, UNTESTED here (no GPU on the CI machine) and not wired into train.py (no recipe option)."""
+FSDP (`wrap_fsdp`, spec.parallel = "fsdp") is for bases that do not fit one GPU: torch's FSDP2
+(`fully_shard`) shards every parameter across the ranks, one unit per decoder layer plus the root.
+Its forwards all-gather parameters (collectives), so under FSDP every rank runs the same number of
+micro-batches in a window (the shorter shares padded with zero-weighted passes); gradients are
+reduce-scattered once per window, averaged over the ranks like DDP's, so the same normalization
+gives the same update. Rank 0 writes the snapshot from the LoRA parameters gathered alone
+(`adapter_state`), never the full base. Tested on CPU with gloo (test_fsdp.py); not run on GPUs here."""
 
 from __future__ import annotations
 
@@ -214,27 +219,53 @@ def wrap_ddp(model, device: str):
     return DDP(_LossModule.build(model), device_ids=ids)
 
 
-def wrap_fsdp(model, device: str):  # pragma: no cover - GPU only, untested here
-    """FSDP for bases that do not fit one GPU: parameters sharded per decoder layer, bf16 compute.
-    use_orig_params keeps LoRA's frozen/trainable mix in one flat parameter. UNTESTED (no GPU)."""
-    import functools
-
+def wrap_fsdp(model, device: str):
+    """FSDP2 around the loss of `model`: each decoder layer its own unit, the rest (embeddings, norm,
+    head) the root's, so the loss's direct calls of the decoder and the head (loss.py) run inside
+    the root's forward with its parameters gathered. LoRA's frozen and trainable parameters share
+    units (FSDP2 shards each parameter on its own). On CUDA, parameters are gathered in bf16 (one
+    dtype per unit: a bf16 base with fp32 LoRA would otherwise be refused) and gradients reduced
+    in fp32; on CPU (gloo, tests) nothing is cast, so the update is comparable to one process's."""
     import torch
-    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
-    from torch.distributed.fsdp import MixedPrecision
-    from torch.distributed.fsdp.wrap import lambda_auto_wrap_policy
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-    if not device.startswith("cuda"):
-        raise UserError("FSDP needs CUDA devices")
-    layer_types = {type(m) for n, m in model.named_modules() if n.endswith("layers.0")}
-    policy = functools.partial(lambda_auto_wrap_policy, lambda_fn=lambda m: type(m) in layer_types)
-    return FSDP(
-        _LossModule.build(model),
-        auto_wrap_policy=policy,
-        mixed_precision=MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.float32),
-        device_id=torch.device(device),
-        use_orig_params=True,
+    mp = (
+        MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        if device.startswith("cuda")
+        else MixedPrecisionPolicy()
     )
+    layers = _decoder_layers(model)
+    if not layers:
+        raise UserError("parallel fsdp: found no decoder layers to shard in this model")
+    for layer in layers:
+        fully_shard(layer, mp_policy=mp)
+    return fully_shard(_LossModule.build(model), mp_policy=mp)  # the default mesh: every rank
+
+
+def _decoder_layers(model) -> list:
+    """The decoder's layer list (model.layers of a transformers CausalLM, under peft's wrappers)."""
+    from .loss import causal_lm
+
+    decoder = causal_lm(model).get_decoder()
+    return list(getattr(decoder, "layers", []))
+
+
+def is_fsdp(wrapped) -> bool:
+    return hasattr(wrapped, "set_requires_gradient_sync")
+
+
+def adapter_state(model) -> dict[str, Any]:
+    """The trainable (LoRA) parameters as full CPU tensors, gathered from their shards one by one;
+    a collective, so every rank calls it. Names as model.state_dict() has them (peft's save
+    filters them). The frozen base is never gathered."""
+    from torch.distributed.tensor import DTensor
+
+    out: dict[str, Any] = {}
+    for name, p in model.named_parameters():
+        if p.requires_grad:
+            full = p.full_tensor() if isinstance(p, DTensor) else p.detach()
+            out[name] = full.detach().cpu().clone()
+    return out
 
 
 def shard_window(window: Sequence[Sequence[int]], dist: Dist, batch_size: int) -> list[list[int]]:
@@ -258,20 +289,25 @@ def window_backward(
     import torch.distributed as tdist
 
     counts = torch.tensor([float(sum(count_supervised(b) for b in microbatches))], dtype=torch.float64)
+    passes = torch.tensor([float(len(microbatches))], dtype=torch.float64)
     if device.startswith("cuda"):
-        counts = counts.to(device)
+        counts, passes = counts.to(device), passes.to(device)
     tdist.all_reduce(counts)
     n_global = int(counts.item())
     if n_global == 0:
         raise UserError("an accumulation window has no supervised token")
-    # A rank without samples contributes a zero-weighted pass so it joins the all-reduce.
+    # A rank without samples contributes a zero-weighted pass so it joins the all-reduce. Under
+    # FSDP every forward and backward is a collective: every rank runs the most passes any has.
     work = [(b, 1.0) for b in microbatches] or [(dummy, 0.0)]
+    if is_fsdp(wrapped):
+        tdist.all_reduce(passes, op=tdist.ReduceOp.MAX)
+        work += [(dummy, 0.0)] * (int(passes.item()) - len(work))
     local_sum = 0.0
     for k, (batch, weight) in enumerate(work):
         if cancel is not None:
             cancel.raise_if_set()
         sync = k == len(work) - 1
-        with contextlib.nullcontext() if sync else wrapped.no_sync():
+        with contextlib.nullcontext() if sync else _no_sync(wrapped):
             with autocast("cuda" if device.startswith("cuda") else "cpu"):
                 loss_sum = wrapped(batch)
             (loss_sum * (weight * dist.world_size / n_global)).backward()
@@ -279,6 +315,20 @@ def window_backward(
     total = torch.tensor([local_sum], dtype=torch.float64, device=counts.device)
     tdist.all_reduce(total)
     return float(total.item()) / n_global, n_global
+
+
+@contextlib.contextmanager
+def _no_sync(wrapped):
+    """Accumulate without reducing: DDP's no_sync, FSDP2's gradient-sync switch."""
+    if not is_fsdp(wrapped):
+        with wrapped.no_sync():
+            yield
+        return
+    wrapped.set_requires_gradient_sync(False)
+    try:
+        yield
+    finally:
+        wrapped.set_requires_gradient_sync(True)
 
 
 def collate_share(samples: Sequence[D.Encoded], share: Sequence[Sequence[int]], pad_id: int, device: str):

@@ -35,7 +35,14 @@ from .common import (
     sha256_text,
     sha256_tree,
 )
-from .loss import autocast, enable_checkpointing, resolve_checkpointing, token_loss_sum, window_backward
+from .loss import (
+    autocast,
+    count_supervised,
+    enable_checkpointing,
+    resolve_checkpointing,
+    token_loss_sum,
+    window_backward,
+)
 from .modeling import attach_lora, load_model, load_tokenizer, resolve_model
 
 DEFAULT_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
@@ -65,6 +72,7 @@ TRAIN_DEFAULTS: dict[str, Any] = {
     "revision": None,
     "gradient_checkpointing": None,
     "world_size": 1,
+    "parallel": "ddp",
 }
 LORA_DEFAULTS: dict[str, Any] = {"r": 16, "alpha": 32, "dropout": 0.05, "target_modules": DEFAULT_TARGETS}
 
@@ -85,6 +93,10 @@ def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
         raise UserError("lora.dropout must be in [0, 1)")
     if cfg["lr_schedule"] not in ("linear", "cosine", "constant"):
         raise UserError("lr_schedule must be linear, cosine or constant")
+    if cfg["parallel"] not in ("ddp", "fsdp"):
+        raise UserError("parallel must be ddp or fsdp")
+    if cfg["parallel"] == "fsdp" and (cfg["method"] == "qlora-nf4" or cfg["quantization"] == "nf4"):
+        raise UserError("parallel fsdp does not shard NF4-quantized bases: use method lora-bf16, or parallel ddp")
     if cfg["quantization"] not in ("auto", "nf4", "none"):
         raise UserError("quantization must be auto, nf4 or none")
     if float(cfg["learning_rate"]) <= 0:
@@ -96,8 +108,9 @@ def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
 # (the loss itself, checkpointing and autocast: loss.py)
 
 
-def evaluate(model, samples: Sequence[D.Encoded], pad_id: int, device: str, batch_size: int = 8) -> float:
-    """Mean token loss over all supervised tokens of `samples` (sum CE / count)."""
+def evaluate(model, samples: Sequence[D.Encoded], pad_id: int, device: str, batch_size: int = 8, loss_of=None) -> float:
+    """Mean token loss over all supervised tokens of `samples` (sum CE / count). `loss_of(batch)`:
+    the summed loss through a wrapper (FSDP: the sharded model computes only inside its forward)."""
     import torch
 
     was_training = model.training
@@ -108,7 +121,7 @@ def evaluate(model, samples: Sequence[D.Encoded], pad_id: int, device: str, batc
         for s in range(0, len(order), batch_size):
             batch = D.collate([samples[i] for i in order[s : s + batch_size]], pad_id, device)
             with autocast(device):
-                loss_sum, k = token_loss_sum(model, batch)
+                loss_sum, k = (loss_of(batch), count_supervised(batch)) if loss_of else token_loss_sum(model, batch)
             total += float(loss_sum)
             n += k
     if was_training:
@@ -145,8 +158,11 @@ def plan_windows(samples: Sequence[D.Encoded], batch_size: int, grad_accum: int,
 # ---------------------------------------------------------------- snapshots
 
 
-def save_snapshot(model, out_dir: Path, epoch: int, meta: dict[str, Any]) -> tuple[Path, str, list[str]]:
-    """Save the adapter to <out>/epoch-<n>/ atomically, make it read-only, and hash it."""
+def save_snapshot(
+    model, out_dir: Path, epoch: int, meta: dict[str, Any], state_dict: dict[str, Any] | None = None
+) -> tuple[Path, str, list[str]]:
+    """Save the adapter to <out>/epoch-<n>/ atomically, make it read-only, and hash it.
+    `state_dict`: the adapter's tensors when the model's own are shards (FSDP)."""
     import json
 
     final = out_dir / f"epoch-{epoch}"
@@ -155,7 +171,10 @@ def save_snapshot(model, out_dir: Path, epoch: int, meta: dict[str, Any]) -> tup
     tmp = out_dir / f".epoch-{epoch}.tmp-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
-    model.save_pretrained(tmp, safe_serialization=True)
+    if state_dict is None:
+        model.save_pretrained(tmp, safe_serialization=True)
+    else:
+        model.save_pretrained(tmp, safe_serialization=True, state_dict=state_dict)
     readme = tmp / "README.md"  # peft's model card: boilerplate, not part of the artifact
     if readme.exists():
         readme.unlink()
@@ -220,7 +239,11 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         enable_checkpointing(model)
     model = attach_lora(model, cfg["lora"], seed)
     model.train()
-    wrapped = distributed.wrap_ddp(model, rank_device) if dist else None
+    fsdp = dist is not None and cfg["parallel"] == "fsdp"
+    wrap = distributed.wrap_fsdp if fsdp else distributed.wrap_ddp
+    wrapped = wrap(model, rank_device) if dist else None
+    # FSDP: the sharded model computes only through the wrapper's forward (evaluation included).
+    loss_of = wrapped if fsdp else None
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=float(cfg["learning_rate"]), weight_decay=float(cfg["weight_decay"]))
 
@@ -314,7 +337,7 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
                     )
             train_loss = epoch_loss_sum / max(epoch_tokens, 1)
             eval_loss = (
-                evaluate(model, eval_samples, pad_id, device, cfg["eval_batch_size"] or cfg["batch_size"])
+                evaluate(model, eval_samples, pad_id, device, cfg["eval_batch_size"] or cfg["batch_size"], loss_of)
                 if eval_samples
                 else None
             )
@@ -328,9 +351,11 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
                 "chat_template_sha256": record["chat_template_sha256"],
                 "dataset_sha256": record["dataset_sha256"],
             }
+            # FSDP: every rank takes part in gathering the adapter's shards (the base stays sharded).
+            adapter = distributed.adapter_state(model) if fsdp else None
             if dist and not dist.is_main:
                 continue  # rank 0 writes the snapshots (every rank holds the same weights)
-            path, digest, files = save_snapshot(model, out_dir, epoch, meta)
+            path, digest, files = save_snapshot(model, out_dir, epoch, meta, adapter)
             snap = {
                 "epoch": epoch,
                 "path": str(path),
@@ -360,6 +385,7 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         finish_record(record, device, t_start, train_time, sup_tokens)
         record["total_tokens_per_s"] = round(all_tokens / train_time, 3) if train_time > 0 else 0.0
         record["world_size"] = dist.world_size if dist else 1
+        record["parallel"] = cfg["parallel"] if dist else None
         if dist:
             distributed.shutdown()
     if raise_canceled:
