@@ -27,6 +27,7 @@ import {
   appendLogs,
   claimJob,
   claimedWithResult,
+  finishAndClaim,
   finishAttempt,
   recordProgress,
   renewLeases,
@@ -210,17 +211,22 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
     handle(AGENT_EVENTS.result, ResultMsg, async (msg): Promise<WriteAck> => {
       waker.busy(socket);
       const fit = socket.data.fit;
-      // Finishing and claiming the next job share one transaction: one commit per job, and one that
-      // does not wait for its flush (end-attempt.ts, commitWithoutFlush: why a lost one is harmless).
-      const { out, next } = await db.transaction(async (tx) => {
-        const out = await finishAttempt(tx, msg, agentId, undefined, { commitWithoutFlush: true });
-        const wantsNext = msg.claimNext && out.accepted && fit && !socket.data.drain;
-        // A repeated result (its first ack was lost, e.g. to a restart) gets the job its first
-        // delivery claimed, not a second one.
-        const again = wantsNext && out.repeat ? await claimedWithResult(tx, agentId, msg.attemptId) : null;
-        const next = wantsNext ? (again ?? (await claimJob(tx, fit))) : null;
-        return { out, next };
-      });
+      // Finishing and claiming the next job: the common case in one statement (finish-and-claim.ts),
+      // anything else in one transaction; one commit per job either way, and one that does not wait
+      // for its flush (end-attempt.ts, commitWithoutFlush: why a lost one is harmless).
+      const wantsNext = msg.claimNext && fit && !socket.data.drain ? fit : null;
+      const fast = wantsNext ? await finishAndClaim(db, msg, agentId, wantsNext) : null;
+      const { out, next } =
+        fast ??
+        (await db.transaction(async (tx) => {
+          const out = await finishAttempt(tx, msg, agentId, undefined, { commitWithoutFlush: true });
+          const wantsNext = msg.claimNext && out.accepted && fit && !socket.data.drain;
+          // A repeated result (its first ack was lost, e.g. to a restart) gets the job its first
+          // delivery claimed, not a second one.
+          const again = wantsNext && out.repeat ? await claimedWithResult(tx, agentId, msg.attemptId) : null;
+          const next = wantsNext ? (again ?? (await claimJob(tx, fit))) : null;
+          return { out, next };
+        }));
       log.info(
         { jobId: msg.jobId, attemptId: msg.attemptId, reason: msg.reason, accepted: out.accepted, state: out.state },
         "attempt finished",

@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { SANDBOXED_JOB_TYPES, type ClaimedJob, type JobType } from "@agentlab/core";
 import { queryRows, type Db } from "../../client";
 import { jobs } from "../../schema";
@@ -17,7 +17,7 @@ export type AgentFit = {
   shellJobs?: boolean;
 };
 
-type ClaimedRow = {
+export type ClaimedRow = {
   id: string;
   type: JobType;
   payload: Record<string, unknown>;
@@ -26,7 +26,7 @@ type ClaimedRow = {
   number: number;
 };
 
-const claimed = (r: ClaimedRow): ClaimedJob => ({
+export const claimed = (r: ClaimedRow): ClaimedJob => ({
   jobId: r.id,
   attemptId: r.attempt_id,
   type: r.type,
@@ -60,13 +60,22 @@ const busyGpus = (agentId: string) => sql`(select coalesce(sum(r.min_gpus), 0) f
     and (not r.gpu_share or not jobs.gpu_share))`;
 
 async function claimStatement(db: Db, fit: AgentFit): Promise<ClaimedJob | null> {
+  const rows = await queryRows<ClaimedRow>(db, sql`with ${claimCtes(fit)} select * from claimed`);
+  const r = rows[0];
+  return r ? claimed(r) : null;
+}
+
+/**
+ * The claim as common table expressions, for statements that claim among other things
+ * (finish-and-claim.ts): `next` picks the job, `att` inserts its attempt, `claimed` is the job
+ * row as claimed (ClaimedRow). `gate` is one more condition on `next`.
+ */
+export function claimCtes(fit: AgentFit, gate: SQL = sql`true`): SQL {
   // The agent's labels are bound as one JSON parameter (never spliced into an array literal).
   const labels = JSON.stringify(fit.labels);
-  const rows = await queryRows<ClaimedRow>(
-    db,
-    sql`with next as (
+  return sql`next as (
           select id, attempts + 1 as number from jobs
-          where state = 'queued'
+          where ${gate} and state = 'queued'
             and (not_before is null or not_before <= now())
             and required_labels <@ array(select jsonb_array_elements_text(${labels}::jsonb))
             and min_gpus <= ${fit.gpuCount}
@@ -82,15 +91,13 @@ async function claimStatement(db: Db, fit: AgentFit): Promise<ClaimedJob | null>
           insert into job_attempts (job_id, agent_id, number)
           select id, ${fit.agentId}, number from next
           returning id, job_id, number
-        )
-        update jobs j set state = 'running', attempts = att.number, current_attempt_id = att.id,
-          agent_id = ${fit.agentId}, lease_expires_at = now() + make_interval(secs => ${fit.leaseTtlMs / 1000}),
-          not_before = null, started_at = coalesce(j.started_at, now())
-        from att where j.id = att.job_id
-        returning j.id, j.type, j.payload, j.max_duration_s, att.id as attempt_id, att.number`,
-  );
-  const r = rows[0];
-  return r ? claimed(r) : null;
+        ), claimed as (
+          update jobs cj set state = 'running', attempts = att.number, current_attempt_id = att.id,
+            agent_id = ${fit.agentId}, lease_expires_at = now() + make_interval(secs => ${fit.leaseTtlMs / 1000}),
+            not_before = null, started_at = coalesce(cj.started_at, now())
+          from att where cj.id = att.job_id
+          returning cj.id, cj.type, cj.payload, cj.max_duration_s, att.id as attempt_id, att.number
+        )`;
 }
 
 /**

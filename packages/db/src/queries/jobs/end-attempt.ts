@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { JobEndedEvent, RetryVerdict, TerminalReason } from "@agentlab/core";
 import { queryRows, type Db } from "../../client";
 import type { Job } from "./enqueue";
@@ -36,19 +36,19 @@ export type AttemptEndWrite = {
   job: { result?: unknown; error?: string | null };
 };
 
-export async function endAttempt(
-  db: Db,
-  w: AttemptEndWrite,
-): Promise<{ state: Job["state"]; ended: JobEndedEvent | null } | null> {
+/**
+ * The write as common table expressions over `w`: `j` is the job row as written (id, type, state,
+ * experiment_id; empty when the guard missed), `ended` the attempt row. For statements that do
+ * more in the same breath (finish-and-claim.ts); the NOTIFY is the caller's select (notifyIfEnded).
+ */
+export function endCtes(w: AttemptEndWrite): SQL {
   const v = w.verdict;
   const queued = v.state === "queued";
   const terminalReason = v.state === "queued" ? null : v.terminalReason;
   const backoffS = v.state === "queued" ? v.backoffMs / 1000 : 0;
   const result = queued || w.job.result === undefined ? sql`result` : sql`${JSON.stringify(w.job.result)}::jsonb`;
   const error = w.job.error === undefined ? sql`error` : sql`${w.job.error}`;
-  const [row] = await queryRows<{ id: string; type: string; state: Job["state"]; experiment_id: string | null }>(
-    db,
-    sql`with j as (
+  return sql`j as (
           update jobs set
             state = ${v.state}::job_state,
             terminal_reason = ${queued ? sql`null` : sql`${terminalReason}::terminal_reason`},
@@ -62,13 +62,25 @@ export async function endAttempt(
           where id = ${w.jobId} and current_attempt_id = ${w.attemptId} and state = ${w.seenState}::job_state
             and (${w.agentId ?? null}::uuid is null or agent_id = ${w.agentId ?? null}::uuid)
           returning id, type, state, experiment_id
-        ), att as (
+        ), ended as (
           update job_attempts set reason = ${w.attempt.reason}::terminal_reason, exit_code = ${w.attempt.exitCode ?? null},
             signal = ${w.attempt.signal ?? null}, error = ${w.attempt.error ?? null}, finished_at = now()
           where id = ${w.attemptId} and exists (select 1 from j)
-        )
+        )`;
+}
+
+/** Only when the write happened (one row of `j`): see AttemptEndWrite.commitWithoutFlush. */
+export const relaxedCommit = sql`set_config('synchronous_commit', 'off', true)`;
+
+export async function endAttempt(
+  db: Db,
+  w: AttemptEndWrite,
+): Promise<{ state: Job["state"]; ended: JobEndedEvent | null } | null> {
+  const [row] = await queryRows<{ id: string; type: string; state: Job["state"]; experiment_id: string | null }>(
+    db,
+    sql`with ${endCtes(w)}
         select j.id, j.type, j.state, j.experiment_id, ${notifyIfEnded("j")} as notified${
-          w.commitWithoutFlush ? sql`, set_config('synchronous_commit', 'off', true) as relaxed` : sql``
+          w.commitWithoutFlush ? sql`, ${relaxedCommit} as relaxed` : sql``
         } from j`,
   );
   return row ? { state: row.state, ended: endedEvent(row) } : null;

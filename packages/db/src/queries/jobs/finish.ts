@@ -24,7 +24,7 @@ export type FinishOutcome = {
   ended?: JobEndedEvent | null;
 };
 
-type Msg = Pick<ResultMsg, "jobId" | "attemptId" | "reason" | "exitCode" | "signal" | "result" | "error">;
+export type FinishMsg = Pick<ResultMsg, "jobId" | "attemptId" | "reason" | "exitCode" | "signal" | "result" | "error">;
 
 /**
  * Records an attempt's end: the attempt row gets its reason, and the job is requeued or ends as core's
@@ -36,7 +36,7 @@ type Msg = Pick<ResultMsg, "jobId" | "attemptId" | "reason" | "exitCode" | "sign
  */
 export async function finishAttempt(
   db: Db,
-  msg: Msg,
+  msg: FinishMsg,
   /** The agent reporting; null for the control plane's own bookkeeping. */
   agentId: string | null = null,
   backoff?: JobRetryBackoff,
@@ -92,7 +92,7 @@ export async function finishAttempt(
 }
 
 /** Not current: accept only a repeat of the result that already ended the job. */
-async function notCurrent(db: Db, msg: Msg): Promise<FinishOutcome> {
+async function notCurrent(db: Db, msg: FinishMsg): Promise<FinishOutcome> {
   const [job] = await db
     .select({ state: jobs.state, currentAttemptId: jobs.currentAttemptId })
     .from(jobs)

@@ -4,6 +4,7 @@ export * from "./enqueue";
 export * from "./claim";
 export * from "./attempt-writes";
 export * from "./finish";
+export * from "./finish-and-claim";
 export * from "./reaper";
 export * from "./cancel";
 export * from "./read";
