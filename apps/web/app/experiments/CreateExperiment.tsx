@@ -253,6 +253,28 @@ export function CreateExperiment() {
                 <option value="off">off</option>
               </select>
             </Field>
+            <Field
+              path="training.gpus"
+              error={create.error}
+              label="GPUs per run"
+              hint="N > 1: N ranks on one agent with N free GPUs (a GPU method)."
+            >
+              <input
+                className={input}
+                name="gpus"
+                type="number"
+                min={1}
+                max={64}
+                value={f.gpus}
+                onChange={set("gpus")}
+              />
+            </Field>
+            <Field path="training.parallel" error={create.error} label="Multi-GPU sharing">
+              <select className={input} name="parallel" value={f.parallel} onChange={set("parallel")}>
+                <option value="ddp">ddp (a whole model per GPU)</option>
+                <option value="fsdp">fsdp (the model sharded across GPUs)</option>
+              </select>
+            </Field>
           </div>
         </Section>
         <Section title="Method (SFT, or SFT then DPO)">

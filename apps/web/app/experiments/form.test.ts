@@ -119,4 +119,14 @@ describe("experiment form", () => {
     );
     expect(() => toConfig({ ...defaultForm, ...ids, name: "x", baseModel: "/m", seeds: "1, x" })).toThrow(/each seed/);
   });
+
+  it("sends training.gpus and training.parallel (issue 19); the schema names training.gpus when out of range", () => {
+    const form = { ...defaultForm, ...ids, name: "x", baseModel: "/m" };
+    expect(ExperimentConfig.parse(toConfig(form)).training).toMatchObject({ gpus: 1, parallel: "ddp" });
+    const four = ExperimentConfig.parse(toConfig({ ...form, gpus: "4", parallel: "fsdp" }));
+    expect(four.training).toMatchObject({ gpus: 4, parallel: "fsdp" });
+    const bad = ExperimentConfig.safeParse(toConfig({ ...form, gpus: "0" }));
+    expect(bad.error?.issues.map((i) => i.path.join("."))).toEqual(["training.gpus"]);
+    expect(() => toConfig({ ...form, gpus: "" })).toThrow(/GPUs must be a number/);
+  });
 });

@@ -34,6 +34,9 @@ export type ExperimentForm = {
   quantization: "auto" | "nf4" | "none";
   /** Activation checkpointing: the trainer's choice (on for real models), or forced on/off. */
   checkpointing: "auto" | "on" | "off";
+  /** GPUs of one agent each seed trains on (issue 19; training.gpus), and how they share the model. */
+  gpus: string;
+  parallel: "ddp" | "fsdp";
   maxNewTokens: string;
   /** Answers per task (issue 17): 1 = one greedy answer; more are sampled at evalTemperature / evalTopP. */
   evalSamples: string;
@@ -80,6 +83,8 @@ export const defaultForm: ExperimentForm = {
   targets: LORA_DEFAULT_TARGETS.join(","),
   quantization: "auto",
   checkpointing: "auto",
+  gpus: "1",
+  parallel: "ddp",
   maxNewTokens: "512",
   evalSamples: "1",
   evalTemperature: "0.7",
@@ -146,6 +151,8 @@ export function toConfig(f: ExperimentForm, facts: InspectModelSummary | null = 
       },
       quantization: f.quantization,
       ...(f.checkpointing === "auto" ? {} : { gradientCheckpointing: f.checkpointing === "on" }),
+      gpus: num("GPUs", f.gpus),
+      parallel: f.parallel,
     },
     evaluation: {
       maxNewTokens: num("max new tokens", f.maxNewTokens),

@@ -42,6 +42,14 @@ export async function resolveProtocol(db: Db, config: ExperimentConfig): Promise
     config.training.method ?? (q === "nf4" ? "qlora-nf4" : trainCuda ? "lora-bf16" : "lora-fp32");
   if (method === "qlora-nf4" && q === "none")
     throw new DomainError("BAD_REQUEST", "training method qlora-nf4 contradicts quantization none");
+  // The recipe schema refuses gpus > 1 with an explicit lora-fp32; an unset method resolved to it
+  // (no GPU agent enrolled) would otherwise start N CPU processes or never be claimed.
+  const gpus = config.training.gpus;
+  if (gpus > 1 && method === "lora-fp32")
+    throw new DomainError(
+      "BAD_REQUEST",
+      `training.gpus = ${gpus} needs GPUs, but no enrolled agent has one, so the method would resolve to lora-fp32 (CPU): set training.gpus to 1, or training.method to lora-bf16 or qlora-nf4 and enroll a GPU agent`,
+    );
   // sft+dpo without a dpo block gets the defaults now, so the stored recipe says what ran.
   const dpo = dpoRecipeOf(config);
   return {
