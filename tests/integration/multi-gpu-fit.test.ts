@@ -84,6 +84,9 @@ describe("training.gpus at creation", () => {
       training: { gpus: 2, method: "lora-bf16" },
     });
     expect((await resolveProtocol(t.db, explicit)).training).toMatchObject({ gpus: 2, method: "lora-bf16" });
+    // fsdp with quantization nf4 and no method would resolve to qlora-nf4: refused naming training.parallel
+    const nf4 = ExperimentConfig.parse({ ...base, training: { gpus: 2, quantization: "nf4", parallel: "fsdp" } });
+    await expect(resolveProtocol(t.db, nf4)).rejects.toThrow(/^training\.parallel "fsdp" does not shard NF4/);
     // and no GPU agent: the fit check refuses nothing (the jobs wait with their requirement)
     await expect(refuseUnfitRecipe(t.db, config({ gpus: 4 }))).resolves.toBeUndefined();
   });

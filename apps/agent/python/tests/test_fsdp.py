@@ -157,7 +157,9 @@ def test_fsdp_with_nf4_is_refused_naming_parallel(tiny_model, tmp_path):
     from agentlab_trainer.train import normalize_spec
 
     spec = {"base_model": str(tiny_model), "dataset": "d.jsonl", "output_dir": str(tmp_path)}
-    assert normalize_spec({**spec, "parallel": "fsdp"})["parallel"] == "fsdp"
+    cfg = normalize_spec({**spec, "parallel": "fsdp"})
+    assert (cfg["parallel"], cfg["quantization"]) == ("fsdp", "none")  # auto never picks NF4 under fsdp
+    assert normalize_spec(spec)["quantization"] == "auto"
     with pytest.raises(UserError, match="parallel fsdp does not shard NF4"):
         normalize_spec({**spec, "parallel": "fsdp", "method": "qlora-nf4"})
     with pytest.raises(UserError, match="parallel must be ddp or fsdp"):

@@ -42,6 +42,11 @@ export async function resolveProtocol(db: Db, config: ExperimentConfig): Promise
     config.training.method ?? (q === "nf4" ? "qlora-nf4" : trainCuda ? "lora-bf16" : "lora-fp32");
   if (method === "qlora-nf4" && q === "none")
     throw new DomainError("BAD_REQUEST", "training method qlora-nf4 contradicts quantization none");
+  if (method === "qlora-nf4" && config.training.parallel === "fsdp")
+    throw new DomainError(
+      "BAD_REQUEST",
+      'training.parallel "fsdp" does not shard NF4-quantized bases: quantization nf4 resolves to qlora-nf4; use quantization none or parallel ddp',
+    );
   // The recipe schema refuses gpus > 1 with an explicit lora-fp32; an unset method resolved to it
   // (no GPU agent enrolled) would otherwise start N CPU processes or never be claimed.
   const gpus = config.training.gpus;

@@ -63,8 +63,10 @@ def load_model(
     local_files_only: bool = False,
     method: str | None = None,
     revision: str | None = None,
+    place: bool = True,
 ):
-    """Returns (model, method). NF4 QLoRA (double quant, bf16 compute) when CUDA + bitsandbytes,
+    """Returns (model, method). `place` False keeps a non-quantized model on the CPU in its
+    method's dtype (FSDP moves each shard to the rank's GPU as it wraps; issue 19). NF4 QLoRA (double quant, bf16 compute) when CUDA + bitsandbytes,
     bf16 LoRA on CUDA otherwise, fp32 LoRA on CPU. With `method` set (experiments resolve it when
     they are created), exactly that method is used or the run is refused: seeds never differ by
     which agent happened to claim them."""
@@ -109,7 +111,8 @@ def load_model(
     model = AutoModelForCausalLM.from_pretrained(
         path, dtype=dtype, local_files_only=local_files_only, revision=revision
     )
-    model.to(device)  # type: ignore[arg-type]  # transformers types .to() through a wrapper that expects a model
+    if place:
+        model.to(device)  # type: ignore[arg-type]  # transformers types .to() through a wrapper that expects a model
     return model, ("lora-bf16" if dtype == torch.bfloat16 else "lora-fp32")
 
 

@@ -97,6 +97,8 @@ def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
         raise UserError("parallel must be ddp or fsdp")
     if cfg["parallel"] == "fsdp" and (cfg["method"] == "qlora-nf4" or cfg["quantization"] == "nf4"):
         raise UserError("parallel fsdp does not shard NF4-quantized bases: use method lora-bf16, or parallel ddp")
+    if cfg["parallel"] == "fsdp" and cfg["quantization"] == "auto":
+        cfg["quantization"] = "none"  # auto would pick NF4 on a CUDA box with bitsandbytes
     if cfg["quantization"] not in ("auto", "nf4", "none"):
         raise UserError("quantization must be auto, nf4 or none")
     if float(cfg["learning_rate"]) <= 0:
@@ -226,12 +228,16 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         also_event=True,
     )
 
+    fsdp = dist is not None and cfg["parallel"] == "fsdp"
     model, method = load_model(
         model_path,
         device=device,
         quantization=cfg["quantization"],
         local_files_only=True,
         method=cfg["method"],
+        # FSDP on GPUs: the base stays in host memory until fully_shard moves each layer's shard
+        # to this rank's GPU, so a base larger than one GPU can still be loaded.
+        place=not (fsdp and device == "cuda"),
     )
     base_parameters = sum(p.numel() for p in model.parameters())
     checkpointing = resolve_checkpointing(cfg["gradient_checkpointing"], base_parameters)
@@ -239,7 +245,6 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         enable_checkpointing(model)
     model = attach_lora(model, cfg["lora"], seed)
     model.train()
-    fsdp = dist is not None and cfg["parallel"] == "fsdp"
     wrap = distributed.wrap_fsdp if fsdp else distributed.wrap_ddp
     wrapped = wrap(model, rank_device) if dist else None
     # FSDP: the sharded model computes only through the wrapper's forward (evaluation included).
