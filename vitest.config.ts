@@ -2,6 +2,14 @@ import { defineConfig } from "vitest/config";
 
 // Three projects: fast unit tests beside the code, integration tests against the real Postgres,
 // and browser e2e tests. Each prints vitest's own summary line.
+
+// The trainer processes that integration and e2e tests start (learning proof warm-up, agents'
+// train/generate jobs) inherit this: one torch thread each. Several of them run beside the
+// grader's sandboxes on a 2-core box, where torch's default of one thread per core makes OpenMP
+// spin-waits collapse (the learning proof's warm-up shape: 4.2–4.9 s a step with 1 thread, 13.6–14.8 s
+// with 2, at load 11–12). An explicit OMP_NUM_THREADS is kept.
+const trainerThreads = { OMP_NUM_THREADS: process.env.OMP_NUM_THREADS ?? "1" };
+
 export default defineConfig({
   test: {
     projects: [
@@ -24,6 +32,7 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["tests/integration/**/*.test.ts"],
+          env: trainerThreads,
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: true,
@@ -34,6 +43,7 @@ export default defineConfig({
         test: {
           name: "e2e",
           include: ["tests/e2e/**/*.test.ts"],
+          env: trainerThreads,
           testTimeout: 600_000,
           hookTimeout: 600_000,
           fileParallelism: false,

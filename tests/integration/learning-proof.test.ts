@@ -115,19 +115,17 @@ async function generate(adapter?: { path: string; sha256: string }): Promise<Map
   return texts(events);
 }
 
-/** 1 when the answer parses and the real judge passes it. */
+/** 1 when the answer parses and the real judge passes it. All at once: the grader's two sandboxes share the queue. */
 async function grade(outputs: Map<string, string>): Promise<Map<string, number>> {
-  const res = new Map<string, number>();
-  for (const t of test) {
-    const parsed = parseAnswer(outputs.get(t.id) ?? "", mainPaths(t));
-    if (!parsed.ok) {
-      res.set(t.id, 0);
-      continue;
-    }
-    const r = await grader.grade(t, parsed.files, { expectedIds: null });
-    res.set(t.id, r.verdict === "pass" ? 1 : 0);
-  }
-  return res;
+  const scores = await Promise.all(
+    test.map(async (t) => {
+      const parsed = parseAnswer(outputs.get(t.id) ?? "", mainPaths(t));
+      if (!parsed.ok) return [t.id, 0] as const;
+      const r = await grader.grade(t, parsed.files, { expectedIds: null });
+      return [t.id, r.verdict === "pass" ? 1 : 0] as const;
+    }),
+  );
+  return new Map(scores);
 }
 
 const compare = (b: Map<string, number>, a: Map<string, number>): PairedComparison =>
