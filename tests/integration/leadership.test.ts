@@ -111,11 +111,16 @@ describe("background loops on exactly one instance", () => {
       return rows.length === 2 && rows;
     }, 10_000);
     expect(train).toHaveLength(2);
-    const stages = await t.db
-      .select()
-      .from(schema.experimentStages)
-      .where(eq(schema.experimentStages.experimentId, id));
-    expect(stages.filter((s) => s.kind === "train" && s.state === "running")).toHaveLength(2);
+    // The runner writes each train stage right after enqueuing its job: wait for the second write.
+    const running = await waitFor(async () => {
+      const stages = await t.db
+        .select()
+        .from(schema.experimentStages)
+        .where(eq(schema.experimentStages.experimentId, id));
+      const r = stages.filter((s) => s.kind === "train" && s.state === "running");
+      return r.length === 2 && r;
+    }, 10_000);
+    expect(running).toHaveLength(2);
   });
 
   it("closing the leader hands the loops to the other instance", async () => {
