@@ -95,7 +95,14 @@ export function Histogram({
         {mark ? (
           <g>
             <line x1={sx(mark.x)} x2={sx(mark.x)} y1={M.top} y2={sy(0)} stroke="#dc2626" strokeDasharray="3 2" />
-            <text x={sx(mark.x) + 3} y={M.top + 8} fontSize="10" fill="#dc2626">
+            {/* the label sits on the side of the line with room for it */}
+            <text
+              x={sx(mark.x) > W / 2 ? sx(mark.x) - 3 : sx(mark.x) + 3}
+              y={M.top + 8}
+              textAnchor={sx(mark.x) > W / 2 ? "end" : "start"}
+              fontSize="10"
+              fill="#dc2626"
+            >
               {mark.label}
             </text>
           </g>

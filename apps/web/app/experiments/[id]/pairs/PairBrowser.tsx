@@ -9,7 +9,7 @@ import { Button } from "../../../_components/Button";
 import { EmptyState } from "../../../_components/EmptyState";
 import { ErrorBox } from "../../../_components/ErrorBox";
 import { PageHeader, Section } from "../../../_components/PageHeader";
-import { useTRPC } from "../../../_lib/trpc";
+import { useTRPC, useTRPCClient } from "../../../_lib/trpc";
 import {
   LAYER_TEXT,
   PAIR_PAGE_SIZE,
@@ -30,6 +30,7 @@ const cols = ["task", "round", "failing layer", "rejected", "chosen", "margin be
 
 export function PairBrowser({ experimentId }: { experimentId: string }) {
   const trpc = useTRPC();
+  const client = useTRPCClient();
   const router = useRouter();
   const pathname = usePathname();
   const view = pairsViewFromParams(new URLSearchParams(useSearchParams()?.toString() ?? ""));
@@ -43,6 +44,19 @@ export function PairBrowser({ experimentId }: { experimentId: string }) {
       { placeholderData: keepPreviousData },
     ),
   );
+  // The same JSONL as `agentlab pairs export` (every stored field), of the chosen round or all.
+  const download = async () => {
+    const r = await client.pairs.export.query({
+      experimentId,
+      ...(view.round !== null ? { round: view.round } : {}),
+    });
+    const url = URL.createObjectURL(new Blob([r.jsonl], { type: "application/x-ndjson" }));
+    const a = document.createElement("a");
+    a.href = url;
+    a.download = `pairs-${experimentId}${view.round !== null ? `-round${view.round}` : ""}.jsonl`;
+    a.click();
+    URL.revokeObjectURL(url);
+  };
   const go = (v: PairsView) => {
     const qs = pairsViewToParams(v);
     setOpen(null);
@@ -68,6 +82,11 @@ export function PairBrowser({ experimentId }: { experimentId: string }) {
             : chosen = a graded passing answer, rejected = a graded failing answer of the policy for the same train
             task.
           </>
+        }
+        actions={
+          <Button onClick={() => void download()} disabled={!tally || tally.rounds.length === 0}>
+            Export {view.round !== null ? `round ${view.round}` : "all rounds"} (JSONL)
+          </Button>
         }
       />
       {tally && tally.rounds.length === 0 ? (

@@ -1,0 +1,154 @@
+import { and, eq } from "drizzle-orm";
+import { getSplit, insertProvider, reportByExperiment, schema, type Db } from "@agentlab/db";
+import { formatAnswer, type TaskSpec } from "@agentlab/core";
+import { createExperimentRunner } from "../../../apps/web/server/experiments/runner";
+import { createExperiment } from "../../../apps/web/server/experiments/service";
+import { createDataset } from "../../../apps/web/server/teacher/datasets";
+import type { Services } from "../../../apps/web/server/services";
+import { simDpo } from "../../integration/helpers/sim-dpo";
+import { agentStep, makeAgent, type Behaviour } from "../../integration/experiments-harness";
+
+// An sft+dpo experiment run to its report for the browser tests (issue 18), on the integration
+// harness's simulated agent (answers and verdicts known in advance, DPO by helpers/sim-dpo.ts); the
+// data, stages, pairs, margin filter, selection and report are the server's own. As in
+// tests/integration/experiments-dpo.test.ts: the SFT data are the reference answers of the train
+// tasks; on dev and test the base fixes nothing, SFT half the source groups, DPO three quarters; on
+// train the policy fails its first sample of a task and fixes its second.
+
+/** A verified SFT snapshot of reference answers for the given train tasks, as the teacher module stores one. */
+async function referenceDataset(
+  s: Services,
+  splitId: string,
+  tasks: Map<string, TaskSpec>,
+  ids: string[],
+): Promise<string> {
+  const db = s.db;
+  const split = await getSplit(db, splitId);
+  const provider = await insertProvider(db, {
+    name: "reference (dpo run)",
+    kind: "reference",
+    baseUrl: null,
+    model: "reference",
+    apiKeySealed: null,
+    extraParams: {},
+  });
+  const [col] = await db
+    .insert(schema.teacherCollections)
+    .values({
+      name: "ref",
+      splitId,
+      providerId: provider.id,
+      providerKind: "reference",
+      model: "reference",
+      parts: ["train"],
+      nSamples: 1,
+      params: { temperature: 0, top_p: 1, max_tokens: 64 },
+      paramsHash: "p",
+      promptHash: "h",
+      concurrency: 1,
+      maxRetries: 0,
+      timeoutMs: 1000,
+      state: "done",
+    })
+    .returning();
+  if (!col || !split) throw new Error("no collection");
+  for (const id of ids) {
+    const [row] = await db
+      .select()
+      .from(schema.tasks)
+      .where(and(eq(schema.tasks.poolId, split.poolId), eq(schema.tasks.taskId, id)));
+    const spec = tasks.get(id);
+    if (!row || !spec) throw new Error(`no task ${id}`);
+    const files = spec.reference.map((r) => ({ path: r.path, content: r.content }));
+    const [cand] = await db
+      .insert(schema.teacherCandidates)
+      .values({
+        cacheKey: `dpo-run:${id}`,
+        fingerprint: row.fingerprint,
+        promptHash: "h",
+        model: "reference",
+        paramsHash: "p",
+        sampleIndex: 0,
+        providerKind: "reference",
+        oracle: true,
+        originTaskRowId: row.id,
+        answer: formatAnswer(files),
+        files,
+        verdict: "pass",
+      })
+      .returning();
+    if (!cand) throw new Error("no candidate");
+    await db
+      .insert(schema.teacherCollectionItems)
+      .values({ collectionId: col.id, taskRowId: row.id, sampleIndex: 0, candidateId: cand.id, reused: false });
+  }
+  return (await createDataset(s, { name: "reference", splitId, collectionIds: [col.id] })).id;
+}
+
+async function trainIds(db: Db, splitId: string): Promise<string[]> {
+  const rows = await db
+    .select({ taskId: schema.splitAssignments.taskId })
+    .from(schema.splitAssignments)
+    .where(and(eq(schema.splitAssignments.splitId, splitId), eq(schema.splitAssignments.part, "train")));
+  return rows.map((r) => r.taskId).sort();
+}
+
+export async function runDpoExperiment(
+  s: Services,
+  splitId: string,
+  tasks: Map<string, TaskSpec>,
+  name: string,
+): Promise<{ experimentId: string; reportId: string }> {
+  const db = s.db;
+  const train = await trainIds(db, splitId);
+  const trainSet = new Set(train);
+  const group = (t: TaskSpec) => Number(t.source_group.replace(/\D/g, ""));
+  const fixesEval = (m: string, t: TaskSpec) =>
+    m.startsWith("dpo-") ? group(t) % 4 !== 3 : m.startsWith("s1e") ? group(t) % 2 === 0 : false;
+  // The start policy already prefers the chosen answer of every third train task: those pairs are dropped.
+  const behaviour: Behaviour = {
+    fixes: fixesEval,
+    fixesSample: (m, t, i) => (trainSet.has(t.id) ? i === 1 : fixesEval(m, t)),
+    dpo: (p) =>
+      simDpo({
+        read: (sha) => s.artifacts.read(sha),
+        margin: (pairId) => (train.indexOf(pairId.split(":")[0] ?? "") % 3 === 0 ? 1.5 : -0.5),
+        calls: [],
+      })(p),
+  };
+  const datasetId = await referenceDataset(s, splitId, tasks, train);
+  const exp = await createExperiment(
+    db,
+    {
+      name,
+      splitId,
+      teacher: { providerId: "00000000-0000-4000-8000-00000000000a" },
+      datasetId,
+      baseModel: { source: "path", ref: "/models/tiny" },
+      training: { epochs: 2 },
+      evaluation: { graderVersion: "sim-grader/1" },
+      seeds: [1],
+      bootstrap: { iterations: 500, seed: 3 },
+      method: "sft+dpo",
+      dpo: { rounds: 1, samples: 2, epochs: 2, beta: 0.2 },
+    },
+    null,
+  );
+  const runner = createExperimentRunner(s, { autoStart: false });
+  const fit = await makeAgent(db);
+  for (let tick = 0; tick < 150; tick++) {
+    await runner.advance(exp.id);
+    while ((await agentStep(db, fit, tasks, behaviour)).claimed);
+    const [row] = await db
+      .select({ state: schema.experiments.state, error: schema.experiments.error })
+      .from(schema.experiments)
+      .where(eq(schema.experiments.id, exp.id));
+    if (row && row.state !== "running") {
+      if (row.state !== "succeeded") throw new Error(`${name}: ${row.state}: ${row.error}`);
+      const report = await reportByExperiment(db, exp.id);
+      if (!report) throw new Error(`${name}: no report`);
+      return { experimentId: exp.id, reportId: report.id };
+    }
+  }
+  throw new Error(`${name}: did not finish in 150 ticks`);
+}
