@@ -41,23 +41,31 @@ export async function enqueueJob(db: Db, input: EnqueueJob): Promise<Job> {
 export async function enqueueJobs(db: Db, inputs: EnqueueJob[]): Promise<Job[]> {
   if (inputs.length === 0) return [];
   const values = inputs.map(jobValues);
-  return db.transaction(async (tx) => {
-    const byId = new Map<string, Job>();
-    for (let i = 0; i < values.length; i += 1000) {
-      const rows = await tx
-        .insert(jobs)
-        .values(values.slice(i, i + 1000))
-        .onConflictDoNothing({ target: jobs.dedupeKey })
-        .returning();
-      rows.forEach((r) => byId.set(r.id, r));
-    }
-    const missingKeys = values.filter((v) => !byId.has(v.id) && v.dedupeKey).map((v) => v.dedupeKey as string);
-    const existing = missingKeys.length ? await tx.select().from(jobs).where(inArray(jobs.dedupeKey, missingKeys)) : [];
-    const byKey = new Map(existing.map((r) => [r.dedupeKey, r]));
-    return values.map((v) => {
-      const row = byId.get(v.id) ?? byKey.get(v.dedupeKey);
-      if (!row) throw new Error("enqueue conflict without an existing job");
-      return row;
-    });
+  // Up to one chunk, the insert is one statement and so atomic by itself: no BEGIN/COMMIT round
+  // trips (an enqueue is on the dispatch path). Reading back rows that a dedupe key kept needs no
+  // transaction either: ON CONFLICT waits for a concurrent insert of the key to commit.
+  if (values.length <= CHUNK) return insertJobs(db, values);
+  return db.transaction((tx) => insertJobs(tx, values));
+}
+
+const CHUNK = 1000;
+
+async function insertJobs(db: Db, values: ReturnType<typeof jobValues>[]): Promise<Job[]> {
+  const byId = new Map<string, Job>();
+  for (let i = 0; i < values.length; i += CHUNK) {
+    const rows = await db
+      .insert(jobs)
+      .values(values.slice(i, i + CHUNK))
+      .onConflictDoNothing({ target: jobs.dedupeKey })
+      .returning();
+    rows.forEach((r) => byId.set(r.id, r));
+  }
+  const missingKeys = values.filter((v) => !byId.has(v.id) && v.dedupeKey).map((v) => v.dedupeKey as string);
+  const existing = missingKeys.length ? await db.select().from(jobs).where(inArray(jobs.dedupeKey, missingKeys)) : [];
+  const byKey = new Map(existing.map((r) => [r.dedupeKey, r]));
+  return values.map((v) => {
+    const row = byId.get(v.id) ?? byKey.get(v.dedupeKey);
+    if (!row) throw new Error("enqueue conflict without an existing job");
+    return row;
   });
 }
