@@ -47,7 +47,9 @@ def test_a_window_equals_one_step_on_the_union_of_its_pairs(tiny_model, tokenize
     split, _ = window_backward(model, [pairs[:1], pairs[1:3], pairs[3:]], pad, "cpu", beta=0.2, sft_weight=0.5)
     g_split = _grads(model)
     assert split["loss"] == pytest.approx(whole["loss"], rel=1e-5)
-    assert split["margin"] == pytest.approx(whole["margin"], rel=1e-5, abs=1e-7)
+    # The margin is a difference of log-prob sums of ~-300 in float32 (each ~2e-5 of rounding, and the
+    # sub-batches pad to other lengths): equal to ~1e-5, where a wrong weighting moves it by ~1e-3.
+    assert split["margin"] == pytest.approx(whole["margin"], rel=1e-5, abs=5e-5)
     assert g_whole.keys() == g_split.keys() and g_whole
     for n, g in g_whole.items():
         assert torch.allclose(g, g_split[n], rtol=1e-4, atol=1e-7), n  # type: ignore[arg-type]
