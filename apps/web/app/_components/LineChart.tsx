@@ -24,6 +24,7 @@ export function LineChart({
   markers = [],
   refLines = [],
   yDomain,
+  integerX = false,
 }: {
   series: Series[];
   height?: number;
@@ -32,6 +33,8 @@ export function LineChart({
   markers?: Marker[];
   refLines?: RefLine[];
   yDomain?: [number, number];
+  /** Only whole-number x ticks (epochs): a 1–2 epoch axis is not labelled 1.2, 1.4, … */
+  integerX?: boolean;
 }) {
   const [hoverX, setHoverX] = useState<number | null>(null);
   const geo = useMemo(() => {
@@ -53,10 +56,10 @@ export function LineChart({
       innerW,
       innerH,
       allX,
-      xTicks: niceTicks(xd[0], xd[1], 6),
+      xTicks: niceTicks(xd[0], xd[1], 6).filter((t) => !integerX || Number.isInteger(t)),
       yTicks: niceTicks(yd[0], yd[1], 4),
     };
-  }, [series, markers, refLines, yDomain, height]);
+  }, [series, markers, refLines, yDomain, height, integerX]);
 
   if (!geo) return <div className="flex h-24 items-center justify-center text-xs text-zinc-400">no data yet</div>;
   const { sx, sy, xTicks, yTicks, innerH, allX } = geo;

@@ -86,7 +86,15 @@ function DevCurve({ report, section }: { report: ExperimentReport; section: DpoR
   ];
   return (
     <div className="max-w-[640px]" data-testid="dpo-dev-curve">
-      <LineChart series={series} refLines={refs} xLabel="DPO epoch" yLabel="dev pass@1" yDomain={[0, 1]} height={220} />
+      <LineChart
+        series={series}
+        refLines={refs}
+        integerX
+        xLabel="DPO epoch"
+        yLabel="dev pass@1"
+        yDomain={[0, 1]}
+        height={220}
+      />
     </div>
   );
 }
