@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.multiprocessing as mp
+from torch.distributed.tensor import DTensor
 
 from agentlab_trainer import data as D
 from agentlab_trainer import distributed as dd
@@ -46,7 +47,8 @@ def fsdp_rank(rank: int, world: int, model_dir: str, init_file: str, out: str) -
         record["losses"].append(loss)
         record["tokens"].append(n)
         if w == 0:
-            g = {k: v.full_tensor() for k, v in grads(model).items()}
+            # FSDP2 shards each gradient as a DTensor: gather it whole to compare with 1 process.
+            g = {k: v.full_tensor() if isinstance(v, DTensor) else v for k, v in grads(model).items()}
             record["grads"] = g
         opt.step()
         opt.zero_grad(set_to_none=True)
