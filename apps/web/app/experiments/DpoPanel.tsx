@@ -7,18 +7,14 @@ import { smooth } from "@agentlab/core/experiments/training";
 import { ErrorBox } from "../_components/ErrorBox";
 import { LineChart, type Marker, type Series } from "../_components/LineChart";
 import { Section } from "../_components/PageHeader";
-import { ProgressBar } from "../_components/ProgressBar";
-import { StateBadge } from "../_components/StatusBadges";
 import { duration } from "../_lib/format";
 import { useTRPC } from "../_lib/trpc";
 import { defaultDpoRound, dpoRoundsShown, type DpoRun } from "../_lib/dpo-curves";
+import { faded, SeedRunCard, seedColor } from "./SeedRunCard";
 
 // The DPO half of an sft+dpo experiment (issue 18): per round, what the pairs stage built and kept,
 // and each seed's DPO run as curves (loss, reward margin, preference accuracy by step), drawn with
 // the training panel's chart from the dpo job's streamed progress.
-
-const SEED_COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"];
-const faded = (hex: string) => `${hex}55`;
 
 function RoundPairs({ experimentId, round }: { experimentId: string; round: number }) {
   const trpc = useTRPC();
@@ -49,42 +45,28 @@ function RoundPairs({ experimentId, round }: { experimentId: string; round: numb
 }
 
 function SeedCard({ run }: { run: DpoRun }) {
+  const l = run.latest;
   return (
-    <div className="rounded-md border border-zinc-200 p-3 text-xs">
-      <div className="mb-1 flex items-center justify-between">
-        <span className="font-medium">seed {run.seed}</span>
-        <span className="flex items-center gap-2">
-          <StateBadge state={run.jobState ?? run.stageState} />
-          {run.jobId ? (
-            <Link className="font-mono underline" href={`/jobs/${run.jobId}`}>
-              job
-            </Link>
-          ) : null}
-        </span>
-      </div>
-      <ProgressBar
-        value={run.fraction}
-        label={
-          run.latest
-            ? `step ${run.latest.step}/${run.latest.totalSteps} · epoch ${run.latest.epoch}`
-            : "waits for pairs"
-        }
-      />
-      {run.latest ? (
-        <dl className="mt-2 grid grid-cols-2 gap-x-3 gap-y-0.5 tabular-nums text-zinc-600">
-          <dt>loss</dt>
-          <dd className="text-right text-zinc-900">{run.latest.loss.toFixed(4)}</dd>
-          <dt>reward margin</dt>
-          <dd className="text-right text-zinc-900">{run.latest.rewardMargin.toFixed(4)}</dd>
-          <dt>preference accuracy</dt>
-          <dd className="text-right text-zinc-900">{(run.latest.preferenceAccuracy * 100).toFixed(1)}%</dd>
-          <dt>{run.etaS !== null ? "ETA" : "tokens/s"}</dt>
-          <dd className="text-right text-zinc-900">
-            {run.etaS !== null ? duration(run.etaS * 1000) : Math.round(run.latest.tokensPerS).toLocaleString("en-US")}
-          </dd>
-        </dl>
-      ) : null}
-    </div>
+    <SeedRunCard
+      seed={run.seed}
+      state={run.jobState ?? run.stageState}
+      jobId={run.jobId}
+      fraction={run.fraction}
+      progressLabel={l ? `step ${l.step}/${l.totalSteps} · epoch ${l.epoch}` : "waits for pairs"}
+      facts={
+        l
+          ? [
+              { label: "loss", value: l.loss.toFixed(4) },
+              { label: "reward margin", value: l.rewardMargin.toFixed(4) },
+              { label: "preference accuracy", value: `${(l.preferenceAccuracy * 100).toFixed(1)}%` },
+              {
+                label: run.etaS !== null ? "ETA" : "tokens/s",
+                value: run.etaS !== null ? duration(run.etaS * 1000) : Math.round(l.tokensPerS).toLocaleString("en-US"),
+              },
+            ]
+          : null
+      }
+    />
   );
 }
 
@@ -99,7 +81,7 @@ export function DpoPanel({ experimentId, live }: { experimentId: string; live: b
   const round = picked ?? defaultDpoRound(rounds);
   const shown = runs.filter((r) => r.round === round);
   const started = shown.filter((r) => r.points.length > 0);
-  const color = (i: number) => SEED_COLORS[i % SEED_COLORS.length] ?? "#2563eb";
+  const color = seedColor;
   const loss: Series[] = started.flatMap((r, i) => {
     const ys = smooth(
       r.points.map((p) => p.loss),

@@ -1,19 +1,14 @@
 "use client";
 
-import Link from "next/link";
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { smooth } from "@agentlab/core/experiments/training";
 import { ErrorBox } from "../_components/ErrorBox";
 import { LineChart, type Marker, type Series } from "../_components/LineChart";
 import { Section } from "../_components/PageHeader";
-import { ProgressBar } from "../_components/ProgressBar";
-import { StateBadge } from "../_components/StatusBadges";
 import { duration } from "../_lib/format";
 import { useTRPC } from "../_lib/trpc";
-
-const SEED_COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"];
-const faded = (hex: string) => `${hex}55`;
+import { faded, SeedRunCard, seedColor } from "./SeedRunCard";
 
 /** Per-seed training: loss (raw and smoothed) with epoch marks and per-epoch eval loss, learning rate, tokens/s, ETA. */
 export function TrainingPanel({ experimentId, live }: { experimentId: string; live: boolean }) {
@@ -25,7 +20,7 @@ export function TrainingPanel({ experimentId, live }: { experimentId: string; li
   const started = seeds.filter((s) => s.points.length > 0);
 
   const loss: Series[] = started.flatMap((s, i) => {
-    const color = SEED_COLORS[i % SEED_COLORS.length] ?? "#2563eb";
+    const color = seedColor(i);
     const ys = smooth(
       s.points.map((p) => p.loss),
       weight,
@@ -40,7 +35,7 @@ export function TrainingPanel({ experimentId, live }: { experimentId: string; li
   const perSeed = (pick: (p: (typeof started)[number]["points"][number]) => number): Series[] =>
     started.map((s, i) => ({
       name: `seed ${s.seed}`,
-      color: SEED_COLORS[i % SEED_COLORS.length],
+      color: seedColor(i),
       points: s.points.map((p) => ({ x: p.step, y: pick(p) })),
     }));
   const markers: Marker[] = [
@@ -71,49 +66,41 @@ export function TrainingPanel({ experimentId, live }: { experimentId: string; li
     >
       <div className="mb-4 grid gap-3 sm:grid-cols-2 lg:grid-cols-3" data-testid="seed-progress">
         {seeds.map((s) => (
-          <div key={s.key} className="rounded-md border border-zinc-200 p-3 text-xs">
-            <div className="mb-1 flex items-center justify-between">
-              <span className="font-medium">seed {s.seed}</span>
-              <span className="flex items-center gap-2">
-                <StateBadge state={s.jobState ?? s.stageState} />
-                {s.jobId ? (
-                  <Link className="font-mono underline" href={`/jobs/${s.jobId}`}>
-                    job
-                  </Link>
-                ) : null}
-              </span>
-            </div>
-            <ProgressBar
-              value={s.fraction}
-              label={
-                s.latest
-                  ? `step ${s.latest.step}/${s.latest.totalSteps} · epoch ${s.latest.epoch}`
-                  : s.stageState === "pending"
-                    ? "waits for the dataset"
-                    : "starting"
-              }
-            />
-            {s.latest ? (
-              <dl className="mt-2 grid grid-cols-2 gap-x-3 gap-y-0.5 tabular-nums text-zinc-600">
-                <dt>loss</dt>
-                <dd className="text-right text-zinc-900">{s.latest.loss.toFixed(4)}</dd>
-                <dt>learning rate</dt>
-                <dd className="text-right text-zinc-900">{s.latest.lr.toExponential(2)}</dd>
-                <dt>tokens/s</dt>
-                <dd className="text-right text-zinc-900">{Math.round(s.latest.tokensPerS).toLocaleString("en-US")}</dd>
-                <dt>{s.etaS !== null ? "ETA" : "duration"}</dt>
-                <dd className="text-right text-zinc-900" data-testid={`eta-${s.seed}`}>
-                  {s.etaS !== null
-                    ? duration(s.etaS * 1000)
-                    : duration(
-                        s.startedAt && s.finishedAt
-                          ? new Date(s.finishedAt).getTime() - new Date(s.startedAt).getTime()
-                          : null,
-                      )}
-                </dd>
-              </dl>
-            ) : null}
-          </div>
+          <SeedRunCard
+            key={s.key}
+            seed={s.seed}
+            state={s.jobState ?? s.stageState}
+            jobId={s.jobId}
+            fraction={s.fraction}
+            progressLabel={
+              s.latest
+                ? `step ${s.latest.step}/${s.latest.totalSteps} · epoch ${s.latest.epoch}`
+                : s.stageState === "pending"
+                  ? "waits for the dataset"
+                  : "starting"
+            }
+            facts={
+              s.latest
+                ? [
+                    { label: "loss", value: s.latest.loss.toFixed(4) },
+                    { label: "learning rate", value: s.latest.lr.toExponential(2) },
+                    { label: "tokens/s", value: Math.round(s.latest.tokensPerS).toLocaleString("en-US") },
+                    {
+                      label: s.etaS !== null ? "ETA" : "duration",
+                      testId: `eta-${s.seed}`,
+                      value:
+                        s.etaS !== null
+                          ? duration(s.etaS * 1000)
+                          : duration(
+                              s.startedAt && s.finishedAt
+                                ? new Date(s.finishedAt).getTime() - new Date(s.startedAt).getTime()
+                                : null,
+                            ),
+                    },
+                  ]
+                : null
+            }
+          />
         ))}
       </div>
       {started.length === 0 ? (
