@@ -8,11 +8,14 @@ import {
   requestCancel,
   type AgentFit,
 } from "@agentlab/db";
-import type { ClaimedJob } from "@agentlab/core";
+import { ExperimentConfig, trainJobRequirements, type ClaimedJob } from "@agentlab/core";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 
 // Issue 16: a GPU runs one GPU job at a time unless the job declares it can share. The claim counts
 // the GPUs the agent's running GPU jobs hold; CPU jobs are never held back by a busy GPU.
+// Issue 19: a recipe with training.gpus = 2 gives its train job a requirement of 2 GPUs (core
+// requirements.ts); the claim hands it only to an agent with 2 free GPUs, and the job holds both
+// while it runs. Shell jobs stand in for GPU jobs: the claim reads the requirement only.
 
 let t: TestDb;
 beforeAll(async () => {
@@ -104,5 +107,48 @@ describe("one GPU job per GPU", () => {
     const started = claims.filter((c) => c !== null);
     expect(started).toHaveLength(1);
     expect(jobs.map((j) => j.id)).toContain(started[0]?.jobId);
+  });
+});
+
+const recipe = (gpus: number) =>
+  ExperimentConfig.parse({
+    name: "multi-gpu",
+    splitId: "00000000-0000-4000-8000-000000000001",
+    teacher: { providerId: "00000000-0000-4000-8000-000000000002" },
+    baseModel: { source: "hub", ref: "org/model" },
+    training: { method: "lora-bf16", gpus },
+    evaluation: { graderVersion: "g1", device: "cuda", dtype: "bfloat16" },
+  });
+const trainLike = (gpus: number, label: string) =>
+  enqueueJob(t.db, {
+    type: "shell",
+    payload: { argv: ["echo", label] },
+    requirements: trainJobRequirements(recipe(gpus)),
+  });
+
+/** Runs whatever the earlier tests left queued, so the next claims see only the next jobs. */
+async function drainQueue() {
+  const box = await gpuAgent("drain", 8);
+  for (let c = await claim(box); c; c = await claim(box)) await finish(c, box.agentId);
+}
+
+describe("a train job of training.gpus = 2", () => {
+  it("goes only to an agent with 2 free GPUs, and holds both while it runs", async () => {
+    await drainQueue();
+    expect(trainJobRequirements(recipe(2)).gpus).toBe(2);
+    const job = await trainLike(2, "two");
+    const one = await gpuAgent("one-gpu", 1);
+    expect(await claim(one)).toBeNull(); // one GPU is not enough
+    const two = await gpuAgent("two-gpus", 2);
+    const c = await claim(two);
+    expect(c?.jobId).toBe(job.id);
+    // both GPUs are taken: a one-GPU job waits (another box takes it: the positive control)
+    const single = await trainLike(1, "single");
+    expect(await claim(two)).toBeNull();
+    expect((await claim(one))?.jobId).toBe(single.id);
+    if (!c) throw new Error("no claim");
+    await finish(c, two.agentId);
+    const next = await trainLike(1, "next");
+    expect((await claim(two))?.jobId).toBe(next.id); // free again once the two-GPU job ended
   });
 });
