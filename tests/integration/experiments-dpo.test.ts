@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
-import { getSplit, insertProvider, listPreferencePairs, listStages, schema, type Db } from "@agentlab/db";
+import { listPreferencePairs, listStages, schema, type Db } from "@agentlab/db";
 import { formatAnswer, parseStageOutput as parseOutput, type TaskSpec } from "@agentlab/core";
 import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
 import { createExperiment } from "../../apps/web/server/experiments/service";
 import { createDataset } from "../../apps/web/server/teacher/datasets";
 import type { Services } from "../../apps/web/server/services";
 import { createTestDatabase, type TestDb } from "./helpers/db";
+import { referenceCollection } from "./helpers/reference-collection";
 import { storedReport } from "./helpers/reports";
 import { simDpo, type SimDpoCall } from "./helpers/sim-dpo";
 import { agentStep, baseConfig, makeAgent, makeServices, makeSplit, type Behaviour } from "./experiments-harness";
@@ -41,66 +42,8 @@ const group = (task: TaskSpec) => Number(task.source_group.replace(/\D/g, ""));
 
 /** A verified SFT snapshot of reference answers for the given train tasks, as the teacher module stores one. */
 async function referenceDataset(db: Db, ids: string[]): Promise<string> {
-  const split = await getSplit(db, splitId);
-  const provider = await insertProvider(db, {
-    name: `ref${Math.random()}`,
-    kind: "reference",
-    baseUrl: null,
-    model: "reference",
-    apiKeySealed: null,
-    extraParams: {},
-  });
-  const [col] = await db
-    .insert(schema.teacherCollections)
-    .values({
-      name: "ref",
-      splitId,
-      providerId: provider.id,
-      providerKind: "reference",
-      model: "reference",
-      parts: ["train"],
-      nSamples: 1,
-      params: { temperature: 0, top_p: 1, max_tokens: 64 },
-      paramsHash: "p",
-      promptHash: "h",
-      concurrency: 1,
-      maxRetries: 0,
-      timeoutMs: 1000,
-      state: "done",
-    })
-    .returning();
-  if (!col || !split) throw new Error("no collection");
-  for (const id of ids) {
-    const [row] = await db
-      .select()
-      .from(schema.tasks)
-      .where(and(eq(schema.tasks.poolId, split.poolId), eq(schema.tasks.taskId, id)));
-    const spec = tasks.get(id);
-    if (!row || !spec) throw new Error(`no task ${id}`);
-    const files = spec.reference.map((r) => ({ path: r.path, content: r.content }));
-    const [cand] = await db
-      .insert(schema.teacherCandidates)
-      .values({
-        cacheKey: `${Math.random()}`,
-        fingerprint: row.fingerprint,
-        promptHash: "h",
-        model: "reference",
-        paramsHash: "p",
-        sampleIndex: 0,
-        providerKind: "reference",
-        oracle: true,
-        originTaskRowId: row.id,
-        answer: formatAnswer(files),
-        files,
-        verdict: "pass",
-      })
-      .returning();
-    if (!cand) throw new Error("no candidate");
-    await db
-      .insert(schema.teacherCollectionItems)
-      .values({ collectionId: col.id, taskRowId: row.id, sampleIndex: 0, candidateId: cand.id, reused: false });
-  }
-  return (await createDataset(s, { name: "reference", splitId, collectionIds: [col.id] })).id;
+  const col = await referenceCollection(db, { splitId, tasks, taskIds: ids });
+  return (await createDataset(s, { name: "reference", splitId, collectionIds: [col] })).id;
 }
 
 // Dev and test: the base fixes nothing, SFT seed 1 half the groups (both epochs: the earlier is the

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
-import { getSplit, insertProvider, listGenerations, queryRows, reportByExperiment, schema } from "@agentlab/db";
-import { formatAnswer, type TaskSpec } from "@agentlab/core";
+import { listGenerations, queryRows, reportByExperiment, schema } from "@agentlab/db";
+import type { TaskSpec } from "@agentlab/core";
 import { sql } from "drizzle-orm";
 import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
 import { MAX_GRADE_ATTEMPTS } from "../../apps/web/server/experiments/grade-batches";
@@ -9,6 +9,7 @@ import { resumeExperiment } from "../../apps/web/server/experiments/service";
 import { createDataset } from "../../apps/web/server/teacher/datasets";
 import type { Services } from "../../apps/web/server/services";
 import { createTestDatabase, type TestDb } from "./helpers/db";
+import { referenceCollection } from "./helpers/reference-collection";
 import { storedReport } from "./helpers/reports";
 import {
   baseConfig,
@@ -58,68 +59,8 @@ const experimentRow = async (id: string) =>
 
 describe("SFT data comes from train tasks only", () => {
   // A collection with one passing candidate per given task, written as the teacher runner would.
-  async function collectionOf(taskIds: string[]): Promise<string> {
-    const split = await getSplit(t.db, splitId);
-    const provider = await insertProvider(t.db, {
-      name: `p${Math.random()}`,
-      kind: "reference",
-      baseUrl: null,
-      model: "reference",
-      apiKeySealed: null,
-      extraParams: {},
-    });
-    const [col] = await t.db
-      .insert(schema.teacherCollections)
-      .values({
-        name: "c",
-        splitId,
-        providerId: provider.id,
-        providerKind: "reference",
-        model: "reference",
-        parts: ["train", "dev", "test"],
-        nSamples: 1,
-        params: { temperature: 0, top_p: 1, max_tokens: 64 },
-        paramsHash: "p",
-        promptHash: "h",
-        concurrency: 1,
-        maxRetries: 0,
-        timeoutMs: 1000,
-        state: "done",
-      })
-      .returning();
-    if (!col || !split) throw new Error("no collection");
-    for (const id of taskIds) {
-      const [row] = await t.db
-        .select()
-        .from(schema.tasks)
-        .where(and(eq(schema.tasks.poolId, split.poolId), eq(schema.tasks.taskId, id)));
-      const spec = tasks.get(id);
-      if (!row || !spec) throw new Error(`no task ${id}`);
-      const files = spec.reference.map((r) => ({ path: r.path, content: r.content }));
-      const [cand] = await t.db
-        .insert(schema.teacherCandidates)
-        .values({
-          cacheKey: `${Math.random()}`,
-          fingerprint: row.fingerprint,
-          promptHash: "h",
-          model: "reference",
-          paramsHash: "p",
-          sampleIndex: 0,
-          providerKind: "reference",
-          oracle: true,
-          originTaskRowId: row.id,
-          answer: formatAnswer(files),
-          files,
-          verdict: "pass",
-        })
-        .returning();
-      if (!cand) throw new Error("no candidate");
-      await t.db
-        .insert(schema.teacherCollectionItems)
-        .values({ collectionId: col.id, taskRowId: row.id, sampleIndex: 0, candidateId: cand.id, reused: false });
-    }
-    return col.id;
-  }
+  const collectionOf = (taskIds: string[]) =>
+    referenceCollection(t.db, { splitId, tasks, taskIds, parts: ["train", "dev", "test"] });
 
   it("the dataset layer refuses dev and test tasks with a clear error, and builds from train tasks (positive control)", async () => {
     const [train0, train1] = ids("train");

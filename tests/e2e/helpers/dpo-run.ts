@@ -1,10 +1,11 @@
 import { and, eq } from "drizzle-orm";
-import { getSplit, insertProvider, reportByExperiment, schema, type Db } from "@agentlab/db";
-import { formatAnswer, type TaskSpec } from "@agentlab/core";
+import { reportByExperiment, schema, type Db } from "@agentlab/db";
+import type { TaskSpec } from "@agentlab/core";
 import { createExperimentRunner } from "../../../apps/web/server/experiments/runner";
 import { createExperiment } from "../../../apps/web/server/experiments/service";
 import { createDataset } from "../../../apps/web/server/teacher/datasets";
 import type { Services } from "../../../apps/web/server/services";
+import { referenceCollection } from "../../integration/helpers/reference-collection";
 import { simDpo } from "../../integration/helpers/sim-dpo";
 import { agentStep, makeAgent, type Behaviour } from "../../integration/experiments-harness";
 
@@ -22,67 +23,8 @@ async function referenceDataset(
   tasks: Map<string, TaskSpec>,
   ids: string[],
 ): Promise<string> {
-  const db = s.db;
-  const split = await getSplit(db, splitId);
-  const provider = await insertProvider(db, {
-    name: "reference (dpo run)",
-    kind: "reference",
-    baseUrl: null,
-    model: "reference",
-    apiKeySealed: null,
-    extraParams: {},
-  });
-  const [col] = await db
-    .insert(schema.teacherCollections)
-    .values({
-      name: "ref",
-      splitId,
-      providerId: provider.id,
-      providerKind: "reference",
-      model: "reference",
-      parts: ["train"],
-      nSamples: 1,
-      params: { temperature: 0, top_p: 1, max_tokens: 64 },
-      paramsHash: "p",
-      promptHash: "h",
-      concurrency: 1,
-      maxRetries: 0,
-      timeoutMs: 1000,
-      state: "done",
-    })
-    .returning();
-  if (!col || !split) throw new Error("no collection");
-  for (const id of ids) {
-    const [row] = await db
-      .select()
-      .from(schema.tasks)
-      .where(and(eq(schema.tasks.poolId, split.poolId), eq(schema.tasks.taskId, id)));
-    const spec = tasks.get(id);
-    if (!row || !spec) throw new Error(`no task ${id}`);
-    const files = spec.reference.map((r) => ({ path: r.path, content: r.content }));
-    const [cand] = await db
-      .insert(schema.teacherCandidates)
-      .values({
-        cacheKey: `dpo-run:${id}`,
-        fingerprint: row.fingerprint,
-        promptHash: "h",
-        model: "reference",
-        paramsHash: "p",
-        sampleIndex: 0,
-        providerKind: "reference",
-        oracle: true,
-        originTaskRowId: row.id,
-        answer: formatAnswer(files),
-        files,
-        verdict: "pass",
-      })
-      .returning();
-    if (!cand) throw new Error("no candidate");
-    await db
-      .insert(schema.teacherCollectionItems)
-      .values({ collectionId: col.id, taskRowId: row.id, sampleIndex: 0, candidateId: cand.id, reused: false });
-  }
-  return (await createDataset(s, { name: "reference", splitId, collectionIds: [col.id] })).id;
+  const col = await referenceCollection(s.db, { splitId, tasks, taskIds: ids });
+  return (await createDataset(s, { name: "reference", splitId, collectionIds: [col] })).id;
 }
 
 async function trainIds(db: Db, splitId: string): Promise<string[]> {
