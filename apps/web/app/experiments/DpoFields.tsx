@@ -1,39 +1,13 @@
 "use client";
 
-import type { ReactNode } from "react";
 import { MAX_DPO_ROUNDS } from "@agentlab/core";
-import { FieldError } from "../_components/ErrorBox";
 import type { ExperimentForm } from "./form";
+import { Field, inputClass } from "./FormField";
 
 // The recipe's method and, for sft+dpo, its dpo block (issue 18). The inputs only hint at bounds;
 // the server's schema (core DpoRecipe) is the judge and its refusals appear under each input.
 
-const input = "h-8 w-full rounded-md border border-zinc-300 px-2 text-sm";
-
 type DpoKey = Extract<keyof ExperimentForm, `dpo${string}`>;
-
-function Field({
-  label,
-  hint,
-  path,
-  error,
-  children,
-}: {
-  label: string;
-  hint?: string;
-  path: string;
-  error: unknown;
-  children: ReactNode;
-}) {
-  return (
-    <label className="block text-sm">
-      <span className="mb-1 block text-xs font-medium text-zinc-600">{label}</span>
-      {children}
-      {hint ? <span className="mt-0.5 block text-xs text-zinc-400">{hint}</span> : null}
-      <FieldError error={error} path={path} />
-    </label>
-  );
-}
 
 export function DpoFields({
   f,
@@ -48,7 +22,7 @@ export function DpoFields({
   const num = (k: DpoKey, path: string, label: string, attrs: { min?: number; max?: number; hint?: string } = {}) => (
     <Field path={`dpo.${path}`} error={error} label={label} hint={attrs.hint}>
       <input
-        className={input}
+        className={inputClass}
         name={k}
         type="number"
         step="any"
@@ -69,7 +43,7 @@ export function DpoFields({
           hint="sft+dpo: after SFT, preference pairs from graded train answers, DPO per seed, a three-way report."
         >
           <select
-            className={input}
+            className={inputClass}
             name="method"
             value={f.method}
             onChange={(e) => setF({ ...f, method: e.target.value === "sft+dpo" ? "sft+dpo" : "sft" })}
@@ -110,7 +84,7 @@ export function DpoFields({
             })}
             <Field path="dpo.marginFilter.mode" error={error} label="…are">
               <select
-                className={input}
+                className={inputClass}
                 name="dpoMarginMode"
                 value={f.dpoMarginMode}
                 onChange={(e) => setF({ ...f, dpoMarginMode: e.target.value === "downweight" ? "downweight" : "drop" })}

@@ -1,0 +1,41 @@
+import type { ReactNode } from "react";
+import { FieldError } from "../_components/ErrorBox";
+import type { ExperimentForm } from "./form";
+
+// The experiment form's labelled field: the server's schema is the judge, and its refusal for
+// `path` appears under the input that holds that field.
+
+export const inputClass = "h-8 w-full rounded-md border border-zinc-300 px-2 text-sm";
+
+export function Field({
+  label,
+  hint,
+  path,
+  error,
+  children,
+}: {
+  label: string;
+  hint?: string;
+  path?: string;
+  error?: unknown;
+  children: ReactNode;
+}) {
+  return (
+    <label className="block text-sm">
+      <span className="mb-1 block text-xs font-medium text-zinc-600">{label}</span>
+      {children}
+      {hint ? <span className="mt-0.5 block text-xs text-zinc-400">{hint}</span> : null}
+      {path ? <FieldError error={error} path={path} /> : null}
+    </label>
+  );
+}
+
+/** The form's state and its setter, as each part of the form receives them. */
+export type FormPart = { f: ExperimentForm; setF: (f: ExperimentForm) => void; error: unknown };
+
+/** An onChange handler writing one form key. */
+export const setter =
+  ({ f, setF }: Pick<FormPart, "f" | "setF">) =>
+  <K extends keyof ExperimentForm>(k: K) =>
+  (e: { target: { value: string } }) =>
+    setF({ ...f, [k]: e.target.value as ExperimentForm[K] });
