@@ -10,7 +10,7 @@ import { Section } from "../_components/PageHeader";
 import { duration } from "../_lib/format";
 import { useTRPC } from "../_lib/trpc";
 import { defaultDpoRound, dpoRoundsShown, type DpoRun } from "../_lib/dpo-curves";
-import { faded, SeedRunCard, seedColor } from "./SeedRunCard";
+import { faded, SeedRunCard, seedColor, SmoothingSlider } from "./SeedRunCard";
 
 // The DPO half of an sft+dpo experiment (issue 18): per round, what the pairs stage built and kept,
 // and each seed's DPO run as curves (loss, reward margin, preference accuracy by step), drawn with
@@ -128,18 +128,7 @@ export function DpoPanel({ experimentId, live }: { experimentId: string; live: b
               ))}
             </div>
           ) : null}
-          <label className="flex items-center gap-2 text-xs text-zinc-600">
-            smoothing
-            <input
-              type="range"
-              min={0}
-              max={0.99}
-              step={0.01}
-              value={weight}
-              onChange={(e) => setWeight(Number(e.target.value))}
-              aria-label="DPO loss smoothing"
-            />
-          </label>
+          <SmoothingSlider weight={weight} onChange={setWeight} label="DPO loss smoothing" />
         </div>
       }
     >

@@ -3,8 +3,8 @@ import type { ReactNode } from "react";
 import { ProgressBar } from "../_components/ProgressBar";
 import { StateBadge } from "../_components/StatusBadges";
 
-// One seed's run (SFT training or DPO) as a card: state, job link, progress and its latest figures.
-// Shared by the training and DPO panels so the two read the same way.
+// One seed's run (SFT training or DPO) as a card: state, job link, progress and its latest figures,
+// and the curves' smoothing control. Shared by the training and DPO panels so the two read the same way.
 
 export const SEED_COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"];
 export const seedColor = (i: number): string => SEED_COLORS[i % SEED_COLORS.length] ?? "#2563eb";
@@ -47,5 +47,24 @@ export function SeedRunCard(props: {
         </dl>
       ) : null}
     </div>
+  );
+}
+
+/** The curves' smoothing weight (an exponential moving average), shown with its value. */
+export function SmoothingSlider(props: { weight: number; onChange: (w: number) => void; label: string }) {
+  return (
+    <label className="flex items-center gap-2 text-xs text-zinc-600">
+      smoothing
+      <input
+        type="range"
+        min={0}
+        max={0.99}
+        step={0.01}
+        value={props.weight}
+        onChange={(e) => props.onChange(Number(e.target.value))}
+        aria-label={props.label}
+      />
+      <span className="w-8 tabular-nums">{props.weight.toFixed(2)}</span>
+    </label>
   );
 }

@@ -8,7 +8,7 @@ import { LineChart, type Marker, type Series } from "../_components/LineChart";
 import { Section } from "../_components/PageHeader";
 import { duration } from "../_lib/format";
 import { useTRPC } from "../_lib/trpc";
-import { faded, SeedRunCard, seedColor } from "./SeedRunCard";
+import { faded, SeedRunCard, seedColor, SmoothingSlider } from "./SeedRunCard";
 
 /** Per-seed training: loss (raw and smoothed) with epoch marks and per-epoch eval loss, learning rate, tokens/s, ETA. */
 export function TrainingPanel({ experimentId, live }: { experimentId: string; live: boolean }) {
@@ -46,24 +46,7 @@ export function TrainingPanel({ experimentId, live }: { experimentId: string; li
   const hasEval = seeds.some((s) => s.epochs.some((e) => e.evalLoss !== null));
 
   return (
-    <Section
-      title="Training"
-      actions={
-        <label className="flex items-center gap-2 text-xs text-zinc-600">
-          smoothing
-          <input
-            type="range"
-            min={0}
-            max={0.99}
-            step={0.01}
-            value={weight}
-            onChange={(e) => setWeight(Number(e.target.value))}
-            aria-label="smoothing"
-          />
-          <span className="w-8 tabular-nums">{weight.toFixed(2)}</span>
-        </label>
-      }
-    >
+    <Section title="Training" actions={<SmoothingSlider weight={weight} onChange={setWeight} label="smoothing" />}>
       <div className="mb-4 grid gap-3 sm:grid-cols-2 lg:grid-cols-3" data-testid="seed-progress">
         {seeds.map((s) => (
           <SeedRunCard
