@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
 import { hashToken, sessions, users, type Db } from "@agentlab/db";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { createTestDatabase, type TestDb } from "../../integration/helpers/db";
@@ -37,12 +38,28 @@ export type RunningApp = {
   stop(): Promise<void>;
 };
 
+/**
+ * A port the OS says is free now. A random pick from a range once landed on a port another service
+ * of the machine listens on (NATS on 4222) and the server could not start.
+ */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const addr = probe.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      probe.close(() => (port ? resolve(port) : reject(new Error("no free port"))));
+    });
+  });
+}
+
 /** The real product as `npm start` runs it (Next, tRPC, socket.io, local agent), on a fresh Postgres database. */
 export async function startProduct(extraEnv: Record<string, string> = {}): Promise<RunningApp> {
   ensureNextBuild();
   const db = await createTestDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), "agentlab-e2e-"));
-  const port = 4100 + Math.floor(Math.random() * 800);
+  const port = await freePort();
   let out = "";
   const proc = spawn(
     process.execPath,
