@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from agentlab_trainer import data as D
+from agentlab_trainer.loss import token_loss_sum, window_backward
 from agentlab_trainer.modeling import attach_lora, load_model
-from agentlab_trainer.train import plan_windows, token_loss_sum, window_backward
+from agentlab_trainer.schedule import plan_windows
 from helpers import make_samples
 
 LORA = {"r": 8, "alpha": 16, "dropout": 0.0, "target_modules": ["q_proj", "v_proj", "down_proj", "lm_head"]}

@@ -10,7 +10,7 @@ import torch.multiprocessing as mp
 
 from agentlab_trainer import data as D
 from agentlab_trainer import distributed as dd
-from agentlab_trainer.train import token_loss_sum, window_backward
+from agentlab_trainer.loss import token_loss_sum, window_backward
 from dist_worker import BATCH_SIZE, LR, WINDOWS, encoded, fresh_model, grads, run_rank, trainable
 
 

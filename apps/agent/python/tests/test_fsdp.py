@@ -18,7 +18,8 @@ from agentlab_trainer import data as D
 from agentlab_trainer import distributed as dd
 from agentlab_trainer.loss import window_backward
 from agentlab_trainer.modeling import load_model, load_tokenizer
-from agentlab_trainer.train import evaluate, save_snapshot
+from agentlab_trainer.snapshots import save_snapshot
+from agentlab_trainer.train import evaluate
 from dist_worker import BATCH_SIZE, LR, encoded, fresh_model, grads, trainable
 
 # Window 1 deals samples 0,2,4 to rank 0 (two micro-batches: [0, 2], [4]) and 1,3 to rank 1 (one):

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentlab_trainer.common import CancelFlag, UserError, sha256_tree
-from agentlab_trainer.train import order_seed, plan_windows
+from agentlab_trainer.schedule import order_seed, plan_windows
 
 
 def test_data_order_per_seed_and_epoch_is_a_proper_derivation():

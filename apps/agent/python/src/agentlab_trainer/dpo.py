@@ -30,7 +30,9 @@ from .common import (
 )
 from .dpo_data import Pair, load_pairs, reference_logps, window_backward
 from .modeling import attach_lora, load_model, load_tokenizer
-from .train import LORA_DEFAULTS, TRAIN_DEFAULTS, finish_record, lr_lambda, order_seed, plan_windows, save_snapshot
+from .schedule import lr_lambda, order_seed, plan_windows
+from .snapshots import finish_record, save_snapshot
+from .train import LORA_DEFAULTS, TRAIN_DEFAULTS
 
 # The keys that mean what they mean for `train` take train's defaults (named, so a key train adds
 # later is not silently a dpo key too).

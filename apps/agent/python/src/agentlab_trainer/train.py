@@ -7,11 +7,7 @@ optimizer step equals one step on the union of the window's samples with a per-t
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
-import shutil
-import stat
 import time
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -25,15 +21,11 @@ from .common import (
     CancelFlag,
     UserError,
     emit,
-    environment_info,
     log,
     memory_mb,
-    peak_memory_mb,
     pick_device,
-    pip_freeze,
     sha256_file,
     sha256_text,
-    sha256_tree,
 )
 from .loss import (
     autocast,
@@ -44,6 +36,8 @@ from .loss import (
     window_backward,
 )
 from .modeling import attach_lora, load_model, load_tokenizer, resolve_model
+from .schedule import lr_lambda, order_seed, plan_windows
+from .snapshots import finish_record, save_snapshot
 
 DEFAULT_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
@@ -129,65 +123,6 @@ def evaluate(model, samples: Sequence[D.Encoded], pad_id: int, device: str, batc
     if was_training:
         model.train()
     return total / max(n, 1)
-
-
-def lr_lambda(schedule: str, warmup: int, total: int):
-    def f(step: int) -> float:  # step = optimizer steps already taken
-        if warmup > 0 and step < warmup:
-            return (step + 1) / warmup
-        if schedule == "constant":
-            return 1.0
-        progress = (step - warmup) / max(1, total - warmup)
-        progress = min(max(progress, 0.0), 1.0)
-        if schedule == "linear":
-            return max(0.0, 1.0 - progress)
-        return 0.5 * (1.0 + math.cos(math.pi * progress))
-
-    return f
-
-
-def order_seed(seed: int, epoch: int) -> int:
-    """The data-order RNG seed of (seed, epoch): a hash, so that no two pairs share an order
-    (`seed + epoch` gave seed 0 / epoch 2 the order of seed 1 / epoch 1)."""
-    return int.from_bytes(hashlib.sha256(f"agentlab-data-order:{seed}:{epoch}".encode()).digest()[:8], "big")
-
-
-def plan_windows(samples: Sequence[D.Encoded], batch_size: int, grad_accum: int, seed: int) -> list[list[list[int]]]:
-    batches = D.length_grouped_batches([len(s) for s in samples], batch_size, seed)
-    return [batches[i : i + grad_accum] for i in range(0, len(batches), grad_accum)]
-
-
-# ---------------------------------------------------------------- snapshots
-
-
-def save_snapshot(
-    model, out_dir: Path, epoch: int, meta: dict[str, Any], state_dict: dict[str, Any] | None = None
-) -> tuple[Path, str, list[str]]:
-    """Save the adapter to <out>/epoch-<n>/ atomically, make it read-only, and hash it.
-    `state_dict`: the adapter's tensors when the model's own are shards (FSDP)."""
-    import json
-
-    final = out_dir / f"epoch-{epoch}"
-    if final.exists():
-        raise UserError(f"snapshot {final} already exists; snapshots are immutable (use a fresh output_dir)")
-    tmp = out_dir / f".epoch-{epoch}.tmp-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    if state_dict is None:
-        model.save_pretrained(tmp, safe_serialization=True)
-    else:
-        model.save_pretrained(tmp, safe_serialization=True, state_dict=state_dict)
-    readme = tmp / "README.md"  # peft's model card: boilerplate, not part of the artifact
-    if readme.exists():
-        readme.unlink()
-    (tmp / "agentlab-snapshot.json").write_text(json.dumps(meta, indent=2, sort_keys=True))
-    digest = sha256_tree(tmp)
-    files = sorted(p.relative_to(tmp).as_posix() for p in tmp.rglob("*") if p.is_file())
-    os.replace(tmp, final)
-    for p in final.rglob("*"):
-        if p.is_file():
-            p.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-    return final, digest, files
 
 
 # ---------------------------------------------------------------- main loop
@@ -396,18 +331,6 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     if raise_canceled:
         raise Canceled(record)
     return record
-
-
-def finish_record(record: dict[str, Any], device: Any, t_start: float, train_time: float, sup_tokens: int) -> None:
-    """The run record's closing figures, the same for every training command (train, dpo)."""
-    record["train_time_s"] = round(train_time, 4)
-    record["wall_time_s"] = round(time.time() - t_start, 4)
-    record["supervised_tokens"] = sup_tokens
-    record["supervised_tokens_per_s"] = round(sup_tokens / train_time, 3) if train_time > 0 else 0.0
-    record["peak_memory_mb"] = round(peak_memory_mb(device), 1)
-    record["finished_at"] = datetime.now(timezone.utc).isoformat()
-    record["environment"] = environment_info()
-    record["pip_freeze"] = pip_freeze()
 
 
 def main(spec: dict[str, Any], cancel: CancelFlag) -> None:

@@ -44,7 +44,7 @@ def normalize(spec: dict[str, Any]) -> dict[str, Any]:
 def run(model, tokenizer, spec: dict[str, Any]) -> dict[str, Any]:
     import torch
 
-    from .train import token_loss_sum
+    from .loss import token_loss_sum
 
     cfg = normalize(spec)
     eot, eot_id = D.resolve_eot(tokenizer)
