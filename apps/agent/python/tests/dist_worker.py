@@ -8,6 +8,7 @@ import torch
 
 from agentlab_trainer import data as D
 from agentlab_trainer import distributed as dd
+from agentlab_trainer.loss import window_backward
 from agentlab_trainer.modeling import attach_lora, load_model, load_tokenizer
 from helpers import make_samples
 
@@ -66,3 +67,24 @@ def run_rank(rank: int, world: int, model_dir: str, init_file: str, out: str) ->
     record["params"] = trainable(model)
     torch.save(record, Path(out) / f"rank{rank}.pt")
     dd.shutdown()
+
+
+def one_process(model_dir: str, pad: int, windows: list[list[list[int]]]):
+    """The reference the ranks must equal: the same windows trained in this one process.
+    Returns its record (losses, token counts, first-window gradients, final parameters), the model
+    and the samples."""
+    samples = encoded(model_dir)
+    model = fresh_model(model_dir)
+    opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=LR)
+    out: dict = {"losses": [], "tokens": []}
+    for w, window in enumerate(windows):
+        micro = [D.collate([samples[i] for i in b], pad) for b in window]
+        loss, n = window_backward(model, micro)
+        out["losses"].append(loss)
+        out["tokens"].append(n)
+        if w == 0:
+            out["grads"] = grads(model)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    out["params"] = trainable(model)
+    return out, model, samples

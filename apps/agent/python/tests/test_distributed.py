@@ -10,32 +10,14 @@ import torch.multiprocessing as mp
 
 from agentlab_trainer import data as D
 from agentlab_trainer import distributed as dd
-from agentlab_trainer.loss import token_loss_sum, window_backward
-from dist_worker import BATCH_SIZE, LR, WINDOWS, encoded, fresh_model, grads, run_rank, trainable
+from agentlab_trainer.loss import token_loss_sum
+from dist_worker import BATCH_SIZE, WINDOWS, encoded, fresh_model, grads, one_process, run_rank
 
 
 def assert_same(a, b, atol=1e-6, rtol=1e-4):
     assert a.keys() == b.keys()
     for k in a:
         torch.testing.assert_close(a[k], b[k], atol=atol, rtol=rtol, msg=lambda m, k=k: f"{k}: {m}")  # type: ignore[misc]
-
-
-def single_process(model_dir: str, pad: int):
-    samples = encoded(model_dir)
-    model = fresh_model(model_dir)
-    opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=LR)
-    out: dict = {"losses": [], "tokens": []}
-    for w, window in enumerate(WINDOWS):
-        micro = [D.collate([samples[i] for i in b], pad) for b in window]
-        loss, n = window_backward(model, micro)
-        out["losses"].append(loss)
-        out["tokens"].append(n)
-        if w == 0:
-            out["grads"] = grads(model)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-    out["params"] = trainable(model)
-    return out
 
 
 def test_two_gloo_ranks_equal_one_process(tiny_model, tokenizer, tmp_path):
@@ -53,7 +35,7 @@ def test_two_gloo_ranks_equal_one_process(tiny_model, tokenizer, tmp_path):
     args = (2, str(tiny_model), str(tmp_path / "init"), str(tmp_path))
     mp.start_processes(run_rank, args=args, nprocs=2, join=True, start_method="fork")
     ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in (0, 1)]
-    ref = single_process(str(tiny_model), pad)
+    ref, _, _ = one_process(str(tiny_model), pad, WINDOWS)
 
     for r in ranks:
         assert r["tokens"] == ref["tokens"]

@@ -14,13 +14,11 @@ import torch
 import torch.multiprocessing as mp
 from torch.distributed.tensor import DTensor
 
-from agentlab_trainer import data as D
 from agentlab_trainer import distributed as dd
-from agentlab_trainer.loss import window_backward
 from agentlab_trainer.modeling import load_model, load_tokenizer
 from agentlab_trainer.snapshots import save_snapshot
 from agentlab_trainer.train import evaluate
-from dist_worker import BATCH_SIZE, LR, encoded, fresh_model, grads, trainable
+from dist_worker import BATCH_SIZE, LR, encoded, fresh_model, grads, one_process, trainable
 
 # Window 1 deals samples 0,2,4 to rank 0 (two micro-batches: [0, 2], [4]) and 1,3 to rank 1 (one):
 # under FSDP rank 1 must run a zero-weighted second pass, or the ranks' all-gathers would not pair.
@@ -63,25 +61,6 @@ def fsdp_rank(rank: int, world: int, model_dir: str, init_file: str, out: str) -
     dd.shutdown()
 
 
-def one_process(model_dir: str, pad: int):
-    samples = encoded(model_dir)
-    model = fresh_model(model_dir)
-    opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=LR)
-    out: dict = {"losses": [], "tokens": []}
-    for w, window in enumerate(WINDOWS):
-        micro = [D.collate([samples[i] for i in b], pad) for b in window]
-        loss, n = window_backward(model, micro)
-        out["losses"].append(loss)
-        out["tokens"].append(n)
-        if w == 0:
-            out["grads"] = grads(model)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-    out["params"] = trainable(model)
-    out["eval"] = evaluate(model, samples, pad, "cpu", batch_size=2)
-    return out
-
-
 def close(a: dict, b: dict, atol=1e-6, rtol=1e-4) -> None:
     assert a.keys() == b.keys()
     for k in a:
@@ -95,7 +74,8 @@ def test_two_fsdp_gloo_ranks_equal_one_process(tiny_model, tokenizer, tmp_path):
     args = (2, str(tiny_model), str(tmp_path / "init"), str(tmp_path))
     mp.start_processes(fsdp_rank, args=args, nprocs=2, join=True, start_method="fork")
     ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in (0, 1)]
-    ref = one_process(str(tiny_model), pad)
+    ref, model, samples = one_process(str(tiny_model), pad, WINDOWS)
+    ref["eval"] = evaluate(model, samples, pad, "cpu", batch_size=2)
 
     assert [r["passes"] for r in ranks] == [[2, 1], [1, 0]]  # unequal shares: padding was needed
     assert ranks[0]["sharded"] == ["DTensor"]  # the model really was sharded
