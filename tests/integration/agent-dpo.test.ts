@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { getJob, listJobArtifacts } from "@agentlab/db";
 import { DpoJobResult, TrainJobResult } from "@agentlab/core";
-import { findPython, runPython } from "../../apps/agent/src/trainer/python";
+import { findPython } from "../../apps/agent/src/trainer/python";
+import { buildTinyModel } from "./helpers/tiny-model";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
 // Issue 18: an SFT train job, then dpo jobs from its adapter through the real queue: the pairs and
@@ -19,18 +18,7 @@ let model: string;
 
 beforeAll(async () => {
   server = await startTestServer({ AGENTLAB_LEASE_TTL_MS: "30000", AGENTLAB_HEARTBEAT_MS: "1000" });
-  model = join(await mkdtemp(join(tmpdir(), "agentlab-tiny-")), "model");
-  await runPython(
-    "tiny-model",
-    {
-      output_dir: model,
-      corpus: [join(ROOT, "apps/agent/python/tests/fixtures/corpus.py.txt")],
-      vocab_size: 512,
-      hidden_size: 64,
-      intermediate_size: 128,
-    },
-    { python },
-  );
+  model = await buildTinyModel(python);
   agent = await startInProcessAgent(server, "trainer", { python, pollMs: 500 });
 }, 300_000);
 afterAll(async () => {

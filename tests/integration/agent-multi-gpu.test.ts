@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtemp, readdir, readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { getJob, listAttempts, listJobArtifacts, readLogs, readProgress } from "@agentlab/db";
 import { TrainJobResult } from "@agentlab/core";
 import { jobHandlers } from "../../apps/agent/src/jobs";
-import { findPython, runPython } from "../../apps/agent/src/trainer/python";
+import { findPython } from "../../apps/agent/src/trainer/python";
+import { buildTinyModel } from "./helpers/tiny-model";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
 // Issue 19 on a box without GPUs: a train job with world_size 2 runs under torchrun as 2 gloo CPU
@@ -34,18 +34,7 @@ const sample = (i: number) => ({
 
 beforeAll(async () => {
   server = await startTestServer({ AGENTLAB_LEASE_TTL_MS: "30000", AGENTLAB_HEARTBEAT_MS: "1000" });
-  model = join(await mkdtemp(join(tmpdir(), "agentlab-tiny-")), "model");
-  await runPython(
-    "tiny-model",
-    {
-      output_dir: model,
-      corpus: [join(ROOT, "apps/agent/python/tests/fixtures/corpus.py.txt")],
-      vocab_size: 512,
-      hidden_size: 64,
-      intermediate_size: 128,
-    },
-    { python },
-  );
+  model = await buildTinyModel(python);
   // 2 epochs of 5 windows (batch 2 x accumulation 2), the last one short: rank 1 idles in it.
   const jsonl = Array.from({ length: 17 }, (_, i) => JSON.stringify(sample(i))).join("\n") + "\n";
   datasetHash = await server.app.services.artifacts.put(jsonl);
