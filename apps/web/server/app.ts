@@ -17,7 +17,7 @@ import { sendError } from "./http/respond";
 import { setSecurityHeaders } from "./http/headers";
 import { createQueue } from "./queue";
 import { createSecretBox } from "./auth/secret-box";
-import { startBackground, type Background } from "./events/background";
+import { startBackground, type Background } from "./background";
 import { startLeadership } from "./events/leadership";
 import type { TryLead } from "@agentlab/db";
 import type { Listen } from "./events/bus";

@@ -3,7 +3,7 @@ import { finishAudit, finishedAuditJobs, type FinishedAuditJob } from "@agentlab
 import type { Services } from "../services";
 
 // Copies finished `audit` jobs' results into task_audits. Run when an audit job ends (the queue's
-// events, events/background.ts) and by the slow sweep; a pass over the database survives restarts
+// events, background.ts) and by the slow sweep; a pass over the database survives restarts
 // (a row stays pending until copied).
 
 /** The audit outcome a finished job stands for; a job without a valid AuditResult is an `error`. */

@@ -25,7 +25,7 @@ export class StageCrash extends Error {
 
 // Advances experiments. All state is in the database (stage rows, their job ids and outputs), so
 // stopping at any point and starting again resumes. It runs when woken: one of the experiment's
-// jobs ended, it was created or resumed, its teacher collection moved (events/background.ts), or a
+// jobs ended, it was created or resumed, its teacher collection moved (background.ts), or a
 // stage of it just succeeded (the next ones can start at once); plus a slow sweep over every
 // running experiment for anything a missed notification left waiting.
 

@@ -1,11 +1,11 @@
 import { EVENTS_CHANNEL, type QueueEvent } from "@agentlab/core";
-import type { Services } from "../services";
-import { createExperimentRunner, type ExperimentRunner } from "../experiments/runner";
-import { syncAudits } from "../audits/sync";
-import { syncTeacher } from "../teacher/loops";
-import { startReaper } from "../agents/reaper";
-import { startLoop, type Loop } from "./loop";
-import type { Listen } from "./bus";
+import type { Services } from "./services";
+import { createExperimentRunner, type ExperimentRunner } from "./experiments/runner";
+import { syncAudits } from "./audits/sync";
+import { syncTeacher } from "./teacher/loops";
+import { startReaper } from "./agents/reaper";
+import { startLoop, type Loop } from "./events/loop";
+import type { Listen } from "./events/bus";
 
 // The one consumer of the queue's events: a job's end wakes the owner of that job at once (the
 // experiment runner for an experiment's jobs, the audit sync for audit jobs, the teacher sync for
