@@ -18,7 +18,7 @@ import sys
 import time
 
 from . import candidate as cand
-from . import isolation, judge_plugin, request_check, wire
+from . import deaths, isolation, judge_plugin, request_check, wire
 from .peer import Peer
 from .trusted_plugin import TrustedPlugin, module_name, read_junit, read_plugin_stream
 
@@ -157,6 +157,7 @@ def handle(req: dict, ctx) -> dict:
     deadline = t0 + lim["wallTimeoutS"]
     status = rusage = None
     pipe_open = True
+    started = False
     hard_cap = lim["maxOutputBytes"] * 64
     while True:
         if status is None:
@@ -176,8 +177,12 @@ def handle(req: dict, ctx) -> dict:
             break
         for key, _ in sel.select(min(0.05, max(0.0, deadline - now))):
             if key.data == "ctl":
-                if not ctl_sup.recv(16):
+                msg = ctl_sup.recv(16)
+                if not msg:
                     sel.unregister(ctl_sup)
+                    continue
+                if msg == deaths.STARTED:
+                    started = True
                     continue
                 for c in candidates:
                     kill(c[0])
@@ -221,17 +226,10 @@ def handle(req: dict, ctx) -> dict:
         res["exit_code"] = os.WEXITSTATUS(status)
     elif os.WIFSIGNALED(status):
         res["signal"] = signal.Signals(os.WTERMSIG(status)).name
-        if res["limit"] is None:
-            if os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGXFSZ, signal.SIGKILL, signal.SIGSEGV):
-                res["limit"] = "resource_limit"
-                res["limit_detail"] = f"killed by {res['signal']} (cpu, file size or memory limit)"
-            else:  # a signal from outside (an operator, a service manager): not the candidate's doing
-                res["infra_error"] = f"the judge process was interrupted by {res['signal']}"
     modules = {module_name(t["path"]): t["layer"] for t in req["tests"]}
     res["junit"] = read_junit(os.path.join(out, "junit.xml"), modules)
     res["plugin"], res["events"] = read_plugin_stream(os.path.join(out, "plugin.jsonl"))
-    if res["limit"] is None and res["exit_code"] == 120:
-        res["infra_error"] = "the judge failed before pytest started: " + res["stdout"][-300:]
+    deaths.classify_end(res, status, started or deaths.drain_started(ctl_sup))
     return res
 
 
@@ -267,7 +265,7 @@ def run_judge_process(req, ws, out, tmp, wfd, chan, ctl, ctx) -> None:
         sys.stderr = sys.stdout
         modules = {module_name(t["path"]): t["layer"] for t in req["tests"]}
         trusted = TrustedPlugin(report_fd, modules)
-        plugins: list[object] = [trusted]
+        plugins: list[object] = [trusted, deaths.StartMarker(ctl)]
         if req["isolation"] == "judge":
             private = frozenset(modules_of(req["candidate"]))
             peer = Peer(chan, judge=True, shareable=frozenset(modules_of(req["support"])), private=private)
@@ -305,4 +303,4 @@ def run_judge_process(req, ws, out, tmp, wfd, chan, ctl, ctx) -> None:
         try:
             os.write(2, f"judge: {type(e).__name__}: {e}\n".encode())
         finally:
-            os._exit(120)
+            os._exit(deaths.JUDGE_FAILED)
