@@ -15,6 +15,7 @@ import {
 import { sql } from "drizzle-orm";
 import { JOB_STATES, TERMINAL_REASONS, type JobPayload, type JobType } from "@agentlab/core";
 import { agents } from "./agents";
+import { users } from "./users";
 
 // Vocabularies come from core (one definition for the database, the queue and the UI).
 export const jobStateEnum = pgEnum("job_state", JOB_STATES);
@@ -49,6 +50,8 @@ export const jobs = pgTable(
     progress: jsonb("progress").$type<Record<string, unknown>>(),
     experimentId: uuid("experiment_id"),
     dedupeKey: text("dedupe_key"),
+    // Who asked for it (an experiment's jobs: the experiment's creator); null: the server's own work.
+    createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp("started_at", { withTimezone: true }),
     finishedAt: timestamp("finished_at", { withTimezone: true }),
