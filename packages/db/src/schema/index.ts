@@ -6,3 +6,4 @@ export * from "./teacher";
 export * from "./experiments";
 export * from "./audits";
 export * from "./preference";
+export * from "./test-reads";

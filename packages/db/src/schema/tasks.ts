@@ -62,6 +62,9 @@ export const tasks = pgTable(
     // As written in the file; `groupKey` is the effective group after accepted merges.
     sourceGroup: text("source_group").notNull(),
     groupKey: text("group_key").notNull(),
+    // The unit of dependence for inference (family, shape, source program), when the file declares
+    // one; splits still keep source groups whole. Null: the effective group is the unit.
+    cluster: text("cluster"),
     language: text("language").notNull(),
     instruction: text("instruction").notNull(),
     files: jsonb("files").$type<TaskFile[]>().notNull(),
