@@ -81,6 +81,17 @@ describe("decideVerdict", () => {
       decideVerdict(ev({ events: [{ kind: "exited", test: "test_public::test_a", detail: "eof" }] })).verdict,
     ).toBe("pass");
   });
+  it("makes a judge death after pytest started the candidate's failure, while the agent's own abort stays infra", () => {
+    const died = [{ kind: "died", test: "", detail: "the judge process was killed by SIGABRT after pytest started" }];
+    const r = decideVerdict(ev({ exitCode: null, junit: null, plugin: null, events: died }));
+    expect(r.verdict).toBe("tampered");
+    expect(r.reasons[0]).toContain("SIGABRT");
+    expect(decideVerdict(ev({ interrupted: "shutdown", events: died })).verdict).toBe("infra_error");
+    // Control: the same death reported before pytest started (the grader's own failure) stays infra.
+    expect(decideVerdict(ev({ infraError: "the judge failed before pytest started", events: [] })).verdict).toBe(
+      "infra_error",
+    );
+  });
   it("requires the reference's test ids, except for modules that failed to import", () => {
     expect(
       decideVerdict(ev({ expectedIds: ["test_public::test_a", "test_hidden::test_b", "test_hidden::test_c"] })).verdict,

@@ -8,7 +8,8 @@ import type { GradeVerdict, TestOutcome } from "./schemas";
 // are what is left. The agent's own interruptions are never a verdict about the candidate.
 
 /** What the judge saw of the candidate process: `timeout` (a call outlived the test's budget),
- * `exited` (the process died), `protocol` (it broke the channel), `resource_limit` (an answer too large). */
+ * `exited` (the process died), `protocol` (it broke the channel), `resource_limit` (an answer too large),
+ * `died` (the judge process itself died after pytest started: only the candidate can have caused it). */
 export type CandidateEvent = { kind: string; test: string; detail: string };
 
 export type RunEvidence = {
@@ -54,6 +55,10 @@ export function decideVerdict(ev: RunEvidence): Decision {
       verdict: "tampered",
       reasons: broke.map((e) => `the candidate broke the judge channel${e.test ? ` in ${e.test}` : ""}: ${e.detail}`),
     };
+  // Once pytest started, the candidate alone can end the judge (an abort in the in-process mode,
+  // an unwritable report, exit 120): that is its failure, never a no-verdict to retry and drop.
+  const died = events.filter((e) => e.kind === "died");
+  if (died.length > 0) return { verdict: "tampered", reasons: died.map((e) => e.detail) };
   const tamper = tamperEvidence(ev);
   if (tamper.length > 0) return { verdict: "tampered", reasons: tamper };
   const slow = events.filter((e) => e.kind === "timeout");
