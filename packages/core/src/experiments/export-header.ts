@@ -2,6 +2,7 @@ import { mdCell as md } from "./export-stats";
 import { formatDuration, hardwareText, trainingText, type ReportHeader } from "./report-header";
 import type { ExperimentReport } from "./report";
 import { isolationText, ISOLATION_NOTE } from "./report-tasks";
+import { noVerdictText } from "./report-missing";
 
 // Markdown for the report header and the checks that sit beside the statistics (isolation,
 // excluded pairs, contamination). The same facts and wording as the page (apps/web/app/reports).
@@ -69,6 +70,12 @@ export function checksMarkdown(r: ExperimentReport): string[] {
     out.push(
       `- Excluded (${e.split}, ${md(e.comparison)}): ${md(e.note)}${e.count ? ` — ${e.taskIds.map((t) => `\`${md(t)}\``).join(", ")}` : ""}`,
     );
+  if (r.noVerdict) {
+    out.push("- No verdict (grader infra errors after the bounded retries), per model:");
+    for (const c of r.noVerdict.counts) out.push(`  - ${c.split} · ${c.modelKey}: ${noVerdictText(c)}`);
+    for (const a of r.noVerdict.asymmetry)
+      out.push(`  - ${a.split} · base vs ${a.otherKey}: ${a.flagged ? "**" : ""}${md(a.note)}${a.flagged ? "**" : ""}`);
+  }
   if (r.isolation) {
     const inProc = r.isolation.filter((i) => i.inProcess > 0);
     if (inProc.length === 0) out.push("- Grading isolation: all verdicts from the isolated judge");

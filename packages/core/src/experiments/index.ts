@@ -5,6 +5,7 @@ export * from "./protocol";
 export * from "./contamination";
 export * from "./report";
 export * from "./report-tasks";
+export * from "./report-missing";
 export * from "./report-header";
 export * from "./report-stats";
 export * from "./export";

@@ -6,6 +6,7 @@ import { assertSameProtocol, checkProtocol, type ProtocolCheck, type RecordedPro
 import { modelKey, modelLabel, type ModelRef, type SelectionDecision } from "./selection";
 import type { ReportHeader } from "./report-header";
 import { dpoSection, type DpoReportSection, type DpoRoundSummary } from "./report-dpo";
+import { noVerdictSection, type NoVerdictSection } from "./report-missing";
 import { outcomeScore, passed, samplesSection, type SamplesSection } from "./report-samples";
 import {
   category,
@@ -69,6 +70,8 @@ export type ExperimentReport = {
   taskViews?: TaskView[];
   /** Verdicts per split and model, and how many came from in-process grading. */
   isolation?: IsolationCount[];
+  /** Answers without a verdict per split and model, and base vs each model tested for asymmetry. */
+  noVerdict?: NoVerdictSection;
   /** n answers per task (issue 17): pass@k, the rate-change histogram, MDE for n vs one sample. Absent for n = 1. */
   samples?: SamplesSection;
   /** sft+dpo (issue 18): each round's pairs, the dev-best SFT and DPO models and their pairwise test comparisons. */
@@ -278,6 +281,7 @@ export function buildReport(input: ReportInput): ExperimentReport {
     ...(input.header ? { header: input.header } : {}),
     taskViews: taskViews(input, selection.selected, devRival, kept),
     isolation: isolationCounts(input),
+    noVerdict: noVerdictSection(input, ALPHA, selection.table),
     ...(samples ? { samples } : {}),
     ...(input.dpoRounds
       ? { dpo: dpoSection({ rounds: input.dpoRounds, table: selection.table, test: input.test, stats }) }
