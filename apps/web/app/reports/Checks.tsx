@@ -1,4 +1,4 @@
-import { ISOLATION_NOTE, isolationText, modelLabel, type ExperimentReport } from "@agentlab/core";
+import { ISOLATION_NOTE, isolationText, modelLabel, noVerdictText, type ExperimentReport } from "@agentlab/core";
 import { Badge } from "../_components/Badge";
 import { Cell, Explain, StatTable } from "./StatsTables";
 
@@ -62,6 +62,20 @@ export function Checks({ report }: { report: ExperimentReport }) {
           ))
         )}
       </div>
+      {report.noVerdict && (
+        <div data-testid="no-verdict">
+          {report.noVerdict.counts.map((c) => (
+            <p key={`${c.split}:${c.modelKey}`}>
+              No verdict · {c.split} · {labelOf(report, c.modelKey)}: {noVerdictText(c)}
+            </p>
+          ))}
+          {report.noVerdict.asymmetry.map((a) => (
+            <p key={`${a.split}:${a.otherKey}`} className={a.flagged ? "font-semibold text-red-700" : ""}>
+              {a.split} · base vs {labelOf(report, a.otherKey)}: {a.note}
+            </p>
+          ))}
+        </div>
+      )}
       {iso && (
         <div data-testid="isolation">
           {inProc.length === 0 ? (
