@@ -70,7 +70,7 @@ export function JobDetail({ id }: { id: string }) {
     );
   }
 
-  const { job, attempts, artifacts } = detail.data;
+  const { job, attempts, artifacts, creator } = detail.data;
   const names = new Map((agents.data ?? []).map((a) => [a.id, a.name]));
   const agentName = (aid: string | null) => (aid ? (names.get(aid) ?? aid.slice(0, 8)) : "—");
   const live = !isTerminal(job.state);
@@ -186,6 +186,10 @@ export function JobDetail({ id }: { id: string }) {
               { label: "Max duration", value: duration(job.maxDurationS * 1000) },
               { label: "Lease expires", value: job.leaseExpiresAt ? <Ago at={job.leaseExpiresAt} now={now} /> : "—" },
               { label: "Created", value: timestamp(job.createdAt) },
+              {
+                label: "Created by",
+                value: creator ? creator.name : job.experimentId ? "the experiment runner" : "the server",
+              },
               { label: "Started", value: timestamp(job.startedAt) },
               { label: "Finished", value: timestamp(job.finishedAt) },
               ...(job.experimentId

@@ -1,9 +1,10 @@
 import { z } from "zod";
-import { DomainError, EnqueueJob, JobState } from "@agentlab/core";
+import { CreateJob, DomainError, JobState } from "@agentlab/core";
 import {
   attemptJobType,
   countJobsByState,
   getJob,
+  jobCreator,
   listAttempts,
   listJobArtifacts,
   listJobs,
@@ -30,8 +31,12 @@ export const jobsRouter = router({
   byId: viewerProcedure.input(z.object({ id: z.string().uuid() })).query(async ({ ctx, input }) => {
     const job = await getJob(ctx.db, input.id);
     if (!job) throw new DomainError("NOT_FOUND", "no such job");
-    const [attempts, artifacts] = await Promise.all([listAttempts(ctx.db, job.id), listJobArtifacts(ctx.db, job.id)]);
-    return { job, attempts, artifacts };
+    const [attempts, artifacts, creator] = await Promise.all([
+      listAttempts(ctx.db, job.id),
+      listJobArtifacts(ctx.db, job.id),
+      jobCreator(ctx.db, job),
+    ]);
+    return { job, attempts, artifacts, creator };
   }),
 
   /** Log lines of one attempt after `afterSeq`, for a live tail. A shell job's output is admin-only. */
@@ -54,10 +59,11 @@ export const jobsRouter = router({
     .query(({ ctx, input }) => readProgress(ctx.db, input.attemptId)),
 
   // A shell job runs any command outside the sandbox on an opted-in agent: an admin's decision.
-  create: memberProcedure.input(EnqueueJob).mutation(({ ctx, input }) => {
+  // The input names no experiment and no dedupe key (CreateJob): those are the server's.
+  create: memberProcedure.input(CreateJob).mutation(({ ctx, input }) => {
     if (input.type === "shell" && ctx.viewer.role !== "admin")
       throw new DomainError("FORBIDDEN", "only admins create shell jobs");
-    return ctx.queue.enqueue(input);
+    return ctx.queue.enqueue({ ...input, createdBy: ctx.viewer.userId });
   }),
 
   cancel: memberProcedure.input(z.object({ id: z.string().uuid() })).mutation(async ({ ctx, input }) => {

@@ -179,7 +179,8 @@ export function checkJobResult<T extends JobType>(
 
 // ------------------------------------------------------------------ enqueue
 
-const enqueueFields = {
+// What any caller may ask of a job; the experiment and the dedupe key are added by the server only.
+const requestFields = {
   requirements: JobRequirements.default({ labels: [], gpus: 0, gpuMemoryMb: 0 }),
   priority: z.number().int().min(-1000).max(1000).default(0),
   maxAttempts: z.number().int().min(1).max(20).default(3),
@@ -189,11 +190,20 @@ const enqueueFields = {
     .positive()
     .max(7 * 24 * 3600)
     .default(3600),
+};
+const enqueueFields = {
+  ...requestFields,
   experimentId: z.string().uuid().optional(),
   dedupeKey: z.string().max(300).optional(),
+  // The user on whose behalf the job runs (null: the server's own, e.g. an experiment's stage).
+  createdBy: z.string().uuid().optional(),
 };
 const enqueueOf = <T extends JobType>(type: T) =>
   z.object({ type: z.literal(type), payload: JOB_CONTRACTS[type].payload, ...enqueueFields });
+// Strict: a request naming an experiment or a dedupe key is refused with the field named, not
+// silently trimmed (a key is how the runner finds its stage's job, so naming one plants a job there).
+const createOf = <T extends JobType>(type: T) =>
+  z.strictObject({ type: z.literal(type), payload: JOB_CONTRACTS[type].payload, ...requestFields });
 
 /** A job to enqueue: its payload is checked against its type's contract at compile time and parsed at run time. */
 export const EnqueueJob = z.discriminatedUnion("type", [
@@ -210,3 +220,18 @@ export const EnqueueJob = z.discriminatedUnion("type", [
 ]);
 export type EnqueueJob = z.input<typeof EnqueueJob>;
 export type EnqueueJobParsed = z.output<typeof EnqueueJob>;
+
+/** A job as the generic job API (`jobs.create`) takes it: no experiment, dedupe key or creator. */
+export const CreateJob = z.discriminatedUnion("type", [
+  createOf("shell"),
+  createOf("grade"),
+  createOf("grade-batch"),
+  createOf("audit"),
+  createOf("train"),
+  createOf("dpo"),
+  createOf("generate"),
+  createOf("tokenize"),
+  createOf("inspect-model"),
+  createOf("tiny-model"),
+]);
+export type CreateJob = z.input<typeof CreateJob>;

@@ -1,11 +1,18 @@
 import { and, asc, desc, eq, gt, lt, sql } from "drizzle-orm";
 import { queryRows, type Db } from "../../client";
-import { jobArtifacts, jobAttempts, jobLogs, jobProgress, jobs } from "../../schema";
+import { jobArtifacts, jobAttempts, jobLogs, jobProgress, jobs, users } from "../../schema";
 import type { Job } from "./enqueue";
 
 export async function getJob(db: Db, jobId: string): Promise<Job | undefined> {
   const [row] = await db.select().from(jobs).where(eq(jobs.id, jobId));
   return row;
+}
+
+/** Who asked for the job (the job page shows it); null: the server's own work or a removed user. */
+export async function jobCreator(db: Db, job: Pick<Job, "createdBy">) {
+  if (!job.createdBy) return null;
+  const [row] = await db.select({ id: users.id, name: users.name }).from(users).where(eq(users.id, job.createdBy));
+  return row ?? null;
 }
 
 export async function listJobs(
