@@ -19,7 +19,7 @@ const config: KnipConfig = {
     "packages/db": { project: ["src/**/*.ts!", "*.ts"] },
     "apps/web": {
       entry: ["cli/main.ts!", "bin/*.mjs!"],
-      project: ["app/**/*.{ts,tsx,css}!", "server/**/*.ts!", "cli/**/*.ts!"],
+      project: ["app/**/*.{ts,tsx,css}!", "server/**/*.ts!", "cli/**/*.ts!", "client/**/*.ts!"],
     },
     "apps/agent": { entry: ["src/main.ts!", "bin/*.mjs!"], project: ["src/**/*.ts!"] },
   },

@@ -21,6 +21,7 @@ export default defineConfig({
             "apps/**/src/**/*.test.ts",
             "apps/web/server/**/*.test.ts",
             "apps/web/cli/**/*.test.ts",
+            "apps/web/client/**/*.test.ts",
             "apps/web/app/**/*.test.ts",
             "tests/tooling/**/*.test.ts",
           ],

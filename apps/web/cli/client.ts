@@ -1,7 +1,7 @@
 import { createTRPCClient, httpLink } from "@trpc/client";
 import { ImportResponse } from "@agentlab/core";
 import type { AppRouter } from "../server/routers";
-import { namedFetch } from "../app/_lib/errors";
+import { namedFetch } from "../client/errors";
 
 export type ApiClient = {
   server: string;

@@ -3,7 +3,7 @@ import { UsageError, parseCommandArgs, writeLine, type CliIo, type Command } fro
 import { commands } from "./commands";
 import { createApiClient, type ApiClient } from "./client";
 import { loadCliEnv } from "./env";
-import { NetworkError, describeError } from "../app/_lib/errors";
+import { NetworkError, describeError } from "../client/errors";
 
 const GLOBAL = /^--(server|token)(?:=(.*))?$/;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ago, bytes, duration, elapsed, megabytes, shortId, timestamp } from "./format";
+import { ago, bytes, duration, elapsed, interval, megabytes, pct, pp, pValue, shortId, timestamp } from "./format";
 
 describe("format", () => {
   const now = Date.parse("2026-01-31T12:00:00Z");
@@ -44,5 +44,18 @@ describe("format", () => {
     expect(timestamp(new Date(2026, 0, 2, 3, 4, 5))).toBe("2026-01-02 03:04:05");
     expect(shortId("d6606f81-e0da-4c07-8caa-cdf34314d059")).toBe("d6606f81");
     expect(shortId(null)).toBe("—");
+  });
+
+  it("formats figures", () => {
+    expect([
+      pct(0.625),
+      pct(null),
+      pp(0.375),
+      pp(-0.05),
+      interval(-0.1, 0.4),
+      pValue(0.5),
+      pValue(0.0123),
+      pValue(0.0004),
+    ]).toEqual(["62.5%", "—", "+37.5 pp", "−5.0 pp", "[−10.0 pp, +40.0 pp]", "0.50", "0.012", "< 0.001"]);
   });
 });

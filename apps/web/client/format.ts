@@ -74,3 +74,21 @@ export const shortId = (id: string | null | undefined): string => (id ? id.slice
 
 /** "$0.0123" below a dollar, "$12.34" above. */
 export const usd = (n: number): string => `$${n < 1 ? n.toFixed(4) : n.toFixed(2)}`;
+
+// Rates and differences of rates, as the runs table, the comparison page and the CLI print them.
+export const pct = (x: number | null | undefined): string =>
+  x === null || x === undefined ? "—" : `${(x * 100).toFixed(1)}%`;
+
+/** Percentage points with a sign: +37.5 pp. */
+export const pp = (x: number | null | undefined): string =>
+  x === null || x === undefined ? "—" : `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)} pp`;
+
+export const interval = (lo: number | null, hi: number | null): string =>
+  lo === null || hi === null ? "" : `[${pp(lo)}, ${pp(hi)}]`;
+
+/** p to two significant digits; below 0.001 as "< 0.001". */
+export function pValue(p: number | null | undefined): string {
+  if (p === null || p === undefined) return "—";
+  if (p < 0.001) return "< 0.001";
+  return p >= 0.1 ? p.toFixed(2) : p.toPrecision(2);
+}

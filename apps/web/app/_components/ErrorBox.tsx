@@ -1,6 +1,6 @@
 "use client";
 
-import { describeError, fieldError } from "../_lib/errors";
+import { describeError, fieldError } from "../../client/errors";
 
 export { describeError };
 

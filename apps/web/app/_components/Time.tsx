@@ -1,7 +1,7 @@
 "use client";
 
 import { useEffect, useState } from "react";
-import { ago, timestamp, type DateLike } from "../_lib/format";
+import { ago, timestamp, type DateLike } from "../../client/format";
 
 /** Re-renders every few seconds so "12s ago" stays true on pages that sit open. */
 export function useNow(intervalMs = 5_000): number {

@@ -6,7 +6,7 @@ import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 // Type-only: the server's router is never bundled into the browser.
 import type { AppRouter } from "../../server/routers";
-import { namedFetch } from "./errors";
+import { namedFetch } from "../../client/errors";
 import { CSRF_COOKIE, CSRF_HEADER, isPublicPath, loginUrl, readCookie } from "./cookies";
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();

@@ -11,7 +11,7 @@ import { Mono } from "../_components/Mono";
 import { PageHeader, Section } from "../_components/PageHeader";
 import { Table, type Column } from "../_components/Table";
 import { Ago, useNow } from "../_components/Time";
-import { megabytes } from "../_lib/format";
+import { megabytes } from "../../client/format";
 import { useTRPC } from "../_lib/trpc";
 import type { AgentRow } from "../_lib/types";
 import { canAct, useViewer } from "../_lib/viewer";

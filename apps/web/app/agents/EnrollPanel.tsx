@@ -4,7 +4,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { Button } from "../_components/Button";
 import { ErrorBox } from "../_components/ErrorBox";
-import { timestamp } from "../_lib/format";
+import { timestamp } from "../../client/format";
 import { useTRPC } from "../_lib/trpc";
 import { enrollCommand, parseLabels } from "./enroll";
 

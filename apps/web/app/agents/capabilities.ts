@@ -1,5 +1,5 @@
 import type { Capabilities } from "@agentlab/core/protocol/capabilities";
-import { megabytes } from "../_lib/format";
+import { megabytes } from "../../client/format";
 
 // One-line summaries of what an agent reported at connect, for the agents table.
 

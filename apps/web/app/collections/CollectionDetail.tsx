@@ -11,7 +11,7 @@ import { Table } from "../_components/Table";
 import { useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
 import { OracleBadge, StateBadge, VerdictBadge } from "../_components/StatusBadges";
-import { usd } from "../_lib/format";
+import { usd } from "../../client/format";
 import { CollectionBars } from "./CollectionBars";
 
 const PAGE = 200;

@@ -12,7 +12,7 @@ import { Ago } from "../_components/Time";
 import { useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
 import { OracleBadge, StateBadge } from "../_components/StatusBadges";
-import { usd } from "../_lib/format";
+import { usd } from "../../client/format";
 import { CollectionBars } from "./CollectionBars";
 
 const input = "h-8 rounded-md border border-zinc-300 px-2 text-sm";

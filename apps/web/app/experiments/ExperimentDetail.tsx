@@ -13,7 +13,7 @@ import { Table } from "../_components/Table";
 import { useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
 import { StateBadge } from "../_components/StatusBadges";
-import { elapsed, usd } from "../_lib/format";
+import { elapsed, usd } from "../../client/format";
 import { modelLabel, type ModelRef } from "@agentlab/core";
 import { StuckBanner } from "../agents/StuckBanner";
 import { TrainingPanel } from "./TrainingPanel";

@@ -14,16 +14,12 @@ import { PageHeader } from "../_components/PageHeader";
 import { StateBadge } from "../_components/StatusBadges";
 import { Table } from "../_components/Table";
 import { Ago } from "../_components/Time";
-import { duration } from "../_lib/format";
+import { duration, interval, pValue, pct, pp } from "../../client/format";
 import { useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
 import {
   PAGE_SIZE,
-  interval,
   pageLabel,
-  pValue,
-  pct,
-  pp,
   toggleSort,
   viewFromParams,
   viewToInput,

@@ -16,7 +16,7 @@ import {
 } from "@agentlab/core";
 import { Button } from "../_components/Button";
 import { FieldError } from "../_components/ErrorBox";
-import { describeError } from "../_lib/errors";
+import { describeError } from "../../client/errors";
 import { useTRPC } from "../_lib/trpc";
 import type { ExperimentForm } from "./form";
 

@@ -4,7 +4,7 @@ import Link from "next/link";
 import { dpoRecipeOf, type DpoRecipe, type ExperimentConfig } from "@agentlab/core";
 import { Section } from "../_components/PageHeader";
 import { Fields } from "../_components/Stat";
-import { usd } from "../_lib/format";
+import { usd } from "../../client/format";
 
 // The experiment page's recipe summary; an sft+dpo recipe also shows its DPO block (issue 18),
 // with the defaults filled as the runner reads them.

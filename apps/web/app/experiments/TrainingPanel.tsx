@@ -6,7 +6,7 @@ import { smooth } from "@agentlab/core/experiments/training";
 import { ErrorBox } from "../_components/ErrorBox";
 import { LineChart, type Marker, type Series } from "../_components/LineChart";
 import { Section } from "../_components/PageHeader";
-import { duration } from "../_lib/format";
+import { duration } from "../../client/format";
 import { useTRPC } from "../_lib/trpc";
 import { faded, SeedRunCard, seedColor, SmoothingSlider } from "./SeedRunCard";
 

@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   defaultView,
-  interval,
   pageLabel,
-  pp,
-  pValue,
-  pct,
   toggleSort,
   viewFromParams,
   viewToInput,
@@ -13,18 +9,6 @@ import {
 } from "./runs";
 
 describe("runs table helpers", () => {
-  it("formats figures", () => {
-    expect([
-      pct(0.625),
-      pct(null),
-      pp(0.375),
-      pp(-0.05),
-      interval(-0.1, 0.4),
-      pValue(0.5),
-      pValue(0.0123),
-      pValue(0.0004),
-    ]).toEqual(["62.5%", "—", "+37.5 pp", "−5.0 pp", "[−10.0 pp, +40.0 pp]", "0.50", "0.012", "< 0.001"]);
-  });
   it("round-trips the view through the URL and drops unknown values", () => {
     const v = {
       ...defaultView,

@@ -1,25 +1,8 @@
 import { RUN_SORT_KEYS, type RunListInput, type RunSortKey } from "@agentlab/core/experiments/runs";
 import { EXPERIMENT_STATES } from "@agentlab/core/experiments/stages";
 
-// The runs table's figures as text, and its filter/sort/page state as URL parameters (so a view
-// can be linked and survives reload). Pure, unit-tested.
-
-export const pct = (x: number | null | undefined): string =>
-  x === null || x === undefined ? "—" : `${(x * 100).toFixed(1)}%`;
-
-/** Percentage points with a sign: +37.5 pp. */
-export const pp = (x: number | null | undefined): string =>
-  x === null || x === undefined ? "—" : `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)} pp`;
-
-export const interval = (lo: number | null, hi: number | null): string =>
-  lo === null || hi === null ? "" : `[${pp(lo)}, ${pp(hi)}]`;
-
-/** p to two significant digits; below 0.001 as "< 0.001". */
-export function pValue(p: number | null | undefined): string {
-  if (p === null || p === undefined) return "—";
-  if (p < 0.001) return "< 0.001";
-  return p >= 0.1 ? p.toFixed(2) : p.toPrecision(2);
-}
+// The runs table's filter/sort/page state as URL parameters (so a view can be linked and survives
+// reload). Pure, unit-tested. Its figures are formatted by client/format.ts, shared with the CLI.
 
 export type RunsView = {
   q: string;

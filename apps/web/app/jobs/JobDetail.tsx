@@ -13,7 +13,7 @@ import { Mono } from "../_components/Mono";
 import { PageHeader, Section } from "../_components/PageHeader";
 import { Fields } from "../_components/Stat";
 import { Ago, useNow } from "../_components/Time";
-import { duration, elapsed, megabytes, timestamp } from "../_lib/format";
+import { duration, elapsed, megabytes, timestamp } from "../../client/format";
 import { jobSummary } from "../_lib/jobs";
 import { httpStatusOf, useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";

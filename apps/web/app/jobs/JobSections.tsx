@@ -10,7 +10,7 @@ import { Mono } from "../_components/Mono";
 import { ProgressBar } from "../_components/ProgressBar";
 import { Table, type Column } from "../_components/Table";
 import { Ago } from "../_components/Time";
-import { elapsed } from "../_lib/format";
+import { elapsed } from "../../client/format";
 import { useTRPC } from "../_lib/trpc";
 import type { ArtifactRow, AttemptRow } from "../_lib/types";
 import { metricSeries, progressFraction, type ProgressData } from "./progress";

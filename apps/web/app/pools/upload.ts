@@ -1,6 +1,6 @@
 import { ImportResponse } from "@agentlab/core/tasks/spec";
 import { CSRF_COOKIE, CSRF_HEADER, readCookie } from "../_lib/cookies";
-import { httpStatusMessage } from "../_lib/errors";
+import { httpStatusMessage } from "../../client/errors";
 
 export type UploadState =
   | { phase: "idle" }

@@ -5,8 +5,7 @@ import { ExperimentConfig } from "@agentlab/core";
 import { RunListInput } from "@agentlab/core/experiments/runs";
 import { issuesByField, summarizeFieldIssues } from "@agentlab/core/validation";
 import { UsageError, num, str, writeLine, type CliContext, type Command } from "../command";
-import { duration } from "../../app/_lib/format";
-import { interval, pValue, pct, pp } from "../../app/experiments/runs";
+import { duration, interval, pValue, pct, pp } from "../../client/format";
 import { isUuid, resolveDataset, resolveExperiment, resolveProvider, resolveSplit } from "./resolve";
 
 // Experiments from the terminal: a recipe file (JSON or YAML, the same ExperimentConfig the form

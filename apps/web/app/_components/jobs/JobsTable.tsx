@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { elapsed } from "../../_lib/format";
+import { elapsed } from "../../../client/format";
 import { jobSummary, requirementSummary } from "../../_lib/jobs";
 import type { AgentRow, JobRow } from "../../_lib/types";
 import { StateBadge } from "../Badge";

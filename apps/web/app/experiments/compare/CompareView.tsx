@@ -7,9 +7,8 @@ import { useQuery } from "@tanstack/react-query";
 import { EmptyState } from "../../_components/EmptyState";
 import { ErrorBox } from "../../_components/ErrorBox";
 import { PageHeader, Section } from "../../_components/PageHeader";
-import { duration } from "../../_lib/format";
+import { duration, interval, pValue, pct, pp } from "../../../client/format";
 import { useTRPC } from "../../_lib/trpc";
-import { interval, pValue, pct, pp } from "../runs";
 
 const verdictMark = (v: string) => (v === "pass" ? "✓" : "✗");
 const cellTone: Record<string, string> = {
