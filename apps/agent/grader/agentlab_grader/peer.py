@@ -18,7 +18,12 @@ from typing import Any
 from . import wire
 from .proxy import CandidateError, CandidateLost, CandidateTimeout, Proxy
 
-OPS_ON_JUDGE_OBJECTS = frozenset({"get", "set", "call", "iter", "next", "len", "getitem", "setitem", "repr", "str"})
+# Operators the judge delegates to the candidate when every operand is the candidate's own object
+# (proxy.py decides that; the candidate checks the name against this list).
+BINARY = frozenset(
+    "eq ne lt le gt ge add sub mul matmul truediv floordiv mod pow lshift rshift and or xor".split()
+)
+UNARY = frozenset("hash bool format neg pos abs invert int float index enter exit".split())
 MAX_CAPTURE = 64 << 10
 
 
@@ -45,8 +50,10 @@ class Peer:
             handed_back=self._handed_back,
             guarded=judge,
             exception_class=self._exception_class,
+            is_remote=self.is_remote,
         )
         self.stand_ins: dict = {}  # judge: (module, qualname) -> stand-in exception class
+        self.proxies: dict = {}  # (generation, handle id) -> its one proxy: identities hold (b.add(x) is b)
 
     # -- registry -------------------------------------------------------------------------------
     def _export(self, obj):
@@ -70,7 +77,14 @@ class Peer:
     def _remote(self, hid, kind):
         if kind not in ("iter", "call", "obj"):
             raise wire.ProtocolError(f"unknown handle kind {kind!r}")
-        return Proxy(self, hid, self.gen, kind)
+        key = (self.gen, hid)
+        proxy = self.proxies.get(key)
+        if proxy is None:
+            proxy = self.proxies[key] = Proxy(self, hid, self.gen, kind)
+        return proxy
+
+    def is_remote(self, v) -> bool:
+        return type(v) is Proxy and object.__getattribute__(v, "_peer") is self
 
     def _handed_back(self, v):
         if type(v) is not Proxy or object.__getattribute__(v, "_peer") is not self:
@@ -83,6 +97,7 @@ class Peer:
         """A fresh candidate replaced the old one: its handles are void, named targets survive."""
         self.fd = fd
         self.gen += 1
+        self.proxies.clear()
 
     # -- requests (our side asks) ----------------------------------------------------------------
     def call(self, target, args, kwargs):
@@ -166,19 +181,17 @@ class Peer:
                 stream.write(text)
 
     def _exception(self, e):
-        ok = type(e) is list and len(e) in (2, 3) and type(e[0]) is str and type(e[1]) is str
+        ok = type(e) is list and 2 <= len(e) <= 5 and type(e[0]) is str and type(e[1]) is str
         if not ok:
             return CandidateError("malformed exception")
         name, message = e[0], e[1]
         cls = wire.BUILTIN_EXCEPTIONS.get(name)
         if cls is None or not issubclass(cls, Exception) or cls is StopIteration:
             return CandidateError(f"{name}: {message}")
-        if len(e) == 3 and e[2]:
+        stand_in = len(e) >= 3 and bool(e[2])
+        if stand_in:
             cls = self._exception_class(name, e[2])
-        try:
-            return cls(message)
-        except Exception:  # noqa: BLE001  (an exception class whose constructor wants more)
-            return CandidateError(f"{name}: {message}")
+        return rebuild_exception(cls, message, e, self.codec, stand_in)
 
     def _exception_class(self, base_name, chain):
         """A judge-side stand-in for a candidate's exception class: same module and name, the same
@@ -206,7 +219,9 @@ class Peer:
             key = (entry[0], entry[1])
             if key not in self.stand_ins:
                 self.stand_ins[key] = type(
-                    entry[1].rsplit(".", 1)[-1], (parent,), {"__module__": entry[0], "__qualname__": entry[1]}
+                    entry[1].rsplit(".", 1)[-1],
+                    (parent,),
+                    {"__module__": entry[0], "__qualname__": entry[1], "__str__": _stand_in_str},
                 )
             parent = self.stand_ins[key]
         return parent
@@ -249,7 +264,14 @@ class Peer:
     def _describe(self, e):
         """[builtin base name, message, candidate classes of its MRO] of an exception raised here."""
         chain = wire.exception_chain(type(e), self.codec.private)
-        return [_builtin_name(e), _message(e) if not chain else _plain_message(e), chain]
+        described = [_builtin_name(e), _message(e) if not chain else _plain_message(e), chain]
+        if not self.judge:  # its arguments and public attributes, by value (a judge error: text only)
+            try:
+                attrs = [[k, v] for k, v in vars(e).items() if type(k) is str and not k.startswith("_")][:50]
+                described += [self.codec.encode(list(e.args)), self.codec.encode(attrs)]
+            except Exception:  # noqa: BLE001  (unencodable: the text still travels)
+                pass
+        return described
 
     def _call(self, obj, packed):
         received: dict[int, tuple] = {}
@@ -285,18 +307,16 @@ class Peer:
 
     def _dispatch(self, frame):
         op, target, args = frame.get("op"), frame.get("t"), frame.get("a", [])
-        if self.judge and op not in OPS_ON_JUDGE_OBJECTS:
-            raise PermissionError(f"operation {op!r} is not allowed on judge objects")
         obj = self._resolve(target)
+        if self.judge:
+            return self._on_judge_object(op, obj, args, frame)
         if op == "call":
             return self._call(obj, args)
         if type(args) is not list:
             raise wire.ProtocolError("malformed arguments")
         decoded = [self.codec.decode(a) for a in args]
-        if op in ("get", "set") and self.judge and (type(decoded[0]) is not str or decoded[0].startswith("_")):
-            raise PermissionError("private attributes of judge objects are not reachable")
-        if op == "set" and self.judge and wire.shadows_behaviour(type(obj), decoded[0]):
-            raise PermissionError(f"setting {decoded[0]!r} would change the behaviour of a judge object")
+        if op == "op":
+            return {"r": self.codec.encode(_operate(obj, decoded))}
         if op == "get":
             return {"r": self.codec.encode(getattr(obj, decoded[0]))}
         if op == "set":
@@ -323,6 +343,18 @@ class Peer:
             return {"r": self.codec.encode(_public_names(obj))}
         raise wire.ProtocolError(f"unknown operation {op!r}")
 
+    def _on_judge_object(self, op, obj, args, frame):
+        """Judge objects are opaque to the candidate: it may call a callable and advance an
+        iterator, nothing else (no attribute, item, length or text of any judge object)."""
+        if op == "call" and callable(obj):
+            return self._call(obj, args)
+        iterator = hasattr(type(obj), "__next__")
+        if op == "next" and iterator:
+            return self._next(obj, frame.get("n", 1))
+        if op == "iter" and iterator:
+            return {"r": self.codec.encode(obj)}
+        raise PermissionError(f"judge objects are opaque to the candidate: {op!r} is refused")
+
     def _resolve(self, target):
         if type(target) is not list or not target:
             raise wire.ProtocolError("malformed target")
@@ -331,6 +363,62 @@ class Peer:
         if target[0] == "N" and not self.judge and self.resolve_named is not None:
             return self.resolve_named(str(target[1]), str(target[2]))
         raise wire.ProtocolError("unknown target")
+
+
+def _operate(obj, decoded):
+    """An operator the judge delegated (both operands are ours): [name] or [name, other] or
+    [name, spec] for format, ["exit", exception or None]."""
+    import operator
+
+    name = decoded[0] if decoded and type(decoded[0]) is str else ""
+    if name in BINARY and len(decoded) == 2:
+        return getattr(operator, name + "_" if name in ("and", "or") else name)(obj, decoded[1])
+    if name not in UNARY:
+        raise wire.ProtocolError(f"unknown operator {name!r}")
+    if name == "format":
+        return format(obj, decoded[1] if len(decoded) > 1 and type(decoded[1]) is str else "")
+    if name == "enter":
+        return obj.__enter__()
+    if name == "exit":
+        exc = decoded[1] if len(decoded) > 1 and isinstance(decoded[1], BaseException) else None
+        return bool(obj.__exit__(type(exc) if exc is not None else None, exc, None))
+    if name in ("hash", "bool", "int", "float", "abs"):
+        return {"hash": hash, "bool": bool, "int": int, "float": float, "abs": abs}[name](obj)
+    return getattr(operator, name)(obj)
+
+
+def rebuild_exception(cls, message, e, codec, stand_in):
+    """The judge's copy of a candidate's exception: built from its arguments when they came (so
+    `e.args[0]` holds), with its public attributes set (never one that hides behaviour); a stand-in
+    class shows the candidate's own text, a builtin one falls back to the text when the arguments
+    would print differently."""
+    made = None
+    if len(e) >= 5:
+        try:
+            args, attrs = codec.decode(e[3]), codec.decode(e[4])
+            made = cls(*args) if type(args) is list else None
+            if made is not None and not stand_in and str(made) != message:
+                made = None
+            if made is not None and type(attrs) is list:
+                for pair in attrs:
+                    if type(pair) is list and len(pair) == 2 and type(pair[0]) is str:
+                        if not pair[0].startswith("_") and not wire.shadows_behaviour(cls, pair[0]):
+                            setattr(made, pair[0], pair[1])
+        except Exception:  # noqa: BLE001  (a constructor that wants other arguments: the text)
+            made = None
+    if made is None:
+        try:
+            made = cls(message)
+        except Exception:  # noqa: BLE001  (an exception class whose constructor wants more)
+            return CandidateError(f"{e[0]}: {message}")
+    if stand_in:
+        made.__dict__["_agentlab_message"] = message
+    return made
+
+
+def _stand_in_str(self):
+    text = self.__dict__.get("_agentlab_message")
+    return text if type(text) is str else Exception.__str__(self)
 
 
 def _builtin_name(e):

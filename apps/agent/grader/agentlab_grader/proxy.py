@@ -1,6 +1,13 @@
 """The judge's view of candidate objects (and the candidate's of judge objects): proxies whose
 operations run in the owner's process, bounded read-ahead for iterators, and the errors a lost
-candidate raises. Proxies never answer ==, hashing or truth for the owner (see peer.py)."""
+candidate raises.
+
+Operators: the judge asks the candidate only when EVERY operand is the candidate's own live object
+(`a == b`, `a < b`, `a + b` between two of its objects; `hash(a)`, `bool(a)`, `format(a)`, `with a`).
+When one side is the judge's value the candidate is never asked: `f(x) == 3` compares by identity
+and `f(x) - 3` is a TypeError, so an always-equal or always-zero object forges nothing. The
+candidate's `__exit__` may not swallow an AssertionError or pytest's outcomes.
+"""
 
 
 class CandidateError(RuntimeError):
@@ -86,7 +93,40 @@ class Proxy:
         return self._op("isinstance", obj) is True
 
     def __bool__(self):
-        raise TypeError("a candidate object has no truth value on the judge's side; compare its values")
+        if not self._peer.judge:
+            return True  # a judge object, opaque: truthy as any plain object
+        return _typed(self._op("op", "bool"), bool, "__bool__")
+
+    def __hash__(self):
+        if not self._peer.judge:
+            return object.__hash__(self)
+        return _typed(self._op("op", "hash"), int, "__hash__")
+
+    def __format__(self, spec):
+        if not self._peer.judge:
+            return object.__repr__(self)
+        return _typed(self._op("op", "format", spec), str, "__format__")
+
+    def __enter__(self):
+        return self._op("op", "enter")
+
+    def __exit__(self, kind, value, tb):
+        suppress = self._op("op", "exit", _plain_exception(value)) is True
+        return suppress and isinstance(value, Exception) and not isinstance(value, AssertionError)
+
+    def _ours(self, other) -> bool:
+        """Both operands are live objects of the candidate (never one of the judge's values)."""
+        peer = self._peer
+        return (
+            peer.judge
+            and type(other) is Proxy
+            and object.__getattribute__(other, "_peer") is peer
+            and peer._handed_back(self) is not None
+            and peer._handed_back(other) is not None
+        )
+
+    def _binary(self, name, other):
+        return self._op("op", name, other) if self._ours(other) else NotImplemented
 
     def __repr__(self):
         try:
@@ -100,6 +140,52 @@ class Proxy:
         if type(text) is not str:
             raise TypeError("str() of a candidate object must be a str")
         return text
+
+
+def _binary_dunder(name):
+    def dunder(self, other):
+        return self._binary(name, other)
+
+    dunder.__name__ = f"__{name}__"
+    return dunder
+
+
+def _unary_dunder(name, kind):
+    def dunder(self):
+        if not self._peer.judge:
+            raise TypeError(f"{name}() of a judge object is not available to the candidate")
+        value = self._op("op", name)
+        return value if kind is None else _typed(value, kind, f"__{name}__")
+
+    dunder.__name__ = f"__{name}__"
+    return dunder
+
+
+for _name in "eq ne lt le gt ge add sub mul matmul truediv floordiv mod pow lshift rshift and or xor".split():
+    setattr(Proxy, f"__{_name}__", _binary_dunder(_name))
+for _name, _kind in (("neg", None), ("pos", None), ("abs", None), ("invert", None), ("int", int), ("float", float), ("index", int)):
+    setattr(Proxy, f"__{_name}__", _unary_dunder(_name, _kind))
+
+
+def _typed(value, kind, what):
+    if type(value) is not kind:
+        raise TypeError(f"{what} of a candidate object must return {kind.__name__}")
+    return value
+
+
+def _plain_exception(value):
+    """The exception a `with` block raised, as a plain builtin exception the candidate can rebuild."""
+    if value is None:
+        return None
+    from .stdtypes import BUILTIN_EXCEPTIONS, builtin_base
+
+    base = builtin_base(type(value))
+    if type(value) is base and all(type(a) in (type(None), bool, int, float, str) for a in value.args):
+        return value
+    try:
+        return BUILTIN_EXCEPTIONS.get(base.__name__, Exception)(str(value))
+    except Exception:  # noqa: BLE001
+        return Exception(str(value))
 
 
 class _ReadAhead:

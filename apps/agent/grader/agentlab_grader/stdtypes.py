@@ -3,12 +3,17 @@ a few standard types rebuilt as themselves, and references to importable globals
 policy for which globals it will resolve in its own interpreter)."""
 
 import builtins
+import collections
+import datetime
+import decimal
+import fractions
 import importlib
 import inspect
 import sys
 from collections.abc import Callable
 from typing import Any
 
+from .allowlist import FACTORIES
 from .frames import ProtocolError
 
 SCALARS = (type(None), bool, int, float, str)
@@ -39,74 +44,6 @@ def resolve_global(module: str, qual: str):
     for part in qual.split(".") if qual else []:
         obj = getattr(obj, part)
     return obj
-
-
-# Globals the JUDGE resolves in its own interpreter when the candidate names one: pure modules and
-# harmless builtins. Anything else the candidate names (os.system, subprocess.Popen, exec) arrives
-# as an inert placeholder, so a test that calls what the candidate returned never runs a command,
-# opens a file or imports a module in the judge.
-PURE_MODULES = frozenset(
-    {
-        "abc",
-        "array",
-        "base64",
-        "binascii",
-        "bisect",
-        "calendar",
-        "cmath",
-        "collections",
-        "collections.abc",
-        "copy",
-        "dataclasses",
-        "datetime",
-        "decimal",
-        "difflib",
-        "enum",
-        "fractions",
-        "functools",
-        "hashlib",
-        "heapq",
-        "itertools",
-        "json",
-        "keyword",
-        "math",
-        "numbers",
-        "operator",
-        "random",
-        "re",
-        "statistics",
-        "string",
-        "struct",
-        "textwrap",
-        "types",
-        "typing",
-        "unicodedata",
-    }
-)
-UNSAFE_BUILTINS = frozenset(
-    {
-        "__build_class__",
-        "__import__",
-        "breakpoint",
-        "compile",
-        "copyright",
-        "credits",
-        "delattr",
-        "eval",
-        "exec",
-        "exit",
-        "getattr",
-        "globals",
-        "help",
-        "input",
-        "license",
-        "locals",
-        "open",
-        "quit",
-        "setattr",
-        "vars",
-    }
-)
 
 
 class ForeignGlobal:
@@ -143,12 +80,6 @@ def shadows_behaviour(cls: type, name: str) -> bool:
 _MISSING = object()
 
 
-def judge_resolves(module: str, qual: str, shareable: frozenset) -> bool:
-    if module == "builtins":
-        return qual.split(".")[0] not in UNSAFE_BUILTINS
-    return module in PURE_MODULES or module in shareable
-
-
 STDLIB = frozenset(sys.stdlib_module_names)
 # Standard modules whose import does something (opens a browser, prints, needs a display).
 NO_IMPORT = frozenset(
@@ -178,65 +109,97 @@ _BASES: tuple[tuple[type, Callable[[Any], Any]], ...] = (
 )
 
 
+_KEYS, _VALUES, _ITEMS = type({}.keys()), type({}.values()), type({}.items())
+# Mutable standard containers: they cross with a memo index, so that a call's answer can name them
+# and their new state is copied back into the caller's own object (wire.Codec._dec_into).
+MUTABLE_STD = (collections.deque, collections.Counter, collections.OrderedDict, collections.defaultdict)
+
+
 def _encode_stdlib(codec, v, t, memo, depth):
     """A few standard containers and numbers, rebuilt as the same standard type on the other side."""
-    import collections
-    import datetime
-    import decimal
-    import fractions
-
     enc = lambda x: codec._enc(x, memo, depth + 1)  # noqa: E731
-    if t is collections.deque:
-        return ["X", "deque", [enc(x) for x in v], v.maxlen]
-    if t is collections.Counter or t is collections.OrderedDict:
-        return ["X", t.__name__, [[enc(k), enc(x)] for k, x in dict.items(v)]]
-    if t is collections.defaultdict:
-        factory = v.default_factory
-        return ["X", "defaultdict", [[enc(k), enc(x)] for k, x in dict.items(v)], enc(factory)]
+    if t in MUTABLE_STD:
+        ref = memo.add(v)
+        if t is collections.deque:
+            node = ["X", "deque", ref, [enc(x) for x in v], v.maxlen]
+        else:
+            node = ["X", t.__name__, ref, [[enc(k), enc(x)] for k, x in dict.items(v)]]
+            if t is collections.defaultdict:
+                node.append(enc(v.default_factory))
+        return memo.wrap(v, node)
+    if t is _KEYS or t is _VALUES:
+        return ["X", "keys" if t is _KEYS else "values", [enc(x) for x in v]]
+    if t is _ITEMS:
+        return ["X", "items", [[enc(k), enc(x)] for k, x in v]]
     if t is decimal.Decimal:
         return ["X", "Decimal", str(v)]
     if t is fractions.Fraction:
-        return ["X", "Fraction", v.numerator, v.denominator]
-    if t in (datetime.date, datetime.datetime, datetime.time, datetime.timedelta):
-        if t is datetime.timedelta:
-            return ["X", "timedelta", v.days, v.seconds, v.microseconds]
-        if getattr(v, "tzinfo", None) is not None:
-            return None
-        return ["X", t.__name__, v.isoformat()]
+        return ["X", "Fraction", enc(v.numerator), enc(v.denominator)]
+    if t is datetime.timedelta:
+        return ["X", "timedelta", v.days, v.seconds, v.microseconds]
+    if t in (datetime.date, datetime.datetime, datetime.time):
+        tz = getattr(v, "tzinfo", None)
+        if tz is None or type(tz) is datetime.timezone:
+            return ["X", t.__name__, v.isoformat()]  # a fixed offset is part of the ISO text
+        key = getattr(tz, "key", None)
+        if type(tz).__module__ == "zoneinfo" and type(key) is str:
+            return ["X", t.__name__, v.replace(tzinfo=None).isoformat(), key, getattr(v, "fold", 0)]
     return None
 
 
 def _decode_stdlib(codec, n, memo, depth):
-    import collections
-    import datetime
-    import decimal
-    import fractions
-
     kind = n[1]
     dec = lambda x: codec._dec(x, memo, depth + 1)  # noqa: E731
-    if kind == "deque":
-        return collections.deque((dec(x) for x in n[2]), None if n[3] is None else int(n[3]))
-    if kind in ("Counter", "OrderedDict"):
-        cls = collections.Counter if kind == "Counter" else collections.OrderedDict
-        out: dict = cls()
-        for k, x in n[2]:
-            dict.__setitem__(out, dec(k), dec(x))
+    if kind in _MUTABLE_KINDS:
+        out = _new_mutable(codec, kind, n, dec)
+        memo[n[2]] = out
+        fill_mutable(out, n, dec)
         return out
-    if kind == "defaultdict":
-        factory = dec(n[3])
-        dd: dict = collections.defaultdict(factory if factory is None or callable(factory) else None)
-        for k, x in n[2]:
-            dd[dec(k)] = dec(x)
-        return dd
+    if kind in ("keys", "values"):
+        items = [dec(x) for x in n[2]]
+        return dict.fromkeys(items).keys() if kind == "keys" else dict(enumerate(items)).values()
+    if kind == "items":
+        return dict((dec(k), dec(x)) for k, x in n[2]).items()
     if kind == "Decimal":
         return decimal.Decimal(str(n[2]))
     if kind == "Fraction":
-        return fractions.Fraction(int(n[2]), int(n[3]))
+        return fractions.Fraction(int(dec(n[2])), int(dec(n[3])))
     if kind == "timedelta":
         return datetime.timedelta(days=int(n[2]), seconds=int(n[3]), microseconds=int(n[4]))
     if kind in ("date", "datetime", "time"):
-        return getattr(datetime, kind).fromisoformat(str(n[2]))
+        value = getattr(datetime, kind).fromisoformat(str(n[2]))
+        if len(n) > 3:
+            import zoneinfo
+
+            value = value.replace(tzinfo=zoneinfo.ZoneInfo(str(n[3])), fold=int(n[4]))
+        return value
     raise ProtocolError(f"unknown standard type {kind!r}")
+
+
+_MUTABLE_KINDS = {c.__name__: c for c in MUTABLE_STD}
+
+
+def _new_mutable(codec, kind, n, dec):
+    if kind == "deque":
+        return collections.deque((), None if n[4] is None else int(n[4]))
+    if kind == "defaultdict":
+        factory = dec(n[4])
+        if codec.guarded and factory is not None and factory not in FACTORIES and not codec.is_remote(factory):
+            factory = None  # the judge runs builtin types only; a candidate function runs over there
+        return collections.defaultdict(factory if factory is None or callable(factory) else None)
+    return _MUTABLE_KINDS[kind]()
+
+
+def fill_mutable(out, n, dec):
+    """The items of an ["X", kind, ref, …] node into `out` (fresh, or one of ours being updated)."""
+    if type(out) is collections.deque:
+        out.clear()
+        out.extend(dec(x) for x in n[3])
+        return
+    pairs = [(dec(k), dec(x)) for k, x in n[3]]
+    dict.clear(out)
+    for k, x in pairs:
+        dict.__setitem__(out, k, x)
 
 
 BUILTIN_EXCEPTIONS = {n: c for n, c in vars(builtins).items() if isinstance(c, type) and issubclass(c, BaseException)}

@@ -25,8 +25,10 @@ from .frames import (
     recv_frame,
     send_frame,
 )
+from .allowlist import judge_global, refused_on_judge_side, support_class
 from .stdtypes import (
     BUILTIN_EXCEPTIONS,
+    MUTABLE_STD,
     NO_IMPORT,
     SCALARS,
     STDLIB,
@@ -36,11 +38,16 @@ from .stdtypes import (
     _encode_stdlib,
     builtin_base,
     exception_chain,
+    fill_mutable,
     global_name,
-    judge_resolves,
     resolve_global,
     shadows_behaviour,
 )
+
+# Integers beyond this cross as hexadecimal text: JSON's decimal digits are capped (and quadratic).
+_BIG = 1 << 64
+# What a call's answer may name by identity (["I", …]) and update in place.
+_BY_IDENTITY = (list, set, dict, bytearray, *MUTABLE_STD)
 
 
 class Codec:
@@ -58,8 +65,10 @@ class Codec:
         handed_back,
         guarded: bool = False,
         exception_class=None,
+        is_remote=None,
     ):
-        self.guarded = guarded  # the judge's side: globals only within its policy (stdtypes.judge_resolves)
+        self.guarded = guarded  # the judge's side: globals only from its allowlist (allowlist.judge_global)
+        self.is_remote = is_remote or (lambda v: False)  # v is a proxy for one of the peer's objects
         self.exception_class = exception_class  # judge: (builtin base, chain) -> its stand-in class
         self.shareable = shareable_modules  # modules both sides load from the same pristine source
         self.private = private_modules  # modules only the candidate has: their objects never cross by value
@@ -80,7 +89,7 @@ class Codec:
     def _enc(self, v, memo, depth):
         t = type(v)
         if t in SCALARS:
-            return v
+            return v if t is not int or -_BIG < v < _BIG else ["N", format(v, "x")]
         if depth > MAX_DEPTH:
             raise ValueError("value nested too deeply to cross the judge boundary")
         key = id(v)
@@ -96,20 +105,18 @@ class Codec:
                 ]
             else:
                 items = v if t is list else list(v)
-                body = (
-                    items if all(type(x) in SCALARS for x in items) else [self._enc(x, memo, depth + 1) for x in items]
-                )
+                body = items if _plain(items) else [self._enc(x, memo, depth + 1) for x in items]
                 node = ["L" if t is list else "S", ref, body]
             return memo.wrap(v, node)
         if t is tuple or t is frozenset:
             ref = memo.add(v) if t is frozenset else -1
             items = list(v)
-            body = items if all(type(x) in SCALARS for x in items) else [self._enc(x, memo, depth + 1) for x in items]
+            body = items if _plain(items) else [self._enc(x, memo, depth + 1) for x in items]
             return ["T" if t is tuple else "F", ref, body]
         if t is bytes:
             return ["B", base64.b64encode(v).decode()]
         if t is bytearray:
-            return ["BA", base64.b64encode(bytes(v)).decode()]
+            return memo.wrap(v, ["BA", base64.b64encode(bytes(v)).decode(), memo.add(v)])
         if t is complex:
             return ["C", v.real, v.imag]
         if t is range:
@@ -139,9 +146,15 @@ class Codec:
                 return memo.wrap(v, ["O", ref, g[0], g[1], attrs])
         if type(v) is type and issubclass(v, BaseException) and v.__module__ in self.private:
             return ["E", builtin_base(v).__name__, exception_chain(v, self.private)]  # the judge builds a stand-in
+        if t in _EXCEPTION_TYPES and all(type(a) in SCALARS for a in v.args):
+            return ["EX", t.__name__, list(v.args)]
         g = global_name(v, self.private)
-        if g is not None:
+        if g is not None and (not self.guarded or _importable_by_peer(g[0], self.shareable)):
             return ["G", g[0], g[1]]
+        if self.guarded:
+            why = refused_on_judge_side(v)
+            if why is not None:
+                raise TypeError(f"{why} never crosses to the candidate")
         kind = "iter" if hasattr(t, "__next__") else ("call" if callable(v) else "obj")
         return ["H", self.export(v), kind]
 
@@ -155,9 +168,7 @@ class Codec:
             out = self._dec(node, memo if originals is None else _Originals(memo, originals), 0)
         if received is not None:
             for ref, obj in memo.items():
-                if type(obj) in (list, set, dict) or (
-                    hasattr(obj, "__dict__") and type(obj).__module__ in self.shareable
-                ):
+                if type(obj) in _BY_IDENTITY or (hasattr(obj, "__dict__") and type(obj).__module__ in self.shareable):
                     received[id(obj)] = (ref, obj)
         return out
 
@@ -203,7 +214,13 @@ class Codec:
             if tag == "B":
                 return base64.b64decode(n[1], validate=True)
             if tag == "BA":
-                return bytearray(base64.b64decode(n[1], validate=True))
+                out_ba = bytearray(base64.b64decode(n[1], validate=True))
+                memo[n[2]] = out_ba
+                return out_ba
+            if tag == "N":
+                return int(str(n[1]), 16)
+            if tag == "EX":
+                return _builtin_exception(n[1], [self._dec(x, memo, depth + 1) for x in n[2]])
             if tag == "C":
                 return complex(float(n[1]), float(n[2]))
             if tag == "RG":
@@ -237,11 +254,16 @@ class Codec:
         if originals is None or type(idx) is not int or idx not in originals or type(node) is not list or not node:
             raise ProtocolError("an answer names an object that was not sent")
         orig, tag = originals[idx], node[0]
-        expected = {"L": list, "S": set, "D": dict}.get(tag)
+        kind = node[1] if tag == "X" else None
+        expected = {"L": list, "S": set, "D": dict, "BA": bytearray}.get(tag) or _STD_BY_NAME.get(kind)
         if expected is not None and type(orig) is not expected:
             raise ProtocolError("an answer changes the type of an object that was sent")
-        memo[node[1]] = orig
-        if tag == "L":
+        memo[node[2] if tag in ("X", "BA") else node[1]] = orig
+        if tag == "X" and expected is not None:
+            fill_mutable(orig, node, lambda x: self._dec(x, memo, depth + 1))
+        elif tag == "BA":
+            orig[:] = base64.b64decode(node[1], validate=True)
+        elif tag == "L":
             orig[:] = [self._dec(x, memo, depth + 1) for x in node[2]]
         elif tag == "S":
             items = [self._dec(x, memo, depth + 1) for x in node[2]]
@@ -271,8 +293,8 @@ class Codec:
         module, qual, attrs = str(n[2]), str(n[3]), n[4]
         if module not in self.shareable:
             raise ProtocolError(f"objects of module {module!r} cannot cross by value")
-        cls = resolve_global(module, qual)
-        if type(cls) is not type or cls.__module__ != module:
+        cls = support_class(module, qual)
+        if cls is None:
             raise ProtocolError(f"{module}.{qual} is not a class of that module")
         new: Any = cls.__new__  # the class's own allocator, as pickle does: no __init__ runs
         obj = new(cls)
@@ -290,8 +312,9 @@ class Codec:
             raise ProtocolError("malformed global reference")
         if module in self.private or module.split(".")[0] in self.private:
             raise ProtocolError(f"global of a candidate module {module!r} cannot cross by reference")
-        if self.guarded and not judge_resolves(module, qual, self.shareable):
-            return ForeignGlobal(f"{module}.{qual}" if qual else module)
+        if self.guarded:
+            found = judge_global(module, qual, self.shareable)
+            return found if found is not None else ForeignGlobal(f"{module}.{qual}" if qual else module)
         top = module.split(".")[0]
         if module not in sys.modules and module not in self.shareable and (top not in STDLIB or top in NO_IMPORT):
             raise ProtocolError(f"module {module!r} is neither loaded nor importable standard library")
@@ -299,6 +322,31 @@ class Codec:
             return resolve_global(module, qual)
         except Exception as e:  # noqa: BLE001
             raise ProtocolError(f"cannot resolve {module}.{qual}: {type(e).__name__}") from None
+
+
+def _plain(items) -> bool:
+    return all(type(x) in SCALARS and (type(x) is not int or -_BIG < x < _BIG) for x in items)
+
+
+def _importable_by_peer(module: str, shareable: frozenset) -> bool:
+    """A judge-side global goes by name only when the candidate can load the same thing (standard
+    library, support files); a test module's function goes as a handle, its module name unsent."""
+    top = module.split(".")[0]
+    return module in shareable or (top in STDLIB and top not in NO_IMPORT)
+
+
+def _builtin_exception(name, args):
+    cls = BUILTIN_EXCEPTIONS.get(name) if type(name) is str else None
+    if cls is None:
+        raise ProtocolError("malformed exception value")
+    try:
+        return cls(*args)
+    except Exception:  # noqa: BLE001  (a constructor that wants other arguments)
+        return cls(*(str(a) for a in args))
+
+
+_STD_BY_NAME = {c.__name__: c for c in MUTABLE_STD}
+_EXCEPTION_TYPES = frozenset(BUILTIN_EXCEPTIONS.values())
 
 
 class _Memo:
