@@ -16,14 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from . import wire
-from .proxy import CandidateError, CandidateLost, CandidateTimeout, Proxy
+from .errors import Exceptions
+from .operators import operate
+from .proxy import CandidateLost, CandidateTimeout, Proxy
 
-# Operators the judge delegates to the candidate when every operand is the candidate's own object
-# (proxy.py decides that; the candidate checks the name against this list).
-BINARY = frozenset(
-    "eq ne lt le gt ge add sub mul matmul truediv floordiv mod pow lshift rshift and or xor".split()
-)
-UNARY = frozenset("hash bool format neg pos abs invert int float index enter exit".split())
 MAX_CAPTURE = 64 << 10
 
 
@@ -49,10 +45,10 @@ class Peer:
             remote=self._remote,
             handed_back=self._handed_back,
             guarded=judge,
-            exception_class=self._exception_class,
+            exception_class=lambda base, chain: self.errors.stand_in(base, chain),
             is_remote=self.is_remote,
         )
-        self.stand_ins: dict = {}  # judge: (module, qualname) -> stand-in exception class
+        self.errors = Exceptions(self.codec, judge, lambda: self.resolve_named)
         self.proxies: dict = {}  # (generation, handle id) -> its one proxy: identities hold (b.add(x) is b)
 
     # -- registry -------------------------------------------------------------------------------
@@ -111,7 +107,7 @@ class Peer:
         if "e" in reply:
             if "s" in reply:  # the arguments' state at the exception: mutations before it stand
                 self.codec.decode(reply["s"], originals=sent)
-            raise self._exception(reply["e"])
+            raise self.errors.rebuild(reply["e"])
         out = self.codec.decode(reply.get("r"), originals=sent)
         if type(out) is not list or len(out) != 3:
             raise CandidateLost("the candidate broke the channel protocol: malformed call answer")
@@ -123,7 +119,7 @@ class Peer:
         items = self.codec.decode(reply.get("r", ["L", -1, []]))
         if type(items) is not list:
             raise CandidateLost("the candidate broke the channel protocol: malformed items")
-        error = self._exception(reply["e"]) if "e" in reply else None
+        error = self.errors.rebuild(reply["e"]) if "e" in reply else None
         return items, bool(reply.get("stop")) or error is not None, error
 
     def request(self, op, target, args, short=False):
@@ -132,7 +128,7 @@ class Peer:
 
     def _result(self, reply):
         if "e" in reply:
-            raise self._exception(reply["e"])
+            raise self.errors.rebuild(reply["e"])
         return self.codec.decode(reply.get("r"))
 
     def _roundtrip(self, msg, short=False):
@@ -180,52 +176,6 @@ class Peer:
             if type(text) is str and text:
                 stream.write(text)
 
-    def _exception(self, e):
-        ok = type(e) is list and 2 <= len(e) <= 5 and type(e[0]) is str and type(e[1]) is str
-        if not ok:
-            return CandidateError("malformed exception")
-        name, message = e[0], e[1]
-        cls = wire.BUILTIN_EXCEPTIONS.get(name)
-        if cls is None or not issubclass(cls, Exception) or cls is StopIteration:
-            return CandidateError(f"{name}: {message}")
-        stand_in = len(e) >= 3 and bool(e[2])
-        if stand_in:
-            cls = self._exception_class(name, e[2])
-        return rebuild_exception(cls, message, e, self.codec, stand_in)
-
-    def _exception_class(self, base_name, chain):
-        """A judge-side stand-in for a candidate's exception class: same module and name, the same
-        candidate-class hierarchy, the same builtin base, and no candidate code. What the test's
-        `pytest.raises(solution.InvalidInput)` sees, and what a raised InvalidInput becomes."""
-        if not self.judge and self.resolve_named is not None:  # the candidate's own class, by name
-            try:
-                real = self.resolve_named(str(chain[0][0]), str(chain[0][1]))
-            except Exception:  # noqa: BLE001
-                real = None
-            if isinstance(real, type) and issubclass(real, Exception):
-                return real
-        base = wire.BUILTIN_EXCEPTIONS.get(base_name) if type(base_name) is str else None
-        if base is None or not issubclass(base, Exception) or base is StopIteration or type(chain) is not list:
-            raise wire.ProtocolError("malformed exception class")
-        parent = base
-        for entry in reversed(chain[:20]):
-            if (
-                type(entry) is not list
-                or len(entry) != 2
-                or not all(type(x) is str for x in entry)
-                or entry[0] not in self.codec.private
-            ):
-                raise wire.ProtocolError("malformed exception class")
-            key = (entry[0], entry[1])
-            if key not in self.stand_ins:
-                self.stand_ins[key] = type(
-                    entry[1].rsplit(".", 1)[-1],
-                    (parent,),
-                    {"__module__": entry[0], "__qualname__": entry[1], "__str__": _stand_in_str},
-                )
-            parent = self.stand_ins[key]
-        return parent
-
     # -- serving (the peer asks us) ---------------------------------------------------------------
     def serve_forever(self) -> None:
         while True:
@@ -250,7 +200,7 @@ class Peer:
         except wire.ProtocolError:
             raise
         except BaseException as e:  # noqa: BLE001  (whatever the code raised travels back)
-            reply = {"e": self._describe(e)}
+            reply = {"e": self.errors.describe(e)}
         finally:
             sys.stdout, sys.stderr = saved
         text = out.getvalue()
@@ -260,18 +210,6 @@ class Peer:
             wire.send_frame(self.fd, reply)
         except wire.FrameTooLarge as e:
             wire.send_frame(self.fd, {"e": ["MemoryError", str(e)]})
-
-    def _describe(self, e):
-        """[builtin base name, message, candidate classes of its MRO] of an exception raised here."""
-        chain = wire.exception_chain(type(e), self.codec.private)
-        described = [_builtin_name(e), _message(e) if not chain else _plain_message(e), chain]
-        if not self.judge:  # its arguments and public attributes, by value (a judge error: text only)
-            try:
-                attrs = [[k, v] for k, v in vars(e).items() if type(k) is str and not k.startswith("_")][:50]
-                described += [self.codec.encode(list(e.args)), self.codec.encode(attrs)]
-            except Exception:  # noqa: BLE001  (unencodable: the text still travels)
-                pass
-        return described
 
     def _call(self, obj, packed):
         received: dict[int, tuple] = {}
@@ -289,7 +227,7 @@ class Peer:
         try:
             result = obj(*args, **kwargs)
         except BaseException as e:  # noqa: BLE001
-            return {"e": self._describe(e), "s": self.codec.encode([args, kwargs], known=received)}
+            return {"e": self.errors.describe(e), "s": self.codec.encode([args, kwargs], known=received)}
         return {"r": self.codec.encode([result, args, kwargs], known=received)}
 
     def _next(self, it, n):
@@ -301,7 +239,7 @@ class Peer:
         except StopIteration:
             reply["stop"] = True
         except BaseException as e:  # noqa: BLE001  (raised after the items produced before it)
-            reply["e"] = self._describe(e)
+            reply["e"] = self.errors.describe(e)
         reply["r"] = self.codec.encode(items)
         return reply
 
@@ -316,7 +254,7 @@ class Peer:
             raise wire.ProtocolError("malformed arguments")
         decoded = [self.codec.decode(a) for a in args]
         if op == "op":
-            return {"r": self.codec.encode(_operate(obj, decoded))}
+            return {"r": self.codec.encode(operate(obj, decoded))}
         if op == "get":
             return {"r": self.codec.encode(getattr(obj, decoded[0]))}
         if op == "set":
@@ -363,86 +301,6 @@ class Peer:
         if target[0] == "N" and not self.judge and self.resolve_named is not None:
             return self.resolve_named(str(target[1]), str(target[2]))
         raise wire.ProtocolError("unknown target")
-
-
-def _operate(obj, decoded):
-    """An operator the judge delegated (both operands are ours): [name] or [name, other] or
-    [name, spec] for format, ["exit", exception or None]."""
-    import operator
-
-    name = decoded[0] if decoded and type(decoded[0]) is str else ""
-    if name in BINARY and len(decoded) == 2:
-        return getattr(operator, name + "_" if name in ("and", "or") else name)(obj, decoded[1])
-    if name not in UNARY:
-        raise wire.ProtocolError(f"unknown operator {name!r}")
-    if name == "format":
-        return format(obj, decoded[1] if len(decoded) > 1 and type(decoded[1]) is str else "")
-    if name == "enter":
-        return obj.__enter__()
-    if name == "exit":
-        exc = decoded[1] if len(decoded) > 1 and isinstance(decoded[1], BaseException) else None
-        return bool(obj.__exit__(type(exc) if exc is not None else None, exc, None))
-    if name in ("hash", "bool", "int", "float", "abs"):
-        return {"hash": hash, "bool": bool, "int": int, "float": float, "abs": abs}[name](obj)
-    return getattr(operator, name)(obj)
-
-
-def rebuild_exception(cls, message, e, codec, stand_in):
-    """The judge's copy of a candidate's exception: built from its arguments when they came (so
-    `e.args[0]` holds), with its public attributes set (never one that hides behaviour); a stand-in
-    class shows the candidate's own text, a builtin one falls back to the text when the arguments
-    would print differently."""
-    made = None
-    if len(e) >= 5:
-        try:
-            args, attrs = codec.decode(e[3]), codec.decode(e[4])
-            made = cls(*args) if type(args) is list else None
-            if made is not None and not stand_in and str(made) != message:
-                made = None
-            if made is not None and type(attrs) is list:
-                for pair in attrs:
-                    if type(pair) is list and len(pair) == 2 and type(pair[0]) is str:
-                        if not pair[0].startswith("_") and not wire.shadows_behaviour(cls, pair[0]):
-                            setattr(made, pair[0], pair[1])
-        except Exception:  # noqa: BLE001  (a constructor that wants other arguments: the text)
-            made = None
-    if made is None:
-        try:
-            made = cls(message)
-        except Exception:  # noqa: BLE001  (an exception class whose constructor wants more)
-            return CandidateError(f"{e[0]}: {message}")
-    if stand_in:
-        made.__dict__["_agentlab_message"] = message
-    return made
-
-
-def _stand_in_str(self):
-    text = self.__dict__.get("_agentlab_message")
-    return text if type(text) is str else Exception.__str__(self)
-
-
-def _builtin_name(e):
-    for cls in type(e).__mro__:
-        if cls.__module__ == "builtins":
-            return cls.__name__ if cls is type(e) else cls.__name__
-    return "RuntimeError"
-
-
-def _plain_message(e):
-    try:
-        return str(e)[:2000]
-    except BaseException:  # noqa: BLE001
-        return "<unprintable exception>"
-
-
-def _message(e):
-    try:
-        text = str(e)
-    except BaseException:  # noqa: BLE001
-        text = "<unprintable exception>"
-    if type(e).__module__ != "builtins":
-        text = f"{type(e).__name__}: {text}"
-    return text[:2000]
 
 
 def _public_names(module):

@@ -163,7 +163,15 @@ def _unary_dunder(name, kind):
 
 for _name in "eq ne lt le gt ge add sub mul matmul truediv floordiv mod pow lshift rshift and or xor".split():
     setattr(Proxy, f"__{_name}__", _binary_dunder(_name))
-for _name, _kind in (("neg", None), ("pos", None), ("abs", None), ("invert", None), ("int", int), ("float", float), ("index", int)):
+for _name, _kind in (
+    ("neg", None),
+    ("pos", None),
+    ("abs", None),
+    ("invert", None),
+    ("int", int),
+    ("float", float),
+    ("index", int),
+):
     setattr(Proxy, f"__{_name}__", _unary_dunder(_name, _kind))
 
 
