@@ -7,7 +7,8 @@ import { loadEnv } from "../../apps/web/server/env";
 import { createLogger } from "../../apps/web/server/logger";
 import { appRouter } from "../../apps/web/server/routers";
 import { createCallerFactory } from "../../apps/web/server/trpc/init";
-import type { Context, Viewer } from "../../apps/web/server/trpc/context";
+import type { Context } from "../../apps/web/server/trpc/context";
+import type { Viewer } from "../../apps/web/server/auth/viewer";
 import type { TestDb } from "./helpers/db";
 
 // A real app (tRPC over HTTP, socket.io gateway) on a loopback port, with its pino output captured

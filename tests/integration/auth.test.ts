@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { apiTokens, sessions, setupTokens } from "@agentlab/db";
 import { ensureFirstAdminLink } from "../../apps/web/server/auth/setup";
 import { CSRF_COOKIE } from "../../apps/web/server/auth/session";
-import { SESSION_COOKIE } from "../../apps/web/server/trpc/context";
+import { SESSION_COOKIE } from "../../apps/web/server/auth/viewer";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { cookieValue, startTestApp, trpcHttp, type TestApp } from "./auth-helpers";
 

@@ -20,7 +20,7 @@ import {
 } from "@agentlab/db";
 import { hashPassword } from "../../apps/web/server/auth/password";
 import { CSRF_COOKIE } from "../../apps/web/server/auth/session";
-import { SESSION_COOKIE } from "../../apps/web/server/trpc/context";
+import { SESSION_COOKIE } from "../../apps/web/server/auth/viewer";
 import { ADMIN_URL } from "./helpers/db";
 import { spawnAgent, type AgentProcess } from "./helpers/agent-process";
 import { spawnInstance, startBalancer, type Balancer } from "./helpers/instance-process";

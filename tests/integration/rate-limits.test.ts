@@ -11,7 +11,7 @@ import {
 } from "@agentlab/db";
 import { hashPassword } from "../../apps/web/server/auth/password";
 import { CSRF_COOKIE } from "../../apps/web/server/auth/session";
-import { SESSION_COOKIE } from "../../apps/web/server/trpc/context";
+import { SESSION_COOKIE } from "../../apps/web/server/auth/viewer";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { cookieValue, startTestApp, trpcHttp, type TestApp } from "./auth-helpers";
 

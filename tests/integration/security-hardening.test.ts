@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { claimJob, enqueueJob, getJob, listAttempts, users } from "@agentlab/db";
 import { appRouter } from "../../apps/web/server/routers";
 import { createCallerFactory } from "../../apps/web/server/trpc/init";
-import type { Viewer } from "../../apps/web/server/trpc/context";
+import type { Viewer } from "../../apps/web/server/auth/viewer";
 import { hashPassword } from "../../apps/web/server/auth/password";
 import { jobHandlers } from "../../apps/agent/src/jobs";
 import { SHELL_REFUSED } from "../../apps/agent/src/jobs/shell";

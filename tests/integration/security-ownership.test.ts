@@ -4,7 +4,7 @@ import { EnqueueJob, trainKey } from "@agentlab/core";
 import { enqueueJob, getJob, jobs, users } from "@agentlab/db";
 import { appRouter } from "../../apps/web/server/routers";
 import { createCallerFactory } from "../../apps/web/server/trpc/init";
-import type { Viewer } from "../../apps/web/server/trpc/context";
+import type { Viewer } from "../../apps/web/server/auth/viewer";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 // A member must not be able to steer another user's experiment: the dedupe keys the runner finds

@@ -3,7 +3,7 @@ import { AGENT_EVENTS, PROTOCOL_VERSION, sha256Hex } from "@agentlab/core";
 import { apiTokens, enrollAgent, sessions, users } from "@agentlab/db";
 import { ensureFirstAdminLink } from "../../apps/web/server/auth/setup";
 import { CSRF_COOKIE } from "../../apps/web/server/auth/session";
-import { SESSION_COOKIE } from "../../apps/web/server/trpc/context";
+import { SESSION_COOKIE } from "../../apps/web/server/auth/viewer";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { cookieValue, startTestApp, trpcHttp, type TrpcReply, type TestApp } from "./auth-helpers";
 import { connectAgent, hello, request } from "./security-agent-helpers";

@@ -8,14 +8,22 @@ import {
   type Db,
 } from "@agentlab/db";
 import { DomainError } from "@agentlab/core";
-import type { Context } from "../trpc/context";
-import { SESSION_COOKIE } from "../trpc/context";
+import type { Services } from "../services";
+import type { SetCookie } from "./cookies";
+import { SESSION_COOKIE } from "./viewer";
 import { burnPasswordCheck, hashPassword, needsRehash, verifyPassword } from "./password";
 import { createLoginLimiter, type LoginLimiter } from "./rate-limit";
 
 /** Read by the browser client and echoed as the x-csrf-token header on every mutation. */
 export const CSRF_COOKIE = "agentlab_csrf";
 export const SESSION_TTL_S = 14 * 24 * 3600;
+
+/** What starting and ending a session needs of a request; the tRPC context is one. */
+export type SessionRequest = Pick<Services, "db" | "log"> & {
+  ip: string;
+  sessionToken: string | null;
+  setCookie: SetCookie;
+};
 
 // The buckets live in the database (shared by every instance); the limiter object only carries its
 // sweep counter. Keyed by the database handle, which every request context of one app shares, so
@@ -34,7 +42,7 @@ export function loginLimiter(db: Db): LoginLimiter {
  * Opens a session for `userId` and hands the browser its cookies. The CSRF token travels only in
  * its cookie (one channel for the client to read), never in a response body.
  */
-export async function startSession(ctx: Context, userId: string): Promise<{ expiresAt: Date }> {
+export async function startSession(ctx: SessionRequest, userId: string): Promise<{ expiresAt: Date }> {
   const s = await createSession(ctx.db, userId, SESSION_TTL_S);
   // The session cookie is HttpOnly (page scripts never see it); the CSRF cookie is readable on
   // purpose: a same-origin page copies it into a header, which a cross-site page cannot do.
@@ -43,7 +51,7 @@ export async function startSession(ctx: Context, userId: string): Promise<{ expi
   return { expiresAt: s.expiresAt };
 }
 
-export async function endSession(ctx: Context): Promise<void> {
+export async function endSession(ctx: SessionRequest): Promise<void> {
   if (ctx.sessionToken) await deleteSession(ctx.db, ctx.sessionToken);
   ctx.setCookie(SESSION_COOKIE, "", { httpOnly: true, maxAgeS: 0 });
   ctx.setCookie(CSRF_COOKIE, "", { httpOnly: false, maxAgeS: 0 });
@@ -51,7 +59,7 @@ export async function endSession(ctx: Context): Promise<void> {
 
 const BAD_LOGIN = "wrong email or password";
 
-export async function login(ctx: Context, input: { email: string; password: string }) {
+export async function login(ctx: SessionRequest, input: { email: string; password: string }) {
   const limiter = loginLimiter(ctx.db);
   await limiter.check(ctx.ip, input.email);
   const user = await userCredentialsByEmail(ctx.db, input.email);
@@ -73,7 +81,7 @@ export async function login(ctx: Context, input: { email: string; password: stri
  * theirs is revoked (the answer says how many), this browser gets a new session.
  */
 export async function changePassword(
-  ctx: Context,
+  ctx: SessionRequest,
   userId: string,
   input: { currentPassword: string; newPassword: string },
 ) {

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { DomainError, UPLOAD_VIA_HEADER, UPLOAD_VIA_PRESIGNED, UploadPlanRequest } from "@agentlab/core";
 import { agentByCredential, recordArtifactBlob } from "@agentlab/db";
 import type { Services } from "../services";
-import { resolveViewer } from "../trpc/context";
+import { resolveViewer } from "../auth/viewer";
 import { readJsonBody, sendJson } from "./respond";
 
 // Resumable, content-addressed uploads from agents (tus-like: HEAD for the offset, PATCH to append,

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { DomainError, PoolName, maybeGunzip, type ImportResponse } from "@agentlab/core";
 import { importPool } from "@agentlab/db";
 import type { Services } from "../services";
-import { CSRF_HEADER, resolveViewer } from "../trpc/context";
+import { CSRF_HEADER, resolveViewer } from "../auth/viewer";
 import { sendJson } from "./respond";
 
 // POST /api/tasks/import?pool=NAME[&description=...]: the raw bytes of a .jsonl or .jsonl.gz file

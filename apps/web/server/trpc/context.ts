@@ -1,14 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TLSSocket } from "node:tls";
-import { principalByApiToken, principalBySession, type Principal } from "@agentlab/db";
 import type { Services } from "../services";
-import { isSecureRequest, serializeCookie, type CookieOptions } from "../auth/cookies";
+import { isSecureRequest, serializeCookie, type SetCookie } from "../auth/cookies";
 import { clientIp, trustedProxiesOf } from "../auth/client-ip";
-
-export const SESSION_COOKIE = "agentlab_session";
-export const CSRF_HEADER = "x-csrf-token";
-
-export type Viewer = Principal & { via: "session" | "token"; csrfToken: string | null };
+import { CSRF_HEADER, SESSION_COOKIE, readCookie, resolveViewer, type Viewer } from "../auth/viewer";
 
 export type Context = Services & {
   viewer: Viewer | null;
@@ -17,37 +12,8 @@ export type Context = Services & {
   ip: string;
   /** The raw session cookie, so logout can end exactly this session. */
   sessionToken: string | null;
-  /** Adds a Set-Cookie header to the response; `secure` defaults to whether the request used TLS. */
-  setCookie(name: string, value: string, opts: Omit<CookieOptions, "secure"> & { secure?: boolean }): void;
+  setCookie: SetCookie;
 };
-
-export function readCookie(header: string | undefined, name: string): string | null {
-  if (!header) return null;
-  for (const part of header.split(";")) {
-    const [k, ...v] = part.trim().split("=");
-    if (k !== name) continue;
-    try {
-      return decodeURIComponent(v.join("="));
-    } catch {
-      return null; // a malformed cookie is no cookie, not a server error
-    }
-  }
-  return null;
-}
-
-export async function resolveViewer(services: Services, headers: IncomingMessage["headers"]): Promise<Viewer | null> {
-  const auth = headers.authorization;
-  if (auth?.startsWith("Bearer ")) {
-    const p = await principalByApiToken(services.db, auth.slice("Bearer ".length).trim());
-    return p ? { ...p, via: "token", csrfToken: null } : null;
-  }
-  const cookie = readCookie(headers.cookie, SESSION_COOKIE);
-  if (cookie) {
-    const p = await principalBySession(services.db, cookie);
-    return p ? { ...p, via: "session" } : null;
-  }
-  return null;
-}
 
 export async function createContext(services: Services, req: IncomingMessage, res?: ServerResponse): Promise<Context> {
   const csrf = req.headers[CSRF_HEADER];
