@@ -4,6 +4,7 @@ support modules are rebuilt with the judge's own class, never with behaviour the
 Functions of wire.Codec (`self` is the codec)."""
 
 import base64
+import pathlib
 from typing import Any
 
 from .allowlist import support_class
@@ -11,6 +12,7 @@ from .frames import ProtocolError
 from .stdtypes import MUTABLE_STD, fill_mutable, shadows_behaviour
 
 _STD_BY_NAME = {c.__name__: c for c in MUTABLE_STD}
+_EXPECTED = {"L": list, "S": set, "D": dict, "BA": bytearray, "PA": pathlib.PosixPath}
 
 
 def decode_into(self, n, memo, depth):
@@ -21,12 +23,14 @@ def decode_into(self, n, memo, depth):
         raise ProtocolError("an answer names an object that was not sent")
     orig, tag = originals[idx], node[0]
     kind = node[1] if tag == "X" else None
-    expected = {"L": list, "S": set, "D": dict, "BA": bytearray}.get(tag) or _STD_BY_NAME.get(kind)
+    expected = _EXPECTED.get(tag) or _STD_BY_NAME.get(kind)
     if expected is not None and type(orig) is not expected:
         raise ProtocolError("an answer changes the type of an object that was sent")
     memo[node[2] if tag in ("X", "BA") else node[1]] = orig
     if tag == "X" and expected is not None:
         fill_mutable(orig, node, lambda x: self._dec(x, memo, depth + 1))
+    elif tag == "PA" and self.guarded:
+        self.paths.copy_back(orig, node[3], node[5])
     elif tag == "BA":
         orig[:] = base64.b64decode(node[1], validate=True)
     elif tag == "L":

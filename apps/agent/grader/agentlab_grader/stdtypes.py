@@ -9,6 +9,7 @@ import decimal
 import fractions
 import importlib
 import inspect
+import pathlib
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -160,6 +161,8 @@ def _decode_stdlib(codec, n, memo, depth):
         return dict.fromkeys(items).keys() if kind == "keys" else dict(enumerate(items)).values()
     if kind == "items":
         return dict((dec(k), dec(x)) for k, x in n[2]).items()
+    if kind == "path":
+        return pathlib.PosixPath(str(n[2]))
     if kind == "Decimal":
         return decimal.Decimal(str(n[2]))
     if kind == "Fraction":

@@ -11,6 +11,7 @@ Encoding: JSON scalars stand for themselves; every JSON array is a tagged node `
 """
 
 import base64
+import pathlib
 import sys
 from typing import Any
 
@@ -27,6 +28,7 @@ from .frames import (
     send_frame,
 )
 from .identity import _Memo, _Originals, decode_into, decode_object
+from .paths import Paths, snapshot
 from .stdtypes import (
     BUILTIN_EXCEPTIONS,
     MUTABLE_STD,
@@ -47,7 +49,7 @@ from .stdtypes import (
 # Integers beyond this cross as hexadecimal text: JSON's decimal digits are capped (and quadratic).
 _BIG = 1 << 64
 # What a call's answer may name by identity (["I", …]) and update in place.
-_BY_IDENTITY = (list, set, dict, bytearray, *MUTABLE_STD)
+_BY_IDENTITY = (list, set, dict, bytearray, pathlib.PosixPath, *MUTABLE_STD)
 
 
 class Codec:
@@ -69,6 +71,7 @@ class Codec:
     ):
         self.guarded = guarded  # the judge's side: globals only from its allowlist (allowlist.judge_global)
         self.is_remote = is_remote or (lambda v: False)  # v is a proxy for one of the peer's objects
+        self.paths = Paths(judge=guarded)
         self.exception_class = exception_class  # judge: (builtin base, chain) -> its stand-in class
         self.shareable = shareable_modules  # modules both sides load from the same pristine source
         self.private = private_modules  # modules only the candidate has: their objects never cross by value
@@ -128,6 +131,8 @@ class Codec:
                 self._enc(v.stop, memo, depth + 1),
                 self._enc(v.step, memo, depth + 1),
             ]
+        if t is pathlib.PosixPath:
+            return self._enc_path(v, memo)
         theirs = self.handed_back(v)
         if theirs is not None:  # one of the peer's own objects, handed back
             return ["Y", theirs] if type(theirs) is int else ["YN", theirs[0], theirs[1]]
@@ -157,6 +162,19 @@ class Codec:
                 raise TypeError(f"{why} never crosses to the candidate")
         kind = "iter" if hasattr(t, "__next__") else ("call" if callable(v) else "obj")
         return ["H", self.export(v), kind]
+
+    def _enc_path(self, v, memo):
+        """The judge sends a path's files (paths.py); the candidate answers with its copy's new
+        state, names a path under its copy by number, and any other path by its text."""
+        if self.guarded:
+            return ["PA", memo.add(v), *self.paths.send(v)]
+        where = self.paths.locate(v)
+        if where is None:
+            return ["X", "path", str(v)]
+        if where[1]:
+            return ["PR", where[0], where[1]]
+        kind, tree = snapshot(str(v))
+        return memo.wrap(v, ["PA", memo.add(v), where[0], kind, v.name, tree])
 
     # -- decoding -------------------------------------------------------------------------------
     def decode(self, node, originals=None, received=None):
@@ -237,6 +255,15 @@ class Codec:
                 return self.local(int(n[1]))
             if tag == "YN":
                 return self.local_named(str(n[1]), str(n[2]))
+            if tag == "PA":
+                if self.guarded:
+                    orig = self.paths.original(n[2])
+                    self.paths.copy_back(orig, n[3], n[5])
+                    return orig
+                memo[n[1]] = made = self.paths.materialize(n[2], n[3], n[4], n[5])
+                return made
+            if tag == "PR" and self.guarded:
+                return self.paths.original(n[1], n[2])
             if tag == "X":
                 return _decode_stdlib(self, n, memo, depth)
             if tag == "E" and self.exception_class is not None:

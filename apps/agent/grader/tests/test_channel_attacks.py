@@ -195,3 +195,13 @@ def test_the_test_modules_name_never_crosses():
         assert codec.encode(len) == ["G", "builtins", "len"]
     finally:
         del sys.modules["test_hidden"]
+
+
+def test_paths_outside_the_tests_tmp_never_cross(judge):
+    import pathlib
+
+    hidden = pathlib.Path(__file__)  # stands for the workspace holding the hidden tests
+    assert SECRET in names()["text"](hidden.read_text()), "positive control: in-process the file is readable"
+    for path in (hidden, hidden.parent, pathlib.Path("/")):
+        with pytest.raises(TypeError, match="outside the test's temporary directory"):
+            judge("call_back")(lambda p: p, path)

@@ -81,6 +81,16 @@ def names():
     def raise_invalid():
         raise Invalid("age", 42)
 
+    def write_to(path):
+        path.write_text("written by the candidate")
+        return path
+
+    def refresh(folder):
+        (folder / "new.txt").write_text("new")
+        (folder / "old.txt").unlink()
+        (folder / "sub").mkdir()
+        return folder / "new.txt", sorted(p.name for p in folder.iterdir())
+
     return {
         "Point": Point,
         "Bag": Bag,
@@ -94,6 +104,9 @@ def names():
         "keys": lambda d: d.keys(),
         "items": lambda d: d.items(),
         "shift": lambda t: t + datetime.timedelta(hours=1),
+        "write_to": write_to,
+        "line_count": lambda p: len(p.read_text().splitlines()),
+        "refresh": refresh,
     }
 
 
@@ -182,3 +195,17 @@ def test_big_integers_dict_views_and_aware_datetimes(judge):
         t = datetime.datetime(2024, 3, 31, 1, 30, tzinfo=tz)
         shifted = judge("shift")(t)
         assert shifted == t + datetime.timedelta(hours=1) and shifted.tzinfo == t.tzinfo
+
+
+def test_paths_cross_as_files_and_come_back(judge, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("a\nb\nc\n")
+    assert judge("line_count")(src) == 3
+    out = tmp_path / "out.txt"
+    assert judge("write_to")(out) is out and out.read_text() == "written by the candidate"
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "old.txt").write_text("old")
+    new, listing = judge("refresh")(folder)
+    assert listing == ["new.txt", "sub"] and new == folder / "new.txt" and new.read_text() == "new"
+    assert sorted(p.name for p in folder.iterdir()) == ["new.txt", "sub"]
