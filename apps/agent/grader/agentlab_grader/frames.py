@@ -1,4 +1,8 @@
-"""Framing of the judge <-> candidate channel: 4-byte big-endian length, then JSON; size and depth limits."""
+"""Framing of the judge <-> candidate channel: 4-byte big-endian length, then JSON; size and depth limits.
+
+A message larger than one frame (16 MiB) streams as several: every frame but the last has the
+length's top bit set. A whole message is capped at MAX_MESSAGE; beyond that the sender gets
+FrameTooLarge naming the limit (the candidate answers MemoryError, the test sees it)."""
 
 import json
 import os
@@ -8,6 +12,8 @@ import sys
 import time
 
 MAX_FRAME = 16 << 20
+MAX_MESSAGE = 64 << 20
+_MORE = 1 << 31
 MAX_DEPTH = 2000
 _HDR = struct.Struct(">I")
 
@@ -31,15 +37,25 @@ class FrameTooLarge(ProtocolError):
 def send_frame(fd: int, obj) -> None:
     with _deep_enough():
         data = json.dumps(obj, separators=(",", ":"), allow_nan=True).encode()
-    if len(data) > MAX_FRAME:
-        raise FrameTooLarge(f"message of {len(data)} bytes exceeds {MAX_FRAME}")
-    buf = memoryview(_HDR.pack(len(data)) + data)
-    while buf:
-        try:
-            n = os.write(fd, buf)
-        except (BrokenPipeError, ConnectionResetError, OSError) as e:
-            raise ChannelClosed(str(e)) from None
-        buf = buf[n:]
+    if len(data) > MAX_MESSAGE:
+        raise FrameTooLarge(f"message of {len(data)} bytes exceeds the channel's limit of {MAX_MESSAGE >> 20} MiB")
+    view = memoryview(data)
+    while len(view) > MAX_FRAME:
+        _write_all(fd, _HDR.pack(MAX_FRAME | _MORE), view[:MAX_FRAME])
+        view = view[MAX_FRAME:]
+    _write_all(fd, _HDR.pack(len(view)), view)
+
+
+def _write_all(fd: int, header: bytes, body) -> None:
+    # A small frame goes in one write; a big one without copying its body.
+    parts = (memoryview(header + bytes(body)),) if len(body) < 65536 else (memoryview(header), memoryview(body))
+    for buf in parts:
+        while buf:
+            try:
+                n = os.write(fd, buf)
+            except (BrokenPipeError, ConnectionResetError, OSError) as e:
+                raise ChannelClosed(str(e)) from None
+            buf = buf[n:]
 
 
 def _read_exact(fd: int, n: int, deadline: float) -> bytes:
@@ -63,10 +79,17 @@ def _read_exact(fd: int, n: int, deadline: float) -> bytes:
 
 
 def recv_frame(fd: int, deadline: float = float("inf")):
-    (n,) = _HDR.unpack(_read_exact(fd, 4, deadline))
-    if n > MAX_FRAME:
-        raise FrameTooLarge(f"frame of {n} bytes announced, limit {MAX_FRAME}")
-    data = _read_exact(fd, n, deadline)
+    parts, total = [], 0
+    while True:
+        (n,) = _HDR.unpack(_read_exact(fd, 4, deadline))
+        more, n = bool(n & _MORE), n & ~_MORE
+        total += n
+        if n > MAX_FRAME or total > MAX_MESSAGE:
+            raise FrameTooLarge(f"frame of {n} bytes announced (message {total}), limit {MAX_FRAME} per frame")
+        parts.append(_read_exact(fd, n, deadline))
+        if not more:
+            break
+    data = parts[0] if len(parts) == 1 else b"".join(parts)
     try:
         with _deep_enough():
             return json.loads(data)

@@ -139,6 +139,12 @@ class Peer:
         deadline = min(self.deadline, time.monotonic() + 1.0) if short else self.deadline
         try:
             wire.send_frame(self.fd, msg)
+        except wire.FrameTooLarge as e:  # our own message: nothing was sent, the peer is fine
+            raise MemoryError(str(e)) from None
+        except wire.ChannelClosed as e:
+            self._lost("exited", str(e))
+            raise CandidateLost("the candidate process exited or was killed") from None
+        try:
             while True:
                 frame = wire.recv_frame(self.fd, deadline)
                 if type(frame) is not dict:

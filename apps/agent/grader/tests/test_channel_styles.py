@@ -107,6 +107,7 @@ def names():
         "write_to": write_to,
         "line_count": lambda p: len(p.read_text().splitlines()),
         "refresh": refresh,
+        "line_count_text": lambda s, echo=False: (s + s) if echo else len(s),
     }
 
 
@@ -209,3 +210,15 @@ def test_paths_cross_as_files_and_come_back(judge, tmp_path):
     new, listing = judge("refresh")(folder)
     assert listing == ["new.txt", "sub"] and new == folder / "new.txt" and new.read_text() == "new"
     assert sorted(p.name for p in folder.iterdir()) == ["new.txt", "sub"]
+
+
+def test_messages_beyond_one_frame_stream(judge):
+    from agentlab_grader import frames
+
+    big = "x" * (frames.MAX_FRAME + (3 << 20))  # one argument and one answer over 16 MiB each
+    assert judge("line_count_text")(big) == len(big)
+    with pytest.raises(MemoryError, match="limit of 64 MiB"):
+        judge("line_count_text")("y" * (frames.MAX_MESSAGE // 2 + 1), echo=True)  # the answer is too big
+    with pytest.raises(MemoryError, match="limit of 64 MiB"):
+        judge("line_count_text")("y" * (frames.MAX_MESSAGE + 1))  # the test's own argument is
+    assert judge("line_count_text")("ok") == 2  # and the candidate is still there
