@@ -97,3 +97,18 @@ $$ LANGUAGE plpgsql;
 --> statement-breakpoint
 CREATE TRIGGER split_finals_kept BEFORE UPDATE OR DELETE ON "split_finals"
   FOR EACH ROW EXECUTE FUNCTION agentlab_split_final_kept();
+--> statement-breakpoint
+-- Test runs claimed before the ledger existed are its first entries: they were reads all the same.
+-- Their recipe hash was never computed (core recipeHash hashes canonical JSON, which SQL cannot
+-- reproduce), so it is marked as such.
+INSERT INTO "split_test_claims" ("split_id", "experiment_id", "claimer_name", "recipe_hash", "models", "claimed_by", "claimed_by_name", "claimed_at")
+SELECT e."split_id", e."id", e."name", 'unrecorded (claimed before the ledger)',
+  COALESCE((SELECT jsonb_agg(CASE m->>'model'
+      WHEN 'base' THEN 'base'
+      WHEN 'dpo' THEN format('DPO r%s · seed %s · epoch %s', m->>'round', m->>'seed', m->>'epoch')
+      ELSE format('seed %s · epoch %s', m->>'seed', m->>'epoch') END)
+    FROM jsonb_array_elements(r."models") m), '[]'::jsonb),
+  e."created_by", u."name", r."started_at"
+FROM "experiment_test_runs" r
+JOIN "experiments" e ON e."id" = r."experiment_id"
+LEFT JOIN "users" u ON u."id" = e."created_by";

@@ -111,8 +111,12 @@ export const baseConfig = (splitId: string, over: Partial<ExperimentConfigInput>
 });
 
 /** Creates the experiment with its data stages already done (collection is another engineer's runner). */
-export async function startExperiment(s: Services, config: ExperimentConfigInput): Promise<string> {
-  const exp = await createExperiment(s.db, config, null);
+export async function startExperiment(
+  s: Services,
+  config: ExperimentConfigInput,
+  createdBy: string | null = null,
+): Promise<string> {
+  const exp = await createExperiment(s.db, config, createdBy);
   await updateStage(s.db, exp.id, "collect", { state: "succeeded" });
   await updateStage(s.db, exp.id, "verify", { state: "succeeded" });
   await updateStage(s.db, exp.id, "dataset", {

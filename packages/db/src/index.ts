@@ -25,3 +25,4 @@ export * from "./queries/share";
 export * from "./queries/audits";
 export * from "./queries/archive";
 export * from "./queries/task-search";
+export * from "./queries/test-reads";

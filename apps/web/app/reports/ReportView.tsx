@@ -9,6 +9,7 @@ import { Explain, SeedsTable, SelectionTable, SummaryTable } from "./StatsTables
 import { SamplesSection } from "./SamplesSection";
 import { TaskViewSection } from "./TaskViewSection";
 import { DpoReport } from "./DpoSection";
+import { TestReadsList } from "./TestReadsList";
 
 /**
  * The report: what was compared, the outcome, the statistics with what they mean, the checks and
@@ -51,6 +52,15 @@ export function ReportView({ report, reportId }: { report: ExperimentReport; rep
         <p className="font-medium">{report.outcome.headline}</p>
         <p className="mt-1 text-sm text-zinc-600">{report.outcome.reason}</p>
       </div>
+      {report.testReads && (
+        <Section title="Test reads of this split">
+          <TestReadsList
+            reads={report.testReads}
+            links={reportId !== undefined}
+            currentExperimentId={report.experimentId}
+          />
+        </Section>
+      )}
       <Section title="What was compared">
         <ReportHeaderView report={report} links={reportId !== undefined} />
       </Section>

@@ -15,6 +15,7 @@ import { Table } from "../_components/Table";
 import { Ago } from "../_components/Time";
 import type { SplitAdmission } from "@agentlab/core/tasks/split";
 import { useTRPC } from "../_lib/trpc";
+import { TestLedger } from "./TestLedger";
 
 type Part = "train" | "dev" | "test";
 const PARTS: Part[] = ["train", "dev", "test"];
@@ -135,6 +136,7 @@ export function SplitDetail({ id }: { id: string }) {
           ]}
         />
       </Section>
+      <TestLedger splitId={id} />
       <GroupList splitId={id} />
     </div>
   );

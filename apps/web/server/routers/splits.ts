@@ -1,7 +1,21 @@
 import { z } from "zod";
 import { ArchiveInput, ArchivedFilter, DomainError, NAME_MAX_LENGTH, SplitParams, SplitPart } from "@agentlab/core";
-import { createSplit, deleteSplit, getSplit, listSplitGroups, listSplits, setArchived } from "@agentlab/db";
+import {
+  createSplit,
+  deleteSplit,
+  getExperiment,
+  getSplit,
+  grantTestOverride,
+  listSplitGroups,
+  listSplits,
+  markSplitFinal,
+  setArchived,
+  splitTestReads,
+} from "@agentlab/db";
 import { adminProcedure, memberProcedure, router, viewerProcedure } from "../trpc/init";
+import { resumeExperiment } from "../experiments/service";
+
+const SplitId = z.object({ splitId: z.string().uuid() });
 
 export const splitsRouter = router({
   list: viewerProcedure
@@ -28,6 +42,34 @@ export const splitsRouter = router({
     if (!split) throw new DomainError("NOT_FOUND", "no such split");
     return split;
   }),
+
+  /** Every claim of the split's test part (the test-read ledger) and its final mark. */
+  testReads: viewerProcedure.input(SplitId).query(({ ctx, input }) => splitTestReads(ctx.db, input.splitId)),
+
+  /** After this, a test claim on the split is refused unless an admin overrides it with a reason. It stays final. */
+  markFinal: adminProcedure
+    .input(SplitId.extend({ note: z.string().max(2000).default("") }))
+    .mutation(async ({ ctx, input }) => {
+      const res = await markSplitFinal(ctx.db, { splitId: input.splitId, by: ctx.viewer.userId, note: input.note });
+      ctx.log.info({ splitId: input.splitId, marked: res.marked }, "split marked final");
+      return res;
+    }),
+
+  /**
+   * Lets one experiment claim a final split's test part; the reason is printed with the claim on
+   * every report. An experiment that failed on the refusal is resumed.
+   */
+  overrideFinal: adminProcedure
+    .input(SplitId.extend({ experimentId: z.string().uuid(), reason: z.string().trim().min(1).max(2000) }))
+    .mutation(async ({ ctx, input }) => {
+      await grantTestOverride(ctx.db, { ...input, by: ctx.viewer.userId });
+      ctx.log.info({ splitId: input.splitId, experimentId: input.experimentId }, "final split overridden");
+      const exp = await getExperiment(ctx.db, input.experimentId);
+      if (exp?.state !== "failed") return { resumed: false };
+      await resumeExperiment(ctx.db, input.experimentId);
+      await ctx.queue.wakeExperiment(input.experimentId);
+      return { resumed: true };
+    }),
 
   groups: viewerProcedure
     .input(

@@ -2,6 +2,7 @@ import { canonicalJson } from "../hash";
 import type { ExperimentReport } from "./report";
 import type { TaskViewRow } from "./report-tasks";
 import { checksMarkdown, headerMarkdown } from "./export-header";
+import { testClaimText, testReadsText } from "./test-reads";
 import { samplesCell, samplesMarkdown } from "./export-samples";
 import {
   comparisonNote,
@@ -76,6 +77,15 @@ export function reportToMarkdown(r: ExperimentReport): string {
   const out: string[] = [`# ${md(r.name)}`, ""];
   if (r.disclaimer) out.push(`> **${md(r.disclaimer)}**`, "");
   out.push(`**Outcome:** ${md(r.outcome.headline)}`, "", md(r.outcome.reason), "");
+  if (r.testReads)
+    out.push(
+      "## Test reads of this split",
+      "",
+      md(testReadsText(r.testReads)),
+      "",
+      ...r.testReads.claims.map((c, i) => `${i + 1}. ${md(testClaimText(c))}`),
+      "",
+    );
   if (r.header) out.push(...headerMarkdown(r.header));
   const [dev, test] = r.summary;
   out.push(

@@ -19,3 +19,4 @@ export * from "./estimate";
 export * from "./dpo-recipe";
 export * from "./report-dpo";
 export * from "./dpo-jobs";
+export * from "./test-reads";

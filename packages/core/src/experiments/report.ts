@@ -5,6 +5,7 @@ import type { ExperimentConfig } from "./config";
 import { assertSameProtocol, checkProtocol, type ProtocolCheck, type RecordedProtocol } from "./protocol";
 import { modelKey, modelLabel, type ModelRef, type SelectionDecision } from "./selection";
 import type { ReportHeader } from "./report-header";
+import type { TestReads } from "./test-reads";
 import { dpoSection, type DpoReportSection, type DpoRoundSummary } from "./report-dpo";
 import { noVerdictSection, type NoVerdictSection } from "./report-missing";
 import { outcomeScore, passed, samplesSection, type SamplesSection } from "./report-samples";
@@ -76,6 +77,8 @@ export type ExperimentReport = {
   samples?: SamplesSection;
   /** sft+dpo (issue 18): each round's pairs, the dev-best SFT and DPO models and their pairwise test comparisons. */
   dpo?: DpoReportSection;
+  /** The split's test-read ledger: stored as it was at the build, refreshed on every read (absent before the ledger). */
+  testReads?: TestReads;
 };
 
 export type ReportInput = {
@@ -99,6 +102,7 @@ export type ReportInput = {
   header?: ReportHeader;
   /** sft+dpo: each round's start policy and pair statistics. */
   dpoRounds?: DpoRoundSummary[];
+  testReads?: TestReads;
 };
 
 /** One comparison's pairs without a verdict: excluded, never counted as failures. */
@@ -286,6 +290,7 @@ export function buildReport(input: ReportInput): ExperimentReport {
     ...(input.dpoRounds
       ? { dpo: dpoSection({ rounds: input.dpoRounds, table: selection.table, test: input.test, stats }) }
       : {}),
+    ...(input.testReads ? { testReads: input.testReads } : {}),
   };
 }
 

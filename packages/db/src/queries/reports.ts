@@ -2,6 +2,7 @@ import { desc, eq } from "drizzle-orm";
 import type { ExperimentReport } from "@agentlab/core";
 import type { Db } from "../client";
 import { experiments, reports } from "../schema";
+import { withTestReads } from "./test-reads";
 
 export type ReportRow = typeof reports.$inferSelect;
 
@@ -13,14 +14,16 @@ export async function saveReport(db: Db, experimentId: string, body: ExperimentR
   return row;
 }
 
+// Every read of a stored report carries its split's test-read ledger as it is now (withTestReads).
+
 export async function getReport(db: Db, id: string): Promise<ReportRow | undefined> {
   const [row] = await db.select().from(reports).where(eq(reports.id, id));
-  return row;
+  return row && withTestReads(db, row);
 }
 
 export async function reportByExperiment(db: Db, experimentId: string): Promise<ReportRow | undefined> {
   const [row] = await db.select().from(reports).where(eq(reports.experimentId, experimentId));
-  return row;
+  return row && withTestReads(db, row);
 }
 
 export async function listReports(db: Db, opts: { limit: number }) {

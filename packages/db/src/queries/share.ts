@@ -4,6 +4,7 @@ import type { Db } from "../client";
 import { reports, shareLinks } from "../schema";
 import { hashToken, newToken } from "../secrets";
 import type { ReportRow } from "./reports";
+import { withTestReads } from "./test-reads";
 
 export type ShareLinkRow = typeof shareLinks.$inferSelect;
 export type PublicShareLink = Omit<ShareLinkRow, "tokenHash">;
@@ -68,5 +69,5 @@ export async function reportByShareToken(db: Db, token: string): Promise<ReportR
         or(isNull(shareLinks.expiresAt), gt(shareLinks.expiresAt, sql`now()`)),
       ),
     );
-  return row?.report;
+  return row && withTestReads(db, row.report);
 }

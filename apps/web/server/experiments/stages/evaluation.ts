@@ -1,5 +1,5 @@
-import { claimTestRun, getTestRun, listStages, updateStage } from "@agentlab/db";
-import { DomainError, dpoKey, isDomainError, modelKey, parseStageOutput } from "@agentlab/core";
+import { claimTestRun, getTestRun, listStages, recordTestClaim, updateStage } from "@agentlab/db";
+import { DomainError, dpoKey, isDomainError, modelKey, modelLabel, parseStageOutput, recipeHash } from "@agentlab/core";
 import { advanceEvaluation, emptyEval, type EvalModel } from "../evaluate";
 import { splitTasks } from "../tasks";
 import { ownOutput, type StageCtx, type StageResult } from "./context";
@@ -45,11 +45,17 @@ export async function testStage(c: StageCtx): Promise<StageResult<"test_eval">> 
   let output = ownOutput(c, "test_eval") ?? { generate: {}, done: {} };
   if (!output.models) {
     const models = await testModels(c);
-    // Claiming the run and recording it in the stage happen together, so a crash in between cannot
-    // leave a claimed run that the resumed stage would then be refused.
+    // Claiming the run, its entry in the split's test-read ledger and recording it in the stage
+    // happen together, so a crash in between cannot leave a claimed run that the resumed stage
+    // would then be refused, and a refused ledger entry (a final split) claims nothing.
     const claimed = await db
       .transaction(async (tx) => {
         await claimTestRun(tx, c.experimentId, models);
+        await recordTestClaim(tx, {
+          experimentId: c.experimentId,
+          recipeHash: recipeHash(c.config),
+          models: models.map(modelLabel),
+        });
         await updateStage(tx, c.experimentId, c.stage.key, { output: { ...output, models } });
       })
       .then(

@@ -5,6 +5,7 @@ import {
   listEvaluations,
   noVerdictGenerations,
   saveReport,
+  splitTestReads,
 } from "@agentlab/db";
 import {
   DomainError,
@@ -87,11 +88,12 @@ export async function reportStage(c: StageCtx): Promise<StageResult<"report">> {
         (out[g.modelKey] ??= []).push(g.taskId);
     return out;
   };
-  const [trainTasks, devTasks, testTasks, sft] = await Promise.all([
+  const [trainTasks, devTasks, testTasks, sft, testReads] = await Promise.all([
     splitTasks(db, c.config.splitId, "train"),
     splitTasks(db, c.config.splitId, "dev"),
     splitTasks(db, c.config.splitId, "test"),
     sftDocs(c),
+    splitTestReads(db, c.config.splitId),
   ]);
   const generatedAt = new Date().toISOString();
   const header = await headerFacts(db, {
@@ -118,6 +120,7 @@ export async function reportStage(c: StageCtx): Promise<StageResult<"report">> {
     contamination: contaminationCheck({ test: testTasks, train: trainTasks, dev: devTasks, sft }),
     devContamination: devContaminationCheck({ dev: devTasks, sft }),
     ...(dpoRecipeOf(c.config) ? { dpoRounds: dpoRounds(c) } : {}),
+    testReads,
   });
   const row = await saveReport(db, c.experimentId, report);
   return { state: "succeeded", output: { reportId: row.id } };
