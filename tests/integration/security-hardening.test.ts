@@ -19,11 +19,12 @@ import { tokenizePayload } from "./helpers/payloads";
 let s: TestServer;
 let dir = "";
 const callerOf = createCallerFactory(appRouter);
+const CALLER_ID = "00000000-0000-4000-8000-000000000001";
 const as = (role: Viewer["role"]) =>
   callerOf({
     ...s.app.services,
     viewer: {
-      userId: "00000000-0000-4000-8000-000000000001",
+      userId: CALLER_ID,
       email: `${role}@lab.test`,
       name: role,
       role,
@@ -39,6 +40,10 @@ const as = (role: Viewer["role"]) =>
 beforeAll(async () => {
   s = await startTestServer();
   dir = mkdtempSync(join(tmpdir(), "agentlab-shell-"));
+  // The callers below act as this user (a job records its creator, who must exist).
+  await s.db.db
+    .insert(users)
+    .values({ id: CALLER_ID, email: "caller@lab.test", name: "caller", passwordHash: "scrypt$unused", role: "admin" });
 });
 afterAll(async () => {
   await s?.close();

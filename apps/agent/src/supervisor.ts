@@ -50,6 +50,8 @@ type Running = {
   renewedAt: number;
   stale: boolean;
   done: boolean;
+  /** Why the agent failed it from outside its handler (failRunning). */
+  failure?: string;
 };
 
 /**
@@ -220,6 +222,18 @@ export class Supervisor {
     ack.cancel.forEach((id) => this.abortAttempt(id, "canceled"));
   }
 
+  /**
+   * Fails every running job with `why`: a failure in the agent's background work (an unhandled
+   * rejection) cannot be pinned on one job, and the process carries on instead of exiting.
+   */
+  failRunning(why: string) {
+    for (const [id, r] of this.running)
+      if (!r.done) {
+        r.failure ??= why;
+        this.abortAttempt(id, "failed");
+      }
+  }
+
   private abortAttempt(attemptId: string, reason: AbortReason) {
     const r = this.running.get(attemptId);
     if (!r || r.controller.signal.aborted) return;
@@ -284,6 +298,7 @@ export class Supervisor {
     clearTimeout(maxDuration);
     if (r.reason === "shutdown" && outcome.reason !== "succeeded")
       outcome = { ...outcome, reason: "infra_error", error: "agent shut down during the job" };
+    if (r.failure) outcome = { ...outcome, reason: "infra_error", error: `agent failure during the job: ${r.failure}` };
     logs.flush();
     // Logs are queued before the result, so the server has them all before the terminal state.
     const claimNext = !this.stopping && !this.drain;
@@ -355,8 +370,9 @@ function interruptedOutcome(reason: AbortReason | null): JobOutcome {
   if (reason === "canceled")
     return { reason: "canceled", error: "canceled (the job did not stop within the grace period)" };
   if (reason === "timeout") return { reason: "timeout", error: "max_duration exceeded" };
-  return {
-    reason: "infra_error",
-    error: reason === "shutdown" ? "interrupted: agent shut down during the job" : "interrupted: lease lost",
+  const why: Partial<Record<AbortReason, string>> = {
+    shutdown: "agent shut down during the job",
+    failed: "agent failure",
   };
+  return { reason: "infra_error", error: `interrupted: ${(reason && why[reason]) ?? "lease lost"}` };
 }

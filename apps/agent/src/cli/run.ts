@@ -8,6 +8,7 @@ import { collectCapabilities } from "../capabilities";
 import { jobHandlers } from "../jobs";
 import { shellJobsAllowed } from "../jobs/shell";
 import { EXIT_CREDENTIAL_REFUSED, Supervisor } from "../supervisor";
+import { failJobsOnUnhandledRejections } from "../background-failures";
 
 import { sandboxConfig, sandboxStatus } from "../sandbox-status";
 import { Grader } from "../grading/grader";
@@ -93,6 +94,7 @@ export async function runCommand(argv: string[], env: AgentEnv): Promise<number>
     // A handler gets the cancel grace (SIGTERM → SIGKILL of its process group) plus slack to report.
     abandonAfterMs: env.AGENTLAB_CANCEL_GRACE_MS + 2000,
   });
+  failJobsOnUnhandledRejections(process, supervisor, log);
   await supervisor.start();
   log.info({ agentId: config.agentId, server: config.server, drain: values.drain }, "agent running");
 

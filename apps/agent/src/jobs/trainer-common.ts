@@ -118,32 +118,44 @@ type SnapshotEvent = { epoch: number; path: string; sha256: string; train_loss: 
 /**
  * Uploads each epoch's adapter as soon as the trainer reports it, one after another, so a
  * canceled or failed run still delivers the epochs it finished. `artifacts`: epoch → archive hash.
+ * A failed upload is caught where it happens and kept: the chain itself never rejects, because it
+ * sits unawaited while the trainer runs on, and a rejection nobody awaits ends the agent process.
  */
 export function epochUploads(ctx: JobContext, extraMeta: (ev: SnapshotEvent) => Record<string, unknown> = () => ({})) {
   const artifacts = new Map<number, string>();
+  let failure: Error | null = null;
   let chain = Promise.resolve();
   return {
     artifacts,
     add(ev: SnapshotEvent): void {
-      chain = chain.then(async () => {
-        const tar = await tarDirectory(ev.path, join(ctx.workDir, `epoch-${ev.epoch}.tar`));
-        const sha = await ctx.uploadArtifact(tar, {
-          name: `adapter-epoch-${ev.epoch}`,
-          kind: "adapter",
-          meta: {
-            epoch: ev.epoch,
-            snapshotSha256: ev.sha256,
-            trainLoss: ev.train_loss,
-            evalLoss: ev.eval_loss,
-            ...extraMeta(ev),
-          },
+      chain = chain
+        .then(async () => {
+          const tar = await tarDirectory(ev.path, join(ctx.workDir, `epoch-${ev.epoch}.tar`));
+          const sha = await ctx.uploadArtifact(tar, {
+            name: `adapter-epoch-${ev.epoch}`,
+            kind: "adapter",
+            meta: {
+              epoch: ev.epoch,
+              snapshotSha256: ev.sha256,
+              trainLoss: ev.train_loss,
+              evalLoss: ev.eval_loss,
+              ...extraMeta(ev),
+            },
+          });
+          artifacts.set(ev.epoch, sha);
+        })
+        .catch((err: unknown) => {
+          const why = err instanceof Error ? err.message : String(err);
+          ctx.log.error({ epoch: ev.epoch, err: why }, "adapter upload failed");
+          failure ??= new Error(`the adapter of epoch ${ev.epoch} could not be uploaded: ${why}`);
         });
-        artifacts.set(ev.epoch, sha);
-      });
     },
-    /** Waits for every upload; rejects when one failed. */
-    done: () => chain,
+    /** Waits for every upload; rejects with the first failure (which epoch, and why). */
+    done: async () => {
+      await chain;
+      if (failure) throw failure;
+    },
     /** Waits for every upload, ignoring failures (the run's own error wins). */
-    settle: () => chain.catch(() => undefined),
+    settle: () => chain,
   };
 }

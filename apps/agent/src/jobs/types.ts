@@ -24,7 +24,8 @@ export type JobContext = {
   agent: AgentRuntimeInfo;
 };
 
-export type AbortReason = "canceled" | "lease_lost" | "timeout" | "shutdown";
+// `failed`: the agent hit a failure it cannot pin on one job (an unhandled rejection) and stops them.
+export type AbortReason = "canceled" | "lease_lost" | "timeout" | "shutdown" | "failed";
 
 export type AgentRuntimeInfo = {
   serverUrl: string;
