@@ -148,7 +148,7 @@ describe.skipIf(!installed)("artifacts in S3-compatible storage (real moto serve
     // Positive controls: within the limits, plans open.
     expect((await planOf(auth, shaOf(), 12 * MiB)).status).toBe(200);
     const overQuota = await planOf(auth, shaOf(), 9 * MiB); // 12 + 9 > 20 MiB held in unfinished uploads
-    expect(overQuota.status).toBe(413);
+    expect(overQuota.status).toBe(429);
     expect(String(overQuota.body)).toMatch(/quota of 20971520 bytes/);
     expect((await planOf(auth, shaOf(), 1 * MiB)).status).toBe(200);
     const third = await planOf(auth, shaOf(), 1024);

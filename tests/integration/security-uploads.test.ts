@@ -35,13 +35,22 @@ const patch = (cred: string, sha: string, offset: number, body: Buffer) =>
     method: "PATCH",
     headers: { authorization: `Bearer ${cred}`, "upload-offset": String(offset) },
     body,
-  }).then(
+    duplex: "half",
+  } as RequestInit).then(
     async (r) => ({
       status: r.status,
       body: (await r.json().catch(() => null)) as { offset?: number; error?: { message: string } } | null,
     }),
     () => ({ status: 0, body: null }),
   );
+/** A streamed body (no Content-Length: chunked), `size` bytes at a time. */
+const chunked = (bytes: Buffer, size: number) =>
+  new ReadableStream<Uint8Array>({
+    start(ctrl) {
+      for (let i = 0; i < bytes.length; i += size) ctrl.enqueue(new Uint8Array(bytes.subarray(i, i + size)));
+      ctrl.close();
+    },
+  });
 const head = async (cred: string, sha: string) =>
   Number(
     (await fetch(url(sha), { method: "HEAD", headers: { authorization: `Bearer ${cred}` } })).headers.get(
@@ -82,8 +91,12 @@ describe("a partial upload", () => {
     // One slot free again, but only 1000 - 300 = 700 bytes of quota: 800 bytes are refused.
     const big = blob(800, 5);
     const refused = await patch(a, big.sha, 0, big.bytes);
-    expect(refused.status === 413 || refused.status === 0).toBe(true); // the server may close the socket mid-body
+    // An answer, not a reset connection mid-body (status 0 here, what the agent saw as "fetch failed").
+    expect(refused).toMatchObject({ status: 429, body: { error: { message: expect.stringContaining("quota") } } });
     expect(await head(a, big.sha)).toBeLessThanOrEqual(QUOTA - 300);
+    // The same for a body sent in chunks without a length (how the agent streams a file).
+    const streamed = await patch(a, big.sha, await head(a, big.sha), chunked(big.bytes, 100) as never);
+    expect(streamed).toMatchObject({ status: 429, body: { error: { message: expect.stringContaining("quota") } } });
     expect(await complete(a, two.sha)).toBe(200);
     expect(await complete(b, three.sha)).toBe(200);
   });
@@ -104,5 +117,23 @@ describe("a partial upload", () => {
     // A fresh partial stays until it is old too (then also the refused upload's leftover of the quota test goes).
     expect(await s.app.services.artifacts.sweepPartials(10_000, Date.now() + 60_000)).toBe(2);
     expect(await head(b, fresh.sha)).toBe(0);
+  });
+
+  it("over the per-artifact limit answers 413, and with the quota full 429 before reading the body", async () => {
+    const c = (await enrollTestAgent(s.db, "c")).credential;
+    const huge = blob(900, 8);
+    const over = await patch(c, huge.sha, 0, chunked(huge.bytes, 100) as never);
+    expect(over).toMatchObject({ status: 413, body: { error: { message: expect.stringContaining("800 bytes") } } });
+    // d holds 800 + 200 = its whole quota; the next bytes of its open upload are refused at once.
+    const d = (await enrollTestAgent(s.db, "d")).credential;
+    const [x, y] = [blob(800, 9), blob(300, 10)];
+    expect((await patch(d, x.sha, 0, x.bytes)).status).toBe(200);
+    expect((await patch(d, y.sha, 0, y.bytes.subarray(0, 200))).status).toBe(200);
+    const full = await patch(d, y.sha, 200, y.bytes.subarray(200));
+    expect(full).toMatchObject({ status: 429, body: { error: { message: expect.stringContaining("quota") } } });
+    // Positive control: with room again the same bytes go through.
+    expect(await complete(d, x.sha)).toBe(200);
+    expect((await patch(d, y.sha, 200, y.bytes.subarray(200))).status).toBe(200);
+    expect(await complete(d, y.sha)).toBe(200);
   });
 });

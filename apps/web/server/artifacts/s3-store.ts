@@ -253,9 +253,10 @@ export function createS3ArtifactStore(opts: S3StoreOptions): ArtifactStore {
           `too many unfinished uploads (${others.length}); complete or let them expire first`,
         );
       const held = others.reduce((sum, u) => sum + declaredSize(u.Key ?? ""), 0);
+      // 429 like the local store's: the agent may retry once its other uploads finish or expire.
       if (held + sizeBytes > limits.quotaBytes)
         throw new DomainError(
-          "PAYLOAD_TOO_LARGE",
+          "TOO_MANY_REQUESTS",
           `upload quota of ${limits.quotaBytes} bytes in unfinished uploads reached (${held} held)`,
         );
       const key = `${uploaderPrefix(uploader)}${sha}/${sizeBytes}`;

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
 import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { Transform, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { DomainError } from "@agentlab/core";
 import { checkSha as check, checkUploader, type ArtifactStore } from "./types";
@@ -13,6 +14,40 @@ export type { ArtifactStore } from "./types";
 // Partial files live under their uploader (`partial/<agentId>/<sha>`), so another agent can
 // neither append to nor complete one, and each uploader's open partials are counted against its
 // quota; a sweep removes partials nobody wrote to for a day.
+
+/**
+ * Appends `body` to the file at `path` (now `start` bytes) while the total stays within `cap`, and
+ * throws `refusal` if the body went past it. Past the cap nothing more is written, but the rest of
+ * the body is read and dropped (up to `drainMax` bytes), so that the client gets the refusal as an
+ * answer: destroying the request mid-send resets the connection, which a client cannot tell from
+ * a network fault.
+ */
+async function appendCapped(
+  body: Readable,
+  path: string,
+  start: number,
+  cap: number,
+  drainMax: number,
+  refusal: DomainError,
+) {
+  let written = start;
+  let over = false;
+  let dropped = 0;
+  const capper = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      if (!over && written + chunk.length <= cap) {
+        written += chunk.length;
+        return cb(null, chunk);
+      }
+      over = true;
+      dropped += chunk.length;
+      cb(dropped > drainMax ? refusal : null);
+    },
+  });
+  await pipeline(body, capper, createWriteStream(path, { flags: "a" }));
+  if (over) throw refusal;
+  return written;
+}
 
 export function createArtifactStore(root: string): ArtifactStore {
   const blobPath = (sha: string) => join(root, sha.slice(0, 2), sha);
@@ -53,17 +88,14 @@ export function createArtifactStore(root: string): ArtifactStore {
         );
       // This partial may grow to the per-artifact limit, or to what the uploader's quota has left.
       const cap = Math.min(limits.maxBytes, current + Math.max(0, limits.quotaBytes - used.bytes));
-      let written = current;
-      body.on("data", (chunk: Buffer) => {
-        written += chunk.length;
-        if (written <= cap) return;
-        const msg =
-          written > limits.maxBytes
-            ? `artifact exceeds ${limits.maxBytes} bytes`
-            : `upload quota of ${limits.quotaBytes} bytes in unfinished uploads reached`;
-        body.destroy(new DomainError("PAYLOAD_TOO_LARGE", msg));
-      });
-      await pipeline(body, createWriteStream(partPath(uploader, sha), { flags: "a" }));
+      const quotaFull = `upload quota of ${limits.quotaBytes} bytes in unfinished uploads reached`;
+      // Refused before a byte is read; the server reads and drops the body itself after answering.
+      if (cap <= current && current < limits.maxBytes) throw new DomainError("TOO_MANY_REQUESTS", quotaFull);
+      const refusal =
+        cap === limits.maxBytes
+          ? new DomainError("PAYLOAD_TOO_LARGE", `artifact exceeds ${limits.maxBytes} bytes`)
+          : new DomainError("TOO_MANY_REQUESTS", quotaFull);
+      const written = await appendCapped(body, partPath(uploader, sha), current, cap, limits.maxBytes, refusal);
       return written;
     },
     async complete(uploader, sha) {
