@@ -48,6 +48,49 @@ const layers = [
   { target: "./apps/web", from: ["./apps/agent"], message: "web never imports the agent." },
 ];
 
+// apps/web/server, top to bottom: a file imports only from its own layer or the layers below it,
+// so the composition root is the one place that sees everything and a low-level module never
+// reaches back up into what is built on it (import circles are scripts/check-cycles.ts's).
+const serverLayers = [
+  { name: "root", paths: ["main.ts", "app.ts", "background.ts"] },
+  // tRPC routers, HTTP handlers, the agents' socket, whoami and reaper.
+  { name: "endpoints", paths: ["routers", "http", "agents"] },
+  { name: "trpc", paths: ["trpc"] },
+  { name: "models", paths: ["models"] },
+  { name: "experiments", paths: ["experiments"] },
+  { name: "teacher", paths: ["teacher", "audits", "bootstrap"] },
+  // The services every layer is handed, and the adapters they are made of.
+  { name: "base", paths: ["services.ts", "env.ts", "queue.ts", "logger.ts", "artifacts", "auth", "events"] },
+];
+const serverPath = (p) => `./apps/web/server/${p}`;
+const serverZones = serverLayers.slice(1).map((layer, i) => ({
+  target: layer.paths.map(serverPath),
+  from: serverLayers.slice(0, i + 1).flatMap((l) => l.paths.map(serverPath)),
+  message: `server layer "${layer.name}" imports only from its own layer and below, not from ${serverLayers
+    .slice(0, i + 1)
+    .map((l) => `"${l.name}"`)
+    .join(", ")}: move what both need down (docs/architecture.md, "Server layers").`,
+}));
+// Pages (apps/web/app) and the CLI share code through apps/web/client only; the client library and
+// the server import neither of them.
+const webZones = [
+  {
+    target: "./apps/web/cli",
+    from: "./apps/web/app",
+    message: "the CLI does not import page code: move what both need to apps/web/client.",
+  },
+  {
+    target: "./apps/web/client",
+    from: ["./apps/web/app", "./apps/web/cli", "./apps/web/server"],
+    message: "apps/web/client is the library pages and CLI share: it imports neither them nor the server.",
+  },
+  {
+    target: "./apps/web/server",
+    from: ["./apps/web/app", "./apps/web/cli", "./apps/web/client"],
+    message: "the server imports no page, CLI or client code.",
+  },
+];
+
 export default tseslint.config(
   // tests/tooling/fixtures hold deliberate violations that tests/tooling/lint-rules.test.ts lints on purpose.
   {
@@ -115,7 +158,7 @@ export default tseslint.config(
         "error",
         { object: "process", property: "env", message: "Read configuration in the app's env.ts and pass it down." },
       ],
-      "import-x/no-restricted-paths": ["error", { zones: layers }],
+      "import-x/no-restricted-paths": ["error", { zones: [...layers, ...serverZones, ...webZones] }],
     },
   },
   // Config is parsed in exactly one place per app (plus scripts/tests/bench, which are entry points).

@@ -3,7 +3,7 @@
 // reports everything or nothing). Runs ESLint's Node API with eslint.config.js, the circle check of
 // scripts/check-cycles.ts on fixture folders, and Biome with biome.json.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -59,6 +59,41 @@ describe("layer rule", () => {
     const code = `import { readFileSync } from "node:fs";\nexport const read = readFileSync;\n`;
     expect(await ruleIds("packages/core/src/lint-probe.ts", code)).toContain("no-restricted-imports");
     expect(await ruleIds("packages/db/src/lint-probe.ts", code)).toEqual([]);
+  });
+});
+
+describe("server layers and the client library (apps/web)", () => {
+  const runner = `import { createExperimentRunner } from "../experiments/runner";\nexport const r = createExperimentRunner;\n`;
+
+  it("refuses a low folder importing a higher one (events → experiments, auth → trpc), allows the reverse", async () => {
+    expect(await ruleIds("apps/web/server/events/lint-probe.ts", runner)).toContain("import-x/no-restricted-paths");
+    expect(await ruleIds("apps/web/server/routers/lint-probe.ts", runner)).toEqual([]);
+    const context = `import type { Context } from "../trpc/context";\nexport type C = Context;\n`;
+    expect(await ruleIds("apps/web/server/auth/lint-probe.ts", context)).toContain("import-x/no-restricted-paths");
+    expect(await ruleIds("apps/web/server/routers/lint-probe.ts", context)).toEqual([]);
+  });
+
+  it("refuses the base (services.ts) importing the composition root, allows the root importing anything", async () => {
+    const root = `import { startBackground } from "./background";\nexport const s = startBackground;\n`;
+    expect(await ruleIds("apps/web/server/queue.ts", root)).toContain("import-x/no-restricted-paths");
+    expect(await ruleIds("apps/web/server/app.ts", root)).toEqual([]);
+  });
+
+  it("places every file and folder of apps/web/server in a layer (a new one is not left unchecked)", async () => {
+    const config = await eslint.calculateConfigForFile(join(root, "apps/web/server/app.ts"));
+    const zones: { target: string | string[]; from: string | string[] }[] =
+      config.rules["import-x/no-restricted-paths"][1].zones;
+    const named = new Set(zones.flatMap((z) => [z.target, z.from].flat()));
+    const entries = readdirSync(join(root, "apps/web/server")).filter((e) => !e.endsWith(".test.ts"));
+    expect(entries.filter((e) => !named.has(`./apps/web/server/${e}`))).toEqual([]);
+  });
+
+  it("refuses page code in the CLI, allows the shared client library", async () => {
+    const page = `import { loginUrl } from "../app/_lib/cookies";\nexport const l = loginUrl;\n`;
+    expect(await ruleIds("apps/web/cli/lint-probe.ts", page)).toContain("import-x/no-restricted-paths");
+    const shared = `import { pct } from "../client/format";\nexport const l = pct;\n`;
+    expect(await ruleIds("apps/web/cli/lint-probe.ts", shared)).toEqual([]);
+    expect(await ruleIds("apps/web/client/lint-probe.ts", page)).toContain("import-x/no-restricted-paths");
   });
 });
 

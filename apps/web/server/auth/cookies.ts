@@ -11,7 +11,11 @@ export type CookieOptions = {
 const TOKEN_CHARS = /^[A-Za-z0-9._~-]*$/;
 
 /** Adds a Set-Cookie header to the response; `secure` defaults to whether the request used TLS. */
-export type SetCookie = (name: string, value: string, opts: Omit<CookieOptions, "secure"> & { secure?: boolean }) => void;
+export type SetCookie = (
+  name: string,
+  value: string,
+  opts: Omit<CookieOptions, "secure"> & { secure?: boolean },
+) => void;
 
 export function serializeCookie(name: string, value: string, opts: CookieOptions): string {
   // Our values are base64url tokens; anything else would need quoting and is a bug.

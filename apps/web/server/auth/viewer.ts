@@ -36,4 +36,3 @@ export async function resolveViewer(services: Services, headers: IncomingMessage
   }
   return null;
 }
-
