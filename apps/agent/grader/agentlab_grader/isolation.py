@@ -5,11 +5,14 @@ host) so that every judge and every candidate gets fresh mount, PID, IPC and net
 with private tmpfs mounts over a read-only root: nothing one process leaves behind (files,
 daemons, SysV objects, abstract sockets) is visible to another, and none can see or signal a
 process outside its own PID namespace. Before any task or candidate code runs, the process
-empties every capability set (bounding set included, verified) and sets no_new_privs.
+empties every capability set (bounding set included, verified), sets no_new_privs and installs
+a seccomp filter against the kernel state namespaces do not separate (seccomp.py).
 """
 
 import ctypes
 import os
+
+from . import seccomp
 
 _libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNS = 0x00020000
@@ -94,6 +97,7 @@ def drop_all_privileges() -> None:
     left = {k: v for k, v in cap_sets().items() if v != 0}
     if left:
         raise OSError(f"capabilities left after dropping them: {left}")
+    seccomp.deny_shared_kernel_state()
 
 
 def cap_sets() -> dict:

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TaskSpec } from "@agentlab/core";
 import { Grader } from "../grading/grader";
+import { KEYRING_REACHABLE, probeKernelState } from "./kernel-probe";
 import { run } from "./run";
 import { DEFAULT_SANDBOX_LIMITS, type SandboxConfig } from "./types";
 
@@ -16,6 +17,7 @@ import { DEFAULT_SANDBOX_LIMITS, type SandboxConfig } from "./types";
 
 const PROBE = String.raw`
 import json, os, socket, ctypes
+KEYRING_REACHABLE
 r = {}
 def attempt(name, fn):
     try:
@@ -35,8 +37,12 @@ attempt("new_user_namespace", userns)
 r["root_uid"] = os.getuid() == 0 or os.geteuid() == 0
 r["capabilities"] = [l for l in open("/proc/self/status") if l.startswith("CapEff")][0].split()[1] != "0000000000000000"
 r["env_leak"] = any(k.startswith("AGENTLAB") or "SECRET" in k or "TOKEN" in k for k in os.environ)
+r[CONTROL] = keyring_reachable()
 print(json.dumps(r))
 `;
+// Not an escape: this plain sandbox has no seccomp filter, so the keyring answering here is the
+// positive control of the graded kernel-state probe.
+const CONTROL = "keyring_control";
 
 export type LimitReport = { processes: boolean; memory: boolean; detail: string };
 export type SelfTestResult = {
@@ -144,7 +150,9 @@ export async function selfTest(cfg: SandboxConfig): Promise<SelfTestResult> {
   try {
     writeFileSync(
       join(dir, "probe.py"),
-      PROBE.replace("HOST_DIR", JSON.stringify(cfg.graderDir.replace(/\/apps\/agent\/grader$/, "") || "/")),
+      PROBE.replace("KEYRING_REACHABLE", KEYRING_REACHABLE)
+        .replace("CONTROL", JSON.stringify(CONTROL))
+        .replace("HOST_DIR", JSON.stringify(cfg.graderDir.replace(/\/apps\/agent\/grader$/, "") || "/")),
     );
     const r = await run(cfg, dir, ["/usr/bin/python3", "-I", "probe.py"], {
       ...DEFAULT_SANDBOX_LIMITS,
@@ -159,9 +167,9 @@ export async function selfTest(cfg: SandboxConfig): Promise<SelfTestResult> {
       };
     const results = JSON.parse(r.stdout.trim().split("\n").pop() ?? "{}") as Record<string, boolean>;
     const escapes = Object.entries(results)
-      .filter(([, v]) => v)
+      .filter(([k, v]) => v && k !== CONTROL)
       .map(([k]) => k);
-    const contained = escapes.length === 0 && Object.keys(results).length >= 9;
+    const contained = escapes.length === 0 && Object.keys(results).length >= 10;
     if (!contained)
       return {
         ok: false,
@@ -170,8 +178,18 @@ export async function selfTest(cfg: SandboxConfig): Promise<SelfTestResult> {
         escapes,
       };
     const limits = await probeLimits(cfg);
-    const ok = limits.processes && limits.memory;
-    return { ok, sandboxed: true, detail: `all escape probes contained; ${limits.detail}`, escapes, limits };
+    // Without a reachable keyring in the plain sandbox (a kernel without keys) there is nothing to filter.
+    const kernel = results[CONTROL]
+      ? await probeKernelState(cfg)
+      : { ok: true, detail: "no kernel keyring on this machine" };
+    const ok = limits.processes && limits.memory && kernel.ok;
+    return {
+      ok,
+      sandboxed: true,
+      detail: `all escape probes contained; ${limits.detail}; ${kernel.detail}`,
+      escapes: kernel.ok ? escapes : [...escapes, "kernel_keyring"],
+      limits,
+    };
   } catch (e) {
     return {
       ok: false,
