@@ -1,20 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TaskSpec } from "@agentlab/core";
-import { Grader } from "../../apps/agent/src/grading/grader";
-import { sandboxCfg } from "./helpers/judge";
+import { describeStyles, type Style } from "./helpers/styles";
 
 // Tasks in the styles of HumanEval, MBPP and QuixBugs grade in the isolated judge: node graphs
 // with cycles defined in a support file, generators, in-place sorts, classes the candidate
 // defines, callbacks, exceptions, printed output, floats. For each: the reference passes, the
 // buggy file fails, in the judge (no in-process fallback).
-
-type Style = {
-  name: string;
-  main: string;
-  buggy: string;
-  tests: string;
-  support?: { path: string; content: string }[];
-};
 
 const STYLES: Style[] = [
   {
@@ -106,42 +95,4 @@ const STYLES: Style[] = [
   },
 ];
 
-const task = (s: Style, i: number): TaskSpec => ({
-  id: `style-${i}`,
-  source_group: `style-${i}`,
-  language: "python",
-  instruction: "fix",
-  metadata: {},
-  files: [
-    { path: "solution.py", role: "main", content: s.buggy },
-    ...(s.support ?? []).map((f) => ({ ...f, role: "dependency" as const })),
-  ],
-  public_tests: [
-    { path: "test_public.py", content: "import solution\n\ndef test_imports():\n    assert solution is not None\n" },
-  ],
-  hidden_tests: [{ path: "test_hidden.py", content: s.tests }],
-  reference: [{ path: "solution.py", content: s.main }],
-});
-
-let grader: Grader;
-beforeAll(() => {
-  grader = new Grader(sandboxCfg(), { workers: 1, limits: { wallTimeoutS: 8 } });
-});
-afterAll(() => grader.close());
-
-describe("task styles in the isolated judge", () => {
-  STYLES.forEach((s, i) =>
-    it(s.name, async () => {
-      const t = task(s, i);
-      const ref = await grader.referenceIds(t);
-      expect(ref.result.verdict, ref.result.reasons.join("; ") + ref.result.stdoutTail.slice(-1500)).toBe("pass");
-      expect(ref.result.isolation).toBe("judge");
-      const buggy = await grader.grade(
-        t,
-        t.files.filter((f) => f.role === "main"),
-        { expectedIds: ref.ids },
-      );
-      expect(buggy.verdict, buggy.reasons.join("; ")).toBe("fail_hidden");
-    }),
-  );
-});
+describeStyles("task styles in the isolated judge", "style", STYLES);

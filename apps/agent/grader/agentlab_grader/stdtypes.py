@@ -124,7 +124,7 @@ def _encode_stdlib(codec, v, t, memo, depth):
         if t is collections.deque:
             node = ["X", "deque", ref, [enc(x) for x in v], v.maxlen]
         else:
-            node = ["X", t.__name__, ref, [[enc(k), enc(x)] for k, x in dict.items(v)]]
+            node = ["X", t.__name__, ref, [[enc(k), enc(x)] for k, x in t.items(v)]]  # exact type: its own order
             if t is collections.defaultdict:
                 node.append(enc(v.default_factory))
         return memo.wrap(v, node)
@@ -200,9 +200,9 @@ def fill_mutable(out, n, dec):
         out.extend(dec(x) for x in n[3])
         return
     pairs = [(dec(k), dec(x)) for k, x in n[3]]
-    dict.clear(out)
+    out.clear()  # the exact standard type's own methods: an OrderedDict keeps its order links
     for k, x in pairs:
-        dict.__setitem__(out, k, x)
+        out[k] = x
 
 
 BUILTIN_EXCEPTIONS = {n: c for n, c in vars(builtins).items() if isinstance(c, type) and issubclass(c, BaseException)}

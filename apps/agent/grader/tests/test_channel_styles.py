@@ -69,6 +69,9 @@ def names():
     def grow(d):
         if isinstance(d, collections.deque):
             d.appendleft(0)
+        elif isinstance(d, collections.OrderedDict):
+            d.move_to_end("new", last=False)
+            d["new"] += 1
         elif isinstance(d, bytearray):
             d.extend(b"!")
         else:
@@ -154,7 +157,7 @@ def test_one_proxy_per_handle(judge):
     [
         collections.deque([1, 2]),
         collections.Counter({"new": 1}),
-        collections.OrderedDict(new=1),
+        collections.OrderedDict(first=0, new=1),
         collections.defaultdict(int),
         bytearray(b"ab"),
     ],

@@ -1,0 +1,50 @@
+import { describeStyles, type Style } from "./helpers/styles";
+
+// Honest styles beyond plain functions that the judge carries (they used to fail in the judge and
+// pass in-process, pushing tasks into the forgeable mode): operators between the candidate's own
+// objects, handle identity, copy-back of standard containers, exceptions with args and attributes,
+// test-module callbacks, big integers, dict views, aware datetimes, tmp_path files, big answers.
+
+const STYLES: Style[] = [
+  {
+    name: "operators, hashing, truth, format and with on the candidate's own objects; one proxy per handle",
+    main: "class Money:\n    def __init__(self, cents):\n        self.cents = cents\n    def __eq__(self, other):\n        return isinstance(other, Money) and self.cents == other.cents\n    def __lt__(self, other):\n        return self.cents < other.cents\n    def __add__(self, other):\n        return Money(self.cents + other.cents)\n    def __hash__(self):\n        return hash(self.cents)\n    def __bool__(self):\n        return self.cents != 0\n    def __format__(self, spec):\n        return format(self.cents / 100, spec)\n\nclass Ledger:\n    def __init__(self):\n        self.entries = []\n        self.open = False\n    def add(self, m):\n        self.entries.append(m.cents)\n        return self\n    def __enter__(self):\n        self.open = True\n        return self\n    def __exit__(self, *exc):\n        self.open = False\n        return False\n",
+    buggy:
+      "class Money:\n    def __init__(self, cents):\n        self.cents = cents\n    def __eq__(self, other):\n        return isinstance(other, Money) and self.cents == other.cents\n    def __lt__(self, other):\n        return self.cents > other.cents\n    def __add__(self, other):\n        return Money(self.cents - other.cents)\n    def __hash__(self):\n        return 0\n    def __bool__(self):\n        return True\n    def __format__(self, spec):\n        return format(self.cents, spec)\n\nclass Ledger:\n    def __init__(self):\n        self.entries = []\n        self.open = False\n    def add(self, m):\n        self.entries.append(m.cents)\n        return Ledger()\n    def __enter__(self):\n        return None\n    def __exit__(self, *exc):\n        return False\n",
+    tests:
+      'from solution import Money, Ledger\n\ndef test_compare_and_add():\n    a, b = Money(150), Money(250)\n    assert a + b == Money(400) and a < b and sorted([b, a]) == [a, b]\n    assert len({Money(1), Money(1)}) == 1\n\ndef test_truth_and_format():\n    assert Money(5) and not Money(0)\n    assert f"{Money(1234):.2f}" == "12.34"\n\ndef test_identity_and_with():\n    led = Ledger()\n    assert led.add(Money(1)) is led\n    with led as inside:\n        assert inside is led and led.open\n    assert not led.open and led.entries == [1]\n',
+  },
+  {
+    name: "deque, Counter, OrderedDict, defaultdict and bytearray mutated in place",
+    main: 'def rotate(d):\n    d.rotate(1)\n\ndef tally(c, word):\n    c.update(word)\n\ndef touch(od, key):\n    od.move_to_end(key)\n\ndef group(dd, pairs):\n    for k, v in pairs:\n        dd[k].append(v)\n\ndef pad(buf):\n    buf.extend(b"==")\n',
+    buggy:
+      'def rotate(d):\n    d.rotate(-1)\n\ndef tally(c, word):\n    c.update(word[1:])\n\ndef touch(od, key):\n    od.move_to_end(key, last=False)\n\ndef group(dd, pairs):\n    for k, v in pairs[1:]:\n        dd[k].append(v)\n\ndef pad(buf):\n    buf.extend(b"=")\n',
+    tests:
+      'import collections\nfrom solution import rotate, tally, touch, group, pad\n\ndef test_in_place():\n    d = collections.deque([1, 2, 3])\n    rotate(d)\n    assert d == collections.deque([3, 1, 2])\n    c = collections.Counter("ab")\n    tally(c, "aa")\n    assert c["a"] == 3\n    od = collections.OrderedDict(a=1, b=2)\n    touch(od, "a")\n    assert list(od) == ["b", "a"]\n    dd = collections.defaultdict(list)\n    group(dd, [("x", 1), ("x", 2)])\n    assert dd["x"] == [1, 2]\n    buf = bytearray(b"ab")\n    pad(buf)\n    assert buf == bytearray(b"ab==")\n',
+  },
+  {
+    name: "exceptions with args and attributes; a test-module function as a callback",
+    main: 'class ValidationError(ValueError):\n    def __init__(self, field, code):\n        super().__init__(field, code)\n        self.field = field\n        self.code = code\n\ndef validate(record):\n    if "age" not in record:\n        raise ValidationError("age", 422)\n    return record\n\ndef lookup(d, k):\n    return d[k]\n\ndef apply_all(fn, xs):\n    return [fn(x) for x in xs]\n',
+    buggy:
+      'class ValidationError(ValueError):\n    def __init__(self, field, code):\n        super().__init__(field, code)\n        self.field = field\n        self.code = code\n\ndef validate(record):\n    if "age" not in record:\n        raise ValidationError("name", 400)\n    return record\n\ndef lookup(d, k):\n    return d.get(k)\n\ndef apply_all(fn, xs):\n    return [fn(x) for x in xs[:-1]]\n',
+    tests:
+      'import pytest\nimport solution\nfrom solution import validate, lookup, apply_all\n\ndef test_error_attributes():\n    with pytest.raises(solution.ValidationError) as e:\n        validate({})\n    assert e.value.field == "age" and e.value.code == 422 and e.value.args == ("age", 422)\n\ndef test_key_error_args():\n    with pytest.raises(KeyError) as e:\n        lookup({}, "k")\n    assert e.value.args[0] == "k"\n\ndef triple(x):\n    return 3 * x\n\ndef test_module_function_callback():\n    assert apply_all(triple, [1, 2]) == [3, 6]\n',
+  },
+  {
+    name: "big integers, dict views, aware datetimes and tmp_path files",
+    main: "import datetime\n\ndef fact(n):\n    out = 1\n    for i in range(2, n + 1):\n        out *= i\n    return out\n\ndef names(d):\n    return d.keys()\n\ndef next_hour(t):\n    return t + datetime.timedelta(hours=1)\n\ndef count_words(path, out):\n    words = len(path.read_text().split())\n    out.write_text(str(words))\n    return words\n",
+    buggy:
+      "import datetime\n\ndef fact(n):\n    out = 1\n    for i in range(2, n):\n        out *= i\n    return out\n\ndef names(d):\n    return list(d.values())\n\ndef next_hour(t):\n    return t.replace(tzinfo=None) + datetime.timedelta(hours=1)\n\ndef count_words(path, out):\n    words = len(path.read_text().split()) - 1\n    out.write_text(str(words))\n    return words\n",
+    tests:
+      'import datetime, math\nfrom solution import fact, names, next_hour, count_words\n\ndef test_big():\n    assert fact(3000) == math.factorial(3000)\n\ndef test_keys():\n    assert names({"a": 1, "b": 2}) == {"a", "b"}\n\ndef test_aware():\n    t = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)\n    assert next_hour(t) == datetime.datetime(2024, 1, 1, 1, tzinfo=datetime.timezone.utc)\n\ndef test_files(tmp_path):\n    src = tmp_path / "in.txt"\n    src.write_text("one two three")\n    out = tmp_path / "out.txt"\n    assert count_words(src, out) == 3\n    assert out.read_text() == "3"\n',
+  },
+  {
+    name: "an answer over one 16 MiB frame",
+    main: 'def blob(n):\n    return "ab" * n\n',
+    buggy: 'def blob(n):\n    return "ab" * (n - 1)\n',
+    tests:
+      'from solution import blob\n\ndef test_big_answer():\n    s = blob(10_000_000)\n    assert len(s) == 20_000_000 and s[:4] == "abab"\n',
+  },
+];
+
+describeStyles("channel styles in the isolated judge", "chstyle", STYLES);
