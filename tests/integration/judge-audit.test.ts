@@ -6,7 +6,7 @@ import { mutantsSandboxed } from "../../apps/agent/src/grading/mutants";
 import { sandboxCfg } from "./helpers/judge";
 
 // Admission audits with the judge: what cannot be judged by value is found at audit time and
-// graded in the labelled in-process mode; a buggy program that loops forever on the hidden tests
+// refused, unless an admin allowed the labelled in-process mode with a reason; a buggy program that loops forever on the hidden tests
 // counts as failing them, with the test that timed out named.
 
 const cfg = sandboxCfg();
@@ -16,8 +16,13 @@ beforeAll(() => {
 });
 afterAll(() => grader.close());
 
-const audit = (task: TaskSpec) =>
-  auditTask(grader, task, { referenceRuns: 2, maxMutants: 4, mutate: (src, max) => mutantsSandboxed(cfg, src, max) });
+const audit = (task: TaskSpec, inProcessReason?: string) =>
+  auditTask(grader, task, {
+    referenceRuns: 2,
+    maxMutants: 4,
+    mutate: (src, max) => mutantsSandboxed(cfg, src, max),
+    ...(inProcessReason ? { inProcessReason } : {}),
+  });
 const task = (
   id: string,
   main: string,
@@ -51,23 +56,36 @@ describe("admission audits in the judge", () => {
     expect(r.isolationReason).toBe("");
   });
 
-  it("tests that monkeypatch the candidate's module are found and graded in-process, with the reason", async () => {
-    const main = "def helper():\n    return 1\n\ndef f():\n    return helper() + 1\n";
-    const hidden =
-      "import solution\n\ndef test_patched(monkeypatch):\n    monkeypatch.setattr(solution, 'helper', lambda: 41)\n    assert solution.f() == 42\n";
-    const r = await audit(
-      task("patches", main, "def helper():\n    return 1\n\ndef f():\n    return helper()\n", hidden),
-    );
-    expect(r.isolation).toBe("in_process");
-    expect(r.isolationReason).toContain("fails in the isolated judge");
-    expect(r.status, r.reasons.join("; ")).toBe("passed");
+  const patches = task(
+    "patches",
+    "def helper():\n    return 1\n\ndef f():\n    return helper() + 1\n",
+    "def helper():\n    return 1\n\ndef f():\n    return helper()\n",
+    "import solution\n\ndef test_patched(monkeypatch):\n    monkeypatch.setattr(solution, 'helper', lambda: 41)\n    assert solution.f() == 42\n",
+  );
+  it("tests that monkeypatch the candidate's module are refused, never moved to in-process silently", async () => {
+    const r = await audit(patches);
+    expect(r.status).toBe("failed");
+    expect(r.needsInProcess).toBe(true);
+    expect(r.isolation).toBe("judge");
+    expect(r.reasons.join(" ")).toContain("needs an admin's mark");
   });
 
-  it("tests that need the candidate's object identity are found too", async () => {
+  it("with an admin's reason the same task is graded in-process, the reason recorded (control for the refusal)", async () => {
+    const r = await audit(patches, "the tests monkeypatch a helper of the module by design");
+    expect(r.status, r.reasons.join("; ")).toBe("passed");
+    expect(r.isolation).toBe("in_process");
+    expect(r.needsInProcess).toBe(false);
+    expect(r.isolationReason).toContain("monkeypatch a helper");
+    expect(r.isolationReason).toContain("fails in the isolated judge");
+  });
+
+  it("tests that need the candidate's object identity are never in-process without an admin's reason", async () => {
     const main = "SENTINEL = object()\n\ndef f(flag):\n    return SENTINEL if flag else None\n";
     const hidden = "import solution\n\ndef test_identity():\n    assert solution.f(True) is solution.SENTINEL\n";
     const r = await audit(task("identity", main, "SENTINEL = object()\n\ndef f(flag):\n    return None\n", hidden));
-    expect(r.isolation).toBe("in_process");
+    expect(r.isolation).toBe("judge");
+    // Refused when the judge cannot carry the identity, admitted when it can.
+    expect(r.status === "passed" || r.needsInProcess, r.reasons.join("; ")).toBe(true);
   });
 
   it("a buggy program that loops forever on a hidden test fails the hidden tests, and the test is named", async () => {

@@ -12,34 +12,45 @@ export type AuditOptions = {
   limits?: Partial<GradeLimits>;
   mutate: (source: string, max: number) => Promise<MutationSet>;
   signal?: AbortSignal;
+  /** An admin's reason for allowing in-process grading of this task; absent: the audit refuses it. */
+  inProcessReason?: string;
 };
 
 /** A verdict that shows the hidden tests catching a wrong program (not a crash of the grader). */
 export const killsByTests = (v: GradeVerdict): boolean => v === "fail_hidden" || v === "fail_public" || v === "timeout";
 
 /**
- * The isolated judge unless the reference fails there and passes in-process: then the task's tests
- * need the candidate's objects themselves (identity, monkeypatching its module …), and the task
- * is graded in the labelled weaker mode, with the judge's failures as the recorded reason.
+ * The isolated judge, always, unless an admin allowed the weaker mode: when the reference fails in
+ * the judge and passes in-process, the task's tests need the candidate's objects themselves
+ * (identity, monkeypatching its module …). Then, with an admin's reason, the task is graded in the
+ * labelled in-process mode; without one the audit refuses it (`needsInProcess`), so no task is
+ * ever moved to the forgeable mode because an attack or a false negative made the judge fail.
  */
-async function chooseIsolation(
-  grader: Grader,
-  task: TaskSpec,
-  limits: Partial<GradeLimits> | undefined,
-  signal?: AbortSignal,
-) {
+async function chooseIsolation(grader: Grader, task: TaskSpec, opts: AuditOptions) {
+  const { limits, signal } = opts;
   const judged = await grader.referenceIds(task, limits, { isolation: "judge", signal });
-  if (judged.result.verdict === "pass" || judged.result.verdict === "infra_error")
-    return { first: judged, isolation: "judge" as const, why: "" };
+  const inJudge = { first: judged, isolation: "judge" as const, why: "", refused: "" };
+  if (judged.result.verdict === "pass" || judged.result.verdict === "infra_error") return inJudge;
   const inProcess = await grader.referenceIds(task, limits, { isolation: "in_process", signal });
-  if (inProcess.result.verdict !== "pass") return { first: judged, isolation: "judge" as const, why: "" };
-  const why = `the reference fails in the isolated judge (${judged.result.verdict}: ${judged.result.reasons.slice(0, 3).join("; ")}) and passes in-process`;
-  return { first: inProcess, isolation: "in_process" as const, why };
+  if (inProcess.result.verdict !== "pass") return inJudge;
+  const failures = `the reference fails in the isolated judge (${judged.result.verdict}: ${judged.result.reasons.slice(0, 3).join("; ")}) and passes in-process`;
+  if (!opts.inProcessReason)
+    return {
+      ...inJudge,
+      refused: `${failures}: refused, since in-process grading is weaker and needs an admin's mark with a reason`,
+    };
+  return {
+    first: inProcess,
+    isolation: "in_process" as const,
+    why: `allowed by an admin: ${opts.inProcessReason}; ${failures}`,
+    refused: "",
+  };
 }
 
 export async function auditTask(grader: Grader, task: TaskSpec, opts: AuditOptions): Promise<AuditResult> {
   const reasons: string[] = [];
-  const { first, isolation, why } = await chooseIsolation(grader, task, opts.limits, opts.signal);
+  const { first, isolation, why, refused } = await chooseIsolation(grader, task, opts);
+  if (refused) reasons.push(refused);
   const ids = first.ids;
   const grade = (candidate: CandidateFile[], limits = opts.limits) =>
     grader.grade(task, candidate, { expectedIds: ids, limits, isolation, signal: opts.signal });
@@ -94,5 +105,6 @@ export async function auditTask(grader: Grader, task: TaskSpec, opts: AuditOptio
     unsandboxed: grader.backend !== "bwrap",
     isolation,
     isolationReason: why,
+    needsInProcess: refused !== "",
   };
 }

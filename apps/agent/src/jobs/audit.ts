@@ -18,6 +18,7 @@ export function makeAuditHandler(grader: Grader, cfg: SandboxConfig): JobHandler
       limits: p.limits,
       mutate: (source, max) => mutantsSandboxed(cfg, source, max),
       signal: ctx.signal,
+      ...(p.inProcessReason ? { inProcessReason: p.inProcessReason } : {}),
     });
     // An audit the agent interrupted is incomplete, not a finding about the task: requeue it.
     if (ctx.signal.aborted)

@@ -168,6 +168,11 @@ export const AuditJobPayload = z.strictObject({
   referenceRuns: z.number().int().min(1).max(10).default(3),
   maxMutants: z.number().int().min(0).max(500).default(60),
   limits: GradeLimits.partial().default({}),
+  /**
+   * An admin's reason for letting this task be graded in-process (the weaker mode). Without it, a
+   * task whose reference passes only in-process is refused by the audit, never moved there silently.
+   */
+  inProcessReason: z.string().min(1).max(2000).optional(),
 });
 export type AuditJobPayload = z.input<typeof AuditJobPayload>;
 
@@ -200,7 +205,9 @@ export const AuditResult = z.object({
   unsandboxed: z.boolean(),
   /** The mode the task needs; `in_process` only when the reference passes there and not in the judge. */
   isolation: GradingIsolation.default("judge"),
-  /** Why the task needs in-process grading (the judge's failures of the reference), else empty. */
+  /** Why the task needs in-process grading (the admin's reason and the judge's failures), else empty. */
   isolationReason: z.string().default(""),
+  /** The reference passes only in-process and no admin allowed that: the audit refused the task. */
+  needsInProcess: z.boolean().default(false),
 });
 export type AuditResult = z.infer<typeof AuditResult>;
