@@ -74,6 +74,11 @@ export const tasks = pgTable(
     metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull(),
     origin: text("origin").notNull().default(""),
     gradingIsolation: gradingIsolationEnum("grading_isolation").notNull().default("judge"),
+    // An admin's reason for allowing in-process grading: without it the audit refuses a task
+    // whose reference passes only in-process (the weaker mode is never chosen silently).
+    inProcessReason: text("in_process_reason"),
+    inProcessMarkedBy: uuid("in_process_marked_by").references(() => users.id, { onDelete: "set null" }),
+    inProcessMarkedAt: timestamp("in_process_marked_at", { withTimezone: true }),
     fingerprint: text("fingerprint").notNull(),
     normalizedHash: text("normalized_hash").notNull(),
     minhash: integer("minhash").array().notNull(),
