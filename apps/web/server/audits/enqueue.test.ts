@@ -3,7 +3,11 @@ import { auditOutcome } from "./sync";
 import { auditDedupeKey, nextRound } from "./enqueue";
 
 const params = { graderVersion: "g/1", sandbox: "bwrap", referenceRuns: 3, maxMutants: 60 };
-const task = { fingerprint: "f".repeat(64), reference: [{ path: "solution.py", content: "x = 1\n" }] };
+const task = {
+  fingerprint: "f".repeat(64),
+  reference: [{ path: "solution.py", content: "x = 1\n" }],
+  inProcessReason: null,
+};
 
 describe("audit enqueue rules", () => {
   it("audits a task once per grader unless asked again; an errored audit is retried", () => {
@@ -25,6 +29,7 @@ describe("audit enqueue rules", () => {
       auditDedupeKey(task, { ...params, sandbox: "process" }, 0),
       auditDedupeKey(task, { ...params, maxMutants: 10 }, 0),
       auditDedupeKey(task, params, 1),
+      auditDedupeKey({ ...task, inProcessReason: "the tests monkeypatch the module" }, params, 0),
     ];
     expect(new Set([k, ...differing]).size).toBe(differing.length + 1);
   });

@@ -54,12 +54,14 @@ export function nextRound(c: Pick<AuditCandidate, "round" | "latest">, rerun: bo
  * audit parameters. Identical tasks in two pools share one job; `round` makes a re-audit new.
  */
 export function auditDedupeKey(
-  c: Pick<AuditCandidate, "fingerprint" | "reference">,
+  c: Pick<AuditCandidate, "fingerprint" | "reference" | "inProcessReason">,
   params: { graderVersion: string; sandbox: string; referenceRuns: number; maxMutants: number },
   round: number,
 ): string {
   const ref = sha256Hex(canonicalJson(c.reference)).slice(0, 16);
-  const p = sha256Hex(canonicalJson([params.sandbox, params.referenceRuns, params.maxMutants])).slice(0, 12);
+  // An admin's in-process mark changes what the audit may decide: marked and unmarked never share a job.
+  const mark = c.inProcessReason ? [c.inProcessReason] : [];
+  const p = sha256Hex(canonicalJson([params.sandbox, params.referenceRuns, params.maxMutants, ...mark])).slice(0, 12);
   return `audit:${params.graderVersion}:${c.fingerprint}:${ref}:${p}:r${round}`;
 }
 
@@ -100,6 +102,8 @@ export async function enqueueAudits(
         task: toTaskSpec(task),
         referenceRuns: opts.referenceRuns,
         maxMutants: opts.maxMutants,
+        // Only an admin's mark lets the audit choose in-process grading.
+        ...(task.inProcessReason ? { inProcessReason: task.inProcessReason } : {}),
       };
       todo.push({
         task,

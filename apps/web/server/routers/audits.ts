@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { DomainError } from "@agentlab/core";
-import { countPoolTasks, getPool, listTaskAudits, poolAuditSummary } from "@agentlab/db";
+import { countPoolTasks, getPool, listTaskAudits, poolAuditSummary, setInProcessMark } from "@agentlab/db";
 import { enqueueAudits, StartAudits } from "../audits/enqueue";
-import { memberProcedure, router, viewerProcedure } from "../trpc/init";
+import { adminProcedure, memberProcedure, router, viewerProcedure } from "../trpc/init";
 
 export const auditsRouter = router({
   /** A task's admission audits, newest first (the first is its current status). */
@@ -25,4 +25,17 @@ export const auditsRouter = router({
       throw new DomainError("NOT_FOUND", "a task is not in this pool");
     return enqueueAudits(ctx, input, ctx.viewer.userId);
   }),
+
+  /**
+   * Admin only: allow the task's next audit to choose in-process grading (the weaker mode), with a
+   * reason that every audit and verdict of it shows; `reason: null` withdraws it (back to the judge).
+   * Takes effect with the next audit (`create` with `rerun`).
+   */
+  markInProcess: adminProcedure
+    .input(z.object({ taskId: z.string().uuid(), reason: z.string().trim().min(10).max(2000).nullable() }))
+    .mutation(async ({ ctx, input }) => {
+      const mark = input.reason === null ? null : { reason: input.reason, by: ctx.viewer.userId };
+      if (!(await setInProcessMark(ctx.db, input.taskId, mark))) throw new DomainError("NOT_FOUND", "no such task");
+      return { marked: mark !== null };
+    }),
 });

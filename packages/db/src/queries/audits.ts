@@ -125,6 +125,23 @@ export async function finishAudit(
   });
 }
 
+/**
+ * An admin's mark that allows in-process grading of a task (with its reason), or its removal
+ * (null). The mark only lets the next audit choose the weaker mode; removing it puts the task
+ * back in the isolated judge at once. False when no such task exists.
+ */
+export async function setInProcessMark(
+  db: Db,
+  taskRowId: string,
+  mark: { reason: string; by: string | null } | null,
+): Promise<boolean> {
+  const values = mark
+    ? { inProcessReason: mark.reason, inProcessMarkedBy: mark.by, inProcessMarkedAt: sql`now()` }
+    : { inProcessReason: null, inProcessMarkedBy: null, inProcessMarkedAt: null, gradingIsolation: "judge" as const };
+  const out = await db.update(tasks).set(values).where(eq(tasks.id, taskRowId)).returning({ id: tasks.id });
+  return out.length > 0;
+}
+
 /** Task ids of a split's pool graded in-process (usually none): what grade payloads must say. */
 export async function inProcessTaskIds(db: Db, poolId: string): Promise<Set<string>> {
   const rows = await db
