@@ -12,6 +12,9 @@ const trainerThreads = { OMP_NUM_THREADS: process.env.OMP_NUM_THREADS ?? "1" };
 
 export default defineConfig({
   test: {
+    // The default reporter (its summary lines are what CI reads) and per-file wall times for
+    // scripts/test-summary.mjs, written to the ignored test-results/timings/.
+    reporters: ["default", "./scripts/test-timing-reporter.mjs"],
     projects: [
       {
         test: {
@@ -44,6 +47,8 @@ export default defineConfig({
         test: {
           name: "e2e",
           include: ["tests/e2e/**/*.test.ts"],
+          // The dashboard build and the run's database template (built-in pools loaded), once.
+          globalSetup: ["tests/e2e/helpers/global-setup.ts"],
           env: trainerThreads,
           testTimeout: 600_000,
           hookTimeout: 600_000,

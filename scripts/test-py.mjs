@@ -5,10 +5,23 @@
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureVenv, python, trainerDir } from "./python-venv.mjs";
+import { ensureVenv, python, root, trainerDir } from "./python-venv.mjs";
 
 ensureVenv("test:py");
-const args = ["-m", "pytest", "-q", "-p", "no:warnings", ...process.argv.slice(2)];
+// Per-test times for scripts/test-summary.mjs (junit, xunit1 names each test's file) and the
+// slowest tests in pytest's own output; both outside the package folders.
+const timings = join(root, "test-results", "timings");
+const junit = (name) => [`--junitxml=${join(timings, `pytest-${name}.xml`)}`, "-o", "junit_family=xunit1"];
+const args = [
+  "-m",
+  "pytest",
+  "-q",
+  "-p",
+  "no:warnings",
+  "--durations=5",
+  ...junit("trainer"),
+  ...process.argv.slice(2),
+];
 const run = spawnSync(python, args, { cwd: trainerDir, stdio: "inherit" });
 if (run.error) {
   console.error(`test:py: cannot run ${python}: ${run.error.message}`);
@@ -19,7 +32,7 @@ if (run.error) {
 const graderDir = join(dirname(fileURLToPath(import.meta.url)), "../apps/agent/grader");
 const grader = spawnSync(
   join(graderDir, ".venv/bin/python"),
-  ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+  ["-m", "pytest", "-q", "-p", "no:cacheprovider", ...junit("grader"), "tests"],
   {
     cwd: graderDir,
     stdio: "inherit",
