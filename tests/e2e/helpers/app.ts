@@ -7,7 +7,9 @@ import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import { hashToken, sessions, users, type Db } from "@agentlab/db";
+import { eq } from "drizzle-orm";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { inject } from "vitest";
 import { createTestDatabase, type TestDb } from "../../integration/helpers/db";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
@@ -56,8 +58,11 @@ function freePort(): Promise<number> {
 
 /** The real product as `npm start` runs it (Next, tRPC, socket.io, local agent), on a fresh Postgres database. */
 export async function startProduct(extraEnv: Record<string, string> = {}): Promise<RunningApp> {
-  ensureNextBuild();
-  const db = await createTestDatabase();
+  // The run's global setup built the dashboard and a template with the built-in pools loaded;
+  // a file run some other way (another config) gets both here.
+  const template = inject("e2eTemplate");
+  if (!template) ensureNextBuild();
+  const db = await createTestDatabase({ template });
   const dataDir = await mkdtemp(join(tmpdir(), "agentlab-e2e-"));
   const port = await freePort();
   let out = "";
@@ -83,12 +88,13 @@ export async function startProduct(extraEnv: Record<string, string> = {}): Promi
   proc.stdout?.on("data", (b: Buffer) => (out += b.toString()));
   proc.stderr?.on("data", (b: Buffer) => (out += b.toString()));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 180_000;
-  while (!/agentlab is running/.test(out)) {
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  await new Promise((r) => setTimeout(r, 300));
+  const exited = () => proc.exitCode !== null;
+  const notStarted = () => `server did not start:\n${out}`;
+  await until(() => /agentlab is running/.test(out), 180_000, exited, notStarted);
+  // Without an admin it issued the one-time link before that line and prints it in the next
+  // write, which may arrive in a later chunk: wait for the link's whole line.
+  const admins = await db.db.select({ id: users.id }).from(users).where(eq(users.role, "admin")).limit(1);
+  if (admins.length === 0) await until(() => /\/setup\?token=\S+\s/.test(out), 10_000, exited, notStarted);
   const setup = /(\/setup\?token=\S+)/.exec(out)?.[1];
   return {
     url,
@@ -103,6 +109,15 @@ export async function startProduct(extraEnv: Record<string, string> = {}): Promi
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Polls `ready` every 100 ms; throws `message()` when `failed()` says so or after `timeoutMs`. */
+async function until(ready: () => boolean, timeoutMs: number, failed: () => boolean, message: () => string) {
+  const deadline = Date.now() + timeoutMs;
+  while (!ready()) {
+    if (failed() || Date.now() > deadline) throw new Error(message());
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 export function launchBrowser(): Promise<Browser> {
