@@ -13,6 +13,7 @@ import {
   createSplit,
   getPool,
   insertProvider,
+  listProviders,
   migrateDatabase,
   openDatabase,
   reportByExperiment,
@@ -34,6 +35,7 @@ import {
   learnableTasks,
   shuffledAnswersDataset,
 } from "./learning-proof";
+import { cacheRoot, withCacheLock } from "./tiny-base-cache";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const DISCLAIMER =
@@ -129,9 +131,15 @@ const dpoFigures = (r: ExperimentReport) =>
       }
     : null;
 
+// One data dir (database, artifacts) for every demo run of this machine, in the cache outside the
+// clone: the split's test-read ledger keeps counting across runs, as it would in a real lab that
+// reran the same evaluation. Each run's report files go to runs/<time>/. AGENTLAB_DEMO_DIR moves it.
+const DEMO_DIR = process.env.AGENTLAB_DEMO_DIR || join(cacheRoot(), "demo");
+
 async function main() {
-  const dataDir = resolve(ROOT, ".agentlab/demo", new Date().toISOString().replace(/[:.]/g, "-"));
-  await mkdir(dataDir, { recursive: true });
+  const dataDir = DEMO_DIR;
+  const runDir = join(dataDir, "runs", new Date().toISOString().replace(/[:.]/g, "-"));
+  await mkdir(runDir, { recursive: true });
   const env = {
     ...loadEnv(),
     NODE_ENV: "production" as const,
@@ -166,11 +174,9 @@ async function main() {
     ).map((r) => r.id),
   );
   const train = learnableTasks().filter((t) => trainIds.has(t.id));
-  // Cached across runs by the tiny-model stamp (same train tasks, shape and warm-up data): the
+  // Built once per recipe into the machine's cache outside the clone (AGENTLAB_CACHE_DIR): the
   // warm-up is most of a first run's wall time on 2 cores.
-  const cacheDir = resolve(ROOT, ".agentlab/cache/demo-base");
-  await mkdir(cacheDir, { recursive: true });
-  const tiny = await buildWarmBase({ python, dir: cacheDir, train, shape: LEARNING_SHAPE });
+  const tiny = await buildWarmBase({ python, train, shape: LEARNING_SHAPE });
   const warm = tiny.warmup;
   if (!warm) throw new Error("the tiny base was not warmed up");
   say(
@@ -184,18 +190,22 @@ async function main() {
     AGENTLAB_PYTHON: python,
     AGENTLAB_CONCURRENCY: "2",
   });
+  // The demo's admin and teacher from an earlier run of this data dir, else new ones.
   const [admin] = await db
     .insert(schema.users)
     .values({ email: "demo@agentlab.local", name: "Demo", passwordHash: "!", role: "admin" })
+    .onConflictDoUpdate({ target: schema.users.email, set: { name: "Demo" } })
     .returning();
-  const provider = await insertProvider(db, {
-    name: "reference oracle",
-    kind: "reference",
-    baseUrl: null,
-    model: "reference",
-    apiKeySealed: null,
-    extraParams: {},
-  });
+  const provider =
+    (await listProviders(db)).find((p) => p.kind === "reference" && p.name === "reference oracle") ??
+    (await insertProvider(db, {
+      name: "reference oracle",
+      kind: "reference",
+      baseUrl: null,
+      model: "reference",
+      apiKeySealed: null,
+      extraParams: {},
+    }));
   const recipe = (name: string, datasetId?: string): ExperimentConfigInput => ({
     name,
     splitId: split.id,
@@ -252,7 +262,7 @@ async function main() {
       const report = await reportByExperiment(db, exp.id);
       if (!report) throw new Error(`no ${kind} report stored`);
       const body = report.body;
-      const file = join(dataDir, `${kind}-report.json`);
+      const file = join(runDir, `${kind}-report.json`);
       await writeFile(file, reportToJson(body));
       reports[kind] = { body, file, id: report.id };
       say(`${kind}: ${body.outcome.headline}`);
@@ -306,7 +316,8 @@ async function main() {
   );
 }
 
-main().catch((err: unknown) => {
+// PGlite is one process's database: two demos at once take turns.
+withCacheLock(DEMO_DIR, main).catch((err: unknown) => {
   console.error(err);
   process.exit(1);
 });

@@ -1,14 +1,15 @@
 // Pieces shared by `npm run demo` and tests/integration/learning-proof.test.ts (issue 14): the
 // synthetic learnable pool, the warmed-up tiny base (built from train-split text only), and the
 // control's SFT snapshot whose answers are shuffled across train tasks.
-import { readFileSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { allDatasetSamples, getDataset } from "@agentlab/db";
 import {
   renderRepairPrompt,
   sampleHash,
+  sha256Hex,
   sftLine,
   sftSample,
   TaskSpec,
@@ -20,6 +21,9 @@ import { echoWarmupSamples } from "../apps/agent/src/synth/warmup-data";
 import { runPython } from "../apps/agent/src/trainer/python";
 import { writeSnapshot, type Built } from "../apps/web/server/teacher/datasets";
 import type { Services } from "../apps/web/server/services";
+import { cacheRoot, trainerSourceHash, withCacheLock } from "./tiny-base-cache";
+
+const TRAINER_DIR = join(import.meta.dirname, "..", "apps", "agent", "python");
 
 export const WARMUP_DESCRIPTION =
   "echo warm-up: each TRAIN task's repair prompt answered with its own buggy MAIN file unchanged (plus copies with the integers renamed to other train tasks' ones); " +
@@ -73,56 +77,70 @@ export const LEARNING_TRAINING: Training = {
 
 /**
  * The tiny base: tokenizer fitted on the train tasks (and the fixed prompt template text), random
- * weights, then the echo warm-up on train tasks only. Cached by the tiny-model stamp in `dir`.
+ * weights, then the echo warm-up on train tasks only. Built once per recipe into the machine's
+ * cache (scripts/tiny-base-cache.ts): the folder is named by the hash of the shape, the train
+ * tasks, the template and warm-up data, the pool file, the trainer code that builds it and the
+ * pinned Python requirements; the trainer's own stamp in it checks the same inputs again.
  */
 export async function buildWarmBase(opts: {
   python: string;
-  dir: string;
   train: readonly TaskSpec[];
   shape: TinyShape;
   env?: NodeJS.ProcessEnv;
 }): Promise<TinyModelSummary> {
   const first = opts.train[0];
   if (!first) throw new Error("no train tasks");
-  const template = join(opts.dir, "prompt-template.txt");
   // The template's fixed words (system prompt, headings, footer) with a train task's prompt; no task text of other parts.
-  await writeFile(
-    template,
-    renderRepairPrompt(first)
-      .map((m) => m.content)
-      .join("\n"),
-  );
-  const warm = join(opts.dir, "warmup.jsonl");
-  await writeFile(
-    warm,
-    echoWarmupSamples(opts.train, { copies: opts.shape.copies, seed: 1 }).map(sftLine).join("\n") + "\n",
-  );
+  const templateText = renderRepairPrompt(first)
+    .map((m) => m.content)
+    .join("\n");
+  const warmText = echoWarmupSamples(opts.train, { copies: opts.shape.copies, seed: 1 }).map(sftLine).join("\n") + "\n";
   const ids = opts.train.map((t) => t.id);
-  const s = opts.shape;
-  const res = await runPython(
-    "tiny-model",
-    {
-      output_dir: join(opts.dir, "tiny-model"),
-      corpus: [LEARNABLE_POOL_FILE, template],
-      train_task_ids: ids,
-      vocab_size: s.vocab,
-      hidden_size: s.hidden,
-      intermediate_size: s.intermediate,
-      num_layers: s.layers,
-      max_position_embeddings: 1024,
-      warmup: {
-        dataset: warm,
-        task_ids: ids,
-        description: WARMUP_DESCRIPTION,
-        steps: s.warmupSteps,
-        learning_rate: s.warmupLr,
-        batch_size: s.warmupBatch,
+  const venvStamp = join(TRAINER_DIR, ".venv", ".agentlab-stamp");
+  const recipe = sha256Hex(
+    JSON.stringify({
+      shape: opts.shape,
+      ids,
+      template: sha256Hex(templateText),
+      warmup: sha256Hex(warmText),
+      pool: sha256Hex(readFileSync(LEARNABLE_POOL_FILE)),
+      code: trainerSourceHash(join(TRAINER_DIR, "src", "agentlab_trainer"), "tiny_model"),
+      requirements: existsSync(venvStamp) ? readFileSync(venvStamp, "utf8").trim() : null,
+    }),
+  ).slice(0, 16);
+  const dir = join(cacheRoot(), "tiny-base", recipe);
+  return withCacheLock(dir, async () => {
+    await mkdir(dir, { recursive: true });
+    const template = join(dir, "prompt-template.txt");
+    const warm = join(dir, "warmup.jsonl");
+    await writeFile(template, templateText);
+    await writeFile(warm, warmText);
+    const s = opts.shape;
+    const res = await runPython(
+      "tiny-model",
+      {
+        output_dir: join(dir, "tiny-model"),
+        corpus: [LEARNABLE_POOL_FILE, template],
+        train_task_ids: ids,
+        vocab_size: s.vocab,
+        hidden_size: s.hidden,
+        intermediate_size: s.intermediate,
+        num_layers: s.layers,
+        max_position_embeddings: 1024,
+        warmup: {
+          dataset: warm,
+          task_ids: ids,
+          description: WARMUP_DESCRIPTION,
+          steps: s.warmupSteps,
+          learning_rate: s.warmupLr,
+          batch_size: s.warmupBatch,
+        },
       },
-    },
-    { python: opts.python, env: opts.env },
-  );
-  if (!res.tiny_model) throw new Error("tiny-model returned no summary");
-  return res.tiny_model;
+      { python: opts.python, env: opts.env },
+    );
+    if (!res.tiny_model) throw new Error("tiny-model returned no summary");
+    return res.tiny_model;
+  });
 }
 
 /** The train tasks' SFT samples with the reference fix as the answer (what the reference teacher yields). */

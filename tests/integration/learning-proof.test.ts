@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -46,10 +46,8 @@ let base = "";
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "agentlab-proof-"));
   grader = new Grader(sandboxCfg(), { workers: 2 });
-  // Cached by the tiny-model stamp across runs (same train tasks, shape and warm-up data).
-  const cache = join(ROOT, ".agentlab/cache/learning-proof");
-  await mkdir(cache, { recursive: true });
-  base = (await buildWarmBase({ python, dir: cache, train, shape: LEARNING_SHAPE })).path;
+  // Built once per recipe into the machine's cache outside the clone (AGENTLAB_CACHE_DIR).
+  base = (await buildWarmBase({ python, train, shape: LEARNING_SHAPE })).path;
 }, 1_200_000);
 afterAll(() => grader?.close());
 
