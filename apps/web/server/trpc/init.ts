@@ -4,7 +4,7 @@ import type { Context } from "./context";
 import { issuesByField, summarizeFieldIssues } from "@agentlab/core/validation";
 import { toTRPCError } from "./errors";
 
-import { hasRole, type Role } from "@agentlab/core";
+import { hasRole, unstorableTextAt, type Role } from "@agentlab/core";
 
 export type { Role };
 
@@ -50,8 +50,20 @@ const requireRole = (role: Role) =>
     return next({ ctx: { ...ctx, viewer } });
   });
 
+// Text Postgres cannot store (U+0000, a lone surrogate) is refused for every procedure's input at
+// once, as a field error (400 naming the field) instead of the 500 of a failed insert.
+const refuseUnstorableText = t.middleware(async ({ getRawInput, next }) => {
+  const at = unstorableTextAt(await getRawInput());
+  if (at) {
+    const issue = { code: "custom" as const, path: at.path, message: at.message, input: undefined };
+    const field = at.path.join(".") || "input";
+    throw new TRPCError({ code: "BAD_REQUEST", message: `${field}: ${at.message}`, cause: new ZodError([issue]) });
+  }
+  return next();
+});
+
 const base = t.procedure.use(mapDomainErrors);
-export const publicProcedure = base.meta({ access: "public" });
-export const viewerProcedure = base.meta({ access: "viewer" }).use(requireRole("viewer"));
-export const memberProcedure = base.meta({ access: "member" }).use(requireRole("member"));
-export const adminProcedure = base.meta({ access: "admin" }).use(requireRole("admin"));
+export const publicProcedure = base.meta({ access: "public" }).use(refuseUnstorableText);
+export const viewerProcedure = base.meta({ access: "viewer" }).use(requireRole("viewer")).use(refuseUnstorableText);
+export const memberProcedure = base.meta({ access: "member" }).use(requireRole("member")).use(refuseUnstorableText);
+export const adminProcedure = base.meta({ access: "admin" }).use(requireRole("admin")).use(refuseUnstorableText);

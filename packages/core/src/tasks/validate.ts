@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { DEFAULT_TASK_LIMITS, TaskSpec, type TaskLimits, type TaskProblem, type TaskProblemCode } from "./spec";
 import { maybeGunzip, splitLines, type RawLine } from "./lines";
+import { storableText, unstorableTextReason } from "../security/pg-text";
 
 // Validation of Task spec v1 that reports every problem of every line (not just the first), each
 // with its 1-based line number and the field path, so a user can fix a whole file in one pass.
@@ -10,7 +11,6 @@ export type LineResult = { task: TaskSpec | null; problems: TaskProblem[] };
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const lossy = new TextDecoder("utf-8");
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const utf8Length = (s: string): number => new TextEncoder().encode(s).length;
 
 /** A stateful validator: duplicate ids are detected across the lines it has seen. */
@@ -158,12 +158,22 @@ function checkFiles(task: Record<string, unknown>, lim: TaskLimits, add: Add) {
 function checkStrings(value: unknown, field: string, badUtf8: boolean, add: Add) {
   if (typeof value === "string") {
     if (badUtf8 && value.includes("\uFFFD")) add(field, "invalid_utf8", "contains bytes that are not valid UTF-8");
-    else if (LONE_SURROGATE.test(value))
-      add(field, "invalid_utf8", "contains a lone UTF-16 surrogate (not encodable as UTF-8)");
+    else {
+      // What the database cannot store (NUL, a lone surrogate): named here instead of a failed insert.
+      const why = unstorableTextReason(value);
+      // A NUL in a file's path is reported once, as the unsafe path it is (checkFiles).
+      const pathNul = field.endsWith(".path") && value.includes("\u0000");
+      if (why && !pathNul) add(field, "invalid_utf8", why);
+    }
   } else if (Array.isArray(value)) {
     value.forEach((v, i) => checkStrings(v, `${field}[${i}]`, badUtf8, add));
   } else if (isRecord(value)) {
-    for (const [k, v] of Object.entries(value)) checkStrings(v, field ? `${field}.${k}` : k, badUtf8, add);
+    for (const [k, v] of Object.entries(value)) {
+      const at = field ? `${field}.${storableText(k)}` : storableText(k);
+      const why = unstorableTextReason(k);
+      if (why) add(at, "invalid_utf8", `its key ${why}`);
+      checkStrings(v, at, badUtf8, add);
+    }
   }
 }
 

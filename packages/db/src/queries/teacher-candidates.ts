@@ -1,5 +1,12 @@
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
-import { DomainError, TERMINAL_STATES, type GradeResult, type GradeVerdict } from "@agentlab/core";
+import {
+  DomainError,
+  storableJson,
+  storableText,
+  TERMINAL_STATES,
+  type GradeResult,
+  type GradeVerdict,
+} from "@agentlab/core";
 import { queryRows, type Db } from "../client";
 import {
   jobs,
@@ -118,11 +125,21 @@ export async function findCandidate(db: Db, cacheKey: string): Promise<Candidate
   return row;
 }
 
-/** Inserts a candidate; when another run stored the same key first, that one wins and is returned. */
+/**
+ * Inserts a candidate; when another run stored the same key first, that one wins and is returned.
+ * The model's text is stored through core's storableText: one answer with a NUL in it would
+ * otherwise fail this insert, and with it the collection.
+ */
 export async function insertCandidate(db: Db, values: NewCandidate): Promise<{ row: CandidateRow; inserted: boolean }> {
   const [row] = await db
     .insert(teacherCandidates)
-    .values(values)
+    .values({
+      ...values,
+      answer: storableText(values.answer),
+      files: values.files ? storableJson(values.files) : values.files,
+      parseError: values.parseError ? storableText(values.parseError) : values.parseError,
+      finishReason: values.finishReason ? storableText(values.finishReason) : values.finishReason,
+    })
     .onConflictDoNothing({ target: teacherCandidates.cacheKey })
     .returning();
   if (row) return { row, inserted: true };
@@ -196,7 +213,12 @@ export async function recordVerdict(
 ): Promise<void> {
   await db
     .update(teacherCandidates)
-    .set({ verdict: v.verdict, verdictReasons: v.reasons, gradeResult: v.result, gradedAt: sql`now()` })
+    .set({
+      verdict: v.verdict,
+      verdictReasons: v.reasons.map(storableText),
+      gradeResult: v.result && storableJson(v.result),
+      gradedAt: sql`now()`,
+    })
     .where(eq(teacherCandidates.id, candidateId));
 }
 

@@ -1,10 +1,12 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import type { LogChunk } from "@agentlab/core";
+import { storableJson, storableText, type LogChunk } from "@agentlab/core";
 import { queryRows, type Db } from "../../client";
 import { artifacts, jobArtifacts, jobLogs, jobProgress, jobs } from "../../schema";
 
 // What an agent writes while an attempt runs (logs, progress, artifacts). A write is honoured only
-// for the job's current attempt, and only from the agent holding it.
+// for the job's current attempt, and only from the agent holding it. Its text is stored through
+// core's storableText/storableJson: one NUL in a program's output would otherwise fail the write,
+// and the agent would retry that log chunk until its lease ran out.
 const isCurrent = (jobId: string, attemptId: string, agentId: string) =>
   sql`exists (select 1 from jobs where id = ${jobId} and current_attempt_id = ${attemptId} and agent_id = ${agentId} and state in ('running', 'canceling'))`;
 
@@ -20,7 +22,7 @@ export async function appendLogs(
   if (!ok?.ok) return false;
   await db
     .insert(jobLogs)
-    .values(chunks.map((c) => ({ attemptId, seq: c.seq, stream: c.stream, data: c.data })))
+    .values(chunks.map((c) => ({ attemptId, seq: c.seq, stream: c.stream, data: storableText(c.data) })))
     .onConflictDoNothing();
   return true;
 }
@@ -31,8 +33,9 @@ export async function recordProgress(
   jobId: string,
   attemptId: string,
   seq: number,
-  data: Record<string, unknown>,
+  raw: Record<string, unknown>,
 ): Promise<boolean> {
+  const data = storableJson(raw);
   const updated = await db
     .update(jobs)
     .set({ progress: data })
@@ -62,6 +65,9 @@ export async function attachArtifact(
 ): Promise<boolean> {
   const [ok] = await queryRows<{ ok: boolean }>(db, sql`select ${isCurrent(a.jobId, a.attemptId, agentId)} as ok`);
   if (!ok?.ok) return false;
-  await db.insert(jobArtifacts).values(a).onConflictDoNothing();
+  await db
+    .insert(jobArtifacts)
+    .values({ ...a, name: storableText(a.name), kind: storableText(a.kind), meta: storableJson(a.meta) })
+    .onConflictDoNothing();
   return true;
 }

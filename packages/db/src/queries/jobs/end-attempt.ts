@@ -1,5 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import type { JobEndedEvent, RetryVerdict, TerminalReason } from "@agentlab/core";
+import { storableJson, storableText, type JobEndedEvent, type RetryVerdict, type TerminalReason } from "@agentlab/core";
 import { queryRows, type Db } from "../../client";
 import type { Job } from "./enqueue";
 import { endedEvent, notifyIfEnded } from "../job-events";
@@ -46,8 +46,13 @@ export function endCtes(w: AttemptEndWrite): SQL {
   const queued = v.state === "queued";
   const terminalReason = v.state === "queued" ? null : v.terminalReason;
   const backoffS = v.state === "queued" ? v.backoffMs / 1000 : 0;
-  const result = queued || w.job.result === undefined ? sql`result` : sql`${JSON.stringify(w.job.result)}::jsonb`;
-  const error = w.job.error === undefined ? sql`error` : sql`${w.job.error}`;
+  // An agent's result and error are recorded as sent, except for text Postgres cannot store
+  // (core storableText): a NUL in them would fail this write and leave the job running.
+  const result =
+    queued || w.job.result === undefined ? sql`result` : sql`${JSON.stringify(storableJson(w.job.result))}::jsonb`;
+  const error =
+    w.job.error === undefined ? sql`error` : sql`${w.job.error === null ? null : storableText(w.job.error)}`;
+  const attemptError = w.attempt.error == null ? null : storableText(w.attempt.error);
   return sql`j as (
           update jobs set
             state = ${v.state}::job_state,
@@ -64,7 +69,7 @@ export function endCtes(w: AttemptEndWrite): SQL {
           returning id, type, state, experiment_id
         ), ended as (
           update job_attempts set reason = ${w.attempt.reason}::terminal_reason, exit_code = ${w.attempt.exitCode ?? null},
-            signal = ${w.attempt.signal ?? null}, error = ${w.attempt.error ?? null}, finished_at = now()
+            signal = ${w.attempt.signal ?? null}, error = ${attemptError}, finished_at = now()
           where id = ${w.attemptId} and exists (select 1 from j)
         )`;
 }
