@@ -6,9 +6,16 @@ export const agents = pgTable("agents", {
   id: uuid("id").primaryKey().defaultRandom(),
   name: text("name").notNull(),
   credentialHash: text("credential_hash").notNull().unique(),
+  // What the server holds the agent to (the claim matches on these, never on what a socket says):
+  // labels and GPUs from the enrollment token and the agent's first report after enrolling, or set
+  // by an admin; the shell-job opt-in only ever by an admin. Null GPUs: no report yet.
   labels: text("labels").array().notNull().default([]),
+  shellJobs: boolean("shell_jobs").notNull().default(false),
+  registeredGpus: integer("registered_gpus"),
+  registeredGpuMemoryMb: integer("registered_gpu_memory_mb"),
+  // The latest report, as the agent sent it (shown on the Agents page; not trusted for routing).
   capabilities: jsonb("capabilities").$type<Capabilities>(),
-  // Denormalized from capabilities for the claim query.
+  // What the claim offers now: the registration capped by the latest report (a GPU gone missing).
   gpuCount: integer("gpu_count").notNull().default(0),
   gpuMemoryMb: integer("gpu_memory_mb").notNull().default(0),
   sandboxBackend: text("sandbox_backend"),
@@ -26,6 +33,8 @@ export const enrollmentTokens = pgTable("enrollment_tokens", {
   tokenHash: text("token_hash").notNull().unique(),
   name: text("name").notNull(),
   labels: text("labels").array().notNull().default([]),
+  // The admin lets the agent enrolled with this token run shell jobs.
+  shellJobs: boolean("shell_jobs").notNull().default(false),
   expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
   usedAt: timestamp("used_at", { withTimezone: true }),
   agentId: uuid("agent_id").references(() => agents.id, { onDelete: "set null" }),
