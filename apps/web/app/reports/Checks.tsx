@@ -1,4 +1,12 @@
-import { ISOLATION_NOTE, isolationText, modelLabel, noVerdictText, type ExperimentReport } from "@agentlab/core";
+import {
+  ISOLATION_NOTE,
+  answerContaminationLines,
+  isolationText,
+  modelLabel,
+  noVerdictText,
+  type AnswerContamination,
+  type ExperimentReport,
+} from "@agentlab/core";
 import { Badge } from "../_components/Badge";
 import { Cell, Explain, StatTable } from "./StatsTables";
 
@@ -40,6 +48,7 @@ export function Checks({ report }: { report: ExperimentReport }) {
           {dc.exactPairs}, normalized {dc.normalizedPairs}, {dc.n}-gram {dc.ngramPairs})
         </p>
       )}
+      {report.answerContamination && <AnswerSide a={report.answerContamination} />}
       <div data-testid="excluded">
         {excluded.length === 0 ? (
           <p>Excluded pairs: none recorded.</p>
@@ -111,6 +120,20 @@ export function Checks({ report }: { report: ExperimentReport }) {
           )}
         </div>
       )}
+    </div>
+  );
+}
+
+/** Test and dev references against the answers trained on; exact or normalized copies mark the report contaminated. */
+function AnswerSide({ a }: { a: AnswerContamination }) {
+  const lines = answerContaminationLines(a);
+  return (
+    <div data-testid="answer-contamination">
+      {lines.map((l) => (
+        <p key={l.text} className={l.contaminated ? "font-semibold text-red-700" : ""}>
+          {l.contaminated ? <Badge tone="red">contaminated</Badge> : null} {l.text}
+        </p>
+      ))}
     </div>
   );
 }

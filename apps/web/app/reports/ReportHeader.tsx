@@ -1,6 +1,13 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
-import { formatDuration, hardwareText, trainingText, type ExperimentReport, type ReportHeader } from "@agentlab/core";
+import {
+  answerRepeatsText,
+  formatDuration,
+  hardwareText,
+  trainingText,
+  type ExperimentReport,
+  type ReportHeader,
+} from "@agentlab/core";
 import { Badge } from "../_components/Badge";
 
 // The report header: what was compared and how. With `links` the ids open their pages (the signed-in
@@ -132,6 +139,13 @@ export function ReportHeaderView({ report, links }: { report: ExperimentReport; 
           "—"
         )}
       </Row>
+      {h.answerRepeats && answerRepeatsText(h.answerRepeats) && (
+        <Row label="Answers">
+          <strong className="text-amber-800" data-testid="answer-repeats">
+            {answerRepeatsText(h.answerRepeats)}
+          </strong>
+        </Row>
+      )}
       <Row label="Protocol">
         {p
           ? `${p.backend} ${p.backendVersion} · ${p.device} · ${p.dtype} · ${p.decoding.doSample ? `sampling T=${p.decoding.temperature} top-p ${p.decoding.topP}` : "greedy"} · max ${p.maxNewTokens} new tokens · decoding from the ${p.generationConfig} · grader ${p.graderVersion}`

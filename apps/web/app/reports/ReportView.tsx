@@ -1,6 +1,6 @@
 "use client";
 
-import type { ExperimentReport } from "@agentlab/core";
+import { answerContaminated, CONTAMINATED_NOTE, type ExperimentReport } from "@agentlab/core";
 import { LineChart, type Marker, type Series } from "../_components/LineChart";
 import { Section } from "../_components/PageHeader";
 import { Checks } from "./Checks";
@@ -46,6 +46,14 @@ export function ReportView({ report, reportId }: { report: ExperimentReport; rep
       {report.disclaimer && (
         <p className="rounded border border-amber-400 bg-amber-50 p-3 font-semibold text-amber-900">
           {report.disclaimer}
+        </p>
+      )}
+      {report.answerContamination && answerContaminated(report.answerContamination) && (
+        <p
+          className="rounded border border-red-400 bg-red-50 p-3 font-semibold text-red-800"
+          data-testid="contaminated"
+        >
+          Contaminated: {CONTAMINATED_NOTE}
         </p>
       )}
       <div className="rounded-lg border border-zinc-200 bg-white p-4" data-testid="outcome">

@@ -3,6 +3,7 @@ import { formatDuration, hardwareText, trainingText, type ReportHeader } from ".
 import type { ExperimentReport } from "./report";
 import { isolationText, ISOLATION_NOTE } from "./report-tasks";
 import { noVerdictText } from "./report-missing";
+import { answerContaminationLines, answerRepeatsText } from "./answer-contamination";
 
 // Markdown for the report header and the checks that sit beside the statistics (isolation,
 // excluded pairs, contamination). The same facts and wording as the page (apps/web/app/reports).
@@ -38,6 +39,8 @@ export function headerMarkdown(h: ReportHeader): string[] {
     out.push(
       `- Split: ${md(s.name)} (seed ${s.seed}): train ${s.counts.train.tasks} tasks / ${s.counts.train.groups} groups, dev ${s.counts.dev.tasks} / ${s.counts.dev.groups}, test ${s.counts.test.tasks} / ${s.counts.test.groups}; manifest ${short(s.manifestHash)}`,
     );
+  const repeats = h.answerRepeats ? answerRepeatsText(h.answerRepeats) : null;
+  if (repeats) out.push(`- **${md(repeats)}**`);
   out.push(`- Jobs: ${h.jobs.map((j) => `${j.count} ${j.type}`).join(", ") || "none"}`);
   out.push(
     ...(h.hardware.length
@@ -66,6 +69,9 @@ export function checksMarkdown(r: ExperimentReport): string[] {
     out.push(
       `- Dev contamination (dev vs SFT data): ${dc.testTasksWithLeak} of ${dc.testTasks} dev tasks overlap; exact ${dc.exactPairs}, normalized ${dc.normalizedPairs}, ${dc.n}-gram ${dc.ngramPairs} pairs`,
     );
+  if (r.answerContamination)
+    for (const l of answerContaminationLines(r.answerContamination))
+      out.push(`- ${l.contaminated ? "**CONTAMINATED** " : ""}${md(l.text)}`);
   for (const e of r.excluded ?? [])
     out.push(
       `- Excluded (${e.split}, ${md(e.comparison)}): ${md(e.note)}${e.count ? ` — ${e.taskIds.map((t) => `\`${md(t)}\``).join(", ")}` : ""}`,

@@ -3,6 +3,7 @@ import type { ExperimentReport } from "./report";
 import type { TaskViewRow } from "./report-tasks";
 import { checksMarkdown, headerMarkdown } from "./export-header";
 import { testClaimText, testReadsText } from "./test-reads";
+import { answerContaminated, CONTAMINATED_NOTE } from "./answer-contamination";
 import { samplesCell, samplesMarkdown } from "./export-samples";
 import {
   comparisonNote,
@@ -76,6 +77,8 @@ export function reportToMarkdown(r: ExperimentReport): string {
     return `# ${md(r.name)}\n\nThis report was built by an earlier version; rebuild it to export its statistics.\n`;
   const out: string[] = [`# ${md(r.name)}`, ""];
   if (r.disclaimer) out.push(`> **${md(r.disclaimer)}**`, "");
+  if (r.answerContamination && answerContaminated(r.answerContamination))
+    out.push(`> **CONTAMINATED: ${md(CONTAMINATED_NOTE)}**`, "");
   out.push(`**Outcome:** ${md(r.outcome.headline)}`, "", md(r.outcome.reason), "");
   if (r.testReads)
     out.push(

@@ -20,3 +20,4 @@ export * from "./dpo-recipe";
 export * from "./report-dpo";
 export * from "./dpo-jobs";
 export * from "./test-reads";
+export * from "./answer-contamination";

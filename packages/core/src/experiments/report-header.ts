@@ -1,6 +1,7 @@
 import type { TrainMethod } from "../trainer/schemas";
 import type { BaseModel, TrainingConfig } from "./config";
 import type { RecordedProtocol } from "./protocol";
+import type { AnswerRepeats } from "./answer-contamination";
 
 // The report header (issue 15): everything that was compared and how, as recorded when the report
 // was built. The page links the ids; the share page and the exports print the same facts without
@@ -54,6 +55,8 @@ export type ReportHeader = {
   jobs: { type: string; count: number; firstStart: string | null; lastFinish: string | null }[];
   trainJobs: { seed: number; jobId: string }[];
   hardware: HeaderAgent[];
+  /** References shared by several of the split's tasks, by family (absent in reports built before it). */
+  answerRepeats?: AnswerRepeats;
 };
 
 export type HeaderInput = Omit<ReportHeader, "experiment" | "baseModel" | "training" | "adapters"> & {

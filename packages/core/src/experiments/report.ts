@@ -6,6 +6,7 @@ import { assertSameProtocol, checkProtocol, type ProtocolCheck, type RecordedPro
 import { modelKey, modelLabel, type ModelRef, type SelectionDecision } from "./selection";
 import type { ReportHeader } from "./report-header";
 import type { TestReads } from "./test-reads";
+import type { AnswerContamination } from "./answer-contamination";
 import { dpoSection, type DpoReportSection, type DpoRoundSummary } from "./report-dpo";
 import { noVerdictSection, type NoVerdictSection } from "./report-missing";
 import { outcomeScore, passed, samplesSection, type SamplesSection } from "./report-samples";
@@ -79,6 +80,8 @@ export type ExperimentReport = {
   dpo?: DpoReportSection;
   /** The split's test-read ledger: stored as it was at the build, refreshed on every read (absent before the ledger). */
   testReads?: TestReads;
+  /** Test and dev references against every answer trained on (SFT, DPO); absent in reports built before it. */
+  answerContamination?: AnswerContamination;
 };
 
 export type ReportInput = {
@@ -103,6 +106,7 @@ export type ReportInput = {
   /** sft+dpo: each round's start policy and pair statistics. */
   dpoRounds?: DpoRoundSummary[];
   testReads?: TestReads;
+  answerContamination?: AnswerContamination;
 };
 
 /** One comparison's pairs without a verdict: excluded, never counted as failures. */
@@ -291,6 +295,7 @@ export function buildReport(input: ReportInput): ExperimentReport {
       ? { dpo: dpoSection({ rounds: input.dpoRounds, table: selection.table, test: input.test, stats }) }
       : {}),
     ...(input.testReads ? { testReads: input.testReads } : {}),
+    ...(input.answerContamination ? { answerContamination: input.answerContamination } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { DomainError, type ScoredPair } from "@agentlab/core";
 import type { Db } from "../client";
-import { experiments, preferencePairs, splitAssignments } from "../schema";
+import { experiments, preferencePairs, splitAssignments, tasks } from "../schema";
 
 // Preference pairs of an experiment's DPO rounds (issue 18). One round's pairs are written in one
 // transaction, all or none; the database refuses a pair of a dev or test task (trigger).
@@ -96,4 +96,21 @@ export async function preferencePairCounts(
     .where(eq(preferencePairs.experimentId, experimentId))
     .groupBy(preferencePairs.round, preferencePairs.failingLayer)
     .orderBy(asc(preferencePairs.round), asc(preferencePairs.failingLayer));
+}
+
+/** Every DPO pair's chosen and rejected text with its task's main file paths: what answer-side contamination compares. */
+export async function trainedDpoAnswers(db: Db, experimentId: string) {
+  const rows = await db
+    .select({
+      pairKey: preferencePairs.pairKey,
+      round: preferencePairs.round,
+      chosen: preferencePairs.chosenText,
+      rejected: preferencePairs.rejectedText,
+      files: tasks.files,
+    })
+    .from(preferencePairs)
+    .innerJoin(tasks, eq(tasks.id, preferencePairs.taskRowId))
+    .where(eq(preferencePairs.experimentId, experimentId))
+    .orderBy(asc(preferencePairs.round), asc(preferencePairs.pairKey));
+  return rows.map((r) => ({ ...r, mains: r.files.filter((f) => f.role === "main").map((f) => f.path) }));
 }

@@ -6,9 +6,12 @@ import {
   noVerdictGenerations,
   saveReport,
   splitTestReads,
+  trainedDpoAnswers,
 } from "@agentlab/db";
 import {
   DomainError,
+  answerContaminationCheck,
+  answerRepeats,
   assertSameProtocol,
   buildReport,
   contaminationCheck,
@@ -20,6 +23,7 @@ import {
   protocolsByModel,
   type SftDoc,
   type TaskOutcome,
+  type TrainedAnswer,
 } from "@agentlab/core";
 import { headerFacts } from "../report-facts";
 import { recordedOutput, type StageCtx, type StageResult } from "./context";
@@ -29,15 +33,40 @@ import { splitTasks } from "../tasks";
 // report (pure, packages/core), with the pairs that never got a verdict excluded and counted, and
 // the contamination checks of test and dev against what the experiment learned from.
 
-async function sftDocs(c: StageCtx): Promise<SftDoc[]> {
+type SftData = { docs: SftDoc[]; answers: TrainedAnswer[] };
+
+/** The SFT samples as trained on (question side) and their assistant turns (answer side). */
+async function sftData(c: StageCtx): Promise<SftData> {
   const out = recordedOutput(c, "dataset", "dataset");
-  if (!out) return [];
-  return (await allDatasetSamples(c.services.db, out.datasetId)).map((r) => ({
-    taskId: r.sample.taskKey,
-    ordinal: r.sample.ordinal,
-    text: r.sample.messages.map((m) => m.content).join("\n"),
-    task: { id: r.task.taskId, instruction: r.task.instruction, files: r.task.files },
-  }));
+  if (!out) return { docs: [], answers: [] };
+  const rows = await allDatasetSamples(c.services.db, out.datasetId);
+  return {
+    docs: rows.map((r) => ({
+      taskId: r.sample.taskKey,
+      ordinal: r.sample.ordinal,
+      text: r.sample.messages.map((m) => m.content).join("\n"),
+      task: { id: r.task.taskId, instruction: r.task.instruction, files: r.task.files },
+    })),
+    answers: rows.flatMap((r) =>
+      r.sample.messages
+        .filter((m) => m.role === "assistant")
+        .map((m) => ({
+          source: "sft" as const,
+          id: `${r.sample.taskKey}#${r.sample.ordinal}`,
+          text: m.content,
+          mains: r.task.files.filter((f) => f.role === "main").map((f) => f.path),
+        })),
+    ),
+  };
+}
+
+/** Both sides of every DPO pair were trained on: the chosen towards, the rejected away from. */
+async function dpoAnswers(c: StageCtx): Promise<TrainedAnswer[]> {
+  if (!dpoRecipeOf(c.config)) return [];
+  return (await trainedDpoAnswers(c.services.db, c.experimentId)).flatMap((p) => [
+    { source: "dpo_chosen" as const, id: `r${p.round}:${p.pairKey}`, text: p.chosen, mains: p.mains },
+    { source: "dpo_rejected" as const, id: `r${p.round}:${p.pairKey}`, text: p.rejected, mains: p.mains },
+  ]);
 }
 
 /** sft+dpo: each round's policy and pair statistics, for the report's DPO section (core dpoSection). */
@@ -88,11 +117,12 @@ export async function reportStage(c: StageCtx): Promise<StageResult<"report">> {
         (out[g.modelKey] ??= []).push(g.taskId);
     return out;
   };
-  const [trainTasks, devTasks, testTasks, sft, testReads] = await Promise.all([
+  const [trainTasks, devTasks, testTasks, sft, dpo, testReads] = await Promise.all([
     splitTasks(db, c.config.splitId, "train"),
     splitTasks(db, c.config.splitId, "dev"),
     splitTasks(db, c.config.splitId, "test"),
-    sftDocs(c),
+    sftData(c),
+    dpoAnswers(c),
     splitTestReads(db, c.config.splitId),
   ]);
   const generatedAt = new Date().toISOString();
@@ -105,11 +135,16 @@ export async function reportStage(c: StageCtx): Promise<StageResult<"report">> {
     protocol: Object.values(protocols)[0] ?? null,
     reportAt: generatedAt,
   });
+  const parts = [
+    ...trainTasks.map((t) => ({ ...t, part: "train" as const })),
+    ...devTasks.map((t) => ({ ...t, part: "dev" as const })),
+    ...testTasks.map((t) => ({ ...t, part: "test" as const })),
+  ];
   const report = buildReport({
     experimentId: c.experimentId,
     name: c.config.name,
     generatedAt,
-    header,
+    header: { ...header, answerRepeats: answerRepeats(parts) },
     config: c.config,
     selection,
     protocols,
@@ -117,8 +152,13 @@ export async function reportStage(c: StageCtx): Promise<StageResult<"report">> {
     test: group(test),
     noVerdict: { dev: excluded("dev"), test: excluded("test") },
     testAdapters,
-    contamination: contaminationCheck({ test: testTasks, train: trainTasks, dev: devTasks, sft }),
-    devContamination: devContaminationCheck({ dev: devTasks, sft }),
+    contamination: contaminationCheck({ test: testTasks, train: trainTasks, dev: devTasks, sft: sft.docs }),
+    devContamination: devContaminationCheck({ dev: devTasks, sft: sft.docs }),
+    answerContamination: answerContaminationCheck({
+      test: testTasks,
+      dev: devTasks,
+      answers: [...sft.answers, ...dpo],
+    }),
     ...(dpoRecipeOf(c.config) ? { dpoRounds: dpoRounds(c) } : {}),
     testReads,
   });
