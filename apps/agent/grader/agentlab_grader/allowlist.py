@@ -15,6 +15,7 @@ import builtins
 import importlib
 import sys
 import types
+from typing import Any
 
 # Builtins that are data types or pure functions of their arguments. Not here, on purpose:
 # exec/eval/compile/open/__import__/getattr/setattr/vars/globals/locals/input/print/breakpoint,
@@ -146,8 +147,7 @@ def judge_global(module: str, name: str, shareable: frozenset):
 def support_class(module: str, qual: str):
     """A class of a support module by its qualified name (Outer.Inner): every step must be a class
     that module defines, so the walk never leaves the module's own classes."""
-    mod = sys.modules.get(module) or importlib.import_module(module)
-    obj = mod
+    obj: Any = sys.modules.get(module) or importlib.import_module(module)
     for part in qual.split("."):
         obj = vars(obj).get(part) if isinstance(obj, (type, types.ModuleType)) else None
         if not isinstance(obj, type) or obj.__module__ != module:

@@ -22,7 +22,7 @@ def decode_into(self, n, memo, depth):
     if originals is None or type(idx) is not int or idx not in originals or type(node) is not list or not node:
         raise ProtocolError("an answer names an object that was not sent")
     orig, tag = originals[idx], node[0]
-    kind = node[1] if tag == "X" else None
+    kind = node[1] if tag == "X" else ""
     expected = _EXPECTED.get(tag) or _STD_BY_NAME.get(kind)
     if expected is not None and type(orig) is not expected:
         raise ProtocolError("an answer changes the type of an object that was sent")

@@ -2,6 +2,8 @@
 object (proxy.py decides that); run here, on the candidate's side, against its real objects."""
 
 import operator
+from collections.abc import Callable
+from typing import Any
 
 from . import wire
 
@@ -9,6 +11,9 @@ from . import wire
 # (proxy.py decides that; the candidate checks the name against this list).
 BINARY = frozenset("eq ne lt le gt ge add sub mul matmul truediv floordiv mod pow lshift rshift and or xor".split())
 UNARY = frozenset("hash bool format neg pos abs invert int float index enter exit".split())
+
+
+_BUILTIN_UNARY: dict[str, Callable[[Any], Any]] = {"hash": hash, "bool": bool, "int": int, "float": float, "abs": abs}
 
 
 def operate(obj, decoded):
@@ -27,5 +32,5 @@ def operate(obj, decoded):
         exc = decoded[1] if len(decoded) > 1 and isinstance(decoded[1], BaseException) else None
         return bool(obj.__exit__(type(exc) if exc is not None else None, exc, None))
     if name in ("hash", "bool", "int", "float", "abs"):
-        return {"hash": hash, "bool": bool, "int": int, "float": float, "abs": abs}[name](obj)
+        return _BUILTIN_UNARY[name](obj)
     return getattr(operator, name)(obj)

@@ -36,6 +36,7 @@ class Peer:
         # candidate: (module, name) -> object, importing the module on first use
         self.resolve_named: Callable[[str, str], Any] | None = None
         self.events: list = []
+        self.errors: Exceptions  # set below: the codec's stand-in classes come from it
         self.codec = wire.Codec(
             shareable_modules=shareable,
             private_modules=private,

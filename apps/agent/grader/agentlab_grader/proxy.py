@@ -181,7 +181,7 @@ def _typed(value, kind, what):
     return value
 
 
-def _plain_exception(value):
+def _plain_exception(value: BaseException | None):
     """The exception a `with` block raised, as a plain builtin exception the candidate can rebuild."""
     if value is None:
         return None

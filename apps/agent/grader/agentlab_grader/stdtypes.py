@@ -110,7 +110,9 @@ _BASES: tuple[tuple[type, Callable[[Any], Any]], ...] = (
 )
 
 
-_KEYS, _VALUES, _ITEMS = type({}.keys()), type({}.values()), type({}.items())
+_KEYS: type = type({}.keys())
+_VALUES: type = type({}.values())
+_ITEMS: type = type({}.items())
 # Mutable standard containers: they cross with a memo index, so that a call's answer can name them
 # and their new state is copied back into the caller's own object (wire.Codec._dec_into).
 MUTABLE_STD = (collections.deque, collections.Counter, collections.OrderedDict, collections.defaultdict)
