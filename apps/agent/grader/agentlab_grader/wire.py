@@ -151,7 +151,7 @@ class Codec:
                 return memo.wrap(v, ["O", ref, g[0], g[1], attrs])
         if type(v) is type and issubclass(v, BaseException) and v.__module__ in self.private:
             return ["E", builtin_base(v).__name__, exception_chain(v, self.private)]  # the judge builds a stand-in
-        if t in _EXCEPTION_TYPES and all(type(a) in SCALARS for a in v.args):
+        if t in _EXCEPTION_TYPES and _plain(v.args):
             return ["EX", t.__name__, list(v.args)]
         g = global_name(v, self.private)
         if g is not None and (not self.guarded or _importable_by_peer(g[0], self.shareable)):
@@ -238,7 +238,7 @@ class Codec:
             if tag == "N":
                 return int(str(n[1]), 16)
             if tag == "EX":
-                return _builtin_exception(n[1], [self._dec(x, memo, depth + 1) for x in n[2]])
+                return _builtin_exception(n[1], [self._dec(x, memo, depth + 1) for x in n[2]], self.guarded)
             if tag == "C":
                 return complex(float(n[1]), float(n[2]))
             if tag == "RG":
@@ -302,10 +302,12 @@ def _importable_by_peer(module: str, shareable: frozenset) -> bool:
     return module in shareable or (top in STDLIB and top not in NO_IMPORT)
 
 
-def _builtin_exception(name, args):
+def _builtin_exception(name, args, guarded):
     cls = BUILTIN_EXCEPTIONS.get(name) if type(name) is str else None
     if cls is None:
         raise ProtocolError("malformed exception value")
+    if guarded and not issubclass(cls, Exception):  # a SystemExit a test raised would end its session
+        return RuntimeError(name, *args)
     try:
         return cls(*args)
     except Exception:  # noqa: BLE001  (a constructor that wants other arguments)

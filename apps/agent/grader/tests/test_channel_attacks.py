@@ -210,3 +210,22 @@ def test_paths_outside_the_tests_tmp_never_cross(judge):
     for path in (hidden, hidden.parent, pathlib.Path("/")):
         with pytest.raises(TypeError, match="outside the test's temporary directory"):
             judge("call_back")(lambda p: p, path)
+
+
+def test_exception_values_never_end_the_judges_session():
+    codec = wire.Codec(
+        shareable_modules=frozenset(),
+        private_modules=frozenset({"solution"}),
+        export=id,
+        local=None,
+        local_named=None,
+        remote=None,
+        handed_back=lambda v: None,
+        guarded=True,
+    )
+    node = ["EX", "KeyboardInterrupt", ["stop"]]
+    codec.guarded = False
+    assert type(codec.decode(node)) is KeyboardInterrupt  # control: without the judge's rule it is one
+    codec.guarded = True
+    assert type(wire.Codec.decode(codec, node)) is RuntimeError  # a test that raises it fails one test
+    assert type(bare := wire.Codec.decode(codec, ["EX", "KeyError", ["k"]])) is KeyError and bare.args == ("k",)
