@@ -14,7 +14,7 @@ import time
 MAX_FRAME = 16 << 20
 MAX_MESSAGE = 64 << 20
 _MORE = 1 << 31
-MAX_DEPTH = 2000
+MAX_DEPTH = 10000
 _HDR = struct.Struct(">I")
 
 
