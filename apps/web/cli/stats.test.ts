@@ -74,7 +74,9 @@ describe("agentlab stats compare", () => {
     // Same input and seed, same numbers; the table form lists both comparisons.
     expect((await run(["stats", "compare", file, "--json", "--iterations", "2000", "--seed", "4"])).out).toBe(res.out);
     const tableOut = (await run(["stats", "compare", file, "--iterations", "2000"])).out.split("\n");
-    expect(tableOut[0]).toMatch(/^comparison\s+n\s+groups\s+Δ pp\s+95% CI \(pp\)\s+p\s+test\s+significant\s+MDE pp$/);
+    expect(tableOut[0]).toMatch(
+      /^comparison\s+n\s+units\s+Δ pp\s+95% CI \(pp\)\s+interval\s+p\s+test\s+significant\s+MDE pp$/,
+    );
     expect(tableOut.slice(1, 3).map((l) => l.split(/\s+/)[0])).toEqual(["late", "early"]);
   });
 

@@ -1,32 +1,42 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import {
-  comparePaired,
-  comparisonRecord,
-  formatLineProblem,
-  parsePairedOutcomes,
-  type ComparisonRecord,
-} from "@agentlab/core";
+import { compareFileComparison, formatLineProblem, parsePairedOutcomes, type ComparisonRecord } from "@agentlab/core";
 import { num, str, UsageError, writeLine, type Command } from "../command";
 
-// Offline re-analysis of paired outcomes with the report's own statistics (comparePaired).
+// Offline re-analysis of paired outcomes with the report's own statistics (comparePaired, and
+// poolSeeds for comparisons whose lines carry a seed).
 
 const MAX_PROBLEMS = 50;
 const pp = (x: number) => `${x >= 0 ? "+" : ""}${(100 * x).toFixed(1)}`;
 
 function table(rows: ComparisonRecord[]): string[] {
-  const head = ["comparison", "n", "groups", "Δ pp", "95% CI (pp)", "p", "test", "significant", "MDE pp", ""];
+  const head = [
+    "comparison",
+    "n",
+    "units",
+    "Δ pp",
+    "95% CI (pp)",
+    "interval",
+    "p",
+    "test",
+    "significant",
+    "MDE pp",
+    "",
+  ];
   const body = rows.map((r) => [
     r.comparison,
     String(r.n),
-    String(r.groups),
+    `${r.units} ${r.unit === "cluster" ? "clusters" : "groups"}`,
     pp(r.delta),
-    `[${pp(r.ci[0])}, ${pp(r.ci[1])}]`,
+    `[${pp(r.interval[0])}, ${pp(r.interval[1])}]`,
+    r.interval_method,
     r.p.toPrecision(3),
     r.test,
-    r.significant ? "yes" : "no",
+    "scope" in r && r.scope === "given-seeds" ? "given these seeds" : r.significant ? "yes" : "no",
     r.mde === null ? "—" : r.mde >= 1 ? ">100" : (100 * r.mde).toFixed(1),
-    r.reliable ? "" : "interval unreliable (< 10 groups)",
+    [r.reliable ? "" : "interval unreliable (< 10 units)", "seeds" in r ? `pooled over ${r.seeds} seeds` : ""]
+      .filter(Boolean)
+      .join("; "),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? "").length)));
   return [head, ...body].map((cells) =>
@@ -42,7 +52,7 @@ const compare: Command = {
   usage:
     "agentlab stats compare FILE.jsonl [--json] [--alpha 0.05] [--iterations 10000] [--permutations 20000] [--seed 0]",
   summary:
-    'paired outcomes {"comparison","task","group","base","adapter"} per line → clustered test, interval, MDE per comparison (offline)',
+    'paired outcomes {"comparison","task","group","cluster"?,"seed"?,"base","adapter"} per line → clustered test, interval, MDE per comparison, pooled over seeds where given (offline)',
   options: {
     json: { type: "boolean" },
     alpha: { type: "string" },
@@ -79,7 +89,7 @@ const compare: Command = {
       writeLine(ctx.err, `${file}: ${parsed.problems.length} problem(s); nothing was compared`);
       return 1;
     }
-    const rows = parsed.comparisons.map((c) => comparisonRecord(c.name, comparePaired(c.pairs, opts)));
+    const rows = parsed.comparisons.map((c) => compareFileComparison(c, opts));
     if (values.json) for (const r of rows) writeLine(ctx.out, JSON.stringify(r));
     else for (const line of table(rows)) writeLine(ctx.out, line);
     return 0;

@@ -36,9 +36,15 @@ export function testMarkdownRow(s: TestSummaryRow): string {
 
 /** One line on what the test row's numbers rest on. */
 export function comparisonNote(t: PairedComparison): string {
-  const unreliable = t.reliable ? "" : `; **interval unreliable: only ${t.groups} source groups**`;
-  return `${t.n} paired tasks in ${t.groups} source groups; interval: ${t.ciMethod}${unreliable}`;
+  const units = unitsText(t);
+  const unreliable = t.reliable ? "" : `; **interval unreliable: only ${units}**`;
+  const grouped = t.unit === "cluster" ? ` (${t.sourceGroups} source groups)` : "";
+  return `${t.n} paired tasks in ${units}${grouped}; interval (${t.intervalMethod}): ${t.ciMethod}${unreliable}`;
 }
+
+/** "12 clusters" or "30 source groups": the unit the inference treated as independent. */
+export const unitsText = (t: Pick<PairedComparison, "unit" | "units">) =>
+  `${t.units} ${t.unit === "cluster" ? "cluster" : "source group"}${t.units === 1 ? "" : "s"}`;
 
 export function seedsMarkdown(s: PooledResult): string[] {
   const out = [
@@ -52,8 +58,10 @@ export function seedsMarkdown(s: PooledResult): string[] {
     );
   }
   const p = s.pooled;
+  const verdict =
+    p.scope === "given-seeds" ? "given these seeds (< 3 seeds: no claim for the recipe)" : p.significant ? "yes" : "no";
   out.push(
-    `| pooled (${p.seeds}) | ${formatPct(p.treatedPass)} | ${formatDeltaPp(p.delta, p.ci)} | | ${mdCell(p.test)} | ${p.p.toPrecision(3)} | ${formatMde(p)} | ${p.significant ? "yes" : "no"} |`,
+    `| pooled (${p.seeds}) | ${formatPct(p.treatedPass)} | ${formatDeltaPp(p.delta, p.ci)} | | ${mdCell(p.test)} | ${p.p.toPrecision(3)} | ${formatMde(p)} | ${verdict} |`,
   );
   out.push(
     "",

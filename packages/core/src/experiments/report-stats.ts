@@ -46,12 +46,14 @@ export type SummaryRow = DevSummaryRow | TestSummaryRow;
 /** What the numbers are, stored with the report so every rendering can say it. */
 export const STATS_METHODS = {
   test:
-    "Clustered by source group: exact McNemar when every group holds one 0/1 task, else a sign-flip permutation test of per-group sums of differences " +
-    "(exact for 0/1 outcomes and pass rates of up to 1,000 samples, or up to 20 non-zero groups; otherwise Monte Carlo with the +1 correction).",
+    "Clustered by unit (declared clusters where tasks carry one, else source groups; tasks sharing either are one unit): exact McNemar when every unit holds one 0/1 task, else a sign-flip permutation test of per-unit sums of differences " +
+    "(exact for 0/1 outcomes and pass rates of up to 1,000 samples, or up to 20 non-zero units; otherwise Monte Carlo with the +1 correction).",
   interval:
-    "Studentized cluster bootstrap over source groups (symmetric, never narrower than the small-sample-expanded t interval); marked unreliable below 10 groups.",
+    "By the shape of the data (intervalMethod): bootstrap-studentized = studentized cluster bootstrap over units (symmetric, never narrower than the small-sample-expanded t interval) when at least 10 units changed; " +
+    "score-design-effect = Tango's score interval on counts divided by the design effect when fewer changed; exact-no-discordance = ±(1 − (α/2)^(1/units)) (Clopper–Pearson) when no outcome changed; " +
+    "single-unit = the whole range when every task is in one unit. Marked unreliable below 10 units.",
   significance: "Significant only when p < α AND the interval excludes 0.",
-  mde: MDE_FORMULA,
+  mde: `${MDE_FORMULA} (mdeMethod "approximate": the formula, not a simulation of the rule)`,
   pooling: POOLING_METHOD,
 } as const;
 

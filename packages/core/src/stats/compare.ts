@@ -1,8 +1,9 @@
 import { DomainError } from "../errors";
-import { clusterBootstrap, MIN_RELIABLE_GROUPS } from "./bootstrap";
-import { clusterPairs, clusterSe, type Clusters, type PairedInput } from "./clusters";
+import { MIN_RELIABLE_GROUPS } from "./bootstrap";
+import { clusterPairs, clusterSe, type Clusters, type InferenceUnit, type PairedInput } from "./clusters";
 import { tQuantile } from "./distributions";
 import { mcnemarExact } from "./mcnemar";
+import { pairedInterval, type IntervalMethod } from "./paired-interval";
 import { deriveSeed } from "./random";
 import { signFlipTest } from "./signflip";
 
@@ -21,17 +22,28 @@ export type CompareOptions = {
   power?: number;
 };
 
+/** How the MDE was obtained: the t-based formula on the cluster SE (an approximation of the rule's power). */
+export type MdeMethod = "approximate";
+
 export type PairedComparison = {
   n: number;
+  /** Independent units of the inference (= `units`; kept under its old name). */
   groups: number;
+  /** What the inference treats as independent: declared clusters, else source groups. */
+  unit: InferenceUnit;
+  units: number;
+  /** Distinct source groups among the tasks. */
+  sourceGroups: number;
   basePass: number;
   treatedPass: number;
   /** Per-task mean of treated − base. */
   delta: number;
   /** Two-sided (1 − alpha) interval of delta. */
   ci: [number, number];
+  /** Which interval: "bootstrap-studentized", "score-design-effect", "exact-no-discordance" or "single-unit" (pooled rows: "seeds-t"). */
+  intervalMethod: IntervalMethod | "seeds-t";
   ciMethod: string;
-  /** false below MIN_RELIABLE_GROUPS source groups. */
+  /** false below MIN_RELIABLE_GROUPS units. */
   reliable: boolean;
   p: number;
   /** Which test produced p: "exact McNemar", "cluster sign-flip (exact)" or "cluster sign-flip (Monte Carlo, N)". */
@@ -43,6 +55,7 @@ export type PairedComparison = {
   se: number;
   /** Minimum detectable |delta| at `power` (two-sided alpha); null when the paired differences do not vary. */
   mde: number | null;
+  mdeMethod: MdeMethod;
   power: number;
   improved: number;
   regressed: number;
@@ -80,22 +93,22 @@ export function clusteredTest(c: Clusters, permutations: number, seed: number): 
 export function compareClusters(c: Clusters, opts: CompareOptions = {}): PairedComparison {
   const s = settings(opts);
   const delta = c.n ? (c.treatedSum - c.baseSum) / c.n : 0;
-  const interval = clusterBootstrap(c.sums, c.counts, {
-    iterations: s.iterations,
-    seed: deriveSeed(s.seed, 1),
-    level: 1 - s.alpha,
-  });
+  const interval = pairedInterval(c, 1 - s.alpha, s.iterations, deriveSeed(s.seed, 1));
   const { p, test } = clusteredTest(c, s.permutations, s.seed);
   const se = clusterSe(c.sums, c.counts);
-  const ci: [number, number] = [interval.lo, interval.hi];
+  const ci = interval.ci;
   return {
     n: c.n,
     groups: c.groups,
+    unit: c.unit,
+    units: c.groups,
+    sourceGroups: c.sourceGroups,
     basePass: c.n ? c.baseSum / c.n : 0,
     treatedPass: c.n ? c.treatedSum / c.n : 0,
     delta,
     ci,
-    ciMethod: interval.method,
+    intervalMethod: interval.intervalMethod,
+    ciMethod: interval.ciMethod,
     reliable: c.groups >= MIN_RELIABLE_GROUPS,
     p,
     test,
@@ -103,6 +116,7 @@ export function compareClusters(c: Clusters, opts: CompareOptions = {}): PairedC
     significant: p < s.alpha && (ci[0] > 0 || ci[1] < 0),
     se,
     mde: minimumDetectableEffect(se, c.groups, s.alpha, s.power),
+    mdeMethod: "approximate",
     power: s.power,
     improved: c.improved,
     regressed: c.regressed,
@@ -128,7 +142,7 @@ export function significanceLabel(r: PairedComparison): string {
     r.mde === null
       ? "no variation in paired differences, so no detectable effect can be stated"
       : r.mde >= 1
-        ? `with ${r.groups} source groups no effect within ±100 pp is detectable at ${100 * r.power}% power`
+        ? `with ${r.units} ${r.unit === "cluster" ? "clusters" : "source groups"} no effect within ±100 pp is detectable at ${100 * r.power}% power`
         : `this test could detect only |Δ| ≥ ${pp(r.mde)} at ${100 * r.power}% power`;
   return `not significant at α=${r.alpha} (${why}; ${mde})`;
 }

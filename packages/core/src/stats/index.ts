@@ -9,3 +9,6 @@ export * from "./pooling";
 export * from "./compare-file";
 export * from "./passk";
 export * from "./rates";
+export * from "./score";
+export * from "./paired-interval";
+export * from "./simulate";

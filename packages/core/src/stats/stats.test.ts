@@ -212,14 +212,26 @@ describe("poolSeeds", () => {
     expect(r.perSeed[0]?.stats.test).toBe("cluster sign-flip (exact)");
     expect(() => poolSeeds([{ taskId: "x", group: "g", base: 0, bySeed: [1] }], [0, 1])).toThrow();
   });
-  it("puts seed variance inside the pooled interval", () => {
+  it("puts seed variance inside the pooled test and interval (≥ 3 seeds)", () => {
     // About the same pooled Δ, once from agreeing seeds, once from seeds that disagree.
-    const agree = tasks([0.15, 0.15]);
-    const disagree = tasks([0.45, -0.15]);
-    const a = poolSeeds(agree, [1, 2], { iterations: 2000 });
-    const b = poolSeeds(disagree, [1, 2], { iterations: 2000 });
-    expect(b.spread.sd).toBeGreaterThan(0.3);
+    const agree = tasks([0.3, 0.3, 0.3]);
+    const disagree = tasks([0.5, 0, 0.4]);
+    const a = poolSeeds(agree, [1, 2, 3], { iterations: 2000 });
+    const b = poolSeeds(disagree, [1, 2, 3], { iterations: 2000 });
+    expect(b.spread.sd).toBeGreaterThan(0.2);
+    expect(a.pooled).toMatchObject({ scope: "recipe", intervalMethod: "seeds-t", significant: true });
     expect(b.pooled.ci[1] - b.pooled.ci[0]).toBeGreaterThan(1.5 * (a.pooled.ci[1] - a.pooled.ci[0]));
+    // Given these seeds the disagreeing adapters still look better than the base; for the recipe they do not.
+    expect(b.pooled.givenSeeds.significant).toBe(true);
+    expect(b.pooled.significant).toBe(false);
+    expect(b.pooled.p).toBeGreaterThanOrEqual(b.pooled.givenSeeds.p);
+    expect(b.pooled.df).toBeGreaterThan(1);
+  });
+  it("with fewer than 3 seeds speaks only for the given seeds and is never significant", () => {
+    const r = poolSeeds(tasks([0.3, 0.3]), [1, 2], { iterations: 500 });
+    expect(r.pooled.givenSeeds.significant).toBe(true);
+    expect(r.pooled).toMatchObject({ scope: "given-seeds", significant: false, df: null, seeds: 2 });
+    expect(r.pooled.ci).toEqual(r.pooled.givenSeeds.ci);
   });
 });
 
