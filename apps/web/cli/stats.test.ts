@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { Writable } from "node:stream";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { comparePaired, comparisonRecord, mulberry32 } from "@agentlab/core";
+import { comparePaired, comparisonRecord, mulberry32, poolSeeds, pooledRecord, seedsDraw } from "@agentlab/core";
 import { main } from "./main";
 
 function run(args: string[]) {
@@ -126,5 +127,117 @@ describe("agentlab stats compare", () => {
       ":1: (file): no paired outcomes",
     );
     expect((await run(["stats", "compare", file, "--alpha", "2"])).code).toBe(2);
+  });
+
+  it("pools comparisons whose lines carry a seed with the report's poolSeeds, clustered by the declared cluster", async () => {
+    const draw = seedsDraw(30, 3, 0.1, 0.05, 5);
+    const cluster = (group: string) => `k${Number(group.slice(1)) % 12}`;
+    const lines = draw.tasks.flatMap((t) =>
+      t.bySeed.map((a, j) => ({
+        comparison: "seeded",
+        task: t.taskId,
+        group: t.group,
+        cluster: cluster(t.group),
+        seed: `s${j}`,
+        base: t.base,
+        adapter: a,
+      })),
+    );
+    // One task without its third seed is left out, as the report leaves it out.
+    const file = write("seeds.jsonl", lines.slice(0, -1));
+    const res = await run(["stats", "compare", file, "--json", "--iterations", "500", "--seed", "2"]);
+    expect(res).toMatchObject({ code: 0, err: "" });
+    const out = JSON.parse(res.out) as Record<string, unknown>;
+    const kept = draw.tasks.slice(0, -1).map((t) => ({ ...t, cluster: cluster(t.group) }));
+    const expected = pooledRecord(
+      "seeded",
+      ["s0", "s1", "s2"],
+      1,
+      poolSeeds(kept, [0, 1, 2], { iterations: 500, seed: 2, alpha: 0.05, permutations: 20_000 }),
+    );
+    expect(out).toEqual(JSON.parse(JSON.stringify(expected)));
+    expect(out).toMatchObject({ seeds: 3, scope: "recipe", interval_method: "seeds-t", unit: "cluster", units: 12 });
+    expect((out.per_seed as unknown[]).length).toBe(3);
+    // Two seeds: "given these seeds", never significant.
+    const two = write(
+      "two.jsonl",
+      lines.filter((l) => l.seed !== "s2"),
+    );
+    const r2 = JSON.parse((await run(["stats", "compare", two, "--json", "--iterations", "300"])).out) as Record<
+      string,
+      unknown
+    >;
+    expect(r2).toMatchObject({ seeds: 2, scope: "given-seeds", significant: false });
+  });
+
+  it("names the line and field of seed and cluster mistakes", async () => {
+    const ok = { comparison: "c", task: "a", group: "g1", seed: 1, base: 0, adapter: 1 };
+    const file = write("bad-seeds.jsonl", [
+      ok,
+      { ...ok, seed: undefined },
+      { ...ok, seed: 1 },
+      { ...ok, seed: 2, group: "g2" },
+      { ...ok, task: "b", seed: 1.5 },
+      { ...ok, task: "c", cluster: {} },
+      { comparison: "plain", task: "a", group: "g", base: 0, adapter: 1 },
+      { comparison: "plain", task: "b", group: "g", seed: 3, base: 0, adapter: 1 },
+    ]);
+    const res = await run(["stats", "compare", file, "--json"]);
+    expect(res.code).toBe(1);
+    expect(res.out).toBe("");
+    expect(res.err.split("\n")).toEqual(
+      expect.arrayContaining([
+        `${file}:2: seed: comparison "c" has seeds (line 1): every line of it needs one`,
+        `${file}:3: task: task "a" already paired in comparison "c" for seed "1" on line 1`,
+        `${file}:4: group: task "a" of comparison "c" has another group on line 1`,
+        `${file}:5: seed: must be a non-empty string or an integer`,
+        `${file}:6: cluster: must be a non-empty string or an integer`,
+        `${file}:8: seed: comparison "plain" has no seed on line 7: give every line of it a seed or none`,
+      ]),
+    );
+  });
+
+  it("runs through the installed entry (bin/agentlab.mjs) and prints the new fields", () => {
+    const file = write(
+      "entry.jsonl",
+      Array.from({ length: 32 }, (_, i) => ({
+        comparison: "control",
+        task: i,
+        group: i,
+        base: i % 3 ? 0 : 1,
+        adapter: i % 3 ? 0 : 1,
+      })),
+    );
+    const out = execFileSync(
+      process.execPath,
+      [join(__dirname, "../bin/agentlab.mjs"), "stats", "compare", file, "--json"],
+      {
+        encoding: "utf8",
+      },
+    );
+    const r = JSON.parse(out) as Record<string, unknown>;
+    // No changed pair among 32 singletons: the exact bound, ±10.9 pp, not [0, 0].
+    expect(r).toMatchObject({
+      comparison: "control",
+      delta: 0,
+      interval_method: "exact-no-discordance",
+      unit: "source_group",
+      units: 32,
+      significant: false,
+    });
+    expect(r.interval).toEqual([expect.closeTo(-0.1089, 4), expect.closeTo(0.1089, 4)]);
+    expect(Object.keys(r)).toEqual(
+      expect.arrayContaining([
+        "comparison",
+        "delta",
+        "interval",
+        "p",
+        "significant",
+        "mde",
+        "interval_method",
+        "unit",
+        "units",
+      ]),
+    );
   });
 });
