@@ -74,8 +74,20 @@ def shadows_behaviour(cls: type, name: str) -> bool:
     `cls`: the candidate may change an object's data on the judge's side, never its behaviour."""
     if name.startswith("__") and name.endswith("__"):
         return True
-    attr = inspect.getattr_static(cls, name, _MISSING)
-    return attr is not _MISSING and (callable(attr) or hasattr(attr, "__get__"))
+    key = (cls, name)
+    known = _SHADOWS.get(key)
+    if known is None:
+        attr = inspect.getattr_static(cls, name, _MISSING)
+        known = attr is not _MISSING and (callable(attr) or hasattr(attr, "__get__"))
+        if len(_SHADOWS) > 10000:  # names come from the candidate: a bounded memo
+            _SHADOWS.clear()
+        _SHADOWS[key] = known
+    return known
+
+
+# (class, attribute) -> shadows: asked once per attribute of every object that comes back, and
+# inspect.getattr_static is what a long linked list's copy-back spent most of its time in.
+_SHADOWS: dict = {}
 
 
 _MISSING = object()
@@ -91,10 +103,17 @@ NO_IMPORT = frozenset(
 def _builtin_base(v):
     """The plain value of an instance of a subclass of a builtin data type, through the base
     class's own methods (never the subclass's overrides); None for anything else."""
-    for base, conv in _BASES:
-        if isinstance(v, base):
-            return conv(v)
-    return None
+    t = type(v)
+    conv = _BASE_OF.get(t, _MISSING)
+    if conv is _MISSING:
+        conv = next((c for base, c in _BASES if issubclass(t, base)), None)
+        if len(_BASE_OF) > 10000:
+            _BASE_OF.clear()
+        _BASE_OF[t] = conv
+    return None if conv is None else conv(v)
+
+
+_BASE_OF: dict = {}  # type -> its builtin base's converter (or None): once per type, not per object
 
 
 _BASES: tuple[tuple[type, Callable[[Any], Any]], ...] = (

@@ -72,6 +72,7 @@ class Codec:
         self.guarded = guarded  # the judge's side: globals only from its allowlist (allowlist.judge_global)
         self.is_remote = is_remote or (lambda v: False)  # v is a proxy for one of the peer's objects
         self.paths = Paths(judge=guarded)
+        self._class_names: dict = {}  # support class -> (module, qualname): once per class, not per object
         self.exception_class = exception_class  # judge: (builtin base, chain) -> its stand-in class
         self.shareable = shareable_modules  # modules both sides load from the same pristine source
         self.private = private_modules  # modules only the candidate has: their objects never cross by value
@@ -144,7 +145,9 @@ class Codec:
             return self._enc(base, memo, depth)
         cls_name = getattr(t, "__module__", None)
         if cls_name in self.shareable and hasattr(v, "__dict__") and getattr(v, "__slots__", None) is None:
-            g = global_name(t, self.private)
+            g = self._class_names.get(t, _UNSEEN)
+            if g is _UNSEEN:
+                g = self._class_names[t] = global_name(t, self.private)
             if g is not None:
                 ref = memo.add(v)
                 attrs = [[k, self._enc(x, memo, depth + 1)] for k, x in vars(v).items() if type(k) is str]
@@ -315,6 +318,7 @@ def _builtin_exception(name, args, guarded):
 
 
 _EXCEPTION_TYPES = frozenset(BUILTIN_EXCEPTIONS.values())
+_UNSEEN = object()
 
 
 __all__ = [
