@@ -286,6 +286,8 @@ class Peer:
             return {"r": isinstance(decoded[0], obj) if isinstance(obj, type) else False}
         if op == "names":
             return {"r": self.codec.encode(_public_names(obj))}
+        if op == "signature":
+            return {"r": self.codec.encode(_parameters(obj))}
         raise wire.ProtocolError(f"unknown operation {op!r}")
 
     def _on_judge_object(self, op, obj, args, frame):
@@ -308,6 +310,15 @@ class Peer:
         if target[0] == "N" and not self.judge and self.resolve_named is not None:
             return self.resolve_named(str(target[1]), str(target[2]))
         raise wire.ProtocolError("unknown target")
+
+
+def _parameters(obj):
+    import inspect
+
+    return [
+        [p.name, int(p.kind), [] if p.default is inspect.Parameter.empty else [p.default]]
+        for p in inspect.signature(obj).parameters.values()
+    ]
 
 
 def _public_names(module):

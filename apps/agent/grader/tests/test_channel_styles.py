@@ -225,3 +225,11 @@ def test_messages_beyond_one_frame_stream(judge):
     with pytest.raises(MemoryError, match="limit of 64 MiB"):
         judge("line_count_text")("y" * (frames.MAX_MESSAGE + 1))  # the test's own argument is
     assert judge("line_count_text")("ok") == 2  # and the candidate is still there
+
+
+def test_signatures_of_candidate_functions(judge):
+    import inspect
+
+    sig = inspect.signature(judge("line_count_text"))
+    assert list(sig.parameters) == ["s", "echo"] and sig.parameters["echo"].default is False
+    assert str(sig) == str(inspect.signature(names()["line_count_text"]))  # as in-process
