@@ -104,6 +104,28 @@ describe("teacher datasets", () => {
     ).rejects.toThrow();
   });
 
+  it("never turns a pass from in-process grading into an SFT sample (control: the same pass from the judge is kept)", async () => {
+    const n = parts.train.length;
+    const [one] = await queryRows<{ id: string }>(
+      t.db,
+      sql`select c.id from teacher_candidates c join teacher_collection_items i on i.candidate_id = c.id
+          where i.collection_id = ${col1} and c.verdict = 'pass' order by c.id limit 1`,
+    );
+    const setIsolation = (iso: string) =>
+      queryRows(
+        t.db,
+        sql`update teacher_candidates set grade_result = jsonb_set(grade_result, '{isolation}', to_jsonb(${iso}::text)) where id = ${one?.id ?? ""}`,
+      );
+    await setIsolation("in_process");
+    try {
+      const d = await admin.datasets.create({ name: "no-in-process", splitId, collectionIds: [col1] });
+      expect(d.sampleCount).toBe(n - 1);
+    } finally {
+      await setIsolation("judge");
+    }
+    expect((await admin.datasets.create({ name: "judge-again", splitId, collectionIds: [col1] })).sampleCount).toBe(n);
+  });
+
   it("runs the reference oracle through the CLI and exports its dataset", async () => {
     const ref = await admin.providers.create({
       name: "oracle",

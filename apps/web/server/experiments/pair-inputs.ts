@@ -5,6 +5,7 @@ import {
   TestOutcome,
   buildPairs,
   publicContext,
+  trainsOn,
   renderRepairPrompt,
   type ChosenAnswer,
   type PreferencePair,
@@ -22,7 +23,11 @@ import { z } from "zod";
 // Every task here is a train task: the snapshot is train-only (dataset layer and database), the
 // sample stage only generates on the train part, and preference_pairs refuses any other.
 
-const GradeTests = z.object({ verdict: GradeVerdict, tests: z.array(TestOutcome).default([]) });
+const GradeTests = z.object({
+  verdict: GradeVerdict,
+  tests: z.array(TestOutcome).default([]),
+  isolation: z.string().optional(),
+});
 
 export type PairInputs = { pairs: PreferencePair[]; skipped: PairSkip[]; tasksWithoutPairs: number };
 
@@ -33,7 +38,11 @@ export async function roundPairs(
   const prompts = new Map(
     opts.tasks.map((t) => [t.id, PromptMessage.array().parse(renderRepairPrompt(publicContext(t)))]),
   );
-  const chosen: ChosenAnswer[] = (await allDatasetSamples(db, opts.datasetId)).map(({ sample, candidate }) => ({
+  // Neither side of a pair rests on an in-process verdict (forgeable by the candidate).
+  const samples = (await allDatasetSamples(db, opts.datasetId)).filter(
+    ({ candidate, task }) => trainsOn(candidate.gradeResult?.isolation) && trainsOn(task.gradingIsolation),
+  );
+  const chosen: ChosenAnswer[] = samples.map(({ sample, candidate }) => ({
     taskId: sample.taskKey,
     source: sample.oracle ? "reference" : "teacher",
     text: sample.messages.filter((m) => m.role === "assistant").at(-1)?.content ?? "",
@@ -44,7 +53,7 @@ export async function roundPairs(
   for (const a of await trainAnswers(db, { experimentId: opts.experimentId, modelKey: opts.policyKey })) {
     const grade = GradeTests.safeParse(a.grade);
     // An empty answer cannot be a training sequence; an unreadable grade has no label.
-    if (!grade.success || a.answer.trim() === "") continue;
+    if (!grade.success || a.answer.trim() === "" || !trainsOn(grade.data.isolation)) continue;
     rejected.push({
       taskId: a.taskId,
       source: "on_policy",

@@ -12,6 +12,7 @@ import {
   sampleHash,
   sftLine,
   sftSample,
+  trainsOn,
   type SftSample,
 } from "@agentlab/core";
 import {
@@ -100,6 +101,8 @@ export async function createDataset(
   const built: Built[] = [];
   for (const { task, candidate } of rows) {
     if (!candidate.files) continue;
+    // A pass from in-process grading is forgeable: it never becomes an SFT sample.
+    if (!trainsOn(candidate.gradeResult?.isolation) || !trainsOn(task.gradingIsolation)) continue;
     const sample = sftSample(
       publicContext({ instruction: task.instruction, files: task.files, public_tests: task.publicTests }),
       candidate.files,
@@ -187,7 +190,7 @@ export async function syncReplay(services: Services, replayId: string) {
   for (const r of rows) {
     const job = states.get(replay.jobs[String(r.sample.ordinal)] ?? "");
     const res = job?.state === "succeeded" ? GradeResult.safeParse(job.result) : null;
-    if (res?.success && res.data.verdict === "pass")
+    if (res?.success && res.data.verdict === "pass" && trainsOn(res.data.isolation))
       kept.push({ ...r.sample, line: sftLine({ messages: r.sample.messages }) });
     else
       dropped.push({

@@ -1,6 +1,6 @@
 import { mcnemarExact } from "../stats/mcnemar";
 import type { TaskOutcome } from "./report-tasks";
-import { modelKey, modelLabel, type SelectionDecision } from "./selection";
+import { modelKey, modelLabel, type ModelRef } from "./selection";
 
 // Answers that never got a verdict (the grader's infra_error after the bounded retries) are left
 // out of every comparison, so they must be visible on their own: counted per model, and compared
@@ -43,7 +43,7 @@ type Input = {
 const baseFirst = (a: string, b: string) => (a === "base" ? -1 : b === "base" ? 1 : a < b ? -1 : a > b ? 1 : 0);
 
 /** Per split and model (the base first), and base vs every other model of that split. */
-export function noVerdictSection(input: Input, alpha: number, table: SelectionDecision["table"]): NoVerdictSection {
+export function noVerdictSection(input: Input, alpha: number, table: readonly { ref: ModelRef }[]): NoVerdictSection {
   const labels = (key: string) => {
     const row = table.find((r) => modelKey(r.ref) === key);
     return row ? modelLabel(row.ref) : key;

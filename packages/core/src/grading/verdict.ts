@@ -34,6 +34,13 @@ export type RunEvidence = {
 
 export type Decision = { verdict: GradeVerdict; reasons: string[] };
 
+/**
+ * Whether training data (SFT, DPO, RL) may rest on a verdict of this isolation: only the isolated
+ * judge's. In-process grading is the labelled exception a candidate can forge, so its verdicts are
+ * shown in reports but never become a chosen or rejected training answer.
+ */
+export const trainsOn = (isolation: string | null | undefined): boolean => isolation !== "in_process";
+
 /** pytest's exit status when tests ran and some failed; the canary guarantees at least one failure. */
 export const PYTEST_TESTS_FAILED = 1;
 export const COLLECT_SUFFIX = "::[collection]";
