@@ -8,6 +8,7 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from agentlab_grader import wire  # noqa: E402
 from agentlab_grader.peer import Peer  # noqa: E402
 from agentlab_grader.proxy import Proxy  # noqa: E402
 
@@ -20,6 +21,20 @@ class RawGlobal:
 
     def __call__(self, *a):
         return None
+
+
+def bare_codec(private: frozenset, guarded: bool, shareable: frozenset = frozenset(), export=id) -> wire.Codec:
+    """A codec with no peer behind it: for values that need no handles."""
+    return wire.Codec(
+        shareable_modules=shareable,
+        private_modules=private,
+        export=export,
+        local=None,
+        local_named=None,
+        remote=None,
+        handed_back=lambda v: None,
+        guarded=guarded,
+    )
 
 
 class Pair:

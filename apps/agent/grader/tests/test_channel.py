@@ -12,6 +12,8 @@ import threading
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import pair  # noqa: E402
+
 from agentlab_grader import wire  # noqa: E402
 from agentlab_grader.peer import Peer  # noqa: E402
 from agentlab_grader.proxy import CandidateLost, Proxy  # noqa: E402
@@ -79,17 +81,7 @@ def candidate_module():
 
 
 def bare_codec(private: frozenset, guarded: bool) -> wire.Codec:
-    """A codec with no peer behind it: for values that need no handles."""
-    return wire.Codec(
-        shareable_modules=SHARE,
-        private_modules=private,
-        export=id,
-        local=None,
-        local_named=None,
-        remote=None,
-        handed_back=lambda v: None,
-        guarded=guarded,
-    )
+    return pair.bare_codec(private, guarded, shareable=SHARE)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import sys
 import types
 
 import pytest
-from pair import Pair, RawGlobal
+from pair import Pair, RawGlobal, bare_codec
 
 from agentlab_grader import wire
 from agentlab_grader.stdtypes import ForeignGlobal
@@ -181,16 +181,7 @@ def test_machinery_never_crosses(judge):
 
 
 def test_the_test_modules_name_never_crosses():
-    codec = wire.Codec(
-        shareable_modules=frozenset(),
-        private_modules=frozenset({"solution"}),
-        export=lambda v: 7,
-        local=None,
-        local_named=None,
-        remote=None,
-        handed_back=lambda v: None,
-        guarded=True,
-    )
+    codec = bare_codec(frozenset({"solution"}), guarded=True, export=lambda v: 7)
     helper = types.FunctionType((lambda x: x).__code__, {}, "helper")
     helper.__module__ = "test_hidden"
     sys.modules["test_hidden"] = types.ModuleType("test_hidden")
@@ -213,16 +204,7 @@ def test_paths_outside_the_tests_tmp_never_cross(judge):
 
 
 def test_exception_values_never_end_the_judges_session():
-    codec = wire.Codec(
-        shareable_modules=frozenset(),
-        private_modules=frozenset({"solution"}),
-        export=id,
-        local=None,
-        local_named=None,
-        remote=None,
-        handed_back=lambda v: None,
-        guarded=True,
-    )
+    codec = bare_codec(frozenset({"solution"}), guarded=True)
     node = ["EX", "KeyboardInterrupt", ["stop"]]
     codec.guarded = False
     assert type(codec.decode(node)) is KeyboardInterrupt  # control: without the judge's rule it is one
