@@ -81,10 +81,17 @@ describe("faults", () => {
 });
 
 describe("the outbox spool", () => {
-  it("delivers a result spooled by an agent process that died before sending it", async () => {
-    const { agentId, credential } = await enrollTestAgent(server.db, "phoenix");
-    // Top priority, so that this claim takes this job whatever else is queued.
-    const job = await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["true"] }, priority: 1000 });
+  /** What the previous run of the agent left on disk, a result never acknowledged; delivered by a new run. */
+  async function deliverSpooled(name: string, result: Record<string, unknown>) {
+    const { agentId, credential } = await enrollTestAgent(server.db, name);
+    // Top priority, so that this claim takes this job whatever else is queued; one attempt, so a
+    // refused result fails it for good instead of sending it back to the queue.
+    const job = await server.app.services.queue.enqueue({
+      type: "shell",
+      payload: { argv: ["true"] },
+      priority: 1000,
+      maxAttempts: 1,
+    });
     const claimed = await claimJob(server.db.db, {
       agentId,
       labels: [],
@@ -95,22 +102,21 @@ describe("the outbox spool", () => {
       shellJobs: true,
     });
     expect(claimed?.jobId).toBe(job.id);
-    // What the previous run of the agent left on disk: the result, never acknowledged.
     const stateDir = await mkdtemp(join(tmpdir(), "agentlab-spool-"));
-    const result = {
+    const payload = {
       version: PROTOCOL_VERSION,
       jobId: job.id,
       attemptId: claimed?.attemptId,
       reason: "succeeded",
       exitCode: 0,
       signal: null,
-      result: { from: "spool" },
+      result,
       error: null,
       lastLogSeq: -1,
     };
     await writeFile(
       join(stateDir, "outbox.jsonl"),
-      JSON.stringify({ event: AGENT_EVENTS.result, attemptId: claimed?.attemptId, payload: result }) + "\n",
+      JSON.stringify({ event: AGENT_EVENTS.result, attemptId: claimed?.attemptId, payload }) + "\n",
     );
     const supervisor = new Supervisor({
       serverUrl: server.url,
@@ -125,9 +131,23 @@ describe("the outbox spool", () => {
     await supervisor.start();
     const done = await waitFor(async () => {
       const j = await getJob(server.db.db, job.id);
-      return j?.state === "succeeded" ? j : null;
+      return j && j.state !== "running" && j.state !== "queued" ? j : null;
     });
-    expect(done.result).toEqual({ from: "spool" });
     await supervisor.stop(0);
+    return done;
+  }
+
+  it("delivers a result spooled by an agent process that died before sending it", async () => {
+    const done = await deliverSpooled("phoenix", { outputTruncated: false });
+    expect(done).toMatchObject({ state: "succeeded", result: { outputTruncated: false } });
+  });
+
+  it("refuses a spooled success whose result breaks the shell contract: the job fails with the field named", async () => {
+    const done = await deliverSpooled("phoenix-2", { from: "spool" });
+    expect(done.state).toBe("failed");
+    expect(done.result).not.toEqual({ from: "spool" });
+    expect(done.error).toMatch(/shell result does not match its contract[\s\S]*outputTruncated/);
+    const [attempt] = await listAttempts(server.db.db, done.id);
+    expect(attempt?.reason).toBe("infra_error");
   });
 });

@@ -108,6 +108,13 @@ export class Outbox {
         // A request the server refuses outright (malformed) will never succeed: drop it, loudly.
         this.log.error({ err, event: item.event }, "server refused an outbox item; dropping it");
       }
+      // The server read the write by its job's contract and refused it (a refused progress event
+      // also ended the attempt): a bug in this agent's handler, said loudly.
+      if (ack?.refused)
+        this.log.error(
+          { attemptId: item.attemptId, event: item.event, refused: ack.refused },
+          "server refused a write",
+        );
       this.queue.shift();
       this.deliveredHooks.get(item)?.(ack);
       this.deliveredHooks.delete(item);

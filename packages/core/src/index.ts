@@ -12,6 +12,8 @@ export * from "./jobs/model-jobs";
 export * from "./jobs/eligibility";
 export * from "./jobs/retry-policy";
 export * from "./jobs/events";
+export * from "./jobs/progress";
+export * from "./jobs/receipt";
 export * from "./protocol/capabilities";
 export * from "./protocol/messages";
 export * from "./protocol/artifact-upload";

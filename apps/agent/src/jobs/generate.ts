@@ -27,7 +27,8 @@ export const generateJob = (graceMs: number) =>
             finish_reason: ev.finish_reason,
             completion_tokens: ev.completion_tokens,
           });
-          if (outputs.length % 8 === 0 || outputs.length === total) ctx.progress({ done: outputs.length, total });
+          if (outputs.length % 8 === 0 || outputs.length === total)
+            ctx.progress({ event: "items", done: outputs.length, total });
         },
       },
     );

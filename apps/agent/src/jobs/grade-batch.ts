@@ -44,7 +44,8 @@ async function gradeItem(
     };
   const result = await grader.grade(task, item.candidate, {
     expectedIds: ref.ids,
-    limits: item.limits,
+    expectedSkips: ref.skipped,
+    limits: ref.limits,
     isolation: item.isolation,
     signal,
   });
@@ -80,7 +81,7 @@ export function makeGradeBatchHandler(grader: Grader, refs: ReferenceIds): JobHa
         done += 1;
         const v = r.status === "graded" ? r.grade.verdict : "error";
         verdicts[v] = (verdicts[v] ?? 0) + 1;
-        ctx.progress({ done, total: items.length, verdicts: { ...verdicts } });
+        ctx.progress({ event: "items", done, total: items.length, verdicts: { ...verdicts } });
         if (r.status === "error") ctx.log.warn({ key: r.key, error: r.error }, "batch item without a verdict");
       }
     };

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { GpuPool } from "../gpu-pool";
-import type { JobPayload, JobResult, JobType, TerminalReason } from "@agentlab/core";
+import type { JobPayload, JobProgress, JobResult, JobType, TerminalReason } from "@agentlab/core";
 
 // What a job handler gets from the agent's supervisor. Handlers never talk to the server directly:
 // logs, progress and artifacts go through the supervisor, which fences them by attempt.
@@ -16,7 +16,8 @@ export type JobContext = {
   log: Logger;
   /** Ordered, chunked, spooled while disconnected. */
   emitLog(stream: "stdout" | "stderr" | "system", data: string): void;
-  progress(data: Record<string, unknown>): void;
+  /** One event of the job type's progress contract (JOB_CONTRACTS[type].progress), checked where the server receives it. */
+  progress(data: JobProgress): void;
   /** Uploads a file to the content-addressed store (resumable) and links it to this attempt. */
   uploadArtifact(path: string, meta: { name: string; kind: string; meta?: Record<string, unknown> }): Promise<string>;
   /** A private scratch directory for this attempt, removed afterwards. */

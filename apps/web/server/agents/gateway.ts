@@ -7,12 +7,18 @@ import {
   ClaimMsg,
   HeartbeatMsg,
   HelloMsg,
+  JobType,
   LogMsg,
   ProgressMsg,
   ResultMsg,
   DomainError,
+  checkJobProgress,
   isDomainError,
+  receiveJobEnd,
+  refusal,
+  type AttemptRef,
   type ClaimAck,
+  type ClaimedJob,
   type HeartbeatAck,
   type HelloAck,
   type WriteAck,
@@ -29,6 +35,8 @@ import {
   claimedWithResult,
   finishAndClaim,
   finishAttempt,
+  fitOf,
+  getJob,
   recordProgress,
   renewLeases,
   type AgentFit,
@@ -108,6 +116,40 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
     sockets.set(agentId, socket);
     socket.join(agentRoom(agentId));
 
+    // Each attempt claimed through this socket with its job type, so its progress and result are
+    // read by the type's contract without a query; one claimed before a reconnect is looked up.
+    const attempts = new Map<string, { jobId: string; type: JobType }>();
+    const claimed = (job: ClaimedJob | null | undefined) => {
+      if (job) attempts.set(job.attemptId, { jobId: job.jobId, type: job.type });
+      return job ?? null;
+    };
+    const typeOf = async (ref: AttemptRef): Promise<JobType | null> => {
+      const known = attempts.get(ref.attemptId);
+      if (known?.jobId === ref.jobId) return known.type;
+      const stored = JobType.safeParse((await getJob(db, ref.jobId))?.type);
+      return stored.success ? stored.data : null;
+    };
+    // A progress event that breaks its job's contract fails the attempt (the agent's fault, retried
+    // like an infra_error); the ack refuses the write, so the agent stops the attempt, and says why.
+    const refuseProgress = async (ref: AttemptRef, why: string): Promise<WriteAck> => {
+      const refused = refusal(why);
+      const { jobId, attemptId } = ref;
+      const end = {
+        jobId,
+        attemptId,
+        reason: "infra_error" as const,
+        exitCode: null,
+        signal: null,
+        result: {},
+        error: refused,
+      };
+      const out = await finishAttempt(db, end, agentId);
+      log.warn({ jobId: ref.jobId, attemptId: ref.attemptId, refused, state: out.state }, "progress refused");
+      if (out.ended) services.queue.events.publish(out.ended);
+      if (out.requeued) nudge();
+      return { accepted: false, refused };
+    };
+
     // Every request: parse with its zod schema, run, acknowledge. Errors go back in the ack.
     const handle = <S extends z.ZodType, R>(event: string, schema: S, fn: (msg: z.output<S>) => Promise<R>) => {
       socket.on(event, async (payload: unknown, ack: Ack) => {
@@ -139,17 +181,8 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
       const agent = await agentConnected(db, agentId, msg.capabilities, msg.drain);
       const caps = msg.capabilities;
       socket.data.drain = msg.drain;
-      socket.data.fit = {
-        agentId,
-        labels: [...new Set([...(agent?.labels ?? []), ...caps.labels])],
-        gpuCount: caps.gpus.length,
-        gpuMemoryMb: caps.gpus.length ? Math.min(...caps.gpus.map((g) => g.memoryMb)) : 0,
-        // An agent whose sandbox failed its self-test may still run jobs that need no sandbox.
-        sandbox: caps.sandbox.selfTestPassed ? caps.sandbox.backend : "none",
-        leaseTtlMs: env.AGENTLAB_LEASE_TTL_MS,
-        // Shell jobs run commands outside the sandbox: only agents started with the opt-in get them.
-        shellJobs: caps.shellJobs,
-      };
+      // The claim matches on the agent's registration as stored (fitOf), not on this report.
+      socket.data.fit = agent ? fitOf(agent, caps, env.AGENTLAB_LEASE_TTL_MS) : undefined;
       log.info({ caps: { os: caps.os, gpus: caps.gpus.length, sandbox: caps.sandbox } }, "agent connected");
       return { agentId, heartbeatIntervalMs: env.AGENTLAB_HEARTBEAT_MS, leaseTtlMs: env.AGENTLAB_LEASE_TTL_MS };
     });
@@ -161,7 +194,7 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
         waker.busy(socket); // it cannot take work: never a wake target
         return { job: null };
       }
-      const job = await claimJob(db, fit);
+      const job = claimed(await claimJob(db, fit));
       // Nothing for it: it now waits for a nudge, and is one of the idle agents an enqueue wakes.
       if (job) waker.busy(socket);
       else if (waker.idle(socket)) missed();
@@ -185,13 +218,13 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
         accepted: await appendLogs(db, agentId, msg.jobId, msg.attemptId, msg.chunks),
       }),
     );
-    handle(
-      AGENT_EVENTS.progress,
-      ProgressMsg,
-      async (msg): Promise<WriteAck> => ({
-        accepted: await recordProgress(db, agentId, msg.jobId, msg.attemptId, msg.seq, msg.data),
-      }),
-    );
+    handle(AGENT_EVENTS.progress, ProgressMsg, async (msg): Promise<WriteAck> => {
+      const type = await typeOf(msg);
+      if (!type) return { accepted: false };
+      const checked = checkJobProgress(type, msg.data);
+      if (!checked.ok) return refuseProgress(msg, checked.error);
+      return { accepted: await recordProgress(db, agentId, msg.jobId, msg.attemptId, msg.seq, checked.progress) };
+    });
 
     handle(AGENT_EVENTS.artifact, ArtifactMsg, async (msg): Promise<WriteAck> => {
       if (!(await services.artifacts.has(msg.sha256)))
@@ -208,9 +241,14 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
       };
     });
 
-    handle(AGENT_EVENTS.result, ResultMsg, async (msg): Promise<WriteAck> => {
+    handle(AGENT_EVENTS.result, ResultMsg, async (reported): Promise<WriteAck> => {
       waker.busy(socket);
       const fit = socket.data.fit;
+      // The result is read by its job's contract here, before anything stores it (jobs/receipt.ts).
+      const type = await typeOf(reported);
+      const { refused, ...end } = type ? receiveJobEnd(type, reported) : { ...reported, refused: null };
+      const msg = { ...reported, ...end };
+      attempts.delete(msg.attemptId);
       // Finishing and claiming the next job: the common case in one statement (finish-and-claim.ts),
       // anything else in one transaction; one commit per job either way, and one that does not wait
       // for its flush (end-attempt.ts, commitWithoutFlush: why a lost one is harmless).
@@ -231,9 +269,10 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
         { jobId: msg.jobId, attemptId: msg.attemptId, reason: msg.reason, accepted: out.accepted, state: out.state },
         "attempt finished",
       );
+      if (refused) log.warn({ jobId: msg.jobId, attemptId: msg.attemptId, refused }, "result refused");
       if (out.ended) services.queue.events.publish(out.ended);
       if (out.requeued) nudge();
-      return { accepted: out.accepted, next };
+      return { accepted: out.accepted, next: claimed(next), ...(refused ? { refused } : {}) };
     });
 
     socket.on("disconnect", () => {

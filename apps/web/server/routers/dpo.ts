@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { DomainError, DpoJobResult, ExperimentConfig, modelLabel, parseStageOutput, stagePlan } from "@agentlab/core";
-import { epochMarks, thin, trainFraction } from "@agentlab/core/experiments/training";
-import { dpoPoints } from "@agentlab/core/trainer/dpo-progress";
+import { dpoPoints, epochMarks, thin, trainFraction } from "@agentlab/core/experiments/training";
 import { getExperiment, listStages } from "@agentlab/db";
 import { trainStageData } from "@agentlab/db/queries/training";
 import { router, viewerProcedure } from "../trpc/init";

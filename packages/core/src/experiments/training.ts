@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { TrainerProgressEvent } from "../trainer/schemas";
+import { DpoStepProgress, TrainStepProgress } from "../jobs/progress";
 
 // Training curves for the experiment page: the trainer's progress events (stored per attempt as
-// job progress) read back as points, with epoch boundaries, a smoothed loss and an ETA. Pure.
+// job progress) read back as points, with epoch boundaries, a smoothed loss and an ETA; a dpo job's
+// steps with their DPO figures for the DPO panel. Pure.
 
 export type TrainPoint = {
   step: number;
@@ -17,27 +18,67 @@ export type TrainPoint = {
 export type EpochMark = { epoch: number; step: number };
 export type EpochLoss = { epoch: number; step: number; trainLoss: number | null; evalLoss: number | null };
 
-/** Progress rows that are trainer progress events, in step order; anything else (a shell job's progress) is skipped. */
-export function trainPoints(rows: readonly { data: unknown }[]): TrainPoint[] {
-  const pts: TrainPoint[] = [];
+/**
+ * The trainer's step events among progress rows (anything else, a shell job's progress, is skipped),
+ * one per step in step order: a retried delivery or a second attempt may repeat a step, and its
+ * last report wins. The one reader of step events, for SFT's curves and DPO's alike.
+ */
+function stepEvents(rows: readonly { data: unknown }[]): TrainStepProgress[] {
+  const byStep = new Map<number, TrainStepProgress>();
   for (const r of rows) {
-    const ev = TrainerProgressEvent.safeParse(r.data);
-    if (!ev.success) continue;
-    const e = ev.data;
-    pts.push({
-      step: e.step,
-      epoch: e.epoch,
-      loss: e.loss,
-      lr: e.lr,
-      tokensPerS: e.tokens_per_s,
-      etaS: e.eta_s,
-      totalSteps: e.total_steps,
-      epochProgress: e.epoch_progress,
-    });
+    const ev = TrainStepProgress.safeParse(r.data);
+    if (ev.success) byStep.set(ev.data.step, ev.data);
   }
-  // A retried delivery or a second attempt may repeat steps: keep the last report of each step.
-  const byStep = new Map(pts.map((p) => [p.step, p]));
   return [...byStep.values()].sort((a, b) => a.step - b.step);
+}
+
+const trainPoint = (e: TrainStepProgress): TrainPoint => ({
+  step: e.step,
+  epoch: e.epoch,
+  loss: e.loss,
+  lr: e.lr,
+  tokensPerS: e.tokens_per_s,
+  etaS: e.eta_s,
+  totalSteps: e.total_steps,
+  epochProgress: e.epoch_progress,
+});
+
+/** Progress rows that are trainer step events (train and dpo jobs), as the training panel's points. */
+export function trainPoints(rows: readonly { data: unknown }[]): TrainPoint[] {
+  return stepEvents(rows).map(trainPoint);
+}
+
+/** A dpo step: the train point with the DPO figures every dpo step reports (DpoStepProgress). */
+export type DpoPoint = TrainPoint & {
+  /** The step's DPO term and SFT term (loss = dpo + sftWeight · sft). */
+  dpoLoss: number;
+  sftLoss: number;
+  /** Mean β·(Δ log π(chosen) − Δ log π(rejected)) over the step's pairs, Δ against the reference. */
+  rewardMargin: number;
+  /** Share of the step's pairs whose chosen reward exceeds the rejected one. */
+  preferenceAccuracy: number;
+  chosenReward: number;
+  rejectedReward: number;
+};
+
+/** The DPO panel's points: the step events that carry DPO figures (a train job's steps are skipped). */
+export function dpoPoints(rows: readonly { data: unknown }[]): DpoPoint[] {
+  return stepEvents(rows).flatMap((e) => {
+    const d = DpoStepProgress.safeParse(e);
+    if (!d.success) return [];
+    const f = d.data;
+    return [
+      {
+        ...trainPoint(e),
+        dpoLoss: f.dpo_loss,
+        sftLoss: f.sft_loss,
+        rewardMargin: f.reward_margin,
+        preferenceAccuracy: f.preference_accuracy,
+        chosenReward: f.chosen_reward,
+        rejectedReward: f.rejected_reward,
+      },
+    ];
+  });
 }
 
 /** The first step of each epoch after the first: where the chart draws an epoch boundary. */

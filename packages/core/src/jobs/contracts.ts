@@ -11,10 +11,13 @@ import {
 import { InspectModelJobPayload, InspectModelJobResult, TinyModelJobPayload, TinyModelJobResult } from "./model-jobs";
 import { DpoJobPayload, DpoJobResult } from "./dpo";
 import { JobRequirements, type JobType, ShellJobPayload } from "./schemas";
+import { DpoStepProgress, ItemsProgress, NoProgress, TrainStepProgress } from "./progress";
 
-// One payload and one result schema per job type: what the control plane enqueues, what the agent's
-// handler receives (parsed with the payload schema) and returns (parsed with the result schema before
-// it is sent), and what the control plane reads back from `jobs.result`. Payloads are strict objects:
+// One payload, one result and one progress schema per job type: what the control plane enqueues,
+// what the agent's handler receives (parsed with the payload schema) and returns (parsed with the
+// result schema before it is sent, and again where the server receives it: jobs/receipt.ts), the
+// progress events it reports (jobs/progress.ts), and what the control plane reads back from
+// `jobs.result` (parseJobResult, the one reader). Payloads are strict objects:
 // a misspelled key is refused at enqueue instead of being dropped somewhere on the way to Python.
 
 const Sha256 = z.string().regex(/^[a-f0-9]{64}$/, "a sha256 hex digest");
@@ -126,17 +129,17 @@ export type TokenizeJobResult = z.infer<typeof TokenizeJobResult>;
 // ------------------------------------------------------------------ the map
 
 export const JOB_CONTRACTS = {
-  shell: { payload: ShellJobPayload, result: ShellJobResult },
-  grade: { payload: GradeJobPayload, result: GradeJobResult },
-  "grade-batch": { payload: GradeBatchJobPayload, result: GradeBatchJobResult },
-  audit: { payload: AuditJobPayload, result: AuditJobResult },
-  train: { payload: TrainJobPayload, result: TrainJobResult },
-  dpo: { payload: DpoJobPayload, result: DpoJobResult },
-  generate: { payload: GenerateJobPayload, result: GenerateJobResult },
-  tokenize: { payload: TokenizeJobPayload, result: TokenizeJobResult },
-  "inspect-model": { payload: InspectModelJobPayload, result: InspectModelJobResult },
-  "tiny-model": { payload: TinyModelJobPayload, result: TinyModelJobResult },
-} as const satisfies Record<JobType, { payload: z.ZodType; result: z.ZodType }>;
+  shell: { payload: ShellJobPayload, result: ShellJobResult, progress: NoProgress },
+  grade: { payload: GradeJobPayload, result: GradeJobResult, progress: NoProgress },
+  "grade-batch": { payload: GradeBatchJobPayload, result: GradeBatchJobResult, progress: ItemsProgress },
+  audit: { payload: AuditJobPayload, result: AuditJobResult, progress: NoProgress },
+  train: { payload: TrainJobPayload, result: TrainJobResult, progress: TrainStepProgress },
+  dpo: { payload: DpoJobPayload, result: DpoJobResult, progress: DpoStepProgress },
+  generate: { payload: GenerateJobPayload, result: GenerateJobResult, progress: ItemsProgress },
+  tokenize: { payload: TokenizeJobPayload, result: TokenizeJobResult, progress: NoProgress },
+  "inspect-model": { payload: InspectModelJobPayload, result: InspectModelJobResult, progress: NoProgress },
+  "tiny-model": { payload: TinyModelJobPayload, result: TinyModelJobResult, progress: NoProgress },
+} as const satisfies Record<JobType, { payload: z.ZodType; result: z.ZodType; progress: z.ZodType }>;
 
 type Contracts = typeof JOB_CONTRACTS;
 /** What a caller writes (defaults may be left out). */
@@ -144,10 +147,15 @@ export type JobPayloadInput<T extends JobType> = z.input<Contracts[T]["payload"]
 /** What a handler gets (defaults filled). */
 export type JobPayload<T extends JobType> = z.output<Contracts[T]["payload"]>;
 export type JobResult<T extends JobType> = z.output<Contracts[T]["result"]>;
+export type JobProgressOf<T extends JobType> = z.output<Contracts[T]["progress"]>;
 
 // The map seen per type, so that indexing it with a generic T keeps the types tied to T.
 type ContractOf = {
-  [T in JobType]: { payload: z.ZodType<JobPayload<T>, JobPayloadInput<T>>; result: z.ZodType<JobResult<T>> };
+  [T in JobType]: {
+    payload: z.ZodType<JobPayload<T>, JobPayloadInput<T>>;
+    result: z.ZodType<JobResult<T>>;
+    progress: z.ZodType<JobProgressOf<T>>;
+  };
 };
 const contracts: ContractOf = JOB_CONTRACTS;
 
@@ -175,6 +183,17 @@ export function checkJobResult<T extends JobType>(
   return r.success
     ? { ok: true, result: r.data }
     : { ok: false, error: `${type} result does not match its contract: ${z.prettifyError(r.error)}` };
+}
+
+/** A progress event checked against its type's variant, with zod's message (naming the field) when it does not match. */
+export function checkJobProgress<T extends JobType>(
+  type: T,
+  data: unknown,
+): { ok: true; progress: JobProgressOf<T> } | { ok: false; error: string } {
+  const r = contracts[type].progress.safeParse(data);
+  return r.success
+    ? { ok: true, progress: r.data }
+    : { ok: false, error: `${type} progress does not match its contract: ${z.prettifyError(r.error)}` };
 }
 
 // ------------------------------------------------------------------ enqueue

@@ -90,7 +90,13 @@ export const ArtifactMsg = AttemptRef.extend({
 export type ArtifactMsg = z.infer<typeof ArtifactMsg>;
 
 // Written on behalf of an attempt: `accepted: false` means the attempt is stale and must stop.
-export const WriteAck = z.object({ accepted: z.boolean(), next: ClaimedJob.nullable().optional() });
+// `refused`: the write broke its job's contract (jobs/receipt.ts), and why; a refused progress event
+// also ends the attempt, a refused success is stored as the attempt's infra_error.
+export const WriteAck = z.object({
+  accepted: z.boolean(),
+  next: ClaimedJob.nullable().optional(),
+  refused: z.string().optional(),
+});
 export type WriteAck = z.infer<typeof WriteAck>;
 
 /** The server's cancel push names the attempt and nothing else. @alias */

@@ -34,9 +34,25 @@ class Canceled(Exception):
 def emit(event: str, **fields: Any) -> None:
     """Write one JSON event line to stdout (the contract with the TS agent)."""
     line = json.dumps({"event": event, **fields}, ensure_ascii=False, allow_nan=False, default=_json_default)
+    if event in _CONTRACTED_EVENTS:
+        check_event(event, json.loads(line))
     with _out_lock:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
+
+
+# Events a job contract defines (schemas/<event>.json, generated from packages/core/src/jobs/progress.ts):
+# the server refuses one that breaks it and fails the attempt, so the trainer refuses to emit it.
+_CONTRACTED_EVENTS = {"progress"}
+
+
+def check_event(event: str, value: Any) -> None:
+    """Raises ValueError, naming the fields, when `value` (as emitted) breaks the event's contract."""
+    from .spec_schema import errors, load_schema
+
+    problems = errors(value, load_schema(event), event)
+    if problems:
+        raise ValueError(f"{event} event breaks its contract: {'; '.join(problems)}")
 
 
 def _json_default(o: Any) -> Any:
