@@ -1,6 +1,8 @@
 import {
   DomainError,
   Capabilities,
+  dpoMemoryEstimate,
+  dpoRecipeOf,
   generateMemoryEstimate,
   memoryRefusal,
   trainFitHint,
@@ -49,6 +51,10 @@ export async function refuseUnfitRecipe(db: Db, config: ExperimentConfig): Promi
   const train = trainsOnGpu(config) ? trainMemoryEstimate(config) : null;
   const trainNo = train && memoryRefusal(train, trainGpuMb, trainFitHint(trainRecipe(config)));
   if (trainNo) throw new DomainError("PRECONDITION_FAILED", `training ${config.baseModel.ref} ${trainNo}`);
+  // DPO trains in one process on one GPU, whatever training.gpus, on chosen and rejected at once.
+  const dpo = dpoRecipeOf(config) && trainsOnGpu(config) ? dpoMemoryEstimate(config) : null;
+  const dpoNo = dpo && memoryRefusal(dpo, gpuMb, "lower dpo.batchSize or training.maxLength, or use a larger GPU");
+  if (dpoNo) throw new DomainError("PRECONDITION_FAILED", `DPO training ${config.baseModel.ref} ${dpoNo}`);
   const gen = config.evaluation.device === "cuda" ? generateMemoryEstimate(config, true) : null;
   const genNo = gen && memoryRefusal(gen, gpuMb, "lower max new tokens or max length, or use a larger GPU");
   if (genNo) throw new DomainError("PRECONDITION_FAILED", `generating with ${config.baseModel.ref} ${genNo}`);

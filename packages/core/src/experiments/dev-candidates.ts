@@ -1,5 +1,4 @@
-import type { ExperimentConfig } from "./config";
-import { dpoRecipeOf } from "./dpo-recipe";
+import { dpoRecipeOf, type ExperimentConfig } from "./config";
 import { modelKey, type DevCandidate } from "./selection";
 
 // The dev pass counts selection compares (selectByDev), from the stored dev verdicts. Pure, so the

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ExperimentConfig, type ExperimentConfigInput } from "./config";
+import { DpoRecipe, ExperimentConfig, dpoRecipeOf, type ExperimentConfigInput } from "./config";
 import { devCandidates } from "./dev-candidates";
-import { dpoJobPayload, samplingConfig } from "./dpo-jobs";
-import { DpoRecipe, dpoRecipeOf } from "./dpo-recipe";
+import { dpoJobPayload, samplingConfig } from "../jobs/recipe";
 import { dpoSection } from "./report-dpo";
 import { bestEpochPerSeed, modelKey, selectByDev, type DevCandidate, type ModelRef } from "./selection";
 import { stagePlan } from "./stages";

@@ -16,8 +16,6 @@ export * from "./export-samples";
 export * from "./generation-cache";
 export * from "./dev-candidates";
 export * from "./estimate";
-export * from "./dpo-recipe";
 export * from "./report-dpo";
-export * from "./dpo-jobs";
 export * from "./test-reads";
 export * from "./answer-contamination";

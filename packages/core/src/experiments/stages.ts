@@ -1,6 +1,5 @@
 import { z } from "zod";
-import type { ExperimentConfig } from "./config";
-import { dpoRecipeOf } from "./dpo-recipe";
+import { dpoRecipeOf, type ExperimentConfig } from "./config";
 
 // The experiment as a stage graph. Pure: given the stored stage records it says what may run
 // next, so a restarted server resumes exactly where the database says it stopped.

@@ -1,11 +1,13 @@
 import type { z } from "zod";
-import type { ExperimentConfig } from "../experiments/config";
+import type { DpoRecipe, ExperimentConfig } from "../experiments/config";
 import type { TaskSpec } from "../tasks";
 import { PROMPT_TEMPLATE_HASH, publicContext, renderRepairPrompt } from "../teacher/prompt";
 import type { GenerateJobPayload, TrainJobPayload } from "./contracts";
+import type { DpoJobPayload } from "./dpo";
 
-// The experiment recipe → the train and generate jobs' payloads (their requirements: ./requirements.ts). Everything that decides the
-// weights or the answers comes from the recipe, never from the agent that claims the job.
+// The experiment recipe → the train, dpo and generate jobs' payloads (their requirements:
+// ./requirements.ts). Everything that decides the weights, the pairs' answers, the margins or the
+// answers comes from the stored recipe, never from the agent that claims the job.
 
 /** The dataset snapshot a train job fetches: its blob hash in the artifact store. */
 export type TrainData = { datasetHash: string; evalDatasetHash?: string | null };
@@ -74,5 +76,61 @@ export function generateJobPayload(
     adapterSha256: adapter?.sha256 ?? null,
     adapterArtifact: adapter?.artifact ?? null,
     promptTemplateHash: PROMPT_TEMPLATE_HASH,
+  };
+}
+
+// ------------------------------------------------------------------ dpo (the sft+dpo recipe)
+
+/** The adapter a round starts from (null: the base, so DPO trains a fresh LoRA whose reference is the base). */
+export type DpoStartAdapter = { sha256: string; artifact: string | null } | null;
+
+/**
+ * The recipe with its evaluation protocol swapped for the sampling of rejected answers on train:
+ * n sampled answers per task at the DPO block's temperature. Everything else (prompt, max tokens,
+ * backend, device, grader) stays the recipe's, so a train answer is graded like an evaluated one.
+ */
+export function samplingConfig(config: ExperimentConfig, dpo: DpoRecipe): ExperimentConfig {
+  return {
+    ...config,
+    evaluation: {
+      ...config.evaluation,
+      samples: dpo.samples,
+      decoding: { doSample: true, temperature: dpo.temperature, topP: dpo.topP },
+    },
+  };
+}
+
+/** A dpo job: training from the round's start policy (its reference), or scoring the pairs under it. */
+export function dpoJobPayload(
+  config: ExperimentConfig,
+  dpo: DpoRecipe,
+  opts: { seed: number; pairsHash: string; start: DpoStartAdapter; scoreOnly: boolean },
+): DpoJobPayload {
+  const tc = config.training;
+  if (opts.start && !opts.start.artifact)
+    throw new Error("the start adapter has no archive in the artifact store: a dpo job could not fetch it");
+  return {
+    pairsHash: opts.pairsHash,
+    startAdapterArtifact: opts.start?.artifact ?? null,
+    startAdapterSha256: opts.start?.sha256 ?? null,
+    spec: {
+      base_model: config.baseModel.ref,
+      revision: config.baseModel.revision ?? null,
+      local_files_only: config.baseModel.source === "path",
+      // A fresh LoRA on the base takes the recipe's shape; a start adapter keeps its own.
+      lora: { r: tc.lora.r, alpha: tc.lora.alpha, dropout: tc.lora.dropout, target_modules: tc.lora.targets },
+      epochs: dpo.epochs,
+      learning_rate: dpo.learningRate,
+      lr_schedule: tc.schedule,
+      batch_size: dpo.batchSize,
+      grad_accum: tc.gradAccum,
+      max_length: tc.maxLength,
+      seed: opts.seed,
+      quantization: tc.quantization,
+      method: tc.method ?? null,
+      beta: dpo.beta,
+      sft_weight: dpo.sftWeight,
+      score_only: opts.scoreOnly,
+    },
   };
 }

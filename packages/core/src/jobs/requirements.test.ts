@@ -4,6 +4,7 @@ import type { ModelShape } from "../trainer/inspect";
 import { estimateGenerateMemory, estimateTrainMemory, loraParameters } from "../trainer/memory";
 import { LORA_DEFAULT_TARGETS } from "../trainer/shared";
 import {
+  dpoJobRequirements,
   generateJobRequirements,
   generateRecipe,
   trainJobRequirements,
@@ -131,5 +132,24 @@ describe("job requirements from the model shape and the recipe", () => {
     expect(generateJobRequirements(c, false).gpuMemoryMb).toBeLessThanOrEqual(withAdapter.gpuMemoryMb);
     const longer = cfg({ evaluation: { graderVersion: "g1", device: "cuda", dtype: "bfloat16", maxNewTokens: 4096 } });
     expect(generateJobRequirements(longer).gpuMemoryMb).toBeGreaterThan(withAdapter.gpuMemoryMb);
+  });
+
+  it("a dpo job asks for one GPU with the one-process estimate (the whole model), never FSDP's per-GPU share", () => {
+    const dpo = { method: "sft+dpo" as const, dpo: { batchSize: 2 } };
+    // SFT sharded over 4 GPUs: each GPU holds a quarter of the weights; DPO runs one process
+    const sharded = cfg(dpo, { method: "lora-bf16", gpus: 4, parallel: "fsdp", batchSize: 8 });
+    const need = dpoJobRequirements(sharded);
+    expect(need.gpus).toBe(1);
+    expect(need.gpuMemoryMb).toBeGreaterThan(trainJobRequirements(sharded).gpuMemoryMb);
+    // the same shape trained by SFT on one GPU, at DPO's micro-batch (chosen + rejected = 2 × 2 sequences)
+    const oneGpuSft = cfg({}, { method: "lora-bf16", gpus: 1, batchSize: 4 });
+    expect(need.gpuMemoryMb).toBe(trainJobRequirements(oneGpuSft).gpuMemoryMb);
+    expect(need.gpuMemoryMb).toBe(
+      estimateTrainMemory(qwen15, { ...trainRecipe(sharded), batchSize: 4, ranks: 1, parallel: "ddp" }).totalMb,
+    );
+    // a larger DPO batch needs more; the CPU method needs no GPU
+    const larger = cfg({ ...dpo, dpo: { batchSize: 8 } }, { method: "lora-bf16", gpus: 4, parallel: "fsdp" });
+    expect(dpoJobRequirements(larger).gpuMemoryMb).toBeGreaterThan(need.gpuMemoryMb);
+    expect(dpoJobRequirements(cfg(dpo, { method: "lora-fp32" }))).toEqual({ labels: [], gpus: 0, gpuMemoryMb: 0 });
   });
 });

@@ -1,4 +1,4 @@
-import type { ExperimentConfig } from "../experiments/config";
+import { dpoRecipeOf, DpoRecipe, type ExperimentConfig } from "../experiments/config";
 import type { ModelShape } from "../trainer/inspect";
 import {
   estimateGenerateMemory,
@@ -9,7 +9,7 @@ import {
 } from "../trainer/memory";
 import type { JobRequirements } from "./schemas";
 
-// What the train and generate jobs of an experiment need from the agent that claims them (issue 16):
+// What the train, dpo and generate jobs of an experiment need from the agent that claims them (issue 16):
 // a GPU for the GPU methods and devices, with at least the memory the estimate (trainer/memory.ts)
 // gives for the base model's shape, when the form inspected it. The tiny CPU model needs nothing.
 // GPU jobs are exclusive (no gpuShare): the claim never gives a second one to an agent whose GPUs
@@ -80,6 +80,27 @@ export function trainJobRequirements(config: ExperimentConfig, supervisedPerSamp
   const gpus = config.training.gpus;
   if (!trainsOnGpu(config) && gpus === 1) return { labels: [], gpus: 0, gpuMemoryMb: 0 };
   return { labels: [], gpus, gpuMemoryMb: trainMemoryEstimate(config, supervisedPerSample)?.totalMb ?? 0 };
+}
+
+/**
+ * The recipe a dpo job trains with, as the estimate reads it: one process on one GPU whatever the
+ * SFT stage's training.gpus and parallel (the DPO trainer does not run multi-rank), so it holds the
+ * whole model, and each micro-batch is chosen and rejected: 2 × dpo.batchSize sequences.
+ */
+export function dpoTrainRecipe(config: ExperimentConfig): TrainRecipe {
+  const dpo = dpoRecipeOf(config) ?? DpoRecipe.parse({});
+  return { ...trainRecipe(config), batchSize: 2 * dpo.batchSize, ranks: 1, parallel: "ddp" };
+}
+
+export function dpoMemoryEstimate(config: ExperimentConfig): MemoryEstimate | null {
+  const shape = shapeOf(config);
+  return shape ? estimateTrainMemory(shape, dpoTrainRecipe(config)) : null;
+}
+
+/** A dpo job (training or scoring the pairs) needs one GPU for a GPU method, with the one-process estimate. */
+export function dpoJobRequirements(config: ExperimentConfig): JobRequirements {
+  if (!trainsOnGpu(config)) return { labels: [], gpus: 0, gpuMemoryMb: 0 };
+  return { labels: [], gpus: 1, gpuMemoryMb: dpoMemoryEstimate(config)?.totalMb ?? 0 };
 }
 
 export function generateJobRequirements(config: ExperimentConfig, withAdapter = true): JobRequirements {

@@ -2,6 +2,7 @@ import { stageJobs } from "@agentlab/db";
 import {
   DomainError,
   dpoJobPayload,
+  dpoJobRequirements,
   dpoStartKey,
   isTerminal,
   pairsKey,
@@ -9,7 +10,6 @@ import {
   type StageOutputs,
 } from "@agentlab/core";
 import { dpoRound } from "./dpo-start";
-import { dpoJobRequirements } from "./pairs";
 import { recordedOutput, type StageCtx, type StageResult } from "./context";
 
 // `dpo:s<seed>:r<k>` (issue 18): one dpo job per seed on the round's filtered pairs, from the round's

@@ -3,6 +3,7 @@ import {
   DomainError,
   applyMarginFilter,
   dpoJobPayload,
+  dpoJobRequirements,
   dpoStartKey,
   isTerminal,
   pairStats,
@@ -10,7 +11,6 @@ import {
   parseJobResult,
   sampleKey,
   sha256Hex,
-  trainJobRequirements,
   type StageOutputs,
 } from "@agentlab/core";
 import { publishBlob } from "../../artifacts/publish";
@@ -25,12 +25,6 @@ import { ownOutput, recordedOutput, type StageCtx, type StageResult } from "./co
 // stored in preference_pairs (train tasks only: the database refuses others) and published as the
 // JSONL the round's DPO jobs train on. Re-entrant: the pairs are rebuilt from the stored answers at
 // each step and must hash to what was scored.
-
-/** A dpo job needs what the recipe's training needs, on one GPU at most (DPO runs one process). */
-export function dpoJobRequirements(config: StageCtx["config"]) {
-  const train = trainJobRequirements(config);
-  return { ...train, gpus: Math.min(1, train.gpus) };
-}
 
 export async function pairsStage(c: StageCtx): Promise<StageResult<"pairs">> {
   const { round, dpo } = dpoRound(c);
