@@ -246,12 +246,5 @@ export async function startTeacherWorld(): Promise<TeacherWorld> {
   };
 }
 
-export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+// The one polling waiter of the integration helpers (50 ms steps, 30 s by default).
+export { waitFor } from "./server";
