@@ -1,8 +1,8 @@
 import { cachedGenerations, insertGenerations, stageJobs, type NewGeneration } from "@agentlab/db";
 import {
   DomainError,
-  GenerateJobResult,
   answerProtocol,
+  checkJobResult,
   isTerminal,
   PROMPT_TEMPLATE_HASH,
   evaluationCacheKeys,
@@ -94,17 +94,14 @@ export async function storeGeneratedAnswers(
   const what = `generation for ${m.key} on ${ctx.split}`;
   if (gen.state !== "succeeded")
     throw new DomainError("PRECONDITION_FAILED", `${what} ${gen.state}: ${gen.error ?? "no error given"}`);
-  const parsed = GenerateJobResult.safeParse(gen.result);
-  if (!parsed.success)
-    throw new DomainError(
-      "PRECONDITION_FAILED",
-      `${what} returned an unreadable result: ${parsed.error.issues[0]?.message ?? ""}`,
-    );
+  const parsed = checkJobResult("generate", gen.result);
+  if (!parsed.ok)
+    throw new DomainError("PRECONDITION_FAILED", `${what} returned an unreadable result: ${parsed.error}`);
   const samples = ctx.config.evaluation.samples;
-  const protocol = generationProtocol(parsed.data.summary, {
+  const protocol = generationProtocol(parsed.result.summary, {
     promptTemplateHash: PROMPT_TEMPLATE_HASH,
     trainingMethod: m.trainingMethod,
-    samples: parsed.data.summary.decoding.samples,
+    samples: parsed.result.summary.decoding.samples,
   });
   const mismatches = recipeMismatches(protocol, ctx.config.evaluation, {
     promptTemplateHash: PROMPT_TEMPLATE_HASH,
@@ -115,13 +112,13 @@ export async function storeGeneratedAnswers(
       "PRECONDITION_FAILED",
       `protocol mismatch on ${ctx.split} for ${m.key}: ${mismatches.join("; ")}`,
     );
-  const outputs = new Map(parsed.data.outputs.map((o) => [`${o.task_id}\u0000${o.sample_index}`, o]));
+  const outputs = new Map(parsed.result.outputs.map((o) => [`${o.task_id}\u0000${o.sample_index}`, o]));
   const keys = keysFor(ctx, m, tasks);
   const rows: NewGeneration[] = [];
   const short: string[] = [];
   for (const t of tasks) {
     // The task's rendered-prompt hash joins its answers' protocol (compared across models per task).
-    const taskProtocol = answerProtocol(protocol, parsed.data.summary, t.id);
+    const taskProtocol = answerProtocol(protocol, parsed.result.summary, t.id);
     for (let i = 0; i < samples; i++) {
       const o = outputs.get(`${t.id}\u0000${i}`);
       if (!o) {

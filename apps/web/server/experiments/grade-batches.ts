@@ -13,7 +13,6 @@ import {
   DomainError,
   GRADE_BATCH_MAX_ITEMS,
   GenerationProtocol,
-  JOB_CONTRACTS,
   batchItemOutcomes,
   gradeBatchId,
   gradeBatchMaxDurationS,
@@ -22,6 +21,7 @@ import {
   mainPaths,
   parseAnswer,
   parseJobPayload,
+  parseJobResult,
   type BatchItemOutcome,
   type CandidateFile,
   type EnqueueJob,
@@ -98,11 +98,9 @@ function outcomeOf(job: StageJob, g: GenerationRow, batches: Map<string, Map<str
     batches.set(job.id, all);
     return all.get(itemKey(g)) ?? { status: "error" as const, error: "not an item of its batch" };
   }
-  const grade = job.state === "succeeded" ? JOB_CONTRACTS.grade.result.safeParse(job.result) : null;
-  if (grade?.success && grade.data.verdict !== "infra_error") return { status: "graded" as const, grade: grade.data };
-  const error = grade?.success
-    ? `grader infra_error: ${grade.data.reasons.join("; ")}`
-    : (job.error ?? `grade job ${job.state}`);
+  const grade = job.state === "succeeded" ? parseJobResult("grade", job.result) : null;
+  if (grade && grade.verdict !== "infra_error") return { status: "graded" as const, grade };
+  const error = grade ? `grader infra_error: ${grade.reasons.join("; ")}` : (job.error ?? `grade job ${job.state}`);
   return { status: "error" as const, error };
 }
 

@@ -6,6 +6,7 @@ import {
   gradeBatchMaxDurationS,
   gradeBatchPayloads,
   gradePayloadOfItem,
+  parseJobResult,
   type GradeJobPayload,
   type TaskSpec,
 } from "@agentlab/core";
@@ -130,12 +131,12 @@ export async function syncGrades(services: Services): Promise<number> {
       else await retryAlone(services, job, f.candidateId, outcome?.error ?? "no verdict in its batch");
       continue;
     }
-    const parsed = f.state === "succeeded" ? GradeResult.safeParse(job.result) : null;
-    if (parsed?.success) {
+    const parsed = f.state === "succeeded" ? parseJobResult("grade", job.result) : null;
+    if (parsed) {
       await recordVerdict(db, f.candidateId, {
-        verdict: parsed.data.verdict,
-        reasons: parsed.data.reasons,
-        result: parsed.data,
+        verdict: parsed.verdict,
+        reasons: parsed.reasons,
+        result: GradeResult.parse(parsed),
       });
     } else {
       // The candidate could not be graded; infra_error is never a pass, and regrading is explicit.
