@@ -1,3 +1,5 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { defineConfig } from "vitest/config";
 
 // Three projects: fast unit tests beside the code, integration tests against the real Postgres,
@@ -10,7 +12,14 @@ import { defineConfig } from "vitest/config";
 // with 2, at load 11–12). An explicit OMP_NUM_THREADS is kept.
 const trainerThreads = { OMP_NUM_THREADS: process.env.OMP_NUM_THREADS ?? "1" };
 
+// Vitest keeps each file's last duration (results.json, keyed by project and relative path) in
+// Vite's cache dir and starts the longest files first; in the machine's cache outside the clone
+// (AGENTLAB_CACHE_DIR) a fresh clone (CI) gets that order too, so the learning proof does not start
+// last on one of the two workers. Without an entry vitest orders by file size.
+const cacheDir = join(process.env.AGENTLAB_CACHE_DIR || join(homedir(), ".cache", "agentlab"), "vite");
+
 export default defineConfig({
+  cacheDir,
   test: {
     // The default reporter (its summary lines are what CI reads) and per-file wall times for
     // scripts/test-summary.mjs, written to the ignored test-results/timings/.
