@@ -41,7 +41,7 @@ beforeAll(async () => {
   await until(async () => (await countOnlineAgents(db)) >= 1, "the local agent to come online");
   // The local agent never runs shell jobs (it shares the control plane's host); a second agent,
   // started with both opt-ins as a team would on a box meant for them, runs this file's jobs.
-  const enr = await createEnrollmentToken(db, { name: "shell-box", ttlS: 60 });
+  const enr = await createEnrollmentToken(db, { name: "shell-box", ttlS: 60, shellJobs: true });
   const { agentId, credential } = await enrollAgent(db, enr.token, "shell-box");
   const home = await mkdtemp(join(tmpdir(), "agentlab-e2e-shell-"));
   await writeFile(join(home, "agent.json"), JSON.stringify({ server: app.url, agentId, credential }), { mode: 0o600 });

@@ -22,7 +22,7 @@ let t: TestDb;
 let fit: AgentFit;
 let other: AgentFit;
 const agent = async (name: string): Promise<AgentFit> => {
-  const { token } = await createEnrollmentToken(t.db, { name, ttlS: 60 });
+  const { token } = await createEnrollmentToken(t.db, { name, ttlS: 60, shellJobs: true });
   const { agentId } = await enrollAgent(t.db, token);
   return { agentId, labels: [], gpuCount: 0, gpuMemoryMb: 0, sandbox: "bwrap", leaseTtlMs: 30_000, shellJobs: true };
 };

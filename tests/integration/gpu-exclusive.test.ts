@@ -24,7 +24,7 @@ beforeAll(async () => {
 afterAll(async () => t?.drop());
 
 async function gpuAgent(name: string, gpus: number): Promise<AgentFit> {
-  const { token } = await createEnrollmentToken(t.db, { name, ttlS: 60 });
+  const { token } = await createEnrollmentToken(t.db, { name, ttlS: 60, shellJobs: true });
   const { agentId } = await enrollAgent(t.db, token);
   return { agentId, labels: [], gpuCount: gpus, gpuMemoryMb: 81_559, sandbox: "none", leaseTtlMs: 30_000 };
 }

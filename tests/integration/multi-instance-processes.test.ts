@@ -230,7 +230,7 @@ describe("two server processes", () => {
 });
 
 async function realAgent(db: Database["db"], serverUrl: string) {
-  const { token } = await createEnrollmentToken(db, { name: "proc", ttlS: 60 });
+  const { token } = await createEnrollmentToken(db, { name: "proc", ttlS: 60, shellJobs: true });
   const { agentId, credential } = await enrollAgent(db, token, "proc");
   const home = await mkdtemp(join(tmpdir(), "agentlab-mi-agent-"));
   await writeFile(join(home, "agent.json"), JSON.stringify({ server: serverUrl, agentId, credential }), {

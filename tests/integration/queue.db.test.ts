@@ -18,7 +18,7 @@ let t: TestDb;
 let agentId: string;
 beforeAll(async () => {
   t = await createTestDatabase();
-  const { token } = await createEnrollmentToken(t.db, { name: "a1", ttlS: 60 });
+  const { token } = await createEnrollmentToken(t.db, { name: "a1", ttlS: 60, shellJobs: true });
   ({ agentId } = await enrollAgent(t.db, token));
 });
 afterAll(async () => t?.drop());
@@ -51,7 +51,10 @@ describe("job queue on Postgres", () => {
     const fake = "00000000-0000-4000-8000-000000000000";
     expect(await appendLogs(t.db, agentId, job.id, fake, [{ seq: 0, stream: "stdout", data: "x" }])).toBe(false);
     // Another agent cannot write to an attempt it does not hold, even knowing its id.
-    const other = await enrollAgent(t.db, (await createEnrollmentToken(t.db, { name: "a2", ttlS: 60 })).token);
+    const other = await enrollAgent(
+      t.db,
+      (await createEnrollmentToken(t.db, { name: "a2", ttlS: 60, shellJobs: true })).token,
+    );
     expect(
       await appendLogs(t.db, other.agentId, job.id, claimed.attemptId, [{ seq: 1, stream: "stdout", data: "x" }]),
     ).toBe(false);

@@ -25,7 +25,8 @@ afterAll(async () => {
   await t?.drop();
 });
 
-const mintEnrollment = (name: string) => s.caller(adminViewer).agents.createEnrollmentToken({ name, ttlMinutes: 5 });
+const mintEnrollment = (name: string) =>
+  s.caller(adminViewer).agents.createEnrollmentToken({ name, ttlMinutes: 5, shellJobs: true });
 
 describe("agent enrollment tokens", () => {
   it("are one-time", async () => {

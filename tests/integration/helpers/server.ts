@@ -74,8 +74,13 @@ export async function startTestServer(overrides: Record<string, string> = {}, ex
   return server;
 }
 
-export async function enrollTestAgent(db: TestDb, name = "agent"): Promise<{ agentId: string; credential: string }> {
-  const { token } = await createEnrollmentToken(db.db, { name, ttlS: 60 });
+/** Registered for shell jobs unless told otherwise (the server's side of the opt-in; the queue tests use them). */
+export async function enrollTestAgent(
+  db: TestDb,
+  name = "agent",
+  opts: { shellJobs?: boolean } = {},
+): Promise<{ agentId: string; credential: string }> {
+  const { token } = await createEnrollmentToken(db.db, { name, ttlS: 60, shellJobs: opts.shellJobs ?? true });
   return enrollAgent(db.db, token, name);
 }
 

@@ -3,17 +3,30 @@ import { listAgents, queuedJobNeeds, type Db } from "@agentlab/db";
 
 export type StuckGroup = { types: string; requires: string; count: number; oldestAt: Date; stuck: Unclaimable };
 
-/** The agents as the claim sees them; capabilities that do not parse (an old agent) count as none. */
+/**
+ * The agents as the claim sees them: their registration (labels, the shell opt-in, GPUs capped by
+ * the latest report), not what they report; capabilities that do not parse (an old agent) count as none.
+ */
 export async function agentOffers(db: Db): Promise<AgentOffer[]> {
   return (await listAgents(db)).map((a) => {
     const caps = Capabilities.safeParse(a.capabilities);
+    const offered = caps.success
+      ? {
+          ...caps.data,
+          labels: [],
+          shellJobs: a.shellJobs && caps.data.shellJobs,
+          gpus: caps.data.gpus
+            .slice(0, a.gpuCount)
+            .map((g) => ({ ...g, memoryMb: Math.min(g.memoryMb, a.gpuMemoryMb) })),
+        }
+      : null;
     return {
       name: a.name,
       online: a.online,
       revoked: a.revokedAt !== null,
       drain: a.drain,
       labels: a.labels,
-      capabilities: caps.success ? caps.data : null,
+      capabilities: offered,
     };
   });
 }

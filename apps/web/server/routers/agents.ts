@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DomainError } from "@agentlab/core";
-import { createEnrollmentToken, listAgents, revokeAgent } from "@agentlab/db";
+import { createEnrollmentToken, listAgents, registerAgent, revokeAgent } from "@agentlab/db";
 import { explainStuck } from "../agents/stuck";
 import { adminProcedure, router, viewerProcedure } from "../trpc/init";
 
@@ -13,6 +13,8 @@ export const agentsRouter = router({
       z.object({
         name: z.string().min(1).max(100),
         labels: z.array(z.string().min(1).max(64)).max(32).default([]),
+        // The server's half of the shell-job opt-in (the agent's own flags are the other half).
+        shellJobs: z.boolean().default(false),
         ttlMinutes: z
           .number()
           .int()
@@ -25,10 +27,38 @@ export const agentsRouter = router({
       createEnrollmentToken(ctx.db, {
         name: input.name,
         labels: input.labels,
+        shellJobs: input.shellJobs,
         ttlS: input.ttlMinutes * 60,
         createdBy: ctx.viewer.userId,
       }),
     ),
+
+  /**
+   * What the agent may claim from its next connect on: labels, the shell-job opt-in, GPUs. The
+   * claim never takes more than this from what an agent says about itself.
+   */
+  register: adminProcedure
+    .input(
+      z.object({
+        id: z.string().uuid(),
+        labels: z.array(z.string().min(1).max(64)).max(32).optional(),
+        shellJobs: z.boolean().optional(),
+        gpus: z.number().int().min(0).max(64).optional(),
+        gpuMemoryMb: z
+          .number()
+          .int()
+          .min(0)
+          .max(4 * 1024 * 1024)
+          .optional(),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const { id, ...registration } = input;
+      const row = await registerAgent(ctx.db, id, registration);
+      // A connected agent re-runs its self-test and says hello again, which reads the new
+      // registration into what it may claim; the shell opt-in is checked by the claim itself.
+      return { ...row, appliedNow: ctx.agentHub.retestSandbox?.(id) ?? false };
+    }),
 
   revoke: adminProcedure.input(z.object({ id: z.string().uuid() })).mutation(async ({ ctx, input }) => {
     await revokeAgent(ctx.db, input.id);

@@ -104,15 +104,15 @@ export function whyUnclaimable(n: JobNeeds, agents: readonly AgentOffer[]): Uncl
     step(
       (a) => shellOk(a, n),
       (left) => ({
-        reason: `no online agent accepts shell jobs (${names(left)} did not opt in)`,
-        fix: "start an agent with `agentlab-agent run --allow-shell-jobs` and AGENTLAB_ALLOW_SHELL_JOBS=1 (its commands run outside the sandbox)",
+        reason: `no online agent accepts shell jobs (${names(left)} did not opt in, or is not registered for them)`,
+        fix: "an admin registers the agent for shell jobs (agents.register, or an enrollment token with shell jobs), and it runs with `agentlab-agent run --allow-shell-jobs` and AGENTLAB_ALLOW_SHELL_JOBS=1 (its commands run outside the sandbox)",
       }),
     ) ??
     step(
       (a) => labelsOk(a, n),
       () => ({
         reason: `no online agent has the label${n.labels.length > 1 ? "s" : ""} ${n.labels.join(", ")}`,
-        fix: "enroll an agent with these labels (Agents page) or start one with AGENTLAB_LABELS set",
+        fix: "enroll an agent with these labels (Agents page; or AGENTLAB_LABELS set at its first start), or have an admin register them (agents.register)",
       }),
     ) ??
     step(

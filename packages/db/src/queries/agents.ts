@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
-import { DomainError, type Capabilities } from "@agentlab/core";
+import { DomainError, storableJson, type Capabilities } from "@agentlab/core";
 import type { Db } from "../client";
 import { agents, enrollmentTokens, jobs } from "../schema";
 import { hashToken, newToken } from "../secrets";
@@ -8,7 +8,7 @@ export type Agent = typeof agents.$inferSelect;
 
 export async function createEnrollmentToken(
   db: Db,
-  opts: { name: string; labels?: string[]; ttlS: number; createdBy?: string | null },
+  opts: { name: string; labels?: string[]; shellJobs?: boolean; ttlS: number; createdBy?: string | null },
 ) {
   const token = newToken("enr");
   const [row] = await db
@@ -17,6 +17,7 @@ export async function createEnrollmentToken(
       tokenHash: hashToken(token),
       name: opts.name,
       labels: opts.labels ?? [],
+      shellJobs: opts.shellJobs ?? false,
       expiresAt: new Date(Date.now() + opts.ttlS * 1000),
       createdBy: opts.createdBy ?? null,
     })
@@ -47,7 +48,12 @@ export async function enrollAgent(
     const credential = newToken("agt");
     const [agent] = await tx
       .insert(agents)
-      .values({ name: name ?? enr.name, credentialHash: hashToken(credential), labels: enr.labels })
+      .values({
+        name: name ?? enr.name,
+        credentialHash: hashToken(credential),
+        labels: enr.labels,
+        shellJobs: enr.shellJobs,
+      })
       .returning({ id: agents.id });
     if (!agent) throw new DomainError("INTERNAL", "could not create agent");
     await tx.update(enrollmentTokens).set({ agentId: agent.id }).where(eq(enrollmentTokens.id, enr.id));
@@ -75,23 +81,59 @@ export async function credentialStatus(
   return row ? { agentId: row.agentId, name: row.name, revoked: row.revokedAt !== null } : null;
 }
 
+/**
+ * Records a connect and its report. The first report after enrolling registers the box: its GPUs
+ * and the labels it declares join what the enrollment token gave it. Every later report can only
+ * offer less than the registration (a GPU gone missing), never more: the claim reads `gpuCount`,
+ * `gpuMemoryMb`, `labels` and `shellJobs` of this row (fitOf), not what the socket says.
+ */
 export async function agentConnected(db: Db, agentId: string, capabilities: Capabilities, drain: boolean) {
-  const gpuMemoryMb = capabilities.gpus.length ? Math.min(...capabilities.gpus.map((g) => g.memoryMb)) : 0;
+  const gpus = capabilities.gpus.length;
+  const memoryMb = gpus ? Math.min(...capabilities.gpus.map((g) => g.memoryMb)) : 0;
+  const declared = JSON.stringify(capabilities.labels);
+  const first = sql`${agents.registeredGpus} is null`;
   const [row] = await db
     .update(agents)
     .set({
-      capabilities,
+      capabilities: storableJson(capabilities),
       online: true,
       drain,
       connectedAt: sql`now()`,
       lastHeartbeatAt: sql`now()`,
-      gpuCount: capabilities.gpus.length,
-      gpuMemoryMb,
+      labels: sql`case when ${first} then array(select distinct x from unnest(${agents.labels} || array(select jsonb_array_elements_text(${declared}::jsonb))) as x order by x) else ${agents.labels} end`,
+      registeredGpus: sql`coalesce(${agents.registeredGpus}, ${gpus})`,
+      registeredGpuMemoryMb: sql`coalesce(${agents.registeredGpuMemoryMb}, ${memoryMb})`,
+      gpuCount: sql`least(coalesce(${agents.registeredGpus}, ${gpus}), ${gpus})`,
+      gpuMemoryMb: sql`least(coalesce(${agents.registeredGpuMemoryMb}, ${memoryMb}), ${memoryMb})`,
       sandboxBackend: capabilities.sandbox.backend,
       sandboxOk: capabilities.sandbox.selfTestPassed,
     })
     .where(eq(agents.id, agentId))
     .returning();
+  return row;
+}
+
+/** An admin's registration of an agent: what it may claim from its next connect on. */
+export type AgentRegistration = { labels?: string[]; shellJobs?: boolean; gpus?: number; gpuMemoryMb?: number };
+
+export async function registerAgent(db: Db, agentId: string, r: AgentRegistration) {
+  const [row] = await db
+    .update(agents)
+    .set({
+      ...(r.labels ? { labels: [...new Set(r.labels)].sort() } : {}),
+      ...(r.shellJobs !== undefined ? { shellJobs: r.shellJobs } : {}),
+      ...(r.gpus !== undefined ? { registeredGpus: r.gpus } : {}),
+      ...(r.gpuMemoryMb !== undefined ? { registeredGpuMemoryMb: r.gpuMemoryMb } : {}),
+    })
+    .where(and(eq(agents.id, agentId), isNull(agents.revokedAt)))
+    .returning({
+      id: agents.id,
+      labels: agents.labels,
+      shellJobs: agents.shellJobs,
+      gpus: agents.registeredGpus,
+      gpuMemoryMb: agents.registeredGpuMemoryMb,
+    });
+  if (!row) throw new DomainError("NOT_FOUND", "no such agent (or it was revoked)");
   return row;
 }
 
@@ -126,6 +168,12 @@ export async function listAgents(db: Db) {
       id: agents.id,
       name: agents.name,
       labels: agents.labels,
+      // The registration and what the claim offers now (agentConnected), besides the raw report.
+      shellJobs: agents.shellJobs,
+      registeredGpus: agents.registeredGpus,
+      registeredGpuMemoryMb: agents.registeredGpuMemoryMb,
+      gpuCount: agents.gpuCount,
+      gpuMemoryMb: agents.gpuMemoryMb,
       capabilities: agents.capabilities,
       online: agents.online,
       drain: agents.drain,

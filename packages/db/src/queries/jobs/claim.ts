@@ -1,11 +1,14 @@
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
-import { SANDBOXED_JOB_TYPES, type ClaimedJob, type JobType } from "@agentlab/core";
+import { SANDBOXED_JOB_TYPES, type Capabilities, type ClaimedJob, type JobType } from "@agentlab/core";
 import { queryRows, type Db } from "../../client";
 import { jobs } from "../../schema";
+import type { Agent } from "../agents";
 
 /**
  * `sandbox`: the agent's backend when its self-test passed, else "none" (no untrusted code then).
- * `shellJobs`: the agent opted in to `shell` jobs (unsandboxed commands); absent means no.
+ * `shellJobs`: the agent opted in to `shell` jobs (unsandboxed commands); absent means no. The
+ * claim also requires the agent's row to be registered for them (`agents.shell_jobs`, an admin's
+ * decision), so a fit cannot grant them by itself.
  */
 export type AgentFit = {
   agentId: string;
@@ -16,6 +19,28 @@ export type AgentFit = {
   leaseTtlMs: number;
   shellJobs?: boolean;
 };
+
+/**
+ * What an agent may claim: its registration as the server holds it (labels, GPUs capped by its
+ * latest report, the admin's shell opt-in; agentConnected), never the socket's own claims. The
+ * agent's local shell opt-in is still required on top (it refuses shell jobs without it anyway).
+ * The sandbox is the self-test's result: no registration can vouch for bubblewrap on a box.
+ */
+export function fitOf(
+  agent: Pick<Agent, "id" | "labels" | "gpuCount" | "gpuMemoryMb" | "shellJobs">,
+  caps: Pick<Capabilities, "sandbox" | "shellJobs">,
+  leaseTtlMs: number,
+): AgentFit {
+  return {
+    agentId: agent.id,
+    labels: agent.labels,
+    gpuCount: agent.gpuCount,
+    gpuMemoryMb: agent.gpuMemoryMb,
+    sandbox: caps.sandbox.selfTestPassed ? caps.sandbox.backend : "none",
+    leaseTtlMs,
+    shellJobs: agent.shellJobs && caps.shellJobs,
+  };
+}
 
 export type ClaimedRow = {
   id: string;
@@ -83,7 +108,8 @@ export function claimCtes(fit: AgentFit, gate: SQL = sql`true`): SQL {
             and (min_gpus = 0 or min_gpus <= ${fit.gpuCount} - ${busyGpus(fit.agentId)})
             and (sandbox is null or sandbox = ${fit.sandbox})
             and (${fit.sandbox} <> 'none' or type <> all(${`{${SANDBOXED_JOB_TYPES.join(",")}}`}::text[]))
-            and (${fit.shellJobs === true}::boolean or type <> 'shell')
+            and (type <> 'shell' or (${fit.shellJobs === true}::boolean
+              and exists (select 1 from agents a where a.id = ${fit.agentId} and a.shell_jobs and a.revoked_at is null)))
           order by priority desc, created_at
           limit 1
           for update skip locked
