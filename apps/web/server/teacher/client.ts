@@ -3,6 +3,7 @@ import {
   DEFAULT_RETRY_POLICY,
   RetryGaveUp,
   parseRetryAfter,
+  scrubKnown,
   scrubSecrets,
   withRetry,
   type ChatMessage,
@@ -120,7 +121,8 @@ export async function chatCompletion(req: ChatRequest, policy: RetryPolicy = DEF
     });
     const choice = out.value.res.choices[0];
     return {
-      text: choice?.message.content ?? "",
+      // A provider or proxy that echoes the request can put the key into an answer, which is stored.
+      text: scrubKnown(choice?.message.content ?? "", [req.apiKey]),
       usage: {
         promptTokens: out.value.res.usage?.prompt_tokens ?? 0,
         completionTokens: out.value.res.usage?.completion_tokens ?? 0,

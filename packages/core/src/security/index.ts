@@ -1,4 +1,5 @@
 export * from "./scrub";
+export { scrubKnown } from "./scrub-known";
 export * from "./retry";
 export * from "./roles";
 export * from "./pg-text";

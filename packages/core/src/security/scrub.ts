@@ -2,7 +2,7 @@
 // request (some proxies put the Authorization header in a 401 body) would otherwise write the API
 // key there. Every provider error passes through `scrubSecrets` before it is stored or logged.
 
-const REDACTED = "[redacted]";
+import { REDACTED, scrubKnown } from "./scrub-known";
 
 // Values after an Authorization-like name: `Authorization: Bearer x`, `"api-key":"x"`, `x-api-key=x`.
 const HEADER_RE =
@@ -13,18 +13,12 @@ const TOKEN_RE =
   /\b(?:sk|rk|pk)-[A-Za-z0-9_-]{8,}|\b(?:pat|agt|hf|gsk|ghp|gho|xoxb)_[A-Za-z0-9_-]{8,}|\bxai-[A-Za-z0-9_-]{8,}|\bAIza[A-Za-z0-9_-]{20,}/g;
 
 /**
- * Removes known secret values (exact matches, also when URL- or JSON-escaped), Authorization-like
- * header values, bearer tokens and `sk-…`-like tokens from a message. Known values shorter than 4
- * characters are ignored (they would blank ordinary words).
+ * Removes known secret values in any form (scrubKnown: any case, escaped, hex, base64, split or
+ * in pieces), Authorization-like header values, bearer tokens and `sk-…`-like tokens from a
+ * message. Known values shorter than 4 characters are ignored (they would blank ordinary words).
  */
 export function scrubSecrets(text: string, known: readonly (string | null | undefined)[] = []): string {
-  let out = text;
-  for (const k of known) {
-    if (!k || k.length < 4) continue;
-    for (const form of new Set([k, encodeURIComponent(k), JSON.stringify(k).slice(1, -1)]))
-      out = out.split(form).join(REDACTED);
-  }
-  return out
+  return scrubKnown(text, known)
     .replace(HEADER_RE, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`)
     .replace(BEARER_RE, (_m, scheme: string) => `${scheme} ${REDACTED}`)
     .replace(TOKEN_RE, REDACTED);
