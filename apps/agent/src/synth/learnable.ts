@@ -154,6 +154,9 @@ export function learnablePrograms(groups: number, seed = 14): Program[] {
       dependencies: [{ path: "limits.py", content: `LIMIT = ${c}\n` }],
       publicTests: tests("example", [shape.publicCase(c)]),
       hiddenTests: tests("case", shape.cases(c)),
+      // Every group of a shape has the same fixed main file: the shape, not the group, is the
+      // independent unit for inference.
+      cluster: `learnable/${shape.fn}`,
     });
   }
   return out;

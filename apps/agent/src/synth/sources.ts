@@ -17,6 +17,8 @@ export type Program = {
   hiddenTests: string;
   /** Read-only files the program imports (the learnable family's per-group constants). */
   dependencies?: { path: string; content: string }[];
+  /** The unit of dependence its tasks declare (TaskSpec.cluster), when groups share answers. */
+  cluster?: string;
 };
 
 const header = "from solution import *  # noqa: F401,F403\n\n";

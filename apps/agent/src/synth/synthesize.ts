@@ -32,6 +32,7 @@ export async function synthesize(grader: Grader, p: Program, opts: SynthOptions)
     hidden_tests: [{ path: "test_hidden.py", content: p.hiddenTests }],
     reference: [{ path: "solution.py", content: set.normalized }],
     metadata: { origin: p.origin, license: p.license, ...meta },
+    ...(p.cluster ? { cluster: p.cluster } : {}),
   });
   const probe = base(`${p.idBase}-ref`, set.normalized, {});
   // Reference screen: 3 passes in a row with the same test ids each time.

@@ -15,6 +15,7 @@ import { CreateSplit } from "../splits/CreateSplit";
 import { AuditPanel } from "./AuditPanel";
 import { InstructionSearch } from "./InstructionSearch";
 import { MergeProposals } from "./MergeProposals";
+import { ClusterProposals } from "./ClusterProposals";
 import { TaskBrowser } from "./TaskBrowser";
 import { UploadPanel } from "./UploadPanel";
 
@@ -74,6 +75,7 @@ export function PoolDetail({ id }: { id: string }) {
       <InstructionSearch poolId={id} />
       <TaskBrowser poolId={id} />
       <MergeProposals poolId={id} />
+      <ClusterProposals poolId={id} />
       <Section title="Splits">
         <Table<SplitRow>
           bare

@@ -75,6 +75,12 @@ export function UploadPanel({ defaultPool = "" }: { defaultPool?: string }) {
             before creating a split, so that copies cannot land in both train and test.
           </p>
         ) : null}
+        {state.phase === "done" && state.result.ok && (state.result.clusterProposals?.total ?? 0) > 0 ? (
+          <p role="alert" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-800">
+            {state.result.clusterProposals?.total} families of tasks in different source groups share one reference
+            answer: see the cluster proposals on the pool page.
+          </p>
+        ) : null}
         {state.phase === "done" && !state.result.ok ? (
           <div className="text-sm">
             <p className="font-medium text-red-700">{state.result.problemCount} problem(s): nothing was imported.</p>

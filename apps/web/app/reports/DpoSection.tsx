@@ -15,6 +15,7 @@ import { Section } from "../_components/PageHeader";
 import { dpoDevSeries, threeWayRows } from "../_lib/dpo-report";
 import { LAYER_TEXT } from "../_lib/pairs";
 import { Cell, Explain, StatTable } from "./StatsTables";
+import { UnitNote } from "./UnitNote";
 
 // The sft+dpo part of the report (issue 18): base, the dev-best SFT and the dev-best DPO model
 // compared pairwise on test with the clustered statistics, dev pass@1 of every DPO epoch, and what
@@ -67,6 +68,12 @@ function ThreeWay({ section }: { section: DpoReportSection }) {
             <Cell>{r.comparison.row.stats ? formatMde(r.comparison.row.stats) : "—"}</Cell>
             <Cell left wrap className={r.comparison.row.significant ? "font-semibold text-emerald-800" : ""}>
               {r.comparison.row.label}
+              {r.comparison.row.stats && (
+                <>
+                  <br />
+                  <UnitNote stats={r.comparison.row.stats} />
+                </>
+              )}
             </Cell>
           </tr>
         ),

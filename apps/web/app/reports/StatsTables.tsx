@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
 import { formatDeltaPp, formatMde, formatPct, type ExperimentReport, type PooledResult } from "@agentlab/core";
+import { UnitNote, unitText } from "./UnitNote";
 
 // The report's statistics: the summary (dev descriptive, test the one inference), the dev
 // selection and the seeds, each with a short note on what its numbers mean. Every figure comes
@@ -101,15 +102,23 @@ export function SummaryTable({ report }: { report: ExperimentReport }) {
           <Cell>{t ? formatMde(t) : "—"}</Cell>
           <Cell left wrap className={test.significant ? "font-semibold text-emerald-800" : ""}>
             {test.label}
+            {t && (
+              <>
+                <br />
+                <UnitNote stats={t} />
+              </>
+            )}
           </Cell>
         </tr>
       </StatTable>
       <Explain>
         {t && (
           <p>
-            {t.n} paired tasks in {t.groups} source groups. Interval: {t.ciMethod}.{" "}
+            {t.n} paired tasks; {unitText(t)}. Interval: {t.ciMethod}.{" "}
             {!t.reliable && (
-              <strong className="text-amber-800">Only {t.groups} source groups: the interval is unreliable. </strong>
+              <strong className="text-amber-800">
+                Only {t.units ?? t.groups} independent units: the interval is unreliable.{" "}
+              </strong>
             )}
             {report.methods.significance}
           </p>
@@ -184,6 +193,9 @@ export function SeedsTable({ seeds }: { seeds: PooledResult }) {
           <Cell>{p.significant ? "yes" : "no"}</Cell>
         </tr>
       </StatTable>
+      <p className="mt-1">
+        <UnitNote stats={p} />
+      </p>
       <Explain>
         <p>
           Each seed trained its own adapter; its row compares that seed&apos;s best dev epoch with the base on test. The

@@ -7,6 +7,7 @@ import {
   getPool,
   listMergeProposals,
   listPools,
+  poolClusterProposals,
   setArchived,
 } from "@agentlab/db";
 import { adminProcedure, memberProcedure, router, viewerProcedure } from "../trpc/init";
@@ -42,6 +43,14 @@ export const poolsRouter = router({
   mergeProposals: viewerProcedure
     .input(z.object({ poolId: z.string().uuid(), status: z.enum(["pending", "accepted", "rejected"]).optional() }))
     .query(({ ctx, input }) => listMergeProposals(ctx.db, input)),
+
+  /**
+   * Tasks of several source groups sharing one reference (identical or near-identical), with a
+   * proposed cluster each: declared in the task file, it becomes the report's unit of dependence.
+   */
+  clusterProposals: viewerProcedure
+    .input(z.object({ poolId: z.string().uuid() }))
+    .query(({ ctx, input }) => poolClusterProposals(ctx.db, input.poolId)),
 
   /** Accept (fold group B into group A for every task) or reject a near-duplicate proposal. */
   decideMerge: memberProcedure

@@ -1,5 +1,6 @@
 import { canonicalJson, sha256Hex } from "../hash";
-import type { TaskSpec, TaskTestFile } from "../tasks/spec";
+import type { TaskSpec } from "../tasks/spec";
+import { referenceCode as codeOf } from "../tasks/clusters";
 import { normalizePython, pythonTokens } from "../tasks/pynorm";
 import { leakageReport, type LeakTask, type LeakageReport } from "../tasks/leakage";
 import type { SplitPart } from "../tasks/split";
@@ -18,12 +19,6 @@ export type AnswerSource = "sft" | "dpo_chosen" | "dpo_rejected";
 export type TrainedAnswer = { source: AnswerSource; id: string; text: string; mains: readonly string[] };
 
 type WithReference = Pick<TaskSpec, "id" | "reference"> & { cluster?: string | null };
-
-const byPath = (xs: readonly TaskTestFile[]) => [...xs].sort((a, b) => (a.path < b.path ? -1 : 1));
-const codeOf = (files: readonly TaskTestFile[]) =>
-  byPath(files)
-    .map((f) => f.content)
-    .join("\n");
 
 function codeTask(id: string, code: string, part: SplitPart): LeakTask {
   return {

@@ -45,9 +45,9 @@ function compare(a: ModelRef, b: ModelRef, test: DpoReportInput["test"], stats: 
     return y ? [{ x, y }] : [];
   });
   const row = testSummary(
-    paired.map(({ x, y }) => ({ group: x.group, base: outcomeScore(x), treated: outcomeScore(y) })),
-    paired.map(({ x }) => ({ group: x.group, pass: outcomeScore(x) })),
-    paired.map(({ x, y }) => ({ group: x.group, pass: outcomeScore(y) })),
+    paired.map(({ x, y }) => ({ group: x.group, cluster: x.cluster, base: outcomeScore(x), treated: outcomeScore(y) })),
+    paired.map(({ x }) => ({ group: x.group, cluster: x.cluster, pass: outcomeScore(x) })),
+    paired.map(({ x, y }) => ({ group: x.group, cluster: x.cluster, pass: outcomeScore(y) })),
     modelLabel(b),
     stats,
   );

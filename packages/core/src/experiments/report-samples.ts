@@ -39,6 +39,8 @@ export type VerdictRow = {
   modelKey: string;
   taskId: string;
   group: string;
+  /** The task's declared cluster (the unit of dependence), when it has one. */
+  cluster?: string;
   sampleIndex: number;
   seed: number | null;
   verdict: string;
@@ -55,11 +57,19 @@ export function groupVerdicts(
   samples: number,
 ): Record<
   string,
-  { taskId: string; group: string; verdict: string; isolation: VerdictRow["isolation"]; samples?: SampleVerdict[] }[]
+  {
+    taskId: string;
+    group: string;
+    cluster?: string;
+    verdict: string;
+    isolation: VerdictRow["isolation"];
+    samples?: SampleVerdict[];
+  }[]
 > {
   type Out = {
     taskId: string;
     group: string;
+    cluster?: string;
     verdict: string;
     isolation: VerdictRow["isolation"];
     samples?: SampleVerdict[];
@@ -71,6 +81,7 @@ export function groupVerdicts(
     let o = index.get(k);
     if (!o) {
       o = { taskId: r.taskId, group: r.group, verdict: r.verdict, isolation: r.isolation };
+      if (r.cluster !== undefined) o.cluster = r.cluster;
       if (samples > 1) o.samples = [];
       index.set(k, o);
       (out[r.modelKey] ??= []).push(o);

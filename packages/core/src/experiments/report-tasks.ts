@@ -11,6 +11,8 @@ import { outcomeScore, type SampleVerdict } from "./report-samples";
 export type TaskOutcome = {
   taskId: string;
   group: string;
+  /** The task's declared cluster: the unit of dependence for inference where declared. */
+  cluster?: string;
   verdict: string;
   isolation?: GradingIsolation;
   samples?: SampleVerdict[];

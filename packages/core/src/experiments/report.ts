@@ -27,6 +27,8 @@ export type PairedRow = {
   split: "dev" | "test";
   taskId: string;
   group: string;
+  /** The task's declared cluster, the unit of dependence where declared. */
+  cluster?: string;
   base: string;
   sft: string;
   category: PairCategory;
@@ -149,6 +151,7 @@ function pairUp(split: "dev" | "test", base: readonly TaskOutcome[], sft: readon
         split,
         taskId: b.taskId,
         group: b.group,
+        ...(b.cluster !== undefined ? { cluster: b.cluster } : {}),
         base: b.verdict,
         sft: s.verdict,
         category: category(x, y),
@@ -159,8 +162,14 @@ function pairUp(split: "dev" | "test", base: readonly TaskOutcome[], sft: readon
 }
 
 const asPairs = (rows: readonly PairedRow[]) =>
-  rows.map((r) => ({ group: r.group, base: r.baseRate ?? passed(r.base), treated: r.sftRate ?? passed(r.sft) }));
-const asOutcomes = (xs: readonly TaskOutcome[]) => xs.map((o) => ({ group: o.group, pass: outcomeScore(o) }));
+  rows.map((r) => ({
+    group: r.group,
+    cluster: r.cluster,
+    base: r.baseRate ?? passed(r.base),
+    treated: r.sftRate ?? passed(r.sft),
+  }));
+const asOutcomes = (xs: readonly TaskOutcome[]) =>
+  xs.map((o) => ({ group: o.group, cluster: o.cluster, pass: outcomeScore(o) }));
 
 /** Throws PRECONDITION_FAILED when the compared evaluations ran under different protocols. */
 export function buildReport(input: ReportInput): ExperimentReport {
@@ -210,6 +219,7 @@ export function buildReport(input: ReportInput): ExperimentReport {
               {
                 taskId: b.taskId,
                 group: b.group,
+                cluster: b.cluster,
                 base: outcomeScore(b),
                 bySeed: outcomes.map((o) => (o ? outcomeScore(o) : 0)),
               },

@@ -6,3 +6,4 @@ export * from "./fingerprint";
 export * from "./minhash";
 export * from "./split";
 export * from "./leakage";
+export * from "./clusters";

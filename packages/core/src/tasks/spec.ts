@@ -27,6 +27,12 @@ export const TaskSpec = z.object({
   hidden_tests: z.array(TaskTestFile).min(1, "at least one hidden test is required"),
   reference: z.array(TaskTestFile),
   metadata: z.record(z.string(), z.unknown()).default({}),
+  /**
+   * The unit of dependence for inference (family, shape, source program), when tasks of several
+   * source groups are not independent: the report clusters its tests and intervals by it. Splits
+   * still keep source groups whole. Absent: the source group is the unit.
+   */
+  cluster: z.string().regex(TASK_ID_RE, "must be 1-200 chars of [A-Za-z0-9._/-]").optional(),
 });
 export type TaskSpec = z.infer<typeof TaskSpec>;
 
@@ -92,6 +98,15 @@ export const ImportResponse = z.union([
     duplicatesOfExisting: z.number(),
     mergeProposals: z.number(),
     snapshotHash: z.string(),
+    /** References identical (up to comments and whitespace) across source groups, with a proposed cluster each. */
+    clusterProposals: z
+      .object({
+        total: z.number(),
+        proposals: z.array(
+          z.object({ cluster: z.string(), tasks: z.number(), groups: z.number(), sampleTaskIds: z.array(z.string()) }),
+        ),
+      })
+      .optional(),
   }),
   z.object({ ok: z.literal(false), problemCount: z.number(), problems: z.array(TaskProblem) }),
 ]);

@@ -3,10 +3,12 @@ import {
   DomainError,
   minhashSignature,
   normalizedCodeHash,
+  proposeClusters,
   proposeGroupMerges,
   taskFingerprint,
   taskTokens,
   validateTaskStream,
+  type ClusterProposals,
   type TaskLimits,
   type TaskProblem,
 } from "@agentlab/core";
@@ -38,6 +40,8 @@ export type ImportResult =
       duplicatesOfExisting: number;
       mergeProposals: number;
       snapshotHash: string;
+      /** Tasks of several source groups sharing one reference (poolClusterProposals), by proposed cluster. */
+      clusterProposals: ClusterProposals;
     }
   | { ok: false; problems: TaskProblem[] };
 
@@ -120,6 +124,7 @@ export async function importPool(db: Db, input: ImportPoolInput): Promise<Import
             task_id: p.task.id,
             source_group: p.task.source_group,
             group_key: merged.get(p.task.source_group) ?? p.task.source_group,
+            cluster: p.task.cluster ?? null,
             language: p.task.language,
             instruction: p.task.instruction,
             files: p.task.files,
@@ -148,6 +153,7 @@ export async function importPool(db: Db, input: ImportPoolInput): Promise<Import
           .onConflictDoNothing();
       }
       const snapshotHash = await refreshPoolStats(tx, pool.id);
+      const clusterProposals = await poolClusterProposals(tx, pool.id);
       // `existing` looks only at rows of earlier imports (a null import_id is a pre-tracking row).
       const [dups] = await queryRows<{ exact: number; normalized: number; existing: number }>(
         tx,
@@ -167,6 +173,7 @@ export async function importPool(db: Db, input: ImportPoolInput): Promise<Import
         duplicatesOfExisting: dups?.existing ?? 0,
         mergeProposals: proposals.length,
         snapshotHash,
+        clusterProposals,
       };
     });
     // Fresh statistics after a bulk load, or the planner keeps its empty-table estimates and sorts
@@ -179,12 +186,25 @@ export async function importPool(db: Db, input: ImportPoolInput): Promise<Import
   }
 }
 
+/**
+ * Families of the pool's tasks whose references are identical or near-identical across source
+ * groups, each with a proposed cluster (core proposeClusters): what the import result and the pool
+ * page show, so the file can declare `cluster` and the report stops counting them as independent.
+ */
+export async function poolClusterProposals(db: Db, poolId: string): Promise<ClusterProposals> {
+  const rows = await db
+    .select({ id: tasks.taskId, group: tasks.groupKey, cluster: tasks.cluster, reference: tasks.reference })
+    .from(tasks)
+    .where(eq(tasks.poolId, poolId));
+  return proposeClusters(rows);
+}
+
 // One JSON parameter per batch, unpacked by Postgres: building thousands of jsonb parameters in
 // the query builder cost more than the database's work.
 async function insertTaskRows(db: Db, rows: Record<string, unknown>[]) {
   await db.execute(sql`
-    insert into tasks (pool_id, task_id, source_group, group_key, language, instruction, files, public_tests, hidden_tests, reference, metadata, origin, fingerprint, normalized_hash, minhash, size_bytes, import_id)
-    select pool_id, task_id, source_group, group_key, language, instruction, files, public_tests, hidden_tests, reference, metadata, origin, fingerprint, normalized_hash, minhash, size_bytes, import_id
-    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as x(pool_id uuid, task_id text, source_group text, group_key text, language text, instruction text,
+    insert into tasks (pool_id, task_id, source_group, group_key, cluster, language, instruction, files, public_tests, hidden_tests, reference, metadata, origin, fingerprint, normalized_hash, minhash, size_bytes, import_id)
+    select pool_id, task_id, source_group, group_key, cluster, language, instruction, files, public_tests, hidden_tests, reference, metadata, origin, fingerprint, normalized_hash, minhash, size_bytes, import_id
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as x(pool_id uuid, task_id text, source_group text, group_key text, cluster text, language text, instruction text,
       files jsonb, public_tests jsonb, hidden_tests jsonb, reference jsonb, metadata jsonb, origin text, fingerprint text, normalized_hash text, minhash int[], size_bytes int, import_id uuid)`);
 }

@@ -142,7 +142,7 @@ export const toTaskSpec = (
     | "hiddenTests"
     | "reference"
     | "metadata"
-  >,
+  > & { cluster?: string | null },
 ): TaskSpec => ({
   id: r.taskId,
   source_group: r.sourceGroup,
@@ -153,6 +153,7 @@ export const toTaskSpec = (
   hidden_tests: r.hiddenTests,
   reference: r.reference,
   metadata: r.metadata,
+  ...(r.cluster ? { cluster: r.cluster } : {}),
 });
 
 export async function listMergeProposals(

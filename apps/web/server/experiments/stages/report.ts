@@ -101,6 +101,7 @@ export async function reportStage(c: StageCtx): Promise<StageResult<"report">> {
       rows.map((r) => ({
         ...r,
         group: r.sourceGroup,
+        ...clusterOf(r.taskId),
         isolation: inProcess.has(`${r.split}:${r.modelKey}:${r.taskId}`) ? "in_process" : "judge",
       })),
       c.config.evaluation.samples,
@@ -135,6 +136,14 @@ export async function reportStage(c: StageCtx): Promise<StageResult<"report">> {
     protocol: Object.values(protocols)[0] ?? null,
     reportAt: generatedAt,
   });
+  const clusters = new Map(
+    [...trainTasks, ...devTasks, ...testTasks].flatMap((x) => (x.cluster ? [[x.id, x.cluster] as const] : [])),
+  );
+  // The declared unit of dependence, passed with every per-task row to the statistics.
+  function clusterOf(taskId: string): { cluster?: string } {
+    const c = clusters.get(taskId);
+    return c === undefined ? {} : { cluster: c };
+  }
   const parts = [
     ...trainTasks.map((t) => ({ ...t, part: "train" as const })),
     ...devTasks.map((t) => ({ ...t, part: "dev" as const })),
