@@ -53,7 +53,9 @@ export const STATS_METHODS = {
     "score-design-effect = Tango's score interval on counts divided by the design effect when fewer changed; exact-no-discordance = ±(1 − (α/2)^(1/units)) (Clopper–Pearson) when no outcome changed; " +
     "single-unit = the whole range when every task is in one unit. Marked unreliable below 10 units.",
   significance: "Significant only when p < α AND the interval excludes 0.",
-  mde: `${MDE_FORMULA} (mdeMethod "approximate": the formula, not a simulation of the rule)`,
+  mde:
+    `mdeMethod "simulated" (0/1 outcomes): the smallest Δ at which this rule (test AND interval) is significant in 80% of draws from the fitted discordance ` +
+    `(observed units, rate of change, within-unit correlation from the design effect; 120 draws per Δ, bisection). mdeMethod "approximate" (pass rates, pooled seeds): ${MDE_FORMULA}.`,
   pooling: POOLING_METHOD,
 } as const;
 

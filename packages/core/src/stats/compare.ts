@@ -3,6 +3,7 @@ import { MIN_RELIABLE_GROUPS } from "./bootstrap";
 import { clusterPairs, clusterSe, type Clusters, type InferenceUnit, type PairedInput } from "./clusters";
 import { tQuantile } from "./distributions";
 import { mcnemarExact } from "./mcnemar";
+import { fitDiscordance, simulatedMde } from "./mde";
 import { pairedInterval, type IntervalMethod } from "./paired-interval";
 import { deriveSeed } from "./random";
 import { signFlipTest } from "./signflip";
@@ -20,10 +21,19 @@ export type CompareOptions = {
   permutations?: number;
   /** Power for the minimum detectable effect (default 0.8). */
   power?: number;
+  /** "simulated" (default): the MDE of the rule, simulated for 0/1 outcomes; "approximate": the t formula. */
+  mde?: "simulated" | "approximate";
 };
 
-/** How the MDE was obtained: the t-based formula on the cluster SE (an approximation of the rule's power). */
-export type MdeMethod = "approximate";
+/**
+ * How the MDE was obtained: "simulated" = the smallest Δ at which this very rule (test AND
+ * interval) is significant in `power` of draws from the fitted discordance; "approximate" = the t
+ * formula on the cluster SE (pass rates, pooled rows, or when asked for).
+ */
+export type MdeMethod = "simulated" | "approximate";
+
+/** Draws per Δ and bisection steps of the simulated MDE (bisection from 3× the formula's MDE, or 1, in 6 halvings; power estimated within about ±4%). */
+export const MDE_SIMULATION = { reps: 120, steps: 6, iterations: 200, permutations: 1000 } as const;
 
 export type PairedComparison = {
   n: number;
@@ -80,7 +90,14 @@ function settings(opts: CompareOptions) {
   const permutations = opts.permutations ?? 20_000;
   if (!Number.isInteger(permutations) || permutations < 100)
     throw new DomainError("BAD_REQUEST", "permutations must be an integer ≥ 100");
-  return { alpha, power, permutations, iterations: opts.iterations ?? 10_000, seed: opts.seed ?? 0 };
+  return {
+    alpha,
+    power,
+    permutations,
+    iterations: opts.iterations ?? 10_000,
+    seed: opts.seed ?? 0,
+    mde: opts.mde ?? "simulated",
+  };
 }
 
 /** The clustered test: exact McNemar when every group is one task with 0/1 outcomes (it equals the sign-flip test there), else the sign-flip test. */
@@ -90,13 +107,37 @@ export function clusteredTest(c: Clusters, permutations: number, seed: number): 
   return { p: r.p, test: r.test };
 }
 
+/** The decision rule: the clustered test, the interval, and significant = p < α AND the interval excludes 0. */
+function decide(c: Clusters, alpha: number, iterations: number, permutations: number, seed: number) {
+  const interval = pairedInterval(c, 1 - alpha, iterations, deriveSeed(seed, 1));
+  const { p, test } = clusteredTest(c, permutations, seed);
+  const ci = interval.ci;
+  return { interval, p, test, ci, significant: p < alpha && (ci[0] > 0 || ci[1] < 0) };
+}
+
+function mdeOf(c: Clusters, se: number, s: ReturnType<typeof settings>): { mde: number | null; mdeMethod: MdeMethod } {
+  const formula = minimumDetectableEffect(se, c.groups, s.alpha, s.power);
+  if (s.mde === "approximate" || !c.binary || c.n === 0) return { mde: formula, mdeMethod: "approximate" };
+  const m = MDE_SIMULATION;
+  const mde = simulatedMde(
+    fitDiscordance(c),
+    (sim, rep) => {
+      // The same rule as decide(), with the interval skipped when the test alone already says no.
+      const seed = deriveSeed(s.seed, 100 + rep);
+      if (clusteredTest(sim, m.permutations, seed).p >= s.alpha) return false;
+      const ci = pairedInterval(sim, 1 - s.alpha, m.iterations, deriveSeed(seed, 1)).ci;
+      return ci[0] > 0 || ci[1] < 0;
+    },
+    { reps: m.reps, steps: m.steps, power: s.power, seed: deriveSeed(s.seed, 4), hint: formula && 3 * formula },
+  );
+  return { mde, mdeMethod: "simulated" };
+}
+
 export function compareClusters(c: Clusters, opts: CompareOptions = {}): PairedComparison {
   const s = settings(opts);
   const delta = c.n ? (c.treatedSum - c.baseSum) / c.n : 0;
-  const interval = pairedInterval(c, 1 - s.alpha, s.iterations, deriveSeed(s.seed, 1));
-  const { p, test } = clusteredTest(c, s.permutations, s.seed);
+  const { interval, p, test, ci, significant } = decide(c, s.alpha, s.iterations, s.permutations, s.seed);
   const se = clusterSe(c.sums, c.counts);
-  const ci = interval.ci;
   return {
     n: c.n,
     groups: c.groups,
@@ -113,10 +154,9 @@ export function compareClusters(c: Clusters, opts: CompareOptions = {}): PairedC
     p,
     test,
     alpha: s.alpha,
-    significant: p < s.alpha && (ci[0] > 0 || ci[1] < 0),
+    significant,
     se,
-    mde: minimumDetectableEffect(se, c.groups, s.alpha, s.power),
-    mdeMethod: "approximate",
+    ...mdeOf(c, se, s),
     power: s.power,
     improved: c.improved,
     regressed: c.regressed,

@@ -12,3 +12,4 @@ export * from "./rates";
 export * from "./score";
 export * from "./paired-interval";
 export * from "./simulate";
+export * from "./mde";

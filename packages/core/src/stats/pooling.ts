@@ -141,6 +141,7 @@ export function poolSeeds(
       test: `seed-variance t (Satterthwaite df ${df.toFixed(1)}) and ${given.test}`,
       significant: p < given.alpha && (ci[0] > 0 || ci[1] < 0),
       mde,
+      mdeMethod: "approximate",
     },
     spread: { sd, min: Math.min(...deltas), max: Math.max(...deltas) },
     method: POOLING_METHOD,

@@ -10,6 +10,8 @@ export type SeededDraw = {
   tasks: { taskId: string; group: string; cluster?: string; base: number; bySeed: number[] }[];
   seeds: number[];
   truth: number;
+  /** The mean true change of these seeds' adapters on these tasks: what a "given-seeds" row estimates. */
+  givenTruth: number;
 };
 
 export function randomSource(seed: number) {
@@ -113,11 +115,13 @@ export function seedsDraw(groups: number, seeds: number, delta: number, seedSd: 
   const r = randomSource(seed);
   const shifts = Array.from({ length: seeds }, () => delta + seedSd * r.normal());
   const tasks: SeededDraw["tasks"] = [];
+  let given = 0;
   for (let g = 0; g < groups; g++) {
     const pi = r.beta(2, 2);
     const size = 1 + Math.floor(r.rand() * 4);
     for (let t = 0; t < size; t++) {
       const p = Math.min(0.98, Math.max(0.02, pi + 0.1 * r.normal()));
+      for (const s of shifts) given += Math.min(1, Math.max(0, p + s)) - p;
       tasks.push({
         taskId: `g${g}t${t}`,
         group: `g${g}`,
@@ -126,5 +130,5 @@ export function seedsDraw(groups: number, seeds: number, delta: number, seedSd: 
       });
     }
   }
-  return { tasks, seeds: shifts.map((_, i) => i), truth: delta };
+  return { tasks, seeds: shifts.map((_, i) => i), truth: delta, givenTruth: given / (tasks.length * seeds) };
 }

@@ -179,8 +179,9 @@ describe("comparePaired", () => {
       base: i % 3 === 0 ? 1 : 0,
       treated: i % 4 === 0 ? 1 : 0,
     }));
-    const c = comparePaired(pairs, { iterations: 500 });
+    const c = comparePaired(pairs, { iterations: 500, mde: "approximate" });
     const cl = clusterPairs(pairs);
+    expect(c.mdeMethod).toBe("approximate");
     expect(c.mde).toBeCloseTo((tQuantile(0.975, 29) + tQuantile(0.8, 29)) * clusterSe(cl.sums, cl.counts), 12);
     expect(significanceLabel(c)).toMatch(/could detect only \|Δ\| ≥ \d+\.\d pp at 80% power/);
   });
