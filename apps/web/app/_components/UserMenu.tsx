@@ -4,7 +4,7 @@ import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { useState } from "react";
 import { useQueryClient } from "@tanstack/react-query";
-import { CSRF_COOKIE, CSRF_HEADER, readCookie } from "../_lib/cookies";
+import { CSRF_HEADER, csrfTokenOf } from "../_lib/cookies";
 import { useViewer } from "../_lib/viewer";
 import { Badge } from "./Badge";
 
@@ -12,7 +12,7 @@ import { Badge } from "./Badge";
 // auth router's types. tRPC takes a mutation as a POST with the input as the JSON body.
 async function signOut() {
   const headers: Record<string, string> = { "content-type": "application/json" };
-  const csrf = readCookie(document.cookie, CSRF_COOKIE);
+  const csrf = csrfTokenOf(document.cookie);
   if (csrf) headers[CSRF_HEADER] = csrf;
   await fetch("/api/trpc/auth.logout", { method: "POST", headers, credentials: "same-origin", body: "{}" });
 }

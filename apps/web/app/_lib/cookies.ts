@@ -19,6 +19,13 @@ export function readCookie(cookieHeader: string, name: string): string | null {
   return null;
 }
 
+/**
+ * The CSRF token this page echoes: over https the server names its cookies `__Host-…` (a page on
+ * another port of this host cannot set those); over plain http the bare name.
+ */
+export const csrfTokenOf = (cookieHeader: string): string | null =>
+  readCookie(cookieHeader, `__Host-${CSRF_COOKIE}`) ?? readCookie(cookieHeader, CSRF_COOKIE);
+
 /** Where a 401 sends the user: the login page, remembering the page they were on. */
 export function loginUrl(pathname: string, search: string): string {
   return `/login?next=${encodeURIComponent(pathname + search)}`;

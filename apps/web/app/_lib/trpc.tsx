@@ -7,7 +7,7 @@ import { useState, type ReactNode } from "react";
 // Type-only: the server's router is never bundled into the browser.
 import type { AppRouter } from "../../server/routers";
 import { namedFetch } from "../../client/errors";
-import { CSRF_COOKIE, CSRF_HEADER, isPublicPath, loginUrl, readCookie } from "./cookies";
+import { CSRF_HEADER, csrfTokenOf, isPublicPath, loginUrl } from "./cookies";
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 export type { AppRouter };
@@ -54,7 +54,7 @@ function makeTrpcClient() {
         // Cookie-authenticated mutations must echo the CSRF token; queries never change state.
         headers({ opList }) {
           if (typeof document === "undefined" || !opList.some((op) => op.type === "mutation")) return {};
-          const token = readCookie(document.cookie, CSRF_COOKIE);
+          const token = csrfTokenOf(document.cookie);
           return token ? { [CSRF_HEADER]: token } : {};
         },
       }),

@@ -1,5 +1,5 @@
 import { ImportResponse } from "@agentlab/core/tasks/spec";
-import { CSRF_COOKIE, CSRF_HEADER, readCookie } from "../_lib/cookies";
+import { CSRF_HEADER, csrfTokenOf } from "../_lib/cookies";
 import { httpStatusMessage } from "../../client/errors";
 
 export type UploadState =
@@ -16,7 +16,7 @@ export type UploadState =
 export function uploadTaskFile(file: File, pool: string, onState: (s: UploadState) => void): () => void {
   const xhr = new XMLHttpRequest();
   xhr.open("POST", `/api/tasks/import?pool=${encodeURIComponent(pool)}`);
-  const csrf = readCookie(document.cookie, CSRF_COOKIE);
+  const csrf = csrfTokenOf(document.cookie);
   if (csrf) xhr.setRequestHeader(CSRF_HEADER, csrf);
   xhr.setRequestHeader("content-type", "application/octet-stream");
   xhr.upload.onprogress = (e) =>

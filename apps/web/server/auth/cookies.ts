@@ -33,6 +33,14 @@ export function serializeCookie(name: string, value: string, opts: CookieOptions
   return parts.join("; ");
 }
 
+/**
+ * Over https the cookies are named `__Host-…`: a browser keeps such a cookie only if it is Secure,
+ * has Path=/ and no Domain, and was set by this host, so a page on another port of the same host
+ * (served over plain http, say) cannot plant a session or CSRF cookie this server would read.
+ * Plain http (localhost) keeps the bare names, which browsers would refuse with the prefix.
+ */
+export const cookieName = (base: string, secure: boolean): string => (secure ? `__Host-${base}` : base);
+
 /** Cookies get `Secure` when the request itself came over TLS or the lab is published over https. */
 export function isSecureRequest(encrypted: boolean, publicUrl: string | undefined): boolean {
   return encrypted || (publicUrl?.startsWith("https:") ?? false);

@@ -1,6 +1,8 @@
 import type { IncomingMessage } from "node:http";
+import type { TLSSocket } from "node:tls";
 import { principalByApiToken, principalBySession, type Principal } from "@agentlab/db";
 import type { Services } from "../services";
+import { cookieName, isSecureRequest } from "./cookies";
 
 // Who is asking, read from the request's bearer token or session cookie. It lives in auth (below
 // trpc) because the HTTP handlers outside tRPC resolve the viewer the same way.
@@ -23,13 +25,25 @@ export function readCookie(header: string | undefined, name: string): string | n
   return null;
 }
 
-export async function resolveViewer(services: Services, headers: IncomingMessage["headers"]): Promise<Viewer | null> {
+/** Whether this request's cookies are the `__Host-` ones (cookies.ts cookieName). */
+export const secureRequest = (services: Pick<Services, "env">, req: Pick<IncomingMessage, "socket">): boolean =>
+  isSecureRequest(Boolean((req.socket as Partial<TLSSocket>).encrypted), services.env.AGENTLAB_PUBLIC_URL);
+
+/** The session cookie's value; over https only the `__Host-` one counts. */
+export const sessionCookieOf = (services: Pick<Services, "env">, req: Pick<IncomingMessage, "headers" | "socket">) =>
+  readCookie(req.headers.cookie, cookieName(SESSION_COOKIE, secureRequest(services, req)));
+
+export async function resolveViewer(
+  services: Services,
+  req: Pick<IncomingMessage, "headers" | "socket">,
+): Promise<Viewer | null> {
+  const headers = req.headers;
   const auth = headers.authorization;
   if (auth?.startsWith("Bearer ")) {
     const p = await principalByApiToken(services.db, auth.slice("Bearer ".length).trim());
     return p ? { ...p, via: "token", csrfToken: null } : null;
   }
-  const cookie = readCookie(headers.cookie, SESSION_COOKIE);
+  const cookie = sessionCookieOf(services, req);
   if (cookie) {
     const p = await principalBySession(services.db, cookie);
     return p ? { ...p, via: "session" } : null;

@@ -19,7 +19,7 @@ export async function handleArtifacts(services: Services, req: IncomingMessage, 
   const { artifacts } = services;
 
   if (req.method === "GET") {
-    if (!agent && !(await resolveViewer(services, req.headers)))
+    if (!agent && !(await resolveViewer(services, req)))
       throw new DomainError("UNAUTHORIZED", "sign in or present an agent credential");
     if (!(await artifacts.has(sha))) throw new DomainError("NOT_FOUND", "no such artifact");
     if (artifacts.presigned) {

@@ -12,7 +12,7 @@ const MAX_LISTED_PROBLEMS = 1000;
 
 export async function handleTaskImport(services: Services, req: IncomingMessage, res: ServerResponse) {
   if (req.method !== "POST") throw new DomainError("BAD_REQUEST", `method ${req.method ?? "?"} not allowed here`);
-  const viewer = await resolveViewer(services, req.headers);
+  const viewer = await resolveViewer(services, req);
   if (!viewer) throw new DomainError("UNAUTHORIZED", "sign in or present an API token");
   if (viewer.role === "viewer") throw new DomainError("FORBIDDEN", "requires the member role");
   if (viewer.via === "session" && req.headers[CSRF_HEADER] !== viewer.csrfToken)

@@ -1,9 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { TLSSocket } from "node:tls";
 import type { Services } from "../services";
-import { isSecureRequest, serializeCookie, type SetCookie } from "../auth/cookies";
+import { cookieName, serializeCookie, type SetCookie } from "../auth/cookies";
 import { clientIp, trustedProxiesOf } from "../auth/client-ip";
-import { CSRF_HEADER, SESSION_COOKIE, readCookie, resolveViewer, type Viewer } from "../auth/viewer";
+import { CSRF_HEADER, resolveViewer, secureRequest, sessionCookieOf, type Viewer } from "../auth/viewer";
 
 export type Context = Services & {
   viewer: Viewer | null;
@@ -17,19 +16,17 @@ export type Context = Services & {
 
 export async function createContext(services: Services, req: IncomingMessage, res?: ServerResponse): Promise<Context> {
   const csrf = req.headers[CSRF_HEADER];
-  const secure = isSecureRequest(
-    Boolean((req.socket as Partial<TLSSocket>).encrypted),
-    services.env.AGENTLAB_PUBLIC_URL,
-  );
+  const secure = secureRequest(services, req);
   return {
     ...services,
-    viewer: await resolveViewer(services, req.headers),
+    viewer: await resolveViewer(services, req),
     csrfHeader: typeof csrf === "string" ? csrf : null,
     ip: clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], trustedProxiesOf(services.env)),
-    sessionToken: readCookie(req.headers.cookie, SESSION_COOKIE),
+    sessionToken: sessionCookieOf(services, req),
+    // Names are given bare; over https they get the __Host- prefix here (cookies.ts cookieName).
     setCookie(name, value, opts) {
       if (!res || res.headersSent) throw new Error("cookies can only be set while answering an HTTP request");
-      res.appendHeader("set-cookie", serializeCookie(name, value, { secure, ...opts }));
+      res.appendHeader("set-cookie", serializeCookie(cookieName(name, secure), value, { secure, ...opts }));
     },
   };
 }
