@@ -52,8 +52,15 @@ export async function auditTask(grader: Grader, task: TaskSpec, opts: AuditOptio
   const { first, isolation, why, refused } = await chooseIsolation(grader, task, opts);
   if (refused) reasons.push(refused);
   const ids = first.ids;
-  const grade = (candidate: CandidateFile[], limits = opts.limits) =>
-    grader.grade(task, candidate, { expectedIds: ids, limits, isolation, signal: opts.signal });
+  const budget = grader.budgetFromReference(first.result, opts.limits);
+  const grade = (candidate: CandidateFile[], limits = budget) =>
+    grader.grade(task, candidate, {
+      expectedIds: ids,
+      expectedSkips: first.skipped,
+      limits,
+      isolation,
+      signal: opts.signal,
+    });
   const referenceVerdicts: GradeVerdict[] = [first.result.verdict];
   for (let i = 1; i < opts.referenceRuns && !referenceVerdicts.some((v) => v !== "pass"); i++) {
     referenceVerdicts.push((await grade(task.reference)).verdict);
@@ -79,7 +86,11 @@ export async function auditTask(grader: Grader, task: TaskSpec, opts: AuditOptio
       const others = task.reference.filter((r) => r.path !== ref.path);
       const results = await Promise.all(
         set.mutants.map((m) =>
-          grade([...others, { path: ref.path, content: m.source }], { ...opts.limits, wallTimeoutS: 5 }),
+          grade([...others, { path: ref.path, content: m.source }], {
+            ...budget,
+            // Mutants that loop are common: a short wall clock, unless the reference needs more.
+            wallTimeoutS: Math.max(5, (3 * first.result.wallTimeMs) / 1000 + 2),
+          }),
         ),
       );
       results.forEach((r, i) => {

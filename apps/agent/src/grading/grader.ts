@@ -21,6 +21,8 @@ import type { SandboxConfig } from "../sandbox/types";
 export type GradeOptions = {
   /** Ids from the reference run; null computes nothing and skips the id-set check (reference runs). */
   expectedIds: readonly string[] | null;
+  /** Tests the reference skipped: the same skip is no failure of the candidate. */
+  expectedSkips?: readonly string[];
   limits?: Partial<GradeLimits>;
   /** The task's mode from its audit; default the isolated judge. */
   isolation?: GradingIsolation;
@@ -119,7 +121,11 @@ export class Grader {
   }
 
   async grade(task: TaskSpec, candidate: CandidateFile[], opts: GradeOptions): Promise<GradeResult> {
-    const limits = GradeLimits.parse({ ...this.limits, ...opts.limits });
+    const asked = GradeLimits.parse({ ...this.limits, ...opts.limits });
+    // A reference run measures the task: only the wall clock bounds its tests, never the per-test
+    // budget meant for candidates (derived from this run: budgetFromReference).
+    const limits =
+      opts.expectedIds === null ? { ...asked, testTimeoutS: Math.max(asked.testTimeoutS, asked.wallTimeoutS) } : asked;
     const ws = buildWorkspace(task, candidate);
     const canary = makeCanary(task);
     const tests = [
@@ -144,6 +150,7 @@ export class Grader {
       plugin: asOutcomes(res.plugin),
       canaryId: canary.id,
       expectedIds: opts.expectedIds,
+      expectedSkips: opts.expectedSkips ?? [],
     });
     const unsandboxed = this.cfg.backend !== "bwrap";
     return {
@@ -166,14 +173,30 @@ export class Grader {
     };
   }
 
-  /** Ids the reference solution produces (canary excluded), with its own grade result. */
+  /** Ids the reference solution produces (canary excluded), those it skips, and its own grade result. */
   async referenceIds(
     task: TaskSpec,
     limits?: Partial<GradeLimits>,
     opts: { isolation?: GradingIsolation; signal?: AbortSignal } = {},
-  ): Promise<{ ids: string[]; result: GradeResult }> {
+  ): Promise<{ ids: string[]; skipped: string[]; result: GradeResult }> {
     const result = await this.grade(task, task.reference, { expectedIds: null, limits, ...opts });
-    return { ids: result.tests.map((t) => t.id).sort(), result };
+    const skipped = result.tests.filter((t) => t.outcome === "skipped").map((t) => t.id);
+    return { ids: result.tests.map((t) => t.id).sort(), skipped: skipped.sort(), result };
+  }
+
+  /**
+   * Candidates' limits after a reference run: the per-test budget at least 3× the reference's wall
+   * clock (a correct but slower program must not time out where the reference barely fits), and a
+   * wall clock with room for that. Never below what was asked.
+   */
+  budgetFromReference(reference: GradeResult, limits?: Partial<GradeLimits>): Partial<GradeLimits> {
+    const asked = GradeLimits.parse({ ...this.limits, ...limits });
+    const ref = (3 * reference.wallTimeMs) / 1000;
+    return {
+      ...limits,
+      testTimeoutS: Math.min(600, Math.max(asked.testTimeoutS, ref)),
+      wallTimeoutS: Math.min(600, Math.max(asked.wallTimeoutS, ref + 2)),
+    };
   }
 
   /** Every process of every warm sandbox, and how often they were started (diagnostics). */

@@ -22,7 +22,8 @@ export function makeGradeHandler(grader: Grader, refs = new ReferenceIds(grader)
     const expected = ref.ids;
     const result: GradeResult = await grader.grade(task, candidate, {
       expectedIds: expected,
-      limits,
+      expectedSkips: ref.skipped,
+      limits: ref.limits,
       isolation,
       signal,
     });

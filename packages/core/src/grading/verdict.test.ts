@@ -92,6 +92,18 @@ describe("decideVerdict", () => {
       "infra_error",
     );
   });
+  it("accepts a skip only where the reference skipped the same test", () => {
+    const skipped = [
+      t("test_public::test_a", "public", "passed"),
+      t("test_hidden::test_b", "hidden", "skipped"),
+      t(CANARY, "canary", "failed"),
+    ];
+    const base = { junit: skipped, plugin: skipped };
+    expect(decideVerdict(ev({ ...base, expectedSkips: ["test_hidden::test_b"] })).verdict).toBe("pass");
+    // Control: the same skip where the reference ran the test is a failure.
+    expect(decideVerdict(ev({ ...base, expectedSkips: [] })).verdict).toBe("fail_hidden");
+    expect(decideVerdict(ev({ ...base, expectedIds: null })).verdict).toBe("pass"); // the reference run itself
+  });
   it("requires the reference's test ids, except for modules that failed to import", () => {
     expect(
       decideVerdict(ev({ expectedIds: ["test_public::test_a", "test_hidden::test_b", "test_hidden::test_c"] })).verdict,

@@ -30,6 +30,8 @@ export type RunEvidence = {
   canaryId: string;
   /** Test ids (canary excluded) the reference produced; null while computing them from the reference. */
   expectedIds: readonly string[] | null;
+  /** Tests the reference itself skipped (the task's own `pytest.skip`): a skip there is no failure. */
+  expectedSkips?: readonly string[];
 };
 
 export type Decision = { verdict: GradeVerdict; reasons: string[] };
@@ -74,7 +76,12 @@ export function decideVerdict(ev: RunEvidence): Decision {
   const big = events.filter((e) => e.kind === "resource_limit");
   if (big.length > 0) return { verdict: "resource_limit", reasons: big.map((e) => `${e.test}: ${e.detail}`) };
   const tests = (ev.junit ?? []).filter((t) => t.layer !== "canary");
-  const failing = (layer: "public" | "hidden") => tests.filter((t) => t.layer === layer && t.outcome !== "passed");
+  // Skips declared by the task are not the candidate's failure: the reference's skips define them
+  // (a reference run accepts its own); any other skip fails, whoever caused it.
+  const skips = new Set(ev.expectedSkips ?? []);
+  const skipOk = (t: TestOutcome) => t.outcome === "skipped" && (ev.expectedIds === null || skips.has(t.id));
+  const failing = (layer: "public" | "hidden") =>
+    tests.filter((t) => t.layer === layer && t.outcome !== "passed" && !skipOk(t));
   const pub = failing("public");
   if (pub.length > 0) return { verdict: "fail_public", reasons: pub.map((t) => `${t.id}: ${t.outcome}`) };
   const hid = failing("hidden");
