@@ -10,7 +10,7 @@ import { ensureVenv, python, root, trainerDir } from "./python-venv.mjs";
 ensureVenv("test:py");
 // Per-test times for scripts/test-summary.mjs (junit, xunit1 names each test's file) and the
 // slowest tests in pytest's own output; both outside the package folders.
-const timings = join(root, "test-results", "timings");
+const timings = process.env.AGENTLAB_TIMINGS_DIR || join(root, "test-results", "timings");
 const junit = (name) => [`--junitxml=${join(timings, `pytest-${name}.xml`)}`, "-o", "junit_family=xunit1"];
 const args = [
   "-m",

@@ -1,6 +1,8 @@
 // A vitest reporter beside the default one: each test file's wall time, per project, into
-// test-results/timings/vitest-<project>.json (ignored), so scripts/test-summary.mjs can name the
-// slowest files. It prints nothing; vitest's own summary lines stay as they are.
+// $AGENTLAB_TIMINGS_DIR/vitest-<project>.json, so scripts/test-summary.mjs can name the slowest
+// files. scripts/test-steps.mjs (npm test) sets the folder (test-results/timings, ignored); a
+// plain `npx vitest` writes nothing, so runs beside it cannot overwrite its files. It prints
+// nothing; vitest's own summary lines stay as they are.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 
@@ -10,6 +12,8 @@ export default class TimingReporter {
   }
 
   onTestRunEnd(testModules) {
+    const dir = process.env.AGENTLAB_TIMINGS_DIR;
+    if (!dir) return;
     const byProject = new Map();
     for (const m of testModules) {
       const d = m.diagnostic();
@@ -25,7 +29,6 @@ export default class TimingReporter {
       const name = m.project.name || "default";
       byProject.set(name, [...(byProject.get(name) ?? []), row]);
     }
-    const dir = join(this.root, "test-results", "timings");
     mkdirSync(dir, { recursive: true });
     for (const [project, files] of byProject) {
       files.sort((a, b) => b.seconds - a.seconds);
