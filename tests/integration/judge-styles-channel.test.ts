@@ -3,7 +3,8 @@ import { describeStyles, type Style } from "./helpers/styles";
 // Honest styles beyond plain functions that the judge carries (they used to fail in the judge and
 // pass in-process, pushing tasks into the forgeable mode): operators between the candidate's own
 // objects, handle identity, copy-back of standard containers, exceptions with args and attributes,
-// test-module callbacks, big integers, dict views, aware datetimes, tmp_path files, big answers.
+// test-module callbacks, big integers, dict views, aware datetimes, tmp_path files, big answers,
+// environment variables the test sets, signatures.
 
 const STYLES: Style[] = [
   {
@@ -44,6 +45,13 @@ const STYLES: Style[] = [
     buggy: 'def blob(n):\n    return "ab" * (n - 1)\n',
     tests:
       'from solution import blob\n\ndef test_big_answer():\n    s = blob(10_000_000)\n    assert len(s) == 20_000_000 and s[:4] == "abab"\n',
+  },
+  {
+    name: "an environment variable the test sets (monkeypatch.setenv) and an inspect.signature",
+    main: "import os\n\ndef greet(name):\n    return f\"{os.environ.get('GREETING', 'hello')} {name}\"\n\ndef area(width, height=1):\n    return width * height\n",
+    buggy: 'def greet(name):\n    return f"hello {name}"\n\ndef area(width, height=2):\n    return width * height\n',
+    tests:
+      'import inspect\nfrom solution import greet, area\n\ndef test_env(monkeypatch):\n    monkeypatch.setenv("GREETING", "hola")\n    assert greet("world") == "hola world"\n\ndef test_env_undone():\n    assert greet("world") == "hello world"\n\ndef test_signature():\n    assert str(inspect.signature(area)) == "(width, height=1)"\n',
   },
 ];
 

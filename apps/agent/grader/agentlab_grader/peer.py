@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import wire
+from .environ import SharedEnviron
 from .errors import Exceptions
 from .operators import operate
 from .proxy import CandidateLost, CandidateTimeout, Proxy
@@ -36,6 +37,7 @@ class Peer:
         # candidate: (module, name) -> object, importing the module on first use
         self.resolve_named: Callable[[str, str], Any] | None = None
         self.events: list = []
+        self.environ = SharedEnviron()
         self.errors: Exceptions  # set below: the codec's stand-in classes come from it
         self.codec = wire.Codec(
             shareable_modules=shareable,
@@ -95,6 +97,7 @@ class Peer:
         self.fd = fd
         self.gen += 1
         self.proxies.clear()
+        self.environ.sent = {}  # the fresh candidate gets the test's environment again
 
     # -- requests (our side asks) ----------------------------------------------------------------
     def call(self, target, args, kwargs):
@@ -138,6 +141,10 @@ class Peer:
         if self.judge and (msg["t"][0] == "H" and msg["t"][2] != self.gen):
             raise CandidateLost("this candidate object belonged to a candidate process that was replaced")
         deadline = min(self.deadline, time.monotonic() + 1.0) if short else self.deadline
+        if self.judge:
+            env = self.environ.changes()
+            if env is not None:
+                msg["env"] = env
         try:
             wire.send_frame(self.fd, msg)
         except wire.FrameTooLarge as e:  # our own message: nothing was sent, the peer is fine
@@ -252,6 +259,8 @@ class Peer:
 
     def _dispatch(self, frame):
         op, target, args = frame.get("op"), frame.get("t"), frame.get("a", [])
+        if "env" in frame and not self.judge:
+            self.environ.apply(frame["env"])
         obj = self._resolve(target)
         if self.judge:
             return self._on_judge_object(op, obj, args, frame)

@@ -4,6 +4,7 @@ arguments, test-module functions as callbacks, big integers, dict views, aware d
 
 import collections
 import datetime
+import os
 import types
 import zoneinfo
 
@@ -233,3 +234,19 @@ def test_signatures_of_candidate_functions(judge):
     sig = inspect.signature(judge("line_count_text"))
     assert list(sig.parameters) == ["s", "echo"] and sig.parameters["echo"].default is False
     assert str(sig) == str(inspect.signature(names()["line_count_text"]))  # as in-process
+
+
+def test_the_tests_environment_reaches_the_candidate(monkeypatch):
+    from agentlab_grader.environ import SharedEnviron
+
+    monkeypatch.delenv("GREETING", raising=False)
+    judge_side, candidate_side = SharedEnviron(), SharedEnviron()
+    monkeypatch.setenv("GREETING", "hola")
+    monkeypatch.setenv("PYTEST_SECRET_NAME", "test_hidden::test_x")  # pytest's own: never sent
+    sent = judge_side.changes()
+    assert sent == {"GREETING": "hola"} and judge_side.changes() is None  # sent once, until it changes
+    monkeypatch.setenv("GREETING", "other")  # stands for the candidate process's own value
+    candidate_side.apply(sent)
+    assert os.environ["GREETING"] == "hola"
+    candidate_side.apply({})  # the test's monkeypatch undone: the candidate's own start value again
+    assert "GREETING" not in os.environ
