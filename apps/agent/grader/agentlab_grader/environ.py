@@ -15,7 +15,7 @@ class SharedEnviron:
 
     def changes(self):
         """Judge: {name: value or None when unset} relative to the start, or None if nothing new."""
-        now = {k: v for k, v in os.environ.items() if self.baseline.get(k) != v and _crosses(k)}
+        now: dict[str, str | None] = {k: v for k, v in os.environ.items() if self.baseline.get(k) != v and _crosses(k)}
         now.update({k: None for k in self.baseline if k not in os.environ and _crosses(k)})
         if now == self.sent:
             return None
