@@ -3,10 +3,10 @@
 Each side owns its objects; what cannot cross by value (wire.py) crosses as a handle, and the
 other side's proxy sends every operation back to the owner. While a side waits for an answer it
 serves the other side's nested requests (a candidate calling a test's `key=` lambda), so calls
-may nest to any depth. The judge's proxies for candidate objects answer comparisons, hashing and
-truth on the judge's side (identity, or an error): a candidate never decides whether two values
-are equal, only which values it produces. The candidate may call back into judge objects that a
-test handed to it, but never reach their private attributes (`__globals__` would expose the tests).
+may nest to any depth. The judge asks the candidate about an operator only when every operand is
+the candidate's own object (proxy.py): a candidate never decides whether its value equals one of
+the judge's. Judge objects a test hands the candidate are opaque: it may call a callable and
+advance an iterator, nothing else (no attribute: `__globals__` or `gi_frame` would expose the tests).
 """
 
 import io

@@ -1,6 +1,6 @@
 """What crosses the channel besides plain containers: the plain values of subclasses of builtin types,
-a few standard types rebuilt as themselves, and references to importable globals (with the judge's
-policy for which globals it will resolve in its own interpreter)."""
+a few standard types rebuilt as themselves, and how an object names itself as a global (which
+globals the judge resolves is allowlist.py's)."""
 
 import builtins
 import collections

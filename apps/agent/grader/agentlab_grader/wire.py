@@ -1,11 +1,13 @@
 """The judge <-> candidate channel: length-prefixed JSON frames and a by-value codec.
 
 Only plain data crosses: None, bool, int, float, complex, str, bytes, bytearray, list, tuple, dict,
-set, frozenset, range, slice, instances of the task's own (non-candidate) classes rebuilt from
-their attributes, and references to importable globals (a stdlib function, a module) that the
-receiver resolves in its OWN interpreter. Every type check is exact (`type(x) is int`), so a
-subclass with a forged `__eq__` never passes as data. Anything else crosses as a handle: the
-receiver gets a proxy whose operations run back in the owner's process (see peer.py).
+set, frozenset, range, slice, a few standard types (stdtypes.py), paths as their files (paths.py),
+instances of the task's own (non-candidate) classes rebuilt from their attributes, and references
+to globals that the receiver resolves in its OWN interpreter (the judge: one exact (module, name)
+of its allowlist, allowlist.py). Every type check is exact (`type(x) is int`), so a subclass with
+a forged `__eq__` never passes as data. Anything else crosses as a handle: the receiver gets a
+proxy whose operations run back in the owner's process (see peer.py); the judge's own objects are
+opaque to the candidate (call or advance only), and its interpreter's machinery never crosses.
 
 Encoding: JSON scalars stand for themselves; every JSON array is a tagged node `[tag, ...]`.
 """
