@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DomainError } from "@agentlab/core";
+import { DomainError, shareableReport } from "@agentlab/core";
 import { createShareLink, listShareLinks, reportByShareToken, revokeShareLink } from "@agentlab/db";
 import { memberProcedure, publicProcedure, router, viewerProcedure } from "../trpc/init";
 
@@ -41,6 +41,7 @@ export const shareRouter = router({
   view: publicProcedure.input(z.object({ token: z.string().min(10).max(200) })).query(async ({ ctx, input }) => {
     const row = await reportByShareToken(ctx.db, input.token);
     if (!row) throw new DomainError("NOT_FOUND", "this link is invalid, revoked or expired");
-    return { report: row.body, createdAt: row.createdAt };
+    // Outside the workspace: no agent ids or names, kernel, RAM, local paths, provider id, dataset hash.
+    return { report: shareableReport(row.body), createdAt: row.createdAt };
   }),
 });

@@ -3,3 +3,4 @@ export { scrubKnown } from "./scrub-known";
 export * from "./retry";
 export * from "./roles";
 export * from "./pg-text";
+export * from "./share-report";
