@@ -81,6 +81,25 @@ describe("agentlab stats compare", () => {
     expect(tableOut.slice(1, 3).map((l) => l.split(/\s+/)[0])).toEqual(["late", "early"]);
   });
 
+  it("states how the MDE was obtained and takes --mde approximate", async () => {
+    // "late" without its first row (a pass rate) holds 0/1 outcomes only.
+    const file = write(
+      "mde.jsonl",
+      rows.filter((r) => r.comparison === "late" && r.task !== "t0"),
+    );
+    const sim = JSON.parse((await run(["stats", "compare", file, "--json", "--iterations", "300"])).out) as Record<
+      string,
+      unknown
+    >;
+    const approx = JSON.parse(
+      (await run(["stats", "compare", file, "--json", "--iterations", "300", "--mde", "approximate"])).out,
+    ) as Record<string, unknown>;
+    expect(sim.mde_method).toBe("simulated");
+    expect(approx.mde_method).toBe("approximate");
+    expect({ ...approx, mde: 0, mde_method: "" }).toEqual({ ...sim, mde: 0, mde_method: "" });
+    expect((await run(["stats", "compare", file, "--mde", "exact"])).code).toBe(2);
+  });
+
   it("uses exact McNemar when every group holds one 0/1 task", async () => {
     const file = write(
       "mcnemar.jsonl",

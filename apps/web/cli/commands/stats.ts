@@ -50,7 +50,7 @@ function table(rows: ComparisonRecord[]): string[] {
 const compare: Command = {
   name: "stats compare",
   usage:
-    "agentlab stats compare FILE.jsonl [--json] [--alpha 0.05] [--iterations 10000] [--permutations 20000] [--seed 0]",
+    "agentlab stats compare FILE.jsonl [--json] [--alpha 0.05] [--iterations 10000] [--permutations 20000] [--seed 0] [--mde simulated|approximate]",
   summary:
     'paired outcomes {"comparison","task","group","cluster"?,"seed"?,"base","adapter"} per line → clustered test, interval, MDE per comparison, pooled over seeds where given (offline)',
   options: {
@@ -59,6 +59,7 @@ const compare: Command = {
     iterations: { type: "string" },
     permutations: { type: "string" },
     seed: { type: "string" },
+    mde: { type: "string" },
   },
   async run({ positionals, values }, ctx) {
     const file = str(positionals[0], "FILE");
@@ -74,6 +75,8 @@ const compare: Command = {
     if (!Number.isInteger(opts.permutations) || opts.permutations < 100)
       throw new UsageError("--permutations must be an integer ≥ 100");
     if (!Number.isInteger(opts.seed) || opts.seed < 0) throw new UsageError("--seed must be a non-negative integer");
+    const mde = values.mde ?? "simulated";
+    if (mde !== "simulated" && mde !== "approximate") throw new UsageError("--mde must be simulated or approximate");
     let text: string;
     try {
       text = await readFile(resolve(ctx.cwd, file), "utf8");
@@ -89,7 +92,7 @@ const compare: Command = {
       writeLine(ctx.err, `${file}: ${parsed.problems.length} problem(s); nothing was compared`);
       return 1;
     }
-    const rows = parsed.comparisons.map((c) => compareFileComparison(c, opts));
+    const rows = parsed.comparisons.map((c) => compareFileComparison(c, { ...opts, mde }));
     if (values.json) for (const r of rows) writeLine(ctx.out, JSON.stringify(r));
     else for (const line of table(rows)) writeLine(ctx.out, line);
     return 0;
