@@ -191,6 +191,16 @@ describe("an sft+dpo experiment", () => {
       ["seed 1 · epoch 1", "DPO r1 · seed 1 · epoch 1", dpoRate - sftRate],
     ]);
     expect(report.summary[1].stats?.delta).toBe(dpoRate);
+    // Answer side: both texts of every stored pair were trained on, and none copies a test reference.
+    const stored = await t.db
+      .select({ id: schema.preferencePairs.id })
+      .from(schema.preferencePairs)
+      .where(eq(schema.preferencePairs.experimentId, exp.id));
+    expect(report.answerContamination?.answers).toMatchObject({
+      dpo_chosen: stored.length,
+      dpo_rejected: stored.length,
+    });
+    expect(report.answerContamination?.test.exactPairs).toBe(0);
     // Train answers are generated and graded but never compared in the report.
     expect(report.tasks.every((r) => r.split !== ("train" as string))).toBe(true);
     const trainRows = await t.db

@@ -59,6 +59,17 @@ function report(ctx: CliContext, res: ImportResponse, format: (p: TaskProblem) =
         ctx.err,
         `warning: ${res.duplicatesOfExisting} of the imported tasks duplicate tasks already in the pool (same fingerprint); they were added as separate tasks (review the merge proposals before making a split)`,
       );
+    const clusters = res.clusterProposals;
+    if (clusters && clusters.total > 0)
+      writeLine(
+        ctx.err,
+        `warning: ${clusters.total} families of tasks in different source groups share one reference answer (${clusters.proposals
+          .slice(0, 3)
+          .map((p) => `${p.cluster}: ${p.tasks} tasks`)
+          .join(
+            ", ",
+          )}${clusters.total > 3 ? ", …" : ""}); declare a cluster per family in the task file, or the report counts them as independent units`,
+      );
     return 0;
   }
   for (const p of res.problems) writeLine(ctx.out, format(p));
