@@ -156,6 +156,13 @@ export function progressBar(fraction: number, label: string): string {
   return `[${"#".repeat(n)}${"-".repeat(BAR - n)}] ${String(Math.round(f * 100)).padStart(3)}% ${label}`;
 }
 
+/** No answer at all (connection refused or reset) or a 5xx/503 on the way: the server is restarting. */
+function serverAway(err: unknown): boolean {
+  const e = err as { data?: { httpStatus?: number } | null; meta?: { response?: { status?: number } } };
+  const status = e.data?.httpStatus ?? e.meta?.response?.status;
+  return status === undefined || status >= 500;
+}
+
 const wait: Command = {
   name: "experiments wait",
   usage: "agentlab experiments wait NAME|ID [--timeout SECONDS] [--interval SECONDS]",
@@ -166,8 +173,25 @@ const wait: Command = {
     const deadline = Date.now() + num(values.timeout, "--timeout", 24 * 3600) * 1000;
     const every = num(values.interval, "--interval", 2) * 1000;
     let last = "";
+    let away = false;
     for (;;) {
-      const e = await ctx.api().trpc.experiments.byId.query({ id });
+      // The experiment lives in the server's database: while the server restarts (or a proxy in
+      // front of it answers 5xx) the wait keeps waiting, until --timeout, instead of failing.
+      const e = await ctx
+        .api()
+        .trpc.experiments.byId.query({ id })
+        .catch((err: unknown) => {
+          if (!serverAway(err) || Date.now() > deadline) throw err;
+          if (!away) writeLine(ctx.err, "agentlab: the server does not answer; still waiting");
+          away = true;
+          return null;
+        });
+      if (!e) {
+        await new Promise((r) => setTimeout(r, every));
+        continue;
+      }
+      if (away) writeLine(ctx.err, "agentlab: the server answers again");
+      away = false;
       const running = e.stages
         .filter((s) => s.state === "running")
         .map((s) => s.key)
