@@ -12,6 +12,7 @@ import { Table } from "../_components/Table";
 import { Ago } from "../_components/Time";
 import { useTRPC } from "../_lib/trpc";
 import { AuditBadge, formatScore, ProcessBackendToggle, UnsandboxedBadge } from "./audit-ui";
+import { InProcessMark } from "./InProcessMark";
 
 const verdictTone = (v: string) => (v === "pass" ? "green" : v.startsWith("fail_") ? "red" : "amber");
 
@@ -106,6 +107,18 @@ export function AuditSection({ taskId, poolId }: { taskId: string; poolId: strin
                 label: "Grading",
                 value: !r ? (
                   "—"
+                ) : r.needsInProcess ? (
+                  <span className="flex flex-col gap-1">
+                    <span>
+                      <Badge
+                        tone="red"
+                        title="the reference passes only in-process; that weaker mode needs an admin's mark"
+                      >
+                        refused: needs in-process
+                      </Badge>
+                    </span>
+                    <InProcessMark taskId={taskId} marked={null} onMarked={() => audit(true)} />
+                  </span>
                 ) : r.isolation === "in_process" ? (
                   <span className="flex flex-col gap-1">
                     <span>
@@ -117,6 +130,7 @@ export function AuditSection({ taskId, poolId }: { taskId: string; poolId: strin
                       </Badge>
                     </span>
                     <span className="text-xs text-zinc-600">{r.isolationReason}</span>
+                    <InProcessMark taskId={taskId} marked={r.isolationReason} onMarked={() => audit(true)} />
                   </span>
                 ) : (
                   <span title="tests run in a judge process; the candidate's module in a separate sandboxed process, reached by value">
