@@ -122,6 +122,24 @@ describe("user text with U+0000", () => {
     expect((await admin().agents.createEnrollmentToken({ name: "box1", ttlMinutes: 5 })).token).toBeTruthy();
   });
 
+  it("is refused with 400 naming the field at agent enrollment (plain HTTP)", async () => {
+    const { token } = await admin().agents.createEnrollmentToken({ name: "box", ttlMinutes: 5 });
+    const res = await fetch(`${s.url}/api/agents/enroll`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token, name: `my${NUL}box` }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: { message: "name: must not contain the character U+0000 (NUL)" } });
+    // Positive control: the same token with a clean name enrolls (the refusal did not use it up).
+    const ok = await fetch(`${s.url}/api/agents/enroll`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token, name: "mybox" }),
+    });
+    expect(ok.status).toBe(200);
+  });
+
   it("in a task file is a problem naming the field (line, path), like any other", () => {
     const task = {
       id: "t1",
