@@ -1,48 +1,29 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { EnqueueJob, trainKey } from "@agentlab/core";
-import { enqueueJob, getJob, jobs, users } from "@agentlab/db";
-import { appRouter } from "../../apps/web/server/routers";
-import { createCallerFactory } from "../../apps/web/server/trpc/init";
-import type { Viewer } from "../../apps/web/server/auth/viewer";
+import { enqueueJob, getJob, jobs } from "@agentlab/db";
+import { userCaller, type Caller } from "./helpers/callers";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 // A member must not be able to steer another user's experiment: the dedupe keys the runner finds
 // its stage jobs by are the server's, and a key that holds other work is refused, not adopted.
 
 let s: TestServer;
-const callerOf = createCallerFactory(appRouter);
-const ids = { member: randomUUID(), victim: randomUUID() };
-const as = (who: keyof typeof ids) =>
-  callerOf({
-    ...s.app.services,
-    viewer: {
-      userId: ids[who],
-      email: `${who}@lab.test`,
-      name: who,
-      role: "member",
-      via: "token",
-      csrfToken: null,
-    } satisfies Viewer,
-    csrfHeader: null,
-    ip: "127.0.0.1",
-    sessionToken: null,
-    setCookie: () => {},
-  });
+const ids = { member: "", victim: "" };
+const callers: Partial<Record<keyof typeof ids, Caller>> = {};
+const as = (who: keyof typeof ids): Caller => {
+  const c = callers[who];
+  if (!c) throw new Error(`no caller ${who}`);
+  return c;
+};
 
 beforeAll(async () => {
   s = await startTestServer();
-  await s.db.db
-    .insert(users)
-    .values(
-      Object.entries(ids).map(([name, id]) => ({
-        id,
-        name,
-        email: `${name}@lab.test`,
-        role: "member" as const,
-        passwordHash: "x",
-      })),
-    );
+  for (const who of ["member", "victim"] as const) {
+    const { userId, caller } = await userCaller(s.app.services, "member", `${who}@lab.test`);
+    ids[who] = userId;
+    callers[who] = caller;
+  }
 });
 afterAll(async () => {
   await s?.close();

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { AGENT_EVENTS, PROTOCOL_VERSION, type Capabilities, type ClaimAck } from "@agentlab/core";
-import { agents, claimJob, getJob, users, type AgentFit } from "@agentlab/db";
+import { agents, claimJob, getJob, type AgentFit } from "@agentlab/db";
 import { eq } from "drizzle-orm";
-import { appRouter } from "../../apps/web/server/routers";
-import { createCallerFactory } from "../../apps/web/server/trpc/init";
+import { callerAs, type Caller } from "./helpers/callers";
 import { tokenizePayload } from "./helpers/payloads";
 import { enrollTestAgent, startTestServer, testCapabilities, type TestServer } from "./helpers/server";
 import { connectAgent, request } from "./security-agent-helpers";
@@ -14,23 +13,14 @@ import { connectAgent, request } from "./security-agent-helpers";
 // that need them (and so never sees a shell job's secret environment).
 
 let s: TestServer;
-const ADMIN = randomUUID();
-const callerOf = createCallerFactory(appRouter);
-const admin = () =>
-  callerOf({
-    ...s.app.services,
-    viewer: { userId: ADMIN, email: "root@lab.test", name: "root", role: "admin", via: "token", csrfToken: null },
-    csrfHeader: null,
-    ip: "127.0.0.1",
-    sessionToken: null,
-    setCookie: () => {},
-  });
+let adminCaller: Caller;
+let memberCaller: Caller;
+const admin = () => adminCaller;
 
 beforeAll(async () => {
   s = await startTestServer();
-  await s.db.db
-    .insert(users)
-    .values({ id: ADMIN, email: "root@lab.test", name: "root", passwordHash: "scrypt$unused", role: "admin" });
+  adminCaller = await callerAs(s.app.services, "admin");
+  memberCaller = await callerAs(s.app.services, "member");
 });
 afterAll(async () => {
   await s?.close();
@@ -148,14 +138,8 @@ describe("what an agent may claim is the server's record", () => {
 
   it("only admins register agents", async () => {
     const { agentId } = await enrollTestAgent(s.db, "x", { shellJobs: false });
-    const member = callerOf({
-      ...s.app.services,
-      viewer: { userId: ADMIN, email: "m@lab.test", name: "m", role: "member", via: "token", csrfToken: null },
-      csrfHeader: null,
-      ip: "127.0.0.1",
-      sessionToken: null,
-      setCookie: () => {},
+    await expect(memberCaller.agents.register({ id: agentId, shellJobs: true })).rejects.toMatchObject({
+      code: "FORBIDDEN",
     });
-    await expect(member.agents.register({ id: agentId, shellJobs: true })).rejects.toMatchObject({ code: "FORBIDDEN" });
   });
 });

@@ -1,28 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { schema } from "@agentlab/db";
-import { appRouter } from "../../apps/web/server/routers";
-import { createCallerFactory } from "../../apps/web/server/trpc/init";
-import type { Context } from "../../apps/web/server/trpc/context";
+import { anonymousCaller, callerAs } from "./helpers/callers";
 import type { Services } from "../../apps/web/server/services";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { storeReport } from "./helpers/reports";
-import { baseConfig, makeServices, makeSplit, makeUser, startExperiment } from "./experiments-harness";
+import { baseConfig, makeServices, makeSplit, startExperiment } from "./experiments-harness";
 
 // A share link opens its report without the lab's internals: agent ids and names, kernel, RAM,
 // the local model path, the provider id and the dataset hash stay in the workspace.
 
 let t: TestDb;
 let s: Services;
-const createCaller = createCallerFactory(appRouter);
-const ctx = (viewer: Context["viewer"]): Context => ({
-  ...s,
-  viewer,
-  csrfHeader: null,
-  ip: "127.0.0.1",
-  sessionToken: null,
-  setCookie: () => {},
-});
 beforeAll(async () => {
   t = await createTestDatabase();
   s = await makeServices(t.db);
@@ -32,11 +21,8 @@ afterAll(async () => t?.drop());
 describe("a shared report", () => {
   it("shows the facts without agent, kernel, RAM, local path, provider id or dataset hash", async () => {
     const { splitId } = await makeSplit(t.db);
-    const u = await makeUser(t.db);
-    const member = createCaller(
-      ctx({ userId: u.id, email: u.email, name: u.name, role: "member", via: "token", csrfToken: null }),
-    );
-    const anon = createCaller(ctx(null));
+    const member = await callerAs(s, "member");
+    const anon = anonymousCaller(s);
     const exp = await startExperiment(s, baseConfig(splitId, { name: "shared" }));
     const { reportId } = await storeReport(t.db, exp, { base: [1, 0, 1, 0], sft: [1, 1, 1, 0] });
     // The header as the runner records it (agents from the jobs that ran, the dataset, the model).

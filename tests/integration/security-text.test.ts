@@ -9,11 +9,9 @@ import {
   listAttempts,
   readLogs,
   teacherCandidates,
-  users,
 } from "@agentlab/db";
 import type { JobHandler } from "../../apps/agent/src/jobs/types";
-import { appRouter } from "../../apps/web/server/routers";
-import { createCallerFactory } from "../../apps/web/server/trpc/init";
+import { callerAs, type Caller } from "./helpers/callers";
 import { tokenizePayload } from "./helpers/payloads";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
@@ -22,23 +20,12 @@ import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "
 // control writes the same text the old way (straight into the table) and shows Postgres refuse it.
 
 let s: TestServer;
-const ADMIN = randomUUID();
-const callerOf = createCallerFactory(appRouter);
-const admin = () =>
-  callerOf({
-    ...s.app.services,
-    viewer: { userId: ADMIN, email: "a@lab.test", name: "a", role: "admin", via: "token", csrfToken: null },
-    csrfHeader: null,
-    ip: "127.0.0.1",
-    sessionToken: null,
-    setCookie: () => {},
-  });
+let adminCaller: Caller;
+const admin = () => adminCaller;
 
 beforeAll(async () => {
   s = await startTestServer();
-  await s.db.db
-    .insert(users)
-    .values({ id: ADMIN, email: "a@lab.test", name: "a", passwordHash: "scrypt$unused", role: "admin" });
+  adminCaller = await callerAs(s.app.services, "admin");
 });
 afterAll(async () => {
   await s?.close();
