@@ -7,7 +7,6 @@ import {
   ClaimMsg,
   HeartbeatMsg,
   HelloMsg,
-  JobType,
   LogMsg,
   ProgressMsg,
   ResultMsg,
@@ -15,10 +14,7 @@ import {
   checkJobProgress,
   isDomainError,
   receiveJobEnd,
-  refusal,
-  type AttemptRef,
   type ClaimAck,
-  type ClaimedJob,
   type HeartbeatAck,
   type HelloAck,
   type WriteAck,
@@ -36,13 +32,13 @@ import {
   finishAndClaim,
   finishAttempt,
   fitOf,
-  getJob,
   recordProgress,
   renewLeases,
   type AgentFit,
 } from "@agentlab/db";
 import type { Services } from "../services";
 import { postgresSocketAdapter } from "./adapter";
+import { attemptTypes, endRefusedAttempt } from "./receipt";
 import { createWaker } from "./wake";
 
 export type AgentGateway = {
@@ -116,39 +112,7 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
     sockets.set(agentId, socket);
     socket.join(agentRoom(agentId));
 
-    // Each attempt claimed through this socket with its job type, so its progress and result are
-    // read by the type's contract without a query; one claimed before a reconnect is looked up.
-    const attempts = new Map<string, { jobId: string; type: JobType }>();
-    const claimed = (job: ClaimedJob | null | undefined) => {
-      if (job) attempts.set(job.attemptId, { jobId: job.jobId, type: job.type });
-      return job ?? null;
-    };
-    const typeOf = async (ref: AttemptRef): Promise<JobType | null> => {
-      const known = attempts.get(ref.attemptId);
-      if (known?.jobId === ref.jobId) return known.type;
-      const stored = JobType.safeParse((await getJob(db, ref.jobId))?.type);
-      return stored.success ? stored.data : null;
-    };
-    // A progress event that breaks its job's contract fails the attempt (the agent's fault, retried
-    // like an infra_error); the ack refuses the write, so the agent stops the attempt, and says why.
-    const refuseProgress = async (ref: AttemptRef, why: string): Promise<WriteAck> => {
-      const refused = refusal(why);
-      const { jobId, attemptId } = ref;
-      const end = {
-        jobId,
-        attemptId,
-        reason: "infra_error" as const,
-        exitCode: null,
-        signal: null,
-        result: {},
-        error: refused,
-      };
-      const out = await finishAttempt(db, end, agentId);
-      log.warn({ jobId: ref.jobId, attemptId: ref.attemptId, refused, state: out.state }, "progress refused");
-      if (out.ended) services.queue.events.publish(out.ended);
-      if (out.requeued) nudge();
-      return { accepted: false, refused };
-    };
+    const types = attemptTypes(db);
 
     // Every request: parse with its zod schema, run, acknowledge. Errors go back in the ack.
     const handle = <S extends z.ZodType, R>(event: string, schema: S, fn: (msg: z.output<S>) => Promise<R>) => {
@@ -194,7 +158,7 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
         waker.busy(socket); // it cannot take work: never a wake target
         return { job: null };
       }
-      const job = claimed(await claimJob(db, fit));
+      const job = types.claimed(await claimJob(db, fit));
       // Nothing for it: it now waits for a nudge, and is one of the idle agents an enqueue wakes.
       if (job) waker.busy(socket);
       else if (waker.idle(socket)) missed();
@@ -219,11 +183,17 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
       }),
     );
     handle(AGENT_EVENTS.progress, ProgressMsg, async (msg): Promise<WriteAck> => {
-      const type = await typeOf(msg);
+      const type = await types.typeOf(msg);
       if (!type) return { accepted: false };
       const checked = checkJobProgress(type, msg.data);
-      if (!checked.ok) return refuseProgress(msg, checked.error);
-      return { accepted: await recordProgress(db, agentId, msg.jobId, msg.attemptId, msg.seq, checked.progress) };
+      if (checked.ok)
+        return { accepted: await recordProgress(db, agentId, msg.jobId, msg.attemptId, msg.seq, checked.progress) };
+      // Refused: the attempt ends, and the ack refuses the write, so the agent stops it, and says why.
+      const { out, refused } = await endRefusedAttempt(db, agentId, msg, checked.error);
+      log.warn({ jobId: msg.jobId, attemptId: msg.attemptId, refused, state: out.state }, "progress refused");
+      if (out.ended) services.queue.events.publish(out.ended);
+      if (out.requeued) nudge();
+      return { accepted: false, refused };
     });
 
     handle(AGENT_EVENTS.artifact, ArtifactMsg, async (msg): Promise<WriteAck> => {
@@ -245,10 +215,10 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
       waker.busy(socket);
       const fit = socket.data.fit;
       // The result is read by its job's contract here, before anything stores it (jobs/receipt.ts).
-      const type = await typeOf(reported);
+      const type = await types.typeOf(reported);
       const { refused, ...end } = type ? receiveJobEnd(type, reported) : { ...reported, refused: null };
       const msg = { ...reported, ...end };
-      attempts.delete(msg.attemptId);
+      types.forget(msg.attemptId);
       // Finishing and claiming the next job: the common case in one statement (finish-and-claim.ts),
       // anything else in one transaction; one commit per job either way, and one that does not wait
       // for its flush (end-attempt.ts, commitWithoutFlush: why a lost one is harmless).
@@ -272,7 +242,7 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
       if (refused) log.warn({ jobId: msg.jobId, attemptId: msg.attemptId, refused }, "result refused");
       if (out.ended) services.queue.events.publish(out.ended);
       if (out.requeued) nudge();
-      return { accepted: out.accepted, next: claimed(next), ...(refused ? { refused } : {}) };
+      return { accepted: out.accepted, next: types.claimed(next), ...(refused ? { refused } : {}) };
     });
 
     socket.on("disconnect", () => {
