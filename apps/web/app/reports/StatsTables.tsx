@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 import { formatDeltaPp, formatMde, formatPct, type ExperimentReport, type PooledResult } from "@agentlab/core";
-import { UnitNote, unitText } from "./UnitNote";
+import { UnitNote } from "./UnitNote";
+import { unitText } from "./unit-text";
 
 // The report's statistics: the summary (dev descriptive, test the one inference), the dev
 // selection and the seeds, each with a short note on what its numbers mean. Every figure comes
