@@ -7,10 +7,11 @@ import { experiments, splitFinals, splitTestClaims, splitTestOverrides, splits, 
 // A claim and a final mark both lock the split's row first, so a claim racing the mark either
 // lands before it (and is counted) or sees the split final.
 
+// The display name only, never the e-mail address: the ledger is printed on public share pages.
 const userName = async (db: Db, id: string | null) => {
   if (!id) return null;
-  const [u] = await db.select({ name: users.name, email: users.email }).from(users).where(eq(users.id, id));
-  return u ? u.name || u.email : null;
+  const [u] = await db.select({ name: users.name }).from(users).where(eq(users.id, id));
+  return u?.name || null;
 };
 
 async function lockSplit(db: Db, splitId: string) {
