@@ -1,7 +1,7 @@
 // `npm run bench -- import`: imports a synthetic 10,000-task pool into a fresh database on the real
 // Postgres and splits it; ends with one JSON line of tasks/s for both and the peak RSS.
 import { gzipSync } from "node:zlib";
-import { createSplit, importPool, listTasks } from "@agentlab/db";
+import { createSplit, importPool, listTasks, poolClusterProposals } from "@agentlab/db";
 import { createTestDatabase } from "../tests/integration/helpers/db";
 import { makePool, toJsonl } from "../tests/fixtures/tasks/generate";
 
@@ -17,6 +17,10 @@ try {
   const imported = await importPool(db.db, { name: "bench", lines: chunks });
   const importS = (performance.now() - t0) / 1000;
   if (!imported.ok) throw new Error(`import rejected: ${JSON.stringify(imported.problems.slice(0, 3))}`);
+  // The cluster proposals the import computes over the whole pool, timed alone (part of import_s).
+  t0 = performance.now();
+  const clusters = await poolClusterProposals(db.db, imported.poolId);
+  const clustersS = (performance.now() - t0) / 1000;
   t0 = performance.now();
   const { split } = await createSplit(db.db, { poolId: imported.poolId, seed: 1, devRatio: 0.1, testRatio: 0.2 });
   const splitS = (performance.now() - t0) / 1000;
@@ -49,6 +53,8 @@ try {
       split_tasks_per_s: round(N / splitS),
       import_s: round(importS),
       split_s: round(splitS),
+      cluster_proposals_s: round(clustersS),
+      cluster_families: clusters.total,
       page_ms_median: round(median(pageMs)),
       search_ms_median: round(median(searchMs)),
       peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
