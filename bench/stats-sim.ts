@@ -10,6 +10,8 @@ import {
   drawDiscordance,
   fitDiscordance,
   mulberry32,
+  ratesDraw,
+  unequalClustersDraw,
   hiddenClustersDraw,
   reactingGroupsDraw,
   seedsDraw,
@@ -73,6 +75,17 @@ const scenarios: Scenario[] = [
     name: "seeds H0: 2 seeds, seed sd 12 pp, 50 groups",
     h0: true,
     draw: (r) => seedsDraw(50, 2, 0, 0.12, 8e6 + r * 31),
+  },
+  {
+    name: "seeds H0: 3 seeds, seed sd 12 pp, 50 groups, base evaluated per seed",
+    h0: true,
+    draw: (r) => seedsDraw(50, 3, 0, 0.12, 9.5e6 + r * 31, true),
+  },
+  { name: "pass rates (4 samples) H0: 60 groups of 1–3 tasks", h0: true, draw: (r) => ratesDraw(60, 4, 1.1e7 + r) },
+  {
+    name: "unequal clusters H0: 4 × 30 tasks + 40 singletons, ICC 0.8, declared",
+    h0: true,
+    draw: (r) => unequalClustersDraw(4, 30, 40, 1.2e7 + r),
   },
   {
     name: "seeds: +15 pp, 3 seeds, seed sd 0, 50 groups",

@@ -69,7 +69,9 @@ describe("agentlab stats compare", () => {
       const pairs = rows
         .filter((x) => x.comparison === l.comparison)
         .map((x) => ({ group: x.group, base: x.base, treated: x.adapter }));
-      expect(l).toEqual(comparisonRecord(String(l.comparison), comparePaired(pairs, { iterations: 2000, seed: 4 })));
+      expect(l).toEqual(
+        comparisonRecord(String(l.comparison), comparePaired(pairs, { iterations: 2000, seed: 4, mde: "approximate" })),
+      );
     }
     expect(lines[0]).toMatchObject({ n: 121, groups: 30, test: "cluster sign-flip (exact)" });
     // Same input and seed, same numbers; the table form lists both comparisons.
@@ -81,19 +83,19 @@ describe("agentlab stats compare", () => {
     expect(tableOut.slice(1, 3).map((l) => l.split(/\s+/)[0])).toEqual(["late", "early"]);
   });
 
-  it("states how the MDE was obtained and takes --mde approximate", async () => {
+  it("states how the MDE was obtained: the formula by default, the report's simulation with --mde simulated", async () => {
     // "late" without its first row (a pass rate) holds 0/1 outcomes only.
     const file = write(
       "mde.jsonl",
       rows.filter((r) => r.comparison === "late" && r.task !== "t0"),
     );
-    const sim = JSON.parse((await run(["stats", "compare", file, "--json", "--iterations", "300"])).out) as Record<
+    const sim = JSON.parse(
+      (await run(["stats", "compare", file, "--json", "--iterations", "300", "--mde", "simulated"])).out,
+    ) as Record<string, unknown>;
+    const approx = JSON.parse((await run(["stats", "compare", file, "--json", "--iterations", "300"])).out) as Record<
       string,
       unknown
     >;
-    const approx = JSON.parse(
-      (await run(["stats", "compare", file, "--json", "--iterations", "300", "--mde", "approximate"])).out,
-    ) as Record<string, unknown>;
     expect(sim.mde_method).toBe("simulated");
     expect(approx.mde_method).toBe("approximate");
     expect({ ...approx, mde: 0, mde_method: "" }).toEqual({ ...sim, mde: 0, mde_method: "" });
@@ -172,7 +174,7 @@ describe("agentlab stats compare", () => {
       "seeded",
       ["s0", "s1", "s2"],
       1,
-      poolSeeds(kept, [0, 1, 2], { iterations: 500, seed: 2, alpha: 0.05, permutations: 20_000 }),
+      poolSeeds(kept, [0, 1, 2], { iterations: 500, seed: 2, alpha: 0.05, permutations: 20_000, mde: "approximate" }),
     );
     expect(out).toEqual(JSON.parse(JSON.stringify(expected)));
     expect(out).toMatchObject({ seeds: 3, scope: "recipe", interval_method: "seeds-t", unit: "cluster", units: 12 });

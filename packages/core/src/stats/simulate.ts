@@ -7,7 +7,7 @@ import { mulberry32 } from "./random";
 
 export type Draw = { pairs: PairedInput[]; truth: number };
 export type SeededDraw = {
-  tasks: { taskId: string; group: string; cluster?: string; base: number; bySeed: number[] }[];
+  tasks: { taskId: string; group: string; cluster?: string; base: number; baseBySeed?: number[]; bySeed: number[] }[];
   seeds: number[];
   truth: number;
   /** The mean true change of these seeds' adapters on these tasks: what a "given-seeds" row estimates. */
@@ -107,11 +107,62 @@ export function hiddenClustersDraw(
 }
 
 /**
+ * Pass rates from `samples` samples per task: `groups` groups of 1–3 tasks around a group rate
+ * π ~ Beta(1, 2); the treated model has the same per-task pass probability (Δ = 0).
+ */
+export function ratesDraw(groups: number, samples: number, seed: number): Draw {
+  const r = randomSource(seed);
+  const pairs: PairedInput[] = [];
+  const rate = (p: number) => {
+    let k = 0;
+    for (let i = 0; i < samples; i++) k += r.bern(p);
+    return k / samples;
+  };
+  for (let g = 0; g < groups; g++) {
+    const pg = r.beta(1, 2);
+    const size = 1 + Math.floor(r.rand() * 3);
+    for (let t = 0; t < size; t++) {
+      const p = Math.min(1, Math.max(0, pg + 0.1 * r.normal()));
+      pairs.push({ group: `g${g}`, base: rate(p), treated: rate(p) });
+    }
+  }
+  return { pairs, truth: 0 };
+}
+
+/**
+ * Unequal declared clusters: `big` clusters of `bigSize` tasks and `small` singletons, each
+ * cluster helped or hurt by 30 pp as a whole (ICC 0.8 through a shared latent uniform), Δ = 0.
+ */
+export function unequalClustersDraw(big: number, bigSize: number, small: number, seed: number): Draw {
+  const r = randomSource(seed);
+  const pairs: PairedInput[] = [];
+  const sizes = [...Array<number>(big).fill(bigSize), ...Array<number>(small).fill(1)];
+  sizes.forEach((size, c) => {
+    const pi = 0.4 + 0.2 * r.rand();
+    const lift = (r.rand() < 0.5 ? -1 : 1) * 0.3;
+    const shared = r.rand();
+    for (let t = 0; t < size; t++) {
+      const u = r.rand() < 0.8 ? shared : r.rand();
+      pairs.push({ group: `c${c}t${t}`, cluster: `c${c}`, base: u < pi ? 1 : 0, treated: u < pi + lift ? 1 : 0 });
+    }
+  });
+  return { pairs, truth: 0 };
+}
+
+/**
  * Seeds that differ: each of `seeds` adapters shifts every task's pass probability by
  * Δ + u_seed, u ~ N(0, seedSd²) (the recipe effect is Δ). `groups` groups of 1–4 tasks with
- * π ~ Beta(2, 2); one base evaluation shared by the seeds, as in the report.
+ * π ~ Beta(2, 2); one base evaluation shared by the seeds, as in the report, or with
+ * `baseEachSeed` one per seed (files that re-evaluated the base with every adapter).
  */
-export function seedsDraw(groups: number, seeds: number, delta: number, seedSd: number, seed: number): SeededDraw {
+export function seedsDraw(
+  groups: number,
+  seeds: number,
+  delta: number,
+  seedSd: number,
+  seed: number,
+  baseEachSeed = false,
+): SeededDraw {
   const r = randomSource(seed);
   const shifts = Array.from({ length: seeds }, () => delta + seedSd * r.normal());
   const tasks: SeededDraw["tasks"] = [];
@@ -122,10 +173,12 @@ export function seedsDraw(groups: number, seeds: number, delta: number, seedSd: 
     for (let t = 0; t < size; t++) {
       const p = Math.min(0.98, Math.max(0.02, pi + 0.1 * r.normal()));
       for (const s of shifts) given += Math.min(1, Math.max(0, p + s)) - p;
+      const base = r.bern(p);
       tasks.push({
         taskId: `g${g}t${t}`,
         group: `g${g}`,
-        base: r.bern(p),
+        base,
+        ...(baseEachSeed ? { baseBySeed: shifts.map(() => r.bern(p)) } : {}),
         bySeed: shifts.map((s) => r.bern(Math.min(1, Math.max(0, p + s)))),
       });
     }
