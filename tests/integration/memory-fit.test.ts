@@ -170,3 +170,30 @@ describe("training.gpus at creation", () => {
     await revokeAgent(t.db, big);
   });
 });
+
+describe("an sft+dpo recipe at creation", () => {
+  it("refuses a DPO batch no single GPU fits even where the SFT stage fits sharded (DPO runs one process)", async () => {
+    const box = await agentWithGpus("four-small", 4, 23_034); // four 24 GB GPUs
+    const dpo = (batchSize: number) =>
+      ExperimentConfig.parse({
+        ...base7b,
+        method: "sft+dpo",
+        dpo: { batchSize },
+        training: {
+          method: "lora-bf16",
+          batchSize: 1,
+          maxLength: 1024,
+          gradientCheckpointing: true,
+          gpus: 4,
+          parallel: "fsdp",
+        },
+      });
+    // 2 × 8 sequences on the whole 7B model: more than one 24 GB GPU, though SFT's FSDP share fits
+    await expect(refuseUnfitRecipe(t.db, dpo(8))).rejects.toThrow(
+      /^DPO training Qwen\/Qwen2\.5-7B needs ≈ .* GiB .*more than the 22\.5 GiB of the GPU: lower dpo\.batchSize/,
+    );
+    // positive control: the same recipe at DPO batch 1 fits
+    await expect(refuseUnfitRecipe(t.db, dpo(1))).resolves.toBeUndefined();
+    await revokeAgent(t.db, box);
+  });
+});
