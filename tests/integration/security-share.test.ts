@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { schema } from "@agentlab/db";
 import { anonymousCaller, callerAs } from "./helpers/callers";
 import type { Services } from "../../apps/web/server/services";
@@ -69,7 +69,7 @@ describe("a shared report", () => {
     const config = { ...body.config, baseModel: { source: "path", ref: secrets.path } };
     await t.db
       .update(schema.reports)
-      .set({ body: { ...body, header, config } })
+      .set({ body: sql`${JSON.stringify({ ...body, header, config })}::jsonb` })
       .where(eq(schema.reports.id, reportId));
     const providerId = (config as { teacher?: { providerId?: string } }).teacher?.providerId ?? "";
     expect(providerId).toMatch(/^[0-9a-f-]{36}$/);
