@@ -170,7 +170,8 @@ export async function gradeQueued(
       };
     } else {
       const p = GradeJobPayload.parse(job.payload);
-      result = verdictResult(passes(p.task.id, p.candidate[0]?.content));
+      // A grade job's result as its contract has it (JOB_CONTRACTS.grade.result).
+      result = { ...verdictResult(passes(p.task.id, p.candidate[0]?.content)), expectedTestIds: [] };
     }
     await finishAttempt(db, {
       jobId: job.jobId,

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import {
   DomainError,
-  GradeResult,
   PROMPT_TEMPLATE_HASH,
   datasetHash,
   isTerminal,
@@ -11,6 +10,7 @@ import {
   publicContext,
   sampleHash,
   sftLine,
+  parseJobResult,
   sftSample,
   trainsOn,
   type SftSample,
@@ -189,15 +189,15 @@ export async function syncReplay(services: Services, replayId: string) {
   const dropped: { ordinal: number; taskKey: string; verdict: string; reasons: string[] }[] = [];
   for (const r of rows) {
     const job = states.get(replay.jobs[String(r.sample.ordinal)] ?? "");
-    const res = job?.state === "succeeded" ? GradeResult.safeParse(job.result) : null;
-    if (res?.success && res.data.verdict === "pass" && trainsOn(res.data.isolation))
+    const res = job?.state === "succeeded" ? parseJobResult("grade", job.result) : null;
+    if (res?.verdict === "pass" && trainsOn(res.isolation))
       kept.push({ ...r.sample, line: sftLine({ messages: r.sample.messages }) });
     else
       dropped.push({
         ordinal: r.sample.ordinal,
         taskKey: r.sample.taskKey,
-        verdict: res?.success ? res.data.verdict : "infra_error",
-        reasons: res?.success ? res.data.reasons : [job?.error ?? "grade job did not succeed"],
+        verdict: res ? res.verdict : "infra_error",
+        reasons: res ? res.reasons : [job?.error ?? "grade job did not succeed"],
       });
   }
   let resultId: string | null = dataset.id;
