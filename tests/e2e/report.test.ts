@@ -185,7 +185,29 @@ describe("the report in the browser", () => {
     await shared.getByRole("button", { name: /^improved \d+$/ }).click();
     await rows.first().click();
     expect(await shared.getByTestId("task-detail").count()).toBe(0);
+    // The test-read ledger is on the share page too, without links into the workspace.
+    const reads = shared.getByTestId("test-reads");
+    await expect(reads.textContent()).resolves.toContain("This test set has been read 2 times (1 after this report");
+    expect(await reads.locator("a").count()).toBe(0);
     await stranger.close();
+    await page.close();
+  });
+
+  it("the split page lists every test read; an admin marks the split final", async () => {
+    const page = await signedIn.newPage();
+    await page.goto(`${app.url}/reports/${selected.reportId}`);
+    await expect(page.getByTestId("unit-note").first().textContent()).resolves.toMatch(/^unit: \d+ source groups/);
+    await page.goto(`${app.url}/splits/${splitId}`);
+    const reads = page.getByTestId("test-reads");
+    await reads.waitFor();
+    await expect(reads.getByRole("link", { name: "e2e report: adapter" }).getAttribute("href")).resolves.toBe(
+      `/experiments/${selected.id}`,
+    );
+    expect(await reads.locator("li").count()).toBe(2);
+    page.once("dialog", (d) => void d.accept());
+    await page.getByRole("button", { name: "Mark final" }).click();
+    await reads.getByText("the split is marked final", { exact: false }).waitFor();
+    await page.getByRole("button", { name: "Allow this test read" }).waitFor();
     await page.close();
   });
 });
