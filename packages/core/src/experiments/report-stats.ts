@@ -1,5 +1,5 @@
-import { clusterBootstrap } from "../stats/bootstrap";
 import { clusterPairs, type PairedInput } from "../stats/clusters";
+import { rateInterval, type IntervalMethod } from "../stats/paired-interval";
 import {
   comparePaired,
   MDE_FORMULA,
@@ -13,7 +13,7 @@ import { POOLING_METHOD } from "../stats/pooling";
 // numbers are optimistic by construction and the row type has no p-value, interval or label.
 // The test row is the report's only inference.
 
-export type Interval = { value: number; lo: number; hi: number };
+export type Interval = { value: number; lo: number; hi: number; intervalMethod?: IntervalMethod };
 
 export const DEV_NOTE = "selection split: optimistic by construction";
 
@@ -59,8 +59,8 @@ export const STATS_METHODS = {
   pooling: POOLING_METHOD,
 } as const;
 
-/** A task's pass (1) or fail (0) with its source group. */
-export type GroupOutcome = { group: string; pass: number };
+/** A task's pass (1) or fail (0) with its source group and, where declared, its cluster. */
+export type GroupOutcome = { group: string; cluster?: string | undefined; pass: number };
 
 function counts(pairs: readonly PairedInput[]): Counts {
   const c = { n: pairs.length, improved: 0, regressed: 0, bothPass: 0, bothFail: 0 };
@@ -75,14 +75,14 @@ function counts(pairs: readonly PairedInput[]): Counts {
 
 const mean = (xs: readonly GroupOutcome[]) => (xs.length ? xs.reduce((s, x) => s + x.pass, 0) / xs.length : 0);
 
-/** One model's pass@1 with a studentized cluster-bootstrap interval. */
+/** One model's pass@1 with its clustered interval (bootstrap, score or exact, as for Δ). */
 export function passRate(
   outcomes: readonly GroupOutcome[],
   opts: { iterations: number; seed: number; level?: number },
 ): Interval {
-  const c = clusterPairs(outcomes.map((o) => ({ group: o.group, base: 0, treated: o.pass })));
-  const r = clusterBootstrap(c.sums, c.counts, opts, [0, 1]);
-  return { value: mean(outcomes), lo: r.lo, hi: r.hi };
+  const c = clusterPairs(outcomes.map((o) => ({ group: o.group, cluster: o.cluster, base: 0, treated: o.pass })));
+  const r = rateInterval(c, opts.level ?? 0.95, opts.iterations, opts.seed);
+  return { value: mean(outcomes), lo: r.ci[0], hi: r.ci[1], intervalMethod: r.intervalMethod };
 }
 
 export function devSummary(

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { clusterPairs, type PairedInput } from "./clusters";
 import { comparePaired } from "./compare";
 import { normQuantile } from "./distributions";
-import { MIN_BOOTSTRAP_UNITS, pairedInterval } from "./paired-interval";
+import { MIN_BOOTSTRAP_UNITS, pairedInterval, rateInterval } from "./paired-interval";
 import { noEventUpperBound, scoreIntervalWithDesignEffect, tangoInterval, tangoStatistic } from "./score";
 
 const z = normQuantile(0.975);
@@ -81,6 +81,28 @@ describe("exact and score intervals", () => {
       { group: "g", base: 0, treated: 0 },
     ]);
     expect(one).toMatchObject({ intervalMethod: "single-unit", ci: [-1, 1], units: 1 });
+  });
+});
+
+describe("one model's pass rate", () => {
+  const rate = (passes: number, n: number) =>
+    rateInterval(
+      clusterPairs(Array.from({ length: n }, (_, i) => ({ group: `t${i}`, base: 0, treated: i < passes ? 1 : 0 }))),
+      0.95,
+      1000,
+      1,
+    );
+  it("is exact at 0% and 100%, Wilson with few passes, the bootstrap with enough of both", () => {
+    expect(rate(0, 32)).toMatchObject({ intervalMethod: "exact-no-discordance", ci: [0, expect.closeTo(0.1089, 4)] });
+    expect(rate(32, 32).ci).toEqual([expect.closeTo(1 - 0.1089, 4), 1]);
+    // Wilson 2/40 at z = 1.96: centre (p + z²/2n)/(1 + z²/n), half-width z√(p(1−p)/n + z²/4n²)/(1 + z²/n).
+    const p = 2 / 40;
+    const k = 1 + (z * z) / 40;
+    const w = rate(2, 40);
+    expect(w.intervalMethod).toBe("score-design-effect");
+    expect(w.ci[0]).toBeCloseTo((p + (z * z) / 80 - z * Math.sqrt((p * (1 - p)) / 40 + (z * z) / 6400)) / k, 2);
+    expect(w.ci[1]).toBeCloseTo((p + (z * z) / 80 + z * Math.sqrt((p * (1 - p)) / 40 + (z * z) / 6400)) / k, 2);
+    expect(rate(20, 60).intervalMethod).toBe("bootstrap-studentized");
   });
 });
 
