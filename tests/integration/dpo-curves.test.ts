@@ -51,7 +51,7 @@ describe("dpo.curves and dpo.rounds", () => {
       s,
       baseConfig(splitId, { method: "sft+dpo", dpo: { rounds: 2, epochs: 2 }, seeds: [1, 2] }),
     );
-    const fit = await makeAgent(t.db);
+    const fit = await makeAgent(t.db, { shellJobs: true }); // shell jobs stand in for the train and dpo jobs
     // Stand-ins for the dpo and train jobs: the panels read a stage's job and its attempt, whatever it runs.
     const dpoJob = await enqueueJob(t.db, { type: "shell", payload: { argv: ["true"] } });
     await updateStage(t.db, id, "dpo:s1:r1", { state: "running", jobIds: [dpoJob.id] });

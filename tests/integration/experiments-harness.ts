@@ -126,8 +126,9 @@ export async function startExperiment(
   return exp.id;
 }
 
-export async function makeAgent(db: Db) {
-  const { token } = await createEnrollmentToken(db, { name: `a${Math.random()}`, ttlS: 60 });
+/** `shellJobs`: enrolled with the shell-job opt-in (the claim gives shell jobs only to such an agent). */
+export async function makeAgent(db: Db, opts: { shellJobs?: boolean } = {}) {
+  const { token } = await createEnrollmentToken(db, { name: `a${Math.random()}`, ttlS: 60, shellJobs: opts.shellJobs });
   const { agentId } = await enrollAgent(db, token);
   return { agentId, labels: [], gpuCount: 0, gpuMemoryMb: 0, sandbox: "bwrap", leaseTtlMs: 600_000 };
 }

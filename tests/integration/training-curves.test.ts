@@ -57,7 +57,7 @@ describe("training curves", () => {
   it("reads each seed's steps, epoch marks, per-epoch eval loss and ETA while training, and the run record after", async () => {
     const { splitId } = await makeSplit(t.db);
     const id = await startExperiment(s, baseConfig(splitId, { seeds: [1, 2] }));
-    const fit = await makeAgent(t.db);
+    const fit = await makeAgent(t.db, { shellJobs: true }); // shell jobs stand in for the train and dpo jobs
     // Stand-in for the train job: the panel reads the stage's job and its attempt, whatever the job runs.
     const job = await enqueueJob(t.db, { type: "shell", payload: { argv: ["true"] } });
     await updateStage(t.db, id, "train:s1", { state: "running", jobIds: [job.id] });
