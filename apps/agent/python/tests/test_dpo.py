@@ -148,6 +148,12 @@ def test_events_record_and_snapshots(run, pairs_file):
         assert {"loss", "reward_margin", "preference_accuracy", "chosen_reward", "rejected_reward"} <= p.keys()
         assert 0.0 <= p["preference_accuracy"] <= 1.0
     assert [a["epoch"] for a in artifacts] == list(range(1, EPOCHS + 1))
+    # each epoch's last step carries the train pairs' Δ log-prob per side, as its snapshot does
+    ends = [e for e in progress if "chosen_logp_delta" in e]
+    assert [e["epoch"] for e in ends] == list(range(1, EPOCHS + 1))
+    for e, s in zip(ends, rec["snapshots"], strict=True):
+        assert (e["chosen_logp_delta"], e["rejected_logp_delta"]) == (s["chosen_logp_delta"], s["rejected_logp_delta"])
+        assert ("logp_warning" in e) == (s["chosen_logp_delta"] < 0) == (s["logp_warning"] is not None)
     assert rec["mode"] == "train" and rec["reference"] == "base (adapter disabled)" and rec["pair_count"] == 8
     for a, s in zip(artifacts, rec["snapshots"], strict=True):
         assert sha256_tree(a["path"]) == a["sha256"] == s["sha256"]

@@ -36,7 +36,7 @@ export const DpoSpec = z.strictObject({
   /** DPO temperature: rewards are β·(log π − log π_ref). */
   beta: z.number().positive().max(100).default(0.1),
   /** Weight of an SFT term (token-mean cross-entropy) on the chosen answers; 0 = pure DPO. */
-  sft_weight: z.number().min(0).max(100).default(0),
+  sft_weight: z.number().min(0).max(100).default(1),
   learning_rate: z.number().positive().default(5e-5),
   /** Pairs per micro-batch (each forward holds 2 × batch_size sequences). */
   batch_size: z.number().int().min(1).default(2),
@@ -60,6 +60,14 @@ export const DpoSnapshot = AdapterSnapshot.extend({
   /** Epoch means of the steps' reward margin and preference accuracy. */
   reward_margin: z.number(),
   preference_accuracy: z.number().min(0).max(1),
+  /**
+   * At the epoch's end, over the train pairs: mean log π − log π_ref of the chosen and of the
+   * rejected answers (nats per answer). Absent in records from before they were measured.
+   */
+  chosen_logp_delta: z.number().optional(),
+  rejected_logp_delta: z.number().optional(),
+  /** Set when the chosen answers' log-prob fell (likelihood displacement). */
+  logp_warning: z.string().nullable().optional(),
 });
 export type DpoSnapshot = z.infer<typeof DpoSnapshot>;
 
@@ -79,6 +87,8 @@ export const DpoRecord = z.object({
   eot_token: z.string(),
   beta: z.number(),
   sft_weight: z.number(),
+  /** Dropout modules set to p = 0 (policy and reference forwards are the same function). */
+  dropout_modules_disabled: z.number().int().optional(),
   pair_count: z.number().int(),
   pairs: z.array(DpoPairScore),
   trainable_parameters: z.number().int(),

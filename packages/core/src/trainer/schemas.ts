@@ -305,6 +305,11 @@ export const TrainerProgressEvent = z.object({
   preference_accuracy: z.number().min(0).max(1).optional(),
   chosen_reward: z.number().optional(),
   rejected_reward: z.number().optional(),
+  // dpo, the last step of each epoch: mean Δ log-prob (nats per answer, against the reference) of
+  // the train pairs' chosen and rejected answers, and a warning when the chosen one fell
+  chosen_logp_delta: z.number().optional(),
+  rejected_logp_delta: z.number().optional(),
+  logp_warning: z.string().optional(),
 });
 export type TrainerProgressEvent = z.infer<typeof TrainerProgressEvent>;
 

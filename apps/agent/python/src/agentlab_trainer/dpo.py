@@ -4,8 +4,13 @@ LoRA or NF4 QLoRA through the same model loading as `train`, per-epoch immutable
 hashes, a run record. The reference policy is the frozen starting policy: its log-probs are computed
 once, before the first update (the base with the adapter disabled, or the starting SFT adapter).
 
-`score_only`: the reference log-probs and margins only (no training, no snapshot): the margin
-filter of pair building reads them ("pairs the policy already prefers")."""
+Dropout is off in the policy and the reference (dpo_dynamics.disable_dropout). Each epoch ends
+with the train pairs' Δ log-prob of the chosen and the rejected answers against the reference, in
+the epoch's last progress event and its snapshot, with a warning when the chosen one fell.
+
+`score_only`: the reference log-probs and margins only (no training, no snapshot); pair building
+stores them as each pair's margin before training. At step 1 the policy is the reference, so every
+pair's loss is log 2 whatever its margin: the margin is a description, not a reason to drop a pair."""
 
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ from .common import (
     sha256_tree,
 )
 from .dpo_data import Pair, load_pairs, reference_logps, window_backward
+from .dpo_dynamics import disable_dropout, displacement_warning, logp_deltas
 from .modeling import attach_lora, load_model, load_tokenizer
 from .schedule import lr_lambda, order_seed, plan_windows
 from .snapshots import finish_record, save_snapshot
@@ -61,7 +67,8 @@ DPO_DEFAULTS: dict[str, Any] = {
     "learning_rate": 5e-5,
     "batch_size": 2,
     "beta": 0.1,
-    "sft_weight": 0.0,
+    # The SFT term keeps the chosen answer likely (without it the margin grows by pushing both down).
+    "sft_weight": 1.0,
     "start_adapter": None,
     "expected_start_adapter_sha256": None,
     "score_only": False,
@@ -142,6 +149,7 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     pairs = load_pairs(tokenizer, cfg["pairs"], eot, eot_id, cfg["max_length"])
     pad_id = int(tokenizer.pad_token_id)
     model, method, start_sha = load_policy(cfg, device)
+    dropouts = disable_dropout(model)
     reference_logps(model, pairs, pad_id, device, int(cfg["batch_size"]), fresh_adapter=start_sha is None)
     log(f"{len(pairs)} preference pairs; reference log-probs computed", also_event=True)
     from .generate import model_identity
@@ -163,6 +171,7 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         "eot_token": eot,
         "beta": float(cfg["beta"]),
         "sft_weight": float(cfg["sft_weight"]),
+        "dropout_modules_disabled": dropouts,
         "pair_count": len(pairs),
         "pairs": pair_rows(pairs),
         "trainable_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
@@ -228,7 +237,17 @@ def train_loop(model, pairs, cfg, device, pad_id, out_dir, record, stats, cancel
             step = stats["steps"]
             for k in sums:
                 sums[k] += step_stats[k]
-            if step % cfg["log_every_steps"] == 0 or step == total_steps:
+            last = w_idx == len(windows) - 1
+            # The epoch's end: what the updates did to each side's likelihood on the train pairs.
+            dyn: dict[str, Any] = {}
+            if last:
+                deltas = logp_deltas(model, pairs, pad_id, device, int(cfg["batch_size"]))
+                warning = displacement_warning(deltas)
+                dyn = {k: round(v, 6) for k, v in deltas.items()}
+                if warning:
+                    dyn["logp_warning"] = warning
+                    log(f"epoch {epoch}: {warning}")
+            if step % cfg["log_every_steps"] == 0 or step == total_steps or last:
                 emit(
                     "progress",
                     step=step,
@@ -246,6 +265,7 @@ def train_loop(model, pairs, cfg, device, pad_id, out_dir, record, stats, cancel
                     preference_accuracy=round(step_stats["accuracy"], 6),
                     chosen_reward=round(step_stats["chosen"], 6),
                     rejected_reward=round(step_stats["rejected"], 6),
+                    **dyn,
                 )
         n = max(len(windows), 1)
         meta = {
@@ -272,6 +292,9 @@ def train_loop(model, pairs, cfg, device, pad_id, out_dir, record, stats, cancel
             "step": stats["steps"],
             "reward_margin": meta["reward_margin"],
             "preference_accuracy": meta["preference_accuracy"],
+            "chosen_logp_delta": dyn["chosen_logp_delta"],
+            "rejected_logp_delta": dyn["rejected_logp_delta"],
+            "logp_warning": dyn.get("logp_warning"),
         }
         record["snapshots"].append(snap)
         record["epochs_completed"] = epoch
