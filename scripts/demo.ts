@@ -268,7 +268,7 @@ async function main() {
       say(`${kind}: ${body.outcome.headline}`);
     }
   } finally {
-    agent.kill("SIGTERM");
+    await agent.stop();
   }
   const main = reports.main;
   const control = reports.control;

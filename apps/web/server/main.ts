@@ -56,10 +56,11 @@ async function main() {
     if (stopping) process.exit(1);
     stopping = true;
     log.info({ sig }, "shutting down");
-    agent?.kill("SIGTERM");
+    const agentStopped = agent?.stop();
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
     await app.close();
+    await agentStopped;
     await nextApp?.close?.();
     await database.close();
     process.exit(0);

@@ -16,7 +16,7 @@ export async function startLocalAgent(
   services: Services,
   serverUrl: string,
   extraEnv: Record<string, string>,
-): Promise<ChildProcess> {
+): Promise<LocalAgent> {
   const home = resolve(services.env.AGENTLAB_DATA_DIR, "local-agent");
   const path = join(home, "agent.json");
   const existing = await readFile(path, "utf8").then(
@@ -36,17 +36,99 @@ export async function startLocalAgent(
     await writeFile(path, JSON.stringify({ ...existing.data, server: serverUrl }, null, 2), { mode: 0o600 });
   }
   const log = services.log.child({ component: "local-agent" });
-  const child = spawn(process.execPath, [AGENT_BIN, "run"], {
-    // Never opted in to shell jobs: this agent runs on the control-plane host, next to its secrets.
-    env: {
-      ...extraEnv,
-      NODE_ENV: "production",
-      AGENTLAB_AGENT_HOME: home,
-      LOG_LEVEL: services.env.LOG_LEVEL,
-      AGENTLAB_ALLOW_SHELL_JOBS: "0",
+  return superviseLocalAgent(
+    () =>
+      spawn(process.execPath, [AGENT_BIN, "run"], {
+        // Never opted in to shell jobs: this agent runs on the control-plane host, next to its secrets.
+        env: {
+          ...extraEnv,
+          NODE_ENV: "production",
+          AGENTLAB_AGENT_HOME: home,
+          LOG_LEVEL: services.env.LOG_LEVEL,
+          AGENTLAB_ALLOW_SHELL_JOBS: "0",
+        },
+        stdio: ["ignore", "inherit", "inherit"],
+      }),
+    log,
+  );
+}
+
+export type LocalAgentState =
+  | { state: "off" }
+  | { state: "running"; restarts: number }
+  | { state: "restarting"; restarts: number; retryInS: number };
+
+// One local agent per server process: the health route reads this so the dashboard can say
+// "restarting" instead of advising `npm start` to a user whose `npm start` is still running.
+let current:
+  | { state: "off" }
+  | { state: "running"; restarts: number }
+  | { state: "restarting"; restarts: number; retryAt: number } = {
+  state: "off",
+};
+export const localAgentState = (): LocalAgentState =>
+  current.state === "restarting"
+    ? {
+        state: "restarting",
+        restarts: current.restarts,
+        retryInS: Math.max(0, Math.ceil((current.retryAt - Date.now()) / 1000)),
+      }
+    : current;
+
+export type LocalAgent = { stop(): Promise<void> };
+
+const MIN_BACKOFF_MS = 1_000;
+const MAX_BACKOFF_MS = 60_000;
+// A run this long counts as healthy: the next death starts the backoff from the bottom again.
+const HEALTHY_RUN_MS = 60_000;
+
+/**
+ * Restarts the agent whenever it dies (a crash must not leave the only agent of a new user's
+ * install down), with exponential backoff so a process that dies at start does not spin.
+ */
+export function superviseLocalAgent(
+  start: () => ChildProcess,
+  log: Pick<Services["log"], "info" | "warn">,
+  backoff = { minMs: MIN_BACKOFF_MS, maxMs: MAX_BACKOFF_MS, healthyMs: HEALTHY_RUN_MS },
+): LocalAgent {
+  let stopping = false;
+  let child: ChildProcess | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let restarts = 0;
+  let delay = backoff.minMs;
+  const launch = () => {
+    timer = null;
+    const startedAt = Date.now();
+    const proc = start();
+    child = proc;
+    current = { state: "running", restarts };
+    log.info({ pid: proc.pid, restarts }, "local agent started");
+    proc.on("error", (err) => log.warn({ err: err.message }, "local agent could not start"));
+    proc.once("exit", (code, signal) => {
+      child = null;
+      if (stopping) return;
+      if (Date.now() - startedAt >= backoff.healthyMs) delay = backoff.minMs;
+      restarts += 1;
+      current = { state: "restarting", restarts, retryAt: Date.now() + delay };
+      log.warn({ code, signal, restartInMs: delay, restarts }, "local agent exited; restarting");
+      timer = setTimeout(launch, delay);
+      delay = Math.min(delay * 2, backoff.maxMs);
+    });
+  };
+  launch();
+  return {
+    async stop() {
+      stopping = true;
+      if (timer) clearTimeout(timer);
+      current = { state: "off" };
+      const proc = child;
+      if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise((r) => proc.once("exit", r));
+      proc.kill("SIGTERM");
+      // The agent hands its running jobs back on SIGTERM; one that hangs is not waited on forever.
+      const hard = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(hard);
     },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  child.on("exit", (code, signal) => log.warn({ code, signal }, "local agent exited"));
-  return child;
+  };
 }

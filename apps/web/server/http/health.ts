@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { countOnlineAgents, ping } from "@agentlab/db";
+import { localAgentState } from "../bootstrap/local-agent";
 import type { Services } from "../services";
 import { sendJson } from "./respond";
 
@@ -10,5 +11,7 @@ export async function health(services: Services, res: ServerResponse) {
     status: dbOk ? "ok" : "degraded",
     database: dbOk ? "ok" : "unreachable",
     agentsOnline,
+    // What the dashboard's no-agent advice depends on: a local agent that is restarting needs no action.
+    localAgent: localAgentState(),
   });
 }

@@ -2,6 +2,7 @@
 
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
+import { useHealth } from "../../_lib/health";
 import { useTRPC } from "../../_lib/trpc";
 import { AddOracle } from "../../providers/AddOracle";
 import { Section } from "../PageHeader";
@@ -15,6 +16,7 @@ export function FirstRun() {
   const splits = useQuery(trpc.splits.list.queryOptions({}));
   const providers = useQuery(trpc.providers.list.queryOptions());
   const runs = useQuery(trpc.runs.list.queryOptions({ limit: 1, archived: false }));
+  const health = useHealth();
   if (!agents.data || !pools.data || !splits.data || !providers.data || !runs.data) return null;
   const online = agents.data.filter((a) => a.online && !a.revokedAt);
   const steps = firstRunSteps({
@@ -24,6 +26,7 @@ export function FirstRun() {
     frozenSplits: splits.data.filter((s) => s.frozen).length,
     providers: providers.data.length,
     experiments: runs.data.total,
+    localAgent: health.data?.localAgent,
   });
   const next = nextStep(steps);
   if (!next) return null;

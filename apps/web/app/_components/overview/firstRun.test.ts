@@ -17,4 +17,16 @@ describe("first-run checklist", () => {
       ),
     ).toBeNull();
   });
+
+  it("gives the no-agent advice that is true for this server's local agent", () => {
+    const detail = (localAgent: Parameters<typeof firstRunSteps>[0]["localAgent"]) =>
+      firstRunSteps({ ...none, localAgent })[0]?.detail;
+    expect(detail({ state: "restarting", retryInS: 4 })).toMatch(/restarts it in 4 s/);
+    expect(detail({ state: "running", restarts: 0 })).toMatch(/is starting/);
+    expect(detail({ state: "running", restarts: 2 })).toMatch(/restarted \(2×\)/);
+    expect(detail({ state: "off" })).toMatch(/runs no local agent; enroll one/);
+    // Never "`npm start` runs a local one" while it is running one.
+    for (const d of [detail({ state: "restarting", retryInS: 1 }), detail({ state: "running", restarts: 0 })])
+      expect(d).not.toMatch(/npm start/);
+  });
 });

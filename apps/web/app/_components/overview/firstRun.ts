@@ -9,7 +9,19 @@ export type FirstRunFacts = {
   frozenSplits: number;
   providers: number;
   experiments: number;
+  /** This server's own agent (the one `npm start` supervises); "off" when it runs none. */
+  localAgent?: { state: "off" } | { state: "running"; restarts: number } | { state: "restarting"; retryInS: number };
 };
+
+function noAgentDetail(local: FirstRunFacts["localAgent"]): string {
+  if (local?.state === "restarting")
+    return `no agent online: the local agent stopped; this server restarts it in ${local.retryInS} s (the server log says why it stopped)`;
+  if (local?.state === "running")
+    return local.restarts
+      ? `no agent online yet: the local agent was restarted (${local.restarts}×) and is connecting`
+      : "no agent online yet: the local agent is starting and connects in a few seconds";
+  return "no agent online: this server runs no local agent; enroll one from the Agents page";
+}
 
 export type Step = { key: string; title: string; done: boolean; detail: string; href: string; action: string };
 
@@ -25,7 +37,7 @@ export function firstRunSteps(f: FirstRunFacts): Step[] {
         ? `${f.sandboxOk} of ${f.agentsOnline} online agents passed the sandbox self-test`
         : f.agentsOnline
           ? `${f.agentsOnline} agent(s) online, none passed the sandbox self-test (install bubblewrap, then re-run it)`
-          : "no agent online: `npm start` runs a local one, or enroll one from the Agents page",
+          : noAgentDetail(f.localAgent),
     },
     {
       key: "pool",
