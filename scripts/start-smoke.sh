@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Start the product the way a user does (`npm start`) with a throwaway data dir, wait until it says
-# it is running, and stop it. Used by .ci/run to prove that starting leaves `git status` clean.
+# it is running, and stop it the way a user does (SIGTERM to npm's group): the server must be gone
+# with it (nothing listens on the port after). Used by .ci/run to prove that starting leaves
+# `git status` clean.
 # Env: START_SMOKE_TIMEOUT_S (default 600: the first start builds the dashboard).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,3 +28,9 @@ until grep -q "agentlab is running" "$log"; do
   sleep 1
 done
 echo "start-smoke: npm start came up on port $port"
+stop
+if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  echo "start-smoke: the server still listens on port $port after npm start was stopped" >&2
+  exit 1
+fi
+echo "start-smoke: stopping npm start stopped the server"

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -77,6 +77,16 @@ export const localAgentState = (): LocalAgentState =>
 
 export type LocalAgent = { stop(): Promise<void> };
 
+/** The part of a ChildProcess the supervisor uses (a test hands it a stand-in). */
+export type AgentProcess = {
+  pid?: number | undefined;
+  exitCode: number | null;
+  signalCode: NodeJS.Signals | null;
+  kill(signal?: NodeJS.Signals): boolean;
+  once(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): unknown;
+  on(event: "error", listener: (err: Error) => void): unknown;
+};
+
 const MIN_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 60_000;
 // A run this long counts as healthy: the next death starts the backoff from the bottom again.
@@ -87,12 +97,12 @@ const HEALTHY_RUN_MS = 60_000;
  * install down), with exponential backoff so a process that dies at start does not spin.
  */
 export function superviseLocalAgent(
-  start: () => ChildProcess,
+  start: () => AgentProcess,
   log: Pick<Services["log"], "info" | "warn">,
   backoff = { minMs: MIN_BACKOFF_MS, maxMs: MAX_BACKOFF_MS, healthyMs: HEALTHY_RUN_MS },
 ): LocalAgent {
   let stopping = false;
-  let child: ChildProcess | null = null;
+  let child: AgentProcess | null = null;
   let timer: NodeJS.Timeout | null = null;
   let restarts = 0;
   let delay = backoff.minMs;
