@@ -7,6 +7,7 @@ import { modelKey, modelLabel, type ModelRef, type SelectionDecision } from "./s
 import type { ReportHeader } from "./report-header";
 import type { TestReads } from "./test-reads";
 import type { AnswerContamination } from "./answer-contamination";
+import { unitsText } from "./export-stats";
 import { dpoSection, type DpoReportSection, type DpoRoundSummary } from "./report-dpo";
 import { noVerdictSection, type NoVerdictSection } from "./report-missing";
 import { outcomeScore, passed, samplesSection, type SamplesSection } from "./report-samples";
@@ -317,6 +318,6 @@ function testHeadline(t: TestSummaryRow, selected: string | null): string {
   if (!t.stats || !t.sft) return "No test comparison available.";
   const d = t.stats;
   const sign = (x: number) => `${x >= 0 ? "+" : ""}${pp(x)}`;
-  const unreliable = d.reliable ? "" : ` Only ${d.groups} source groups: the interval is unreliable.`;
+  const unreliable = d.reliable ? "" : ` Only ${unitsText(d)}: the interval is unreliable.`;
   return `${selected} vs base on test: ${pp(t.sft.value)}% vs ${pp(t.base.value)}% pass@1, Δ ${sign(d.delta)} pp [${sign(d.ci[0])}, ${sign(d.ci[1])}] — ${t.label}.${unreliable}`;
 }
