@@ -22,7 +22,7 @@ const Env = z.object({
   // Half of the opt-in to `shell` jobs (unsandboxed commands); `run --allow-shell-jobs` is the other.
   AGENTLAB_ALLOW_SHELL_JOBS: z.enum(["0", "1"]).default("0"),
   // A train job with world_size N > 1 needs N GPUs here; "1" runs it as N gloo CPU processes
-  // instead (issue 19: the multi-rank path on a box without GPUs, for tests; slower than one).
+  // instead (the multi-rank path on a box without GPUs, for tests; slower than one).
   AGENTLAB_TRAIN_CPU_RANKS: z.enum(["0", "1"]).default("0"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });

@@ -7,7 +7,7 @@ import { GpuPool, gpuNeed, pinGpus } from "./gpu-pool";
 import { jobHandlers } from "./jobs";
 import type { JobContext, JobOutcome } from "./jobs/types";
 
-// Issue 19: with AGENTLAB_CONCURRENCY > 1 each running GPU job gets its own GPUs.
+// With AGENTLAB_CONCURRENCY > 1 each running GPU job gets its own GPUs.
 describe("GpuPool", () => {
   it("leases the lowest free indices, takes nothing when short, and releases once", () => {
     const pool = new GpuPool(4);

@@ -1,6 +1,6 @@
 import { inheritedEnv } from "./env";
 
-// GPU pinning on one agent (issue 19). With AGENTLAB_CONCURRENCY > 1 the claim may give this box
+// GPU pinning on one agent. With AGENTLAB_CONCURRENCY > 1 the claim may give this box
 // two GPU jobs at once (it counts the GPUs each holds), but every trainer process would otherwise
 // open cuda:0. The pool hands each running job its own GPU indices and the job's trainer process
 // sees only those (CUDA_VISIBLE_DEVICES); they return to the pool when the job's handler returns,

@@ -1,4 +1,4 @@
-"""Data parallelism on CPU with gloo (issue 19): 2 ranks give the same update as 1 process on the
+"""Data parallelism on CPU with gloo: 2 ranks give the same update as 1 process on the
 same global batch with unequal sample lengths, because the loss is normalized by the supervised
 tokens of the whole window on all ranks."""
 

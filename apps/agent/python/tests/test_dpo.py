@@ -1,4 +1,4 @@
-"""Issue 18, the DPO trainer: the loss against a hand-computed value and against TRL's DPOTrainer on
+"""The DPO trainer: the loss against a hand-computed value and against TRL's DPOTrainer on
 the same batch; the reference log-probs never change during training; training on pairs raises
 the chosen-vs-rejected margin; per-epoch snapshots are immutable and hashed."""
 

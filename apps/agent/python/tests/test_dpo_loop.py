@@ -1,4 +1,4 @@
-"""Issue 18, the DPO loop: an accumulation window equals one step on the union of its pairs
+"""The DPO loop: an accumulation window equals one step on the union of its pairs
 (weights and the SFT term included), and SIGTERM mid-epoch keeps the finished epochs' snapshots
 in the canceled run record."""
 

@@ -1,4 +1,4 @@
-"""FSDP on CPU with gloo (issue 19, spec.parallel = "fsdp"): 2 sharded ranks give the same update
+"""FSDP on CPU with gloo (spec.parallel = "fsdp"): 2 sharded ranks give the same update
 as 1 process on the same global batch with unequal sample lengths and unequal numbers of
 micro-batches per rank; the evaluation through the sharded wrapper equals one process's; rank 0's
 snapshot, written from the gathered LoRA parameters alone, loads into a fresh base and holds the

@@ -1,4 +1,4 @@
-"""Issue 16: what both generate backends share: stop ids (the union with the checkpoint's eos ids),
+"""What both generate backends share: stop ids (the union with the checkpoint's eos ids),
 a fixed date for date-dependent chat templates, vLLM's LoRA rank rounding and request, and a clear
 error when the vLLM environment is missing."""
 

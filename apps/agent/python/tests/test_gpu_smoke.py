@@ -1,4 +1,4 @@
-"""Issue 16: the GPU smoke's code runs (its --dry-run: the same steps on the CPU with a tiny config of
+"""The GPU smoke's code runs (its --dry-run: the same steps on the CPU with a tiny config of
 the same architecture), and without CUDA the real run refuses with exit 2."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 16: a hub model id is resolved once against the local hub cache; with HF_HUB_OFFLINE and a
+"""A hub model id is resolved once against the local hub cache; with HF_HUB_OFFLINE and a
 pre-filled cache (the tiny model saved in the cache's layout) train and generate work and record
 the commit; a model or revision missing from the cache is a user error naming both."""
 

@@ -1,4 +1,4 @@
-"""Issue 16: the supervised-position, chunked loss equals the full-logits loss (values and gradients),
+"""The supervised-position, chunked loss equals the full-logits loss (values and gradients),
 and gradient checkpointing changes neither."""
 
 from __future__ import annotations

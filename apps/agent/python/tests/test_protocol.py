@@ -1,4 +1,4 @@
-"""Issue 12: the data order per (seed, epoch), the recipe-only generation config, the adapter hash
+"""The data order per (seed, epoch), the recipe-only generation config, the adapter hash
 check before generating, and a tokenizer fitted on train tasks only."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 17: n samples per prompt, each with its recorded seed; greedy (samples = 1) unchanged."""
+"""n samples per prompt, each with its recorded seed; greedy (samples = 1) unchanged."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 13: the trainer reads the same job-spec contract as the agent (JSON Schema generated from the
+"""The trainer reads the same job-spec contract as the agent (JSON Schema generated from the
 zod schemas in core, checked in under agentlab_trainer/schemas), with unknown keys refused, and the
 defaults Python still spells out agree with the contract's."""
 

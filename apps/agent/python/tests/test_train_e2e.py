@@ -22,8 +22,8 @@ from helpers import make_samples
 
 EPOCHS = 20
 # Mean token loss on the 20 training samples after 20 epochs (starts near 9-12): "it memorises".
-# The exact end point depends on the data order (0.60 with the per-(seed, epoch) hash order of
-# issue 12, lower with the old seed+epoch order), so the bound leaves that margin.
+# The exact end point depends on the data order (0.60 with the per-(seed, epoch) hash order,
+# lower with the old seed+epoch order), so the bound leaves that margin.
 OVERFIT_BOUND = 0.75
 
 EVENT_KEYS = {

@@ -1,4 +1,4 @@
-"""The tiny base's warm-up (issue 14): it trains, it is recorded, it is part of the cache key, and
+"""The tiny base's warm-up: it trains, it is recorded, it is part of the cache key, and
 its data is refused like SFT data when malformed."""
 
 from __future__ import annotations

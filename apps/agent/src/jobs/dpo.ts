@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { runPython } from "../trainer/python";
 import { adapterDir, epochUploads, fetchBlob, trainerJob } from "./trainer-common";
 
-// `dpo` (issue 18): preference training, or scoring (`spec.score_only`), on pairs fetched by hash,
+// `dpo`: preference training, or scoring (`spec.score_only`), on pairs fetched by hash,
 // optionally from an SFT snapshot fetched and unpacked like a generate job's adapter (its tree hash
 // is checked by the trainer before anything loads). Every epoch's adapter is uploaded as soon as it
 // exists, like train's. Payload and result: DpoJobPayload and DpoJobResult in core.

@@ -5,7 +5,7 @@ import { contracted } from "./contract";
 import { makeGradeHandler } from "./grade";
 import type { JobContext, JobHandler } from "./types";
 
-// `grade-batch` jobs (issue 17): many candidates, possibly of several tasks, graded by the agent's
+// `grade-batch` jobs: many candidates, possibly of several tasks, graded by the agent's
 // warm grader with one verdict per item. Items start in their order, as many at once as the
 // grader has warm sandboxes (a batch alone on an agent still uses all of them), and the result
 // lists them in their order. An item that gets no verdict (the grader's infra_error, a broken

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ranksRefusal } from "./train";
 
-// Issue 19: which multi-rank train jobs this agent runs (the claim routes by GPU count; this is the
+// Which multi-rank train jobs this agent runs (the claim routes by GPU count; this is the
 // agent's own check, and the CPU-processes opt-in for tests).
 describe("ranksRefusal", () => {
   const gpuSpec = (n: number) => ({ world_size: n, method: "lora-bf16", device: "auto" });

@@ -4,7 +4,7 @@ import { epochUploads, fetchBlob, trainerJob } from "./trainer-common";
 
 // `train`: SFT on a dataset snapshot fetched by hash; every epoch's adapter is uploaded as soon as
 // it exists, so a canceled run keeps its finished epochs (brief §6). Payload and result: TrainJobPayload
-// and TrainJobResult in core. spec.world_size N > 1 (issue 19): the trainer runs itself under
+// and TrainJobResult in core. spec.world_size N > 1: the trainer runs itself under
 // torchrun with N ranks in the process group runPython starts, so cancel reaches every rank; rank 0
 // alone reports progress and snapshots; a dead rank makes torchrun stop the others and the job fails
 // with the dead rank's exit (agentlab_trainer/distributed.py).

@@ -35,7 +35,7 @@ export type AgentRuntimeInfo = {
   python: string | null;
   sandboxBackend: "bwrap" | "process";
   sandboxOk: boolean;
-  /** This box's GPUs, leased to the running jobs (issue 19); absent: nothing is pinned. */
+  /** This box's GPUs, leased to the running jobs; absent: nothing is pinned. */
   gpus?: GpuPool;
 };
 

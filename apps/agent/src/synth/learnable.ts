@@ -1,6 +1,6 @@
 import type { Program } from "./sources";
 
-// The "learnable" task family (issue 14): synthetic, disclosed, generated here — no third-party
+// The "learnable" task family: synthetic, disclosed, generated here — no third-party
 // text. Each source group is one 2–5 line Python function with exactly one `<=` comparison; the
 // bug synthesizer keeps only the `LtE -> Lt` mutant, so every task has the same repair (a strict
 // `<` back to `<=`), a local edit a tiny model can learn from train groups and apply to unseen

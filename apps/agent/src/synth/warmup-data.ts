@@ -1,7 +1,7 @@
 import { formatAnswer, renderRepairPrompt, type SftSample, type TaskSpec } from "@agentlab/core";
 import { rng, type Rng } from "./learnable";
 
-// The tiny base's warm-up data (issue 14). Random weights write nothing parseable, so before an
+// The tiny base's warm-up data. Random weights write nothing parseable, so before an
 // experiment the base learns the answer format and copying — and nothing else: every sample is a
 // TRAIN task's repair prompt answered with that task's buggy MAIN file unchanged ("echo"). The
 // repair is never shown, so the warmed-up base still fails every task, and the adapter's gain is

@@ -195,7 +195,7 @@ export function findPython(configured?: string | null, opts: { root?: string } =
 }
 
 /**
- * The vLLM backend's own interpreter (issue 16: vLLM lives in its own venv, its torch and
+ * The vLLM backend's own interpreter (vLLM lives in its own venv, its torch and
  * transformers pins conflict with the trainer's): the configured path, else
  * apps/agent/python/vllm/.venv/bin/python; null when neither exists.
  */

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
             from . import distributed, train
 
             ranks = distributed.ranks_of(spec)
-            if ranks > 1 and distributed.from_env() is None:  # issue 19: torchrun, one rank per GPU
+            if ranks > 1 and distributed.from_env() is None:  # torchrun, one rank per GPU
                 distributed.preflight(spec, ranks)
                 return distributed.launch(ranks, "train", args.spec, cancel)
             train.main(spec, cancel)

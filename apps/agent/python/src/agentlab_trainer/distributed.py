@@ -1,4 +1,4 @@
-"""Data-parallel training across the GPUs of one agent (issue 19): `gpus: N` runs the trainer under
+"""Data-parallel training across the GPUs of one agent: `gpus: N` runs the trainer under
 torchrun, one process per GPU, the LoRA model wrapped in torch DDP.
 
 Loss normalization is GLOBAL: every rank scales its micro-batches' summed token loss by

@@ -1,4 +1,4 @@
-"""The prepared GPU check (issue 16): `python -m agentlab_trainer.gpu_smoke --work DIR [--dry-run]`,
+"""The prepared GPU check: `python -m agentlab_trainer.gpu_smoke --work DIR [--dry-run]`,
 run by scripts/gpu-smoke.sh and `npm run bench -- gpu`.
 
 On CUDA, with no downloads: a random-init model of a real architecture and size (the Qwen2.5-1.5B

@@ -1,4 +1,4 @@
-"""`inspect-model`: a base model's facts from its local folder or the local hub cache (issue 16).
+"""`inspect-model`: a base model's facts from its local folder or the local hub cache.
 
 Never touches the network: HF offline mode is set before any Hugging Face import, and every load
 passes local_files_only. A hub id is resolved against the cache *before* torch and transformers are

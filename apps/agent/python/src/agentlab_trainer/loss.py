@@ -1,4 +1,4 @@
-"""The SFT loss and the memory levers around it (issue 16), shared by train, warm-up and DPO.
+"""The SFT loss and the memory levers around it, shared by train, warm-up and DPO.
 
 - The loss is computed at supervised positions only: the decoder's hidden states are gathered at
   the label positions *before* the lm_head, and the vocabulary projection + cross-entropy run in

@@ -66,7 +66,7 @@ def load_model(
     place: bool = True,
 ):
     """Returns (model, method). `place` False keeps a non-quantized model on the CPU in its
-    method's dtype (FSDP moves each shard to the rank's GPU as it wraps; issue 19). NF4 QLoRA (double quant, bf16 compute) when CUDA + bitsandbytes,
+    method's dtype (FSDP moves each shard to the rank's GPU as it wraps). NF4 QLoRA (double quant, bf16 compute) when CUDA + bitsandbytes,
     bf16 LoRA on CUDA otherwise, fp32 LoRA on CPU. With `method` set (experiments resolve it when
     they are created), exactly that method is used or the run is refused: seeds never differ by
     which agent happened to claim them."""

@@ -1,4 +1,4 @@
-"""n samples per prompt with a seed per sample (issue 17).
+"""n samples per prompt with a seed per sample.
 
 Every sample has its own seed, recorded in its `generation` event: sample i of a task uses
 `task_seed(seed, task_id) + i`. That is vLLM's own rule for `n` (a request with seed s and n > 1

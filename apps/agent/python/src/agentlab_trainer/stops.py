@@ -1,4 +1,4 @@
-"""What ends a completion, the same for both backends (issue 16): the union of the end-of-turn token,
+"""What ends a completion, the same for both backends: the union of the end-of-turn token,
 the tokenizer's eos, the checkpoint config's eos ids and its generation_config's eos ids. A
 Llama-3.1 row that emits `<|eom_id|>` (an eos of its generation_config, not of the tokenizer) then
 stops on the transformers path as it does on vLLM's. Also the hashes of the rendered prompts (the

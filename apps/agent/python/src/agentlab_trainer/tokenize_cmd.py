@@ -18,7 +18,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     eot, eot_id = D.resolve_eot(tokenizer, spec.get("eot_token"))
     max_length = spec.get("max_length")
     stats = D.conversations_stats(tokenizer, spec["dataset"], eot, eot_id, max_length)
-    # Untruncated lengths (issue 16): a sample longer than max_length would lose its end-of-turn to
+    # Untruncated lengths: a sample longer than max_length would lose its end-of-turn to
     # truncation and be refused by the trainer; the dataset stage drops and reports these first.
     lengths = [len(D.encode(tokenizer, c, eot)) for c in D.load_sft(spec["dataset"])]
     over = [i for i, n in enumerate(lengths) if max_length is not None and n > max_length]

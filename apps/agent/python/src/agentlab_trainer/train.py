@@ -138,7 +138,7 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         torch.set_num_threads(int(cfg["torch_threads"]))
     # An explicit method fixes the device too: lora-fp32 is a CPU method on every box.
     device = "cpu" if cfg["method"] == "lora-fp32" else pick_device(cfg["device"])
-    # Under torchrun (issue 19): one rank per GPU, global loss normalization (distributed.py).
+    # Under torchrun: one rank per GPU, global loss normalization (distributed.py).
     # init() makes "cuda" this rank's GPU; DDP is told the index.
     dist = distributed.from_env()
     rank_device = distributed.init(dist, device) if dist else device

@@ -1,4 +1,4 @@
-"""Warm-up of a freshly built tiny model (issue 14): a short full-parameter pass over chat samples
+"""Warm-up of a freshly built tiny model: a short full-parameter pass over chat samples
 so that a random-init base writes parseable answers at all. The samples come from the caller, who
 builds them from train-split text only (the demo: each train task's prompt answered with its own
 buggy MAIN file unchanged, so the base learns the answer format and copying, never a repair).
