@@ -1,6 +1,6 @@
 import type { RouterOutputs } from "./types";
 
-// Which DPO round the experiment page shows (issue 18). Pure, unit-tested.
+// Which DPO round the experiment page shows. Pure, unit-tested.
 
 export type DpoRun = RouterOutputs["dpo"]["curves"][number];
 

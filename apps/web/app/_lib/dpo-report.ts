@@ -1,6 +1,6 @@
 import type { DpoComparison, DpoReportSection, ModelRef } from "@agentlab/core";
 
-// The report's three pairwise comparisons of an sft+dpo experiment (issue 18) in a fixed order —
+// The report's three pairwise comparisons of an sft+dpo experiment in a fixed order —
 // base vs SFT, base vs DPO, SFT vs DPO — each either the stored comparison or why there is none,
 // and the DPO dev points as one series per round and seed. Pure, unit-tested.
 

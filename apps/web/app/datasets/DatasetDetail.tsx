@@ -126,7 +126,7 @@ export function DatasetDetail({ id }: { id: string }) {
               ...(d.tokenCounts?.overLength
                 ? [
                     {
-                      // issue 16: measured at an experiment's dataset stage, dropped from the child it trained on
+                      // Measured at an experiment's dataset stage, dropped from the child it trained on
                       label: `Over ${d.tokenCounts.overLength.maxLength} tokens`,
                       value: d.tokenCounts.overLength.count
                         ? `${d.tokenCounts.overLength.count} sample(s), dropped before training: ${d.tokenCounts.overLength.taskIds.join(", ")}`

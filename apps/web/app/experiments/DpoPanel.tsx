@@ -12,7 +12,7 @@ import { useTRPC } from "../_lib/trpc";
 import { defaultDpoRound, dpoRoundsShown, type DpoRun } from "../_lib/dpo-curves";
 import { faded, SeedRunCard, seedColor, SmoothingSlider } from "./SeedRunCard";
 
-// The DPO half of an sft+dpo experiment (issue 18): per round, what the pairs stage built and kept,
+// The DPO half of an sft+dpo experiment: per round, what the pairs stage built and kept,
 // and each seed's DPO run as curves (loss, reward margin, preference accuracy by step), drawn with
 // the training panel's chart from the dpo job's streamed progress.
 

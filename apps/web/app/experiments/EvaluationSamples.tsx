@@ -4,7 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import type { ExperimentForm } from "./form";
 import { useTRPC } from "../_lib/trpc";
 
-// The form's multi-sample fields (issue 17) and, before anything starts, the work the evaluations
+// The form's multi-sample fields and, before anything starts, the work the evaluations
 // ask for (tasks × samples × models, each answer generated and graded) with its time on the
 // online agents from their recent measured throughput, or why there is no estimate.
 

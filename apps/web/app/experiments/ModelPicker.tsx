@@ -20,7 +20,7 @@ import { describeError } from "../../client/errors";
 import { useTRPC } from "../_lib/trpc";
 import type { ExperimentForm } from "./form";
 
-// The base-model picker (issues 15 and 16): recent models, a local folder or hub id checked by an
+// The base-model picker: recent models, a local folder or hub id checked by an
 // agent (the `inspect-model` job) before the experiment starts, the facts it found with the memory
 // estimate of the recipe, and a "build the tiny demo model" action (a `tiny-model` job).
 

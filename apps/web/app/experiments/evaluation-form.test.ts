@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ExperimentConfig } from "@agentlab/core";
 import { defaultForm, toConfig } from "./form";
 
-// The form's multi-sample fields (issue 17) become the recipe's evaluation protocol.
+// The form's multi-sample fields become the recipe's evaluation protocol.
 const ids = { splitId: "00000000-0000-4000-8000-000000000001", providerId: "00000000-0000-4000-8000-000000000002" };
 
 describe("experiment form: samples per task", () => {

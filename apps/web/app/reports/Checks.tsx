@@ -41,7 +41,7 @@ export function Checks({ report }: { report: ExperimentReport }) {
         Contamination: {c.testTasksWithLeak} of {c.testTasks} test tasks overlap train, dev or the SFT data (exact{" "}
         {c.exactPairs}, normalized {c.normalizedPairs}, {c.n}-gram {c.ngramPairs})
       </p>
-      {/* Reports stored before issue 12 lack these fields. */}
+      {/* Reports stored before the evaluation protocol was recorded lack these fields. */}
       {dc && (
         <p>
           Dev contamination: {dc.testTasksWithLeak} of {dc.testTasks} dev tasks overlap the SFT data (exact{" "}

@@ -17,7 +17,7 @@ import { LAYER_TEXT } from "../_lib/pairs";
 import { Cell, Explain, StatTable } from "./StatsTables";
 import { UnitNote } from "./UnitNote";
 
-// The sft+dpo part of the report (issue 18): base, the dev-best SFT and the dev-best DPO model
+// The sft+dpo part of the report: base, the dev-best SFT and the dev-best DPO model
 // compared pairwise on test with the clustered statistics, dev pass@1 of every DPO epoch, and what
 // each round's pairs were. Every figure is the stored report's; the share page shows the same.
 

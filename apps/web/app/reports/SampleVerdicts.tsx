@@ -2,7 +2,7 @@
 
 import type { SampleVerdict } from "@agentlab/core";
 
-// A task's n answers at a glance (issue 17): the pass count and one mark per sample, in sample
+// A task's n answers at a glance: the pass count and one mark per sample, in sample
 // order, each titled with its verdict and seed. With `onPick` the marks choose the sample shown.
 
 export function SampleVerdicts({

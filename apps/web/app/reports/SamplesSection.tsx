@@ -1,7 +1,7 @@
 import { formatMde, formatPct, type SamplesSection as Samples } from "@agentlab/core";
 import { Cell, Explain, StatTable } from "./StatsTables";
 
-// The multi-sample part of a report (issue 17): pass@k per split and model, the test comparison's
+// The multi-sample part of a report: pass@k per split and model, the test comparison's
 // minimum detectable effect with n samples next to the one-sample projection, and the histogram
 // of per-task pass-rate changes. Everything comes from the stored report.
 

@@ -2,7 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { str, writeLine, type Command } from "../command";
 
-// Preference pairs (issue 18) from the command line: export an experiment's stored pairs as JSONL.
+// Preference pairs from the command line: export an experiment's stored pairs as JSONL.
 
 const exportCmd: Command = {
   name: "pairs export",

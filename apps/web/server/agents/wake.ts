@@ -1,4 +1,4 @@
-// Which idle agents hear of new jobs (issue 19). Broadcasting "jobs available" to every agent for
+// Which idle agents hear of new jobs. Broadcasting "jobs available" to every agent for
 // every job makes each idle agent send a claim: with 100 idle agents one job costs 100 claim
 // statements, 99 of them empty, and the winner waits behind them. So an enqueue of n jobs wakes n
 // idle agents (the longest idle first), and only those claim.

@@ -11,7 +11,7 @@ import {
 import { auditCandidates, insertAuditRows, toTaskSpec, type AuditCandidate, type NewAuditRow } from "@agentlab/db";
 import type { Services } from "../services";
 
-// Task admission audits (issue 4) run as `audit` jobs on agents; this file turns "audit these
+// Task admission audits run as `audit` jobs on agents; this file turns "audit these
 // tasks" into jobs plus pending task_audits rows, which the sync loop (sync.ts) fills in later.
 
 /**

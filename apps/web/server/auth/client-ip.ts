@@ -1,6 +1,6 @@
 import { BlockList, isIP } from "node:net";
 
-// Which address a request comes from, for the login rate limits (issue 19). Behind a load balancer
+// Which address a request comes from, for the login rate limits. Behind a load balancer
 // every request arrives from the balancer, so all users would share one IP bucket; X-Forwarded-For
 // names the client, but anyone can send that header. So it is believed only when the connection
 // itself comes from a proxy listed in AGENTLAB_TRUSTED_PROXIES (addresses or CIDR ranges), and then

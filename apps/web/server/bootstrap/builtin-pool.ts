@@ -5,7 +5,7 @@ import type { Services } from "../services";
 
 export const BUILTIN_POOL_FILE = fileURLToPath(new URL("../../../../data/builtin-pool.jsonl.gz", import.meta.url));
 export const BUILTIN_POOL_NAME = "builtin";
-/** The synthetic "learnable" family (issue 14): the demo's main experiment; see data/learnable-pool.LICENSE.md. */
+/** The synthetic "learnable" family: the demo's main experiment; see data/learnable-pool.LICENSE.md. */
 export const LEARNABLE_POOL_FILE = fileURLToPath(new URL("../../../../data/learnable-pool.jsonl.gz", import.meta.url));
 export const LEARNABLE_POOL_NAME = "builtin-learnable";
 

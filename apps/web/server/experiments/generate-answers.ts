@@ -17,7 +17,7 @@ import {
 } from "@agentlab/core";
 import type { Services } from "../services";
 
-// The generation half of an evaluation (issue 17): n answers per task, each stored with its
+// The generation half of an evaluation: n answers per task, each stored with its
 // sample index, seed and cache key. With evaluation.answerCache = "shared", answers an earlier
 // experiment stored under the same cache key are copied instead of generated; only tasks with an
 // answer missing go into the generate job. This experiment's own answers are never generated twice.

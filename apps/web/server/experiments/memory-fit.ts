@@ -13,11 +13,11 @@ import {
 } from "@agentlab/core";
 import { listAgents, type Db } from "@agentlab/db";
 
-// Issue 16: a recipe whose estimated peak memory (core trainer/memory.ts, from the inspected model
+// A recipe whose estimated peak memory (core trainer/memory.ts, from the inspected model
 // shape) exceeds every enrolled GPU is refused when the experiment is created, with the numbers,
 // instead of queueing jobs no agent will ever claim. Without enrolled GPU agents nothing is refused
 // here: the jobs wait with their requirement ("why is it stuck" names it). A training.gpus = N
-// recipe (issue 19) trains on one agent with N GPUs: only such agents count for its train jobs,
+// recipe trains on one agent with N GPUs: only such agents count for its train jobs,
 // and a GPU fleet without one refuses it, naming training.gpus.
 
 /**

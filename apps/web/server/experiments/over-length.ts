@@ -4,7 +4,7 @@ import type { Services } from "../services";
 import { writeSnapshot, type Built } from "../teacher/datasets";
 import { enqueueTokenize, recordTokenCounts } from "../teacher/token-counts";
 
-// Issue 16: samples longer than the recipe's max length would be truncated, lose their end-of-turn
+// Samples longer than the recipe's max length would be truncated, lose their end-of-turn
 // token and make the trainer refuse the whole run, after the teacher was paid. The dataset stage
 // measures every sample with the base model's tokenizer (a `tokenize` job) before any training,
 // drops the long ones into a child snapshot and reports how many and which tasks.

@@ -15,7 +15,7 @@ import {
 } from "@agentlab/core";
 import { z } from "zod";
 
-// What a round's pairs are built from (issue 18), read from what the experiment stored:
+// What a round's pairs are built from, read from what the experiment stored:
 // - chosen: the verified SFT snapshot's answers (teacher, or the reference provider's), each with
 //   the grader verdict its candidate got (only a pass can be chosen: core buildPairs);
 // - rejected: the start policy's graded answers on train (the sample stage), with their tests;

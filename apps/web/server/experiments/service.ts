@@ -92,7 +92,7 @@ export async function createExperiment(
  * a lost grade job, an unreadable record, a transient refusal — never wastes the once-only test
  * generation. Canceled and succeeded experiments are not resumed.
  */
-/** The stages that generate answers, and on which split (sample: the rejected answers on train, issue 18). */
+/** The stages that generate answers, and on which split (sample: the rejected answers on train). */
 const SPLIT_OF: Partial<Record<StageKind, GenerationSplit>> = { dev_eval: "dev", test_eval: "test", sample: "train" };
 
 export async function resumeExperiment(db: Db, id: string): Promise<void> {

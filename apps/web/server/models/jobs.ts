@@ -10,7 +10,7 @@ import { publishBlob } from "../artifacts/publish";
 import { splitTasks } from "../experiments/tasks";
 import type { Services } from "../services";
 
-// The base-model picker (issues 15 and 16): an agent inspects a model (offline, its folder or hub
+// The base-model picker: an agent inspects a model (offline, its folder or hub
 // cache) before an experiment starts, and builds the tiny demo model from a split's train tasks.
 
 /** Inspection reads a folder and a config: minutes would mean something is wrong (a hung filesystem). */

@@ -5,7 +5,7 @@ import { getExperiment, listStages } from "@agentlab/db";
 import { trainStageData } from "@agentlab/db/queries/training";
 import { router, viewerProcedure } from "../trpc/init";
 
-// The experiment page's DPO half (issue 18): each seed's DPO run of each round as curves (the dpo
+// The experiment page's DPO half: each seed's DPO run of each round as curves (the dpo
 // job's progress rows, read like the training panel's), and each round's pairs stage summary.
 
 async function planOf(ctx: { db: Parameters<typeof getExperiment>[0] }, id: string) {

@@ -68,12 +68,12 @@ export const experimentsRouter = router({
       stages,
       progress: planProgress(plan, [...rows.values()]),
       selection: (await getSelection(ctx.db, exp.id)) ?? null,
-      // Samples dropped before training for being longer than the max length (issue 16).
+      // Samples dropped before training for being longer than the max length.
       overLength: parseStageOutput("dataset", "dataset", rows.get("dataset")?.output)?.overLength ?? null,
     };
   }),
 
-  /** The work of the evaluations (tasks × samples × models) and its time from recent measured throughput (issue 17). */
+  /** The work of the evaluations (tasks × samples × models) and its time from recent measured throughput. */
   estimate: viewerProcedure
     .input(
       z.object({

@@ -3,7 +3,7 @@ import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 import { enqueueInspect, enqueueTinyModel, modelJob } from "../models/jobs";
 import { largestGpuMb } from "../experiments/memory-fit";
 
-// Base models (issues 15 and 16): the experiment form's picker checks a model on an agent and
+// Base models: the experiment form's picker checks a model on an agent and
 // builds the tiny demo model; both are jobs, polled with `job`.
 export const modelsRouter = router({
   /** Enqueues an `inspect-model` job for a local folder (on the agent's machine) or a hub id. */

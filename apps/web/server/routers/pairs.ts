@@ -4,7 +4,7 @@ import { getExperiment, listPreferencePairs, preferencePairCounts } from "@agent
 import { browsePreferencePairs, preferencePairFigures } from "@agentlab/db/queries/pair-browser";
 import { router, viewerProcedure } from "../trpc/init";
 
-// Preference pairs of an experiment's DPO rounds (issue 18): counts, a page of pairs, and the
+// Preference pairs of an experiment's DPO rounds: counts, a page of pairs, and the
 // export (one JSON line per stored pair, every field, in the stored order).
 
 const ByExperiment = z.object({ experimentId: z.string().uuid(), round: z.number().int().min(0).optional() });

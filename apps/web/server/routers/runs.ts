@@ -13,7 +13,7 @@ import { trainStageData } from "@agentlab/db/queries/training";
 import { annotateRun, listRuns, recentBaseModels, reportsOf, runTags, setRunArchived } from "@agentlab/db/queries/runs";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 
-// The runs table and the compare view (issue 15). Figures come from the stored, immutable report
+// The runs table and the compare view. Figures come from the stored, immutable report
 // JSON; nothing here writes to a recorded run except its tags, notes and archive mark.
 
 export const runsRouter = router({

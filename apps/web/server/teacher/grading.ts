@@ -24,8 +24,8 @@ import {
 import type { CandidateFile } from "@agentlab/core";
 import type { Services } from "../services";
 
-// Candidates are graded by agents through the queue: `grade-batch` jobs of up to 64 candidates
-// (issue 17), each candidate an item keyed by its id. Verdicts are copied back onto the candidate
+// Candidates are graded by agents through the queue: `grade-batch` jobs of up to 64 candidates,
+// each candidate an item keyed by its id. Verdicts are copied back onto the candidate
 // when the job ends (polled: the queue has no completion hooks, and a poll is restart-safe). A
 // candidate its batch gave no verdict is retried alone, as the single `grade` job it used to get
 // (the queue retries that one on infra_error); what that one ends with is recorded, infra_error

@@ -44,7 +44,7 @@ export async function recordTokenCounts(
   });
 }
 
-/** Which tasks the samples longer than the measured max length belong to (issue 16). */
+/** Which tasks the samples longer than the measured max length belong to. */
 async function overLengthTasks(services: Services, datasetId: string, s: TokenizeSummary) {
   const over = new Set(s.over_length ?? []);
   const rows = (await allDatasetSamples(services.db, datasetId)).filter((r) => over.has(r.sample.ordinal));

@@ -43,7 +43,7 @@ async function withinMaxLength(
   };
 }
 
-// SFT data comes from train tasks only (issue 12); the dataset layer and the sft_samples trigger
+// SFT data comes from train tasks only; the dataset layer and the sft_samples trigger
 // refuse others, this re-checks a reused snapshot against the experiment's own split.
 async function refuseNonTrainTasks(c: StageCtx, datasetId: string): Promise<void> {
   const train = new Set((await splitTasks(c.services.db, c.config.splitId, "train")).map((t) => t.id));

@@ -11,7 +11,7 @@ import { storedDevCandidates } from "./select";
 import { evalModelOf } from "./models";
 import type { StageCtx, StageResult } from "./context";
 
-// `dpo_start:r<k>` (issue 18): the policy round k samples from and starts DPO from (its reference).
+// `dpo_start:r<k>`: the policy round k samples from and starts DPO from (its reference).
 // Round 1: the dev selection among the base and every SFT epoch (the SFT start; a tie keeps the
 // base, so DPO may start from the base). Round k > 1: round k−1's dev-best DPO epoch, by the same
 // order and tie rule.

@@ -12,7 +12,7 @@ import {
 import { dpoRound } from "./dpo-start";
 import { recordedOutput, type StageCtx, type StageResult } from "./context";
 
-// `dpo:s<seed>:r<k>` (issue 18): one dpo job per seed on the round's filtered pairs, from the round's
+// `dpo:s<seed>:r<k>`: one dpo job per seed on the round's filtered pairs, from the round's
 // start policy (also its frozen reference). The stage keeps every epoch's snapshot (and archive)
 // for the dev evaluation, with the epoch's mean reward margin and preference accuracy.
 

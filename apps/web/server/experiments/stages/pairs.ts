@@ -19,7 +19,7 @@ import { splitTasks } from "../tasks";
 import { dpoRound } from "./dpo-start";
 import { ownOutput, recordedOutput, type StageCtx, type StageResult } from "./context";
 
-// `pairs:r<k>` (issue 18): the round's pairs from the graded answers (../pair-inputs.ts), scored
+// `pairs:r<k>`: the round's pairs from the graded answers (../pair-inputs.ts), scored
 // under the start policy by a dpo score job (log-prob of chosen minus rejected: the margin before
 // training), filtered (pairs the policy already prefers are dropped or down-weighted, and counted),
 // stored in preference_pairs (train tasks only: the database refuses others) and published as the

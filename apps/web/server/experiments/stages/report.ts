@@ -95,7 +95,7 @@ export async function reportStage(c: StageCtx): Promise<StageResult<"report">> {
   const inProcess = new Set(
     isolation.filter((r) => r.isolation === "in_process").map((r) => `${r.split}:${r.modelKey}:${r.taskId}`),
   );
-  // One outcome per model and task; with n samples per task it lists every sample's verdict (issue 17).
+  // One outcome per model and task; with n samples per task it lists every sample's verdict.
   const group = (rows: typeof dev): Record<string, TaskOutcome[]> =>
     groupVerdicts(
       rows.map((r) => ({

@@ -4,7 +4,7 @@ import { splitTasks } from "../tasks";
 import { dpoRound } from "./dpo-start";
 import { ownOutput, recordedOutput, type StageCtx, type StageResult } from "./context";
 
-// `sample:r<k>` (issue 18): n sampled answers per TRAIN task from the round's start policy, generated
+// `sample:r<k>`: n sampled answers per TRAIN task from the round's start policy, generated
 // and graded exactly like an evaluation (../evaluate.ts: stored answers, batched grading, bounded
 // retries, no verdict never read as a failure), under the recipe's protocol with the DPO block's
 // sampling. Its graded failures become the rejected answers of the round's pairs.

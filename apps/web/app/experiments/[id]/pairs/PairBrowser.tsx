@@ -23,7 +23,7 @@ import {
 import { MarginChart, PairFilters, RoundNotes } from "./PairFigures";
 import { PairDetail } from "./PairDetail";
 
-// The pair browser (issue 18): an experiment's stored preference pairs, filtered by round,
+// The pair browser: an experiment's stored preference pairs, filtered by round,
 // failing layer and sources (kept in the URL), with their figures on top; a row opens the pair.
 
 const cols = ["task", "round", "failing layer", "rejected", "chosen", "margin before", "weight"];
