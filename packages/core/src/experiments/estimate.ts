@@ -1,4 +1,4 @@
-// The work an experiment's evaluations ask for (issue 17), shown on the form before it starts,
+// The work an experiment's evaluations ask for, shown on the form before it starts,
 // and its time on the online agents from their recent measured throughput. Dev evaluates the base
 // and every seed's every epoch; test the base and each seed's best dev epoch (the per-seed table).
 

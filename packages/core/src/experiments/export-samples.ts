@@ -2,7 +2,7 @@ import type { TaskViewRow } from "./report-tasks";
 import type { SamplesSection } from "./report-samples";
 import { formatMde, formatPct, mdCell } from "./export-stats";
 
-// The multi-sample parts of the exports (issue 17), next to each other so the Markdown and the
+// The multi-sample parts of the exports, next to each other so the Markdown and the
 // CSV say the same thing. A one-answer report has no samples section and none of this is printed.
 
 const pp = (x: number) => `${(100 * x).toFixed(1)} pp`;

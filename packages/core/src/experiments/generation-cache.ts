@@ -3,7 +3,7 @@ import { publicContext, renderRepairPrompt } from "../teacher/prompt";
 import type { TaskSpec } from "../tasks/spec";
 import type { BaseModel, EvalProtocol } from "./config";
 
-// The generation cache (issue 17): an answer is decided, before it is generated, by the prompt
+// The generation cache: an answer is decided, before it is generated, by the prompt
 // the model sees, the model (base weights and adapter), the recipe's generation protocol and the
 // sample's index (its seed derives from the base seed, the task and the index). Answers stored
 // under the same key are reused by a later evaluation instead of generating them again.

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DomainError } from "../errors";
 import { answerProtocol, protocolsByModel, promptMismatches, type RecordedProtocol } from "./protocol";
 
-// Issue 16: the rendered prompts (per task) must be the same for every compared model. A
+// The rendered prompts (per task) must be the same for every compared model. A
 // date-dependent chat template rendered on another day, or a changed template, gives the adapter
 // different prompts than the base under an unchanged template hash; the comparison is refused.
 

@@ -3,7 +3,7 @@ import { DomainError } from "../errors";
 import { GenerateSummary, TrainMethod } from "../trainer/schemas";
 import type { EvalProtocol } from "./config";
 
-// One protocol for every evaluation, dev included (issue 12): what the generation actually ran
+// One protocol for every evaluation, dev included: what the generation actually ran
 // under is recorded with each answer, checked against the recipe when the answers arrive, and
 // checked for equality across every compared evaluation before selection and before the report.
 
@@ -33,7 +33,7 @@ export const GenerationProtocol = z.object({
   chatTemplateSha256: Sha256.nullable(),
   decoding: z.object({ doSample: z.boolean(), temperature: z.number().positive(), topP: z.number().gt(0).max(1) }),
   maxNewTokens: z.number().int().min(1),
-  /** Answers per task and the base seed of sampled decoding (issue 17); records before it were one greedy answer. */
+  /** Answers per task and the base seed of sampled decoding; records without it were one greedy answer. */
   samples: z.number().int().min(1).default(1),
   seed: z.number().int().min(0).default(0),
   stop: z.array(z.string()),

@@ -5,7 +5,7 @@ import { outcomeScore } from "./report-samples";
 import type { TaskOutcome } from "./report-tasks";
 import { bestBy, modelKey, modelLabel, type DevCandidate, type ModelRef, type SelectionRow } from "./selection";
 
-// The sft+dpo part of the report (issue 18): what each round's pairs were, which SFT and which DPO
+// The sft+dpo part of the report: what each round's pairs were, which SFT and which DPO
 // model dev picked within their kind, and the three pairwise comparisons on test — base vs SFT,
 // base vs DPO, SFT vs DPO — each with the clustered statistics of the main comparison. The
 // selection itself (base < SFT < DPO on ties) stays the report's outcome.

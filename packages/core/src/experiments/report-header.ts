@@ -3,7 +3,7 @@ import type { BaseModel, TrainingConfig } from "./config";
 import type { RecordedProtocol } from "./protocol";
 import type { AnswerRepeats } from "./answer-contamination";
 
-// The report header (issue 15): everything that was compared and how, as recorded when the report
+// The report header: everything that was compared and how, as recorded when the report
 // was built. The page links the ids; the share page and the exports print the same facts without
 // links. Every field comes from a stored row (experiment, split, dataset, train jobs, agents).
 

@@ -9,7 +9,7 @@ import { groupVerdicts, outcomeScore, type VerdictRow } from "./report-samples";
 import { selectByDev } from "./selection";
 import type { TaskSpec } from "../tasks/spec";
 
-// Multi-sample evaluation in core (issue 17): the protocol check covers samples, verdict rows
+// Multi-sample evaluation in core: the protocol check covers samples, verdict rows
 // group into per-task rates, and buildReport on n = 4 pairs rates and adds the samples section
 // while a one-answer report carries none of it.
 

@@ -8,7 +8,7 @@ import {
 } from "../stats/rates";
 import type { ExperimentConfig } from "./config";
 
-// Multi-sample evaluation in the report (issue 17). With n answers per task a task's outcome is
+// Multi-sample evaluation in the report. With n answers per task a task's outcome is
 // its pass rate, the paired quantity of every comparison (the clustered test and interval are
 // unchanged: comparePaired takes rates); pass@1 is the mean over samples, pass@k unbiased. A
 // one-answer evaluation (n = 1) carries no samples and reads exactly as before.

@@ -2,12 +2,12 @@ import type { GradingIsolation } from "../grading/schemas";
 import { modelKey, modelLabel, type ModelRef } from "./selection";
 import { outcomeScore, type SampleVerdict } from "./report-samples";
 
-// The report's per-task view (issue 15): on dev and on test, which two models are shown side by
+// The report's per-task view: on dev and on test, which two models are shown side by
 // side, and one row per task, excluded pairs included. It is never empty when the base is kept: it
 // then says what it shows instead of a comparison that was never made. Counting and inference use
 // the paired rows (report.tasks) only; this view adds the rows a reader needs to look at.
 
-/** `samples`: every graded answer of the task when the evaluation asked for more than one (issue 17). */
+/** `samples`: every graded answer of the task when the evaluation asked for more than one. */
 export type TaskOutcome = {
   taskId: string;
   group: string;

@@ -69,7 +69,7 @@ export type ExperimentReport = {
   excluded: ExcludedPairs[];
   tasks: PairedRow[];
   alpha: number;
-  /** What was compared and how (absent in reports built before issue 15). */
+  /** What was compared and how (absent in reports built before the header existed). */
   header?: ReportHeader;
   /** The per-task view on dev and test, excluded pairs included; never empty when the base is kept. */
   taskViews?: TaskView[];
@@ -77,9 +77,9 @@ export type ExperimentReport = {
   isolation?: IsolationCount[];
   /** Answers without a verdict per split and model, and base vs each model tested for asymmetry. */
   noVerdict?: NoVerdictSection;
-  /** n answers per task (issue 17): pass@k, the rate-change histogram, MDE for n vs one sample. Absent for n = 1. */
+  /** n answers per task: pass@k, the rate-change histogram, MDE for n vs one sample. Absent for n = 1. */
   samples?: SamplesSection;
-  /** sft+dpo (issue 18): each round's pairs, the dev-best SFT and DPO models and their pairwise test comparisons. */
+  /** sft+dpo: each round's pairs, the dev-best SFT and DPO models and their pairwise test comparisons. */
   dpo?: DpoReportSection;
   /** The split's test-read ledger: stored as it was at the build, refreshed on every read (absent before the ledger). */
   testReads?: TestReads;

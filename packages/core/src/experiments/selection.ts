@@ -4,7 +4,7 @@ import { DomainError } from "../errors";
 // Dev selection (brief §2): the base competes with every epoch of every seed; a candidate must be
 // strictly better to displace the one before it in this order: base, then seeds in config order,
 // then epochs ascending. So a tie keeps the base, and ties between epochs keep the lower seed
-// index, then the earlier epoch (less training is the simpler explanation). With sft+dpo (issue 18)
+// index, then the earlier epoch (less training is the simpler explanation). With sft+dpo
 // the DPO epochs come last (round, then seed index, then epoch): base < SFT < DPO on a tie.
 
 export const ModelRef = z.discriminatedUnion("model", [
@@ -15,7 +15,7 @@ export const ModelRef = z.discriminatedUnion("model", [
     seedIndex: z.number().int().min(0),
     epoch: z.number().int().min(1),
   }),
-  /** A DPO epoch (issue 18) of one seed in one round, trained from that round's start policy. */
+  /** A DPO epoch of one seed in one round, trained from that round's start policy. */
   z.object({
     model: z.literal("dpo"),
     seed: z.number().int(),

@@ -70,7 +70,7 @@ export const DatasetOutput = z.object({
   costUsd: z.number().optional(),
   costSavedUsd: z.number().optional(),
   oracleSamples: z.number().int().optional(),
-  /** Samples longer than training.maxLength with the base tokenizer, dropped before training (issue 16). */
+  /** Samples longer than training.maxLength with the base tokenizer, dropped before training. */
   overLength: z
     .object({
       model: z.string(),
@@ -107,7 +107,7 @@ export const EvalOutput = z.looseObject({
   done: z.record(z.string(), z.object({ graded: z.number().int(), noVerdict: z.number().int() })).default({}),
   /** How often a failed generate job was replaced on resume, per model key. */
   regenerate: z.record(z.string(), z.number().int()).optional(),
-  /** Answers copied from the shared answer cache instead of generated, per model key (issue 17). */
+  /** Answers copied from the shared answer cache instead of generated, per model key. */
   reused: z.record(z.string(), z.number().int()).optional(),
   /** test_eval only: the models claimed for the once-only test run. */
   models: z.array(ModelRef).optional(),
@@ -121,7 +121,7 @@ export const SelectOutput = z.object({
 
 export const ReportOutput = z.object({ reportId: z.string().uuid() });
 
-// sft+dpo (issue 18).
+// The outputs of the sft+dpo stages.
 
 /** An adapter a job loads: its tree hash, its folder on the agent that made it, its archive. */
 const AdapterRef = z.object({ path: z.string(), sha256: Sha256, artifact: z.string().nullable() });

@@ -13,7 +13,7 @@ export const StageKind = z.enum([
   "select",
   "test_eval",
   "report",
-  // sft+dpo (issue 18): a round's start policy, its answers sampled and graded on train, the pairs, DPO per seed
+  // sft+dpo: a round's start policy, its answers sampled and graded on train, the pairs, DPO per seed
   "dpo_start",
   "sample",
   "pairs",
@@ -35,7 +35,7 @@ export const EvalSplit = z.enum(EVAL_SPLITS);
 export type EvalSplit = z.infer<typeof EvalSplit>;
 /**
  * Where answers are generated and graded: the evaluated parts, and train for the rejected answers
- * of preference pairs (issue 18; never compared in a report, never selected on).
+ * of preference pairs (never compared in a report, never selected on).
  */
 export const GENERATION_SPLITS = [...EVAL_SPLITS, "train"] as const;
 export type GenerationSplit = (typeof GENERATION_SPLITS)[number];
@@ -70,7 +70,7 @@ export const dpoKey = (seed: number, round: number) => `dpo:s${seed}:r${round}`;
  * select → test eval → report. The base's dev evaluation needs no training, so it may run while
  * the teacher collects.
  *
- * sft+dpo (issue 18) inserts before select, per round k: dpo_start (round 1: the dev selection of
+ * sft+dpo inserts before select, per round k: dpo_start (round 1: the dev selection of
  * the SFT start among base and SFT epochs; k > 1: round k−1's dev-best DPO epoch) → sample (n
  * answers per train task from that policy, graded) → pairs → dpo per seed → dev eval of every DPO
  * epoch; select then waits for every dev evaluation of every round.

@@ -13,7 +13,7 @@ import {
   type GradingIsolation,
 } from "./schemas";
 
-// Building `grade-batch` payloads and reading their results (issue 17), shared by the experiment
+// Building `grade-batch` payloads and reading their results, shared by the experiment
 // evaluation, teacher collections and the eval bench, so all three batch and key the same way.
 
 export type GradeBatchInput = {

@@ -92,7 +92,7 @@ export const GradeResult = z.object({
 });
 export type GradeResult = z.infer<typeof GradeResult>;
 
-// Strict: a misspelled key is refused at enqueue (issue 13), not dropped on the way to the grader.
+// Strict: a misspelled key is refused at enqueue, not dropped on the way to the grader.
 export const GradeJobPayload = z.strictObject({
   task: TaskSpec,
   candidate: z.array(CandidateFile).min(1),
@@ -104,7 +104,7 @@ export const GradeJobPayload = z.strictObject({
 });
 export type GradeJobPayload = z.input<typeof GradeJobPayload>;
 
-/** The most candidates one `grade-batch` job carries (issue 17): tens of jobs per evaluation, not thousands. */
+/** The most candidates one `grade-batch` job carries: tens of jobs per evaluation, not thousands. */
 export const GRADE_BATCH_MAX_ITEMS = 64;
 
 const Fingerprint = z.string().regex(/^[a-f0-9]{64}$/, "a task fingerprint (sha256 hex)");

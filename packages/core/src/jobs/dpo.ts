@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { DpoRecord, DpoSnapshot, DpoSpec } from "../trainer/dpo";
 
-// The `dpo` job (issue 18): preference training or scoring on the agent. The pairs JSONL and the
+// The `dpo` job: preference training or scoring on the agent. The pairs JSONL and the
 // starting adapter travel through the artifact store by hash, like a train job's dataset; the
 // paths are the agent's. One source for the start adapter's hash: the payload's.
 

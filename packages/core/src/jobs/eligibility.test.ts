@@ -79,7 +79,7 @@ describe("whyUnclaimable", () => {
     ).toMatch(/1 GPU with ≥ 20000 MiB/);
     expect(whyUnclaimable(grade, [agent({ drain: true })])?.reason).toMatch(/draining/);
   });
-  it("says a GPU job holds its GPU alone unless it shares (issue 16)", () => {
+  it("says a GPU job holds its GPU alone unless it shares", () => {
     const train: JobNeeds = { ...grade, type: "train", gpus: 1, gpuMemoryMb: 9000 };
     expect(requirementText(train)).toBe("an online agent with 1 GPU with ≥ 9000 MiB each no other GPU job holds");
     expect(requirementText({ ...train, gpuShare: true })).toBe(

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { InspectModelSpec, InspectModelSummary } from "../trainer/inspect";
 import { TinyModelSpec, TinyModelSummary } from "../trainer/schemas";
 
-// The base-model picker's jobs (issues 15 and 16): `inspect-model` reads a model's facts on an agent
+// The base-model picker's jobs: `inspect-model` reads a model's facts on an agent
 // (offline, from its folder or hub cache), `tiny-model` builds the tiny demo model there.
 
 const Sha256 = z.string().regex(/^[a-f0-9]{64}$/, "a sha256 hex digest");

@@ -94,7 +94,7 @@ describe("job requirements from the model shape and the recipe", () => {
   it("training.gpus reaches the spec as world_size and the requirement as a GPU count, each GPU with one rank's estimate", () => {
     const one = cfg();
     const two = cfg({}, { gpus: 2 });
-    expect(one.training.gpus).toBe(1); // the default: recipes stored before issue 19 parse unchanged
+    expect(one.training.gpus).toBe(1); // the default: recipes stored before training.gpus existed parse unchanged
     expect(trainJobPayload(one, 1, { datasetHash: "a".repeat(64) }).spec.world_size).toBe(1);
     expect(trainJobPayload(two, 1, { datasetHash: "a".repeat(64) }).spec.world_size).toBe(2);
     const est1 = trainMemoryEstimate(one);

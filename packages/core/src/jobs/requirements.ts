@@ -9,7 +9,7 @@ import {
 } from "../trainer/memory";
 import type { JobRequirements } from "./schemas";
 
-// What the train, dpo and generate jobs of an experiment need from the agent that claims them (issue 16):
+// What the train, dpo and generate jobs of an experiment need from the agent that claims them:
 // a GPU for the GPU methods and devices, with at least the memory the estimate (trainer/memory.ts)
 // gives for the base model's shape, when the form inspected it. The tiny CPU model needs nothing.
 // GPU jobs are exclusive (no gpuShare): the claim never gives a second one to an agent whose GPUs
@@ -30,7 +30,7 @@ export function trainRecipe(config: ExperimentConfig, supervisedPerSample?: numb
     loraTargets: tc.lora.targets,
     batchSize: tc.batchSize,
     seqLength: tc.maxLength,
-    // The trainer checkpoints real models' layers unless the recipe says otherwise (issue 16), and
+    // The trainer checkpoints real models' layers unless the recipe says otherwise, and
     // computes the loss at supervised positions only, the head and its cross-entropy in
     // checkpointed chunks of rows. (Only real models are estimated: the tiny one needs no GPU.)
     gradientCheckpointing: tc.gradientCheckpointing ?? true,
@@ -72,7 +72,7 @@ export const trainsOnGpu = (config: ExperimentConfig): boolean =>
   config.training.method !== undefined && config.training.method !== "lora-fp32";
 
 /**
- * `training.gpus` GPUs (issue 19), each with the estimate of one rank: the whole model, at most
+ * `training.gpus` GPUs, each with the estimate of one rank: the whole model, at most
  * `batchSize` samples at once (the window is dealt across the ranks), DDP's buckets. Several GPUs are
  * asked for even before the method is resolved: a multi-rank run never lands on a CPU agent.
  */

@@ -1,6 +1,6 @@
 import type { ChosenSource, FailingLayer, RejectedSource, ScoredPair } from "./pairs";
 
-// What a round's pairs are made of (issue 18, "pair statistics are stored"): counts by failing
+// What a round's pairs are made of ("pair statistics are stored"): counts by failing
 // layer and by source, and the margins before training of the kept and of the filtered-out pairs.
 
 export type MarginSummary = { n: number; min: number; median: number; mean: number; max: number } | null;

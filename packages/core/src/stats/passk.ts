@@ -1,6 +1,6 @@
 import { DomainError } from "../errors";
 
-// Multi-sample evaluation (issue 17): n answers per task, c of them correct. pass@k is the chance
+// Multi-sample evaluation: n answers per task, c of them correct. pass@k is the chance
 // that at least one of k answers drawn without replacement from the n is correct; averaged over
 // tasks it is the unbiased estimator of Chen et al. 2021 ("Evaluating Large Language Models
 // Trained on Code", eq. 1): 1 − C(n−c, k) / C(n, k).

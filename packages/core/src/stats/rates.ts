@@ -3,7 +3,7 @@ import { clusterPairs, clusterSe } from "./clusters";
 import { minimumDetectableEffect } from "./compare";
 import { passRateOf, type SampleCount } from "./passk";
 
-// Per-task pass rates as the paired quantity (issue 17): with n samples per task the paired
+// Per-task pass rates as the paired quantity: with n samples per task the paired
 // outcome of a task is its pass rate under each model, and the clustered test and interval
 // (comparePaired) run on the rate differences unchanged. This file adds what only multi-sample
 // data has: a histogram of the per-task rate changes, and what the same design would detect with

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AdapterSnapshot, ChatMessage, Sha256, TrainerEnvironment, TRAINING_RUN_FIELDS, TrainMethod } from "./shared";
 
-// The `dpo` trainer command (issue 18): preference training from execution-verified pairs. The spec
+// The `dpo` trainer command: preference training from execution-verified pairs. The spec
 // mirrors TrainSpec where the two share a meaning (same defaults in Python: dpo.DPO_DEFAULTS builds
 // on train.TRAIN_DEFAULTS; tests/test_spec_contract.py ties them).
 

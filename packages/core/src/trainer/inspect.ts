@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-// `inspect-model` (issue 16): what a base model is, read by an agent from its local folder or its
+// `inspect-model`: what a base model is, read by an agent from its local folder or its
 // hub cache without loading weights and without the network. The experiment form shows these facts
 // before an experiment starts, and the memory estimate (./memory.ts) takes its shape from them.
 

@@ -73,7 +73,7 @@ describe("estimateTrainMemory", () => {
     expect(w("qlora-nf4")).toBeLessThan(w("lora-bf16"));
   });
 
-  it("charges full-vocabulary logits: ≈ 4.6 GiB per fp32 copy at 4 × 2048 × 151,936 (issue 16's figure)", () => {
+  it("charges full-vocabulary logits: ≈ 4.6 GiB per fp32 copy at 4 × 2048 × 151,936 (Qwen2.5's vocabulary)", () => {
     const full = estimateTrainMemory(qwen15, recipe({ loss: { kind: "full" } })).parts.logits ?? 0;
     const chunked = estimateTrainMemory(qwen15, recipe({ loss: { kind: "chunked", chunkTokens: 1024 } })).parts.logits;
     const oneCopy = (4 * 2048 * 151_936 * 4) / 2 ** 20;

@@ -1,7 +1,7 @@
 import type { ModelShape } from "./inspect";
 import type { TrainMethod } from "./schemas";
 
-// Pre-flight estimate of peak GPU memory (issue 16), from the model's shape and the recipe, without
+// Pre-flight estimate of peak GPU memory, from the model's shape and the recipe, without
 // loading anything. It counts what PyTorch keeps alive at the peak of a training step — weights,
 // the LoRA parameters with their gradients and AdamW moments, the activations autograd saves, the
 // logits of the loss — plus the CUDA context and allocator slack. It is an upper-bound estimate to
@@ -32,7 +32,7 @@ export type TrainRecipe = {
   seqLength: number;
   gradientCheckpointing: boolean;
   loss: LossMode;
-  /** DDP ranks (issue 19; absent: 1). Each rank holds the whole model and at most batchSize samples. */
+  /** DDP ranks (absent: 1). Each rank holds the whole model and at most batchSize samples. */
   ranks?: number;
   /** How the ranks share the model (absent: ddp). fsdp: each rank holds 1/ranks of every parameter. */
   parallel?: "ddp" | "fsdp";

@@ -5,7 +5,7 @@ import { trainMemoryEstimate } from "../jobs/requirements";
 import type { ModelShape } from "./inspect";
 import { TrainSpec } from "./schemas";
 
-// Issue 19: training.parallel ("ddp" | "fsdp") from the recipe to the train spec and the estimate.
+// training.parallel ("ddp" | "fsdp") from the recipe to the train spec and the estimate.
 // Qwen2.5-7B's public config (untied head).
 const qwen7: ModelShape = {
   parameters: 7_615_616_512,

@@ -43,7 +43,7 @@ export const TinyModelSpec = z.strictObject({
   /** Rebuild even when the folder's stamp matches. */
   force: z.boolean().default(false),
   /**
-   * A short full-parameter warm-up of the random model before it is saved (issue 14), so that it
+   * A short full-parameter warm-up of the random model before it is saved, so that it
    * writes parseable answers; the caller builds `dataset` from train-split text only and names the
    * tasks it used. Recorded in the stamp and agentlab-warmup.json.
    */
@@ -73,12 +73,12 @@ export const TrainSpec = z.strictObject({
   batch_size: z.number().int().min(1).default(4),
   eval_batch_size: z.number().int().min(1).optional(),
   /**
-   * Non-reentrant activation checkpointing of every decoder layer (issue 16). Absent or null: on
+   * Non-reentrant activation checkpointing of every decoder layer. Absent or null: on
    * for real models (>= 100 M base parameters), off for the tiny CPU ones.
    */
   gradient_checkpointing: z.boolean().nullable().optional(),
   /**
-   * Ranks of the run (issue 19). 1: one process. N > 1: the trainer runs itself under torchrun with
+   * Ranks of the run. 1: one process. N > 1: the trainer runs itself under torchrun with
    * N processes, one GPU each (DDP; the loss normalized by the supervised tokens of every rank, so
    * the update is one process's on the same global batch). The agent runs N > 1 only with N GPUs,
    * or as N gloo CPU processes under its AGENTLAB_TRAIN_CPU_RANKS=1 (tests).
@@ -104,7 +104,7 @@ export const GenerateSpec = z.strictObject({
   /** false = greedy (the default for evaluation); implied by samples > 1. */
   do_sample: z.boolean().default(false),
   /**
-   * Answers per prompt (issue 17). 1: one answer, greedy unless do_sample. More: sampled with
+   * Answers per prompt. 1: one answer, greedy unless do_sample. More: sampled with
    * temperature and top_p, sample i of a task seeded with taskSeed(seed, task_id) + i (recorded in
    * its generation event), independent of batching.
    */
@@ -172,7 +172,7 @@ export const RunRecord = z.object({
   trainable_parameters: z.number().int(),
   /** Whether the run checkpointed activations (the spec's choice or its default); absent in older records. */
   gradient_checkpointing: z.boolean().optional(),
-  /** The ranks the run trained with (spec.world_size); absent in records from before issue 19. */
+  /** The ranks the run trained with (spec.world_size); absent in records from before multi-GPU training. */
   world_size: z.number().int().min(1).optional(),
   /** How several ranks shared the model (spec.parallel); null for one process, absent in older records. */
   parallel: z.enum(["ddp", "fsdp"]).nullable().optional(),
