@@ -1,4 +1,4 @@
-// Leadership for the background loops across web instances (issue 19): a session-level advisory
+// Leadership for the background loops across web instances: a session-level advisory
 // lock held on one dedicated connection. Postgres releases it when that session ends, so a leader
 // that dies (process killed, connection cut) frees it without any timeout of ours; the holder
 // checks every `checkMs` that its session still holds the lock and steps down when not, since by then another

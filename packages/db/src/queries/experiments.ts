@@ -125,7 +125,7 @@ export async function listEvaluations(
 }
 
 /**
- * The graded answers of one policy on train (issue 18: the rejected side of preference pairs), with
+ * The graded answers of one policy on train (the rejected side of preference pairs), with
  * their text and grader output, in task and sample order.
  */
 export async function trainAnswers(db: Db, opts: { experimentId: string; modelKey: string }) {

@@ -3,7 +3,7 @@ import type { GenerationSplit } from "@agentlab/core";
 import type { Db } from "../client";
 import { generations } from "../schema";
 
-// Stored answers of an experiment's evaluations and their grading state (issue 12): the grade
+// Stored answers of an experiment's evaluations and their grading state: the grade
 // stage reads answers from here, so a lost grade job is retried from the stored text instead of
 // generating again.
 
@@ -57,7 +57,7 @@ export async function listGenerations(
 /** One stored answer: a task's sample of one model on one split (sampleIndex 0 for a one-answer evaluation). */
 export type GenerationKey = {
   experimentId: string;
-  /** train: the sampled answers of preference pairs (issue 18). */
+  /** train: the sampled answers of preference pairs. */
   split: GenerationSplit;
   modelKey: string;
   taskId: string;

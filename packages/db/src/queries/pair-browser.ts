@@ -4,7 +4,7 @@ import type { Db } from "../client";
 import { preferencePairs } from "../schema";
 import type { PreferencePairRow } from "./preference-pairs";
 
-// What the pair browser reads (issue 18): one page of an experiment's stored preference pairs
+// What the pair browser reads: one page of an experiment's stored preference pairs
 // under the page's filters with the filtered total, and the figures its header draws (pairs per
 // round, failing layer and sources; the margins before training of the filtered pairs).
 

@@ -3,7 +3,7 @@ import { DomainError, type ScoredPair } from "@agentlab/core";
 import type { Db } from "../client";
 import { experiments, preferencePairs, splitAssignments, tasks } from "../schema";
 
-// Preference pairs of an experiment's DPO rounds (issue 18). One round's pairs are written in one
+// Preference pairs of an experiment's DPO rounds. One round's pairs are written in one
 // transaction, all or none; the database refuses a pair of a dev or test task (trigger).
 
 export type PreferencePairRow = typeof preferencePairs.$inferSelect;

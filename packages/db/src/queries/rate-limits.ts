@@ -2,7 +2,7 @@ import { eq, lt, sql } from "drizzle-orm";
 import { queryRows, type Db } from "../client";
 import { rateLimits } from "../schema";
 
-// Token buckets in Postgres, so that every web instance spends from the same ones (issue 19). Each
+// Token buckets in Postgres, so that every web instance spends from the same ones. Each
 // key is one GCRA timestamp (schema/users.ts): a take moves it one interval on, and is refused when
 // that would put it more than `capacity` intervals past now(). The database's clock is the only
 // clock, so instances with skewed clocks still agree.

@@ -2,7 +2,7 @@ import { and, asc, eq, isNotNull, sql } from "drizzle-orm";
 import type { Db } from "../client";
 import { agents, evaluations, experiments, generations, jobAttempts, jobs, sftDatasets, splits } from "../schema";
 
-// What the report header states about an experiment (issue 15): the split, the SFT dataset, the
+// What the report header states about an experiment: the split, the SFT dataset, the
 // jobs by type and the agents that ran them. Read once by the report stage and stored in the report.
 
 export async function reportSplitFacts(db: Db, splitId: string) {

@@ -3,7 +3,7 @@ import type { Throughput } from "@agentlab/core";
 import type { Db } from "../client";
 import { agents, jobs } from "../schema";
 
-// Recent measured throughput of the online agents (issue 17's form estimate): agent-seconds per
+// Recent measured throughput of the online agents (the experiment form's work estimate): agent-seconds per
 // answer generated and per candidate graded, over the latest succeeded jobs of the last 7 days.
 
 const RECENT_JOBS = 50;

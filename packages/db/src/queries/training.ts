@@ -15,7 +15,7 @@ export type TrainStageData = {
   adapters: { name: string; meta: Record<string, unknown> }[];
 };
 
-/** `kind`: "train" (SFT) or "dpo" (issue 18: each seed's DPO run of a round streams the same progress rows). */
+/** `kind`: "train" (SFT) or "dpo" (each seed's DPO run of a round streams the same progress rows). */
 export async function trainStageData(
   db: Db,
   experimentId: string,

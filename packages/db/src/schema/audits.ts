@@ -5,7 +5,7 @@ import { jobs } from "./jobs";
 import { tasks } from "./tasks";
 import { users } from "./users";
 
-// Task admission audits (issue 4). One row per (task, audit request): the row is written pending
+// Task admission audits. One row per (task, audit request): the row is written pending
 // when the `audit` job is enqueued and filled in by the server's sync loop when the job ends.
 // A task's audit status is its newest row; older rows are the audit history.
 // `passed`/`failed` are AuditStatus from core (the agent's verdict); `error` means the job ended

@@ -35,7 +35,7 @@ import { users } from "./users";
 
 export const experimentStateEnum = pgEnum("experiment_state", EXPERIMENT_STATES);
 export const stageStateEnum = pgEnum("experiment_stage_state", STAGE_STATES);
-// dev and test are evaluated; train holds the sampled answers of preference pairs (issue 18), which
+// dev and test are evaluated; train holds the sampled answers of preference pairs, which
 // no report compares and no selection reads (both ask for their split by name).
 export const evalSplitEnum = pgEnum("evaluation_split", GENERATION_SPLITS);
 
@@ -172,7 +172,7 @@ export const generations = pgTable(
     split: evalSplitEnum("split").notNull(),
     modelKey: text("model_key").notNull(),
     taskId: text("task_id").notNull(),
-    /** Which of the task's n answers (issue 17; 0 for a one-answer evaluation) and its sampling seed (null: greedy). */
+    /** Which of the task's n answers (0 for a one-answer evaluation) and its sampling seed (null: greedy). */
     sampleIndex: integer("sample_index").notNull().default(0),
     seed: integer("seed"),
     /**

@@ -33,7 +33,7 @@ export const jobs = pgTable(
     minGpus: integer("min_gpus").notNull().default(0),
     minGpuMemoryMb: integer("min_gpu_memory_mb").notNull().default(0),
     sandbox: text("sandbox"),
-    // GPU jobs hold their GPUs alone unless they declare they can share (issue 16; the claim counts them).
+    // GPU jobs hold their GPUs alone unless they declare they can share (the claim counts them).
     gpuShare: boolean("gpu_share").notNull().default(false),
     priority: integer("priority").notNull().default(0),
     maxAttempts: integer("max_attempts").notNull().default(3),

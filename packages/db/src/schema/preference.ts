@@ -15,7 +15,7 @@ import type { ChosenSource, FailingLayer, GradeVerdict, PromptMessage, RejectedS
 import { experiments } from "./experiments";
 import { splits, tasks } from "./tasks";
 
-// Preference pairs (issue 18): one row per (experiment, round, pair). chosen = a graded passing
+// Preference pairs: one row per (experiment, round, pair). chosen = a graded passing
 // answer, rejected = a graded model failure of the policy for the same task, with its failing layer
 // and tests and the policy's margin before training. A trigger (migration preference_pairs) refuses
 // any pair whose task is not in the train part of its frozen split, like sft_samples.

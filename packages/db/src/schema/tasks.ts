@@ -25,7 +25,7 @@ import {
 } from "@agentlab/core";
 import { users } from "./users";
 
-// Task pools, their tasks, near-duplicate group merge proposals, and frozen splits (issue 3).
+// Task pools, their tasks, near-duplicate group merge proposals, and frozen splits.
 // A split is written unfrozen, filled, then frozen in the same transaction; from then on triggers
 // (custom migration `frozen_splits`) refuse every UPDATE/DELETE/INSERT touching it or its rows.
 

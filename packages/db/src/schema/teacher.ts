@@ -29,7 +29,7 @@ import { splits, tasks } from "./tasks";
 import { jobs } from "./jobs";
 
 // Teacher providers, candidates (a cache keyed by what determines an answer), collections, the
-// budget ledger, and immutable SFT dataset snapshots (issue 5, docs/teacher.md).
+// budget ledger, and immutable SFT dataset snapshots (docs/teacher.md).
 
 export const providerKindEnum = pgEnum("provider_kind", PROVIDER_KINDS);
 
@@ -197,7 +197,7 @@ export type TokenCounts = {
   totalTokens: number;
   maxTokens: number;
   chatTemplateSha256: string;
-  /** Samples longer than the max length they were measured against (issue 16: dropped before training). */
+  /** Samples longer than the max length they were measured against (dropped before training). */
   overLength?: { maxLength: number; count: number; taskIds: string[] };
 };
 

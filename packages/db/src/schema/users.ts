@@ -67,7 +67,7 @@ export const setupTokens = pgTable("setup_tokens", {
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
-// Login rate limits, shared by every web instance (issue 19): one row per bucket ("ip:…",
+// Login rate limits, shared by every web instance: one row per bucket ("ip:…",
 // "account:…"), as a GCRA "theoretical arrival time": the bucket is full when tat <= now(), empty
 // when tat >= now() + capacity × interval. One timestamp per key, updated in one atomic upsert.
 export const rateLimits = pgTable(

@@ -77,7 +77,7 @@ export async function claimJob(db: Db, fit: AgentFit): Promise<ClaimedJob | null
 }
 
 /**
- * The GPUs of the agent that running GPU jobs hold (issue 16): an exclusive candidate counts every
+ * The GPUs of the agent that running GPU jobs hold: an exclusive candidate counts every
  * GPU job running there, a sharing candidate only the exclusive ones.
  */
 const busyGpus = (agentId: string) => sql`(select coalesce(sum(r.min_gpus), 0) from jobs r
