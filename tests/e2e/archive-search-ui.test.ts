@@ -7,7 +7,7 @@ import { storeReport } from "../integration/helpers/reports";
 import { createFirstAdmin, launchBrowser, startProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot } from "./helpers/screenshots";
 
-// Issue 15's workflow items in a real browser on the real product: instruction search on the pool
+// The archive and search workflow in a real browser on the real product: instruction search on the pool
 // page, archive / restore / delete of a split with their confirmations (a dismissed dialog changes
 // nothing), the refusal to delete a pool a split pins, and the confirmation before revoking a share link.
 

@@ -12,7 +12,7 @@ import { launchBrowser, signedInAdmin, startProduct, type RunningApp } from "./h
 import { runDpoExperiment } from "./helpers/dpo-run";
 import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 
-// Issue 18's pages in the browser, on the real product (Next, tRPC, its runner) without its local
+// The DPO pages in the browser, on the real product (Next, tRPC, its runner) without its local
 // agent: the pair browser over seeded pairs of known layers, sources and margins; the experiment
 // page's DPO panel, the report's three-way section and its share page after an sft+dpo experiment
 // run to its report by the integration harness's simulated agent; the recipe form's DPO fields

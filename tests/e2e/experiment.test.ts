@@ -119,7 +119,7 @@ describe("an experiment in the browser", () => {
     const other = await stranger.request.get(`${app.url}/api/trpc/experiments.list`);
     expect(other.status()).toBe(401);
 
-    // Revoking asks first (issue 15); accept the confirmation.
+    // Revoking asks first; accept the confirmation.
     page.once("dialog", (d) => void d.accept());
     await page.getByRole("button", { name: "Revoke" }).click();
     await page.getByText("revoked", { exact: true }).waitFor();

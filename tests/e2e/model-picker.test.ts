@@ -5,7 +5,7 @@ import { makePool, toJsonl } from "../fixtures/tasks/generate";
 import { launchBrowser, signedInAdmin, startProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot } from "./helpers/screenshots";
 
-// The experiment form's base-model picker (issues 15 and 16) on the real product: the local agent
+// The experiment form's base-model picker on the real product: the local agent
 // builds the tiny demo model from the split's train tasks, checks it (inspect-model job) and the
 // form shows its facts with the memory estimate; a folder that does not exist is named.
 let app: RunningApp;

@@ -17,7 +17,7 @@ import {
 import { launchBrowser, signedInAdmin, startProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 
-// The report pages in the browser (issue 15): the header, the per-task view with its filters,
+// The report pages in the browser: the header, the per-task view with its filters,
 // search and diffs, and the share page. The product runs for real (Next, tRPC, its experiment
 // runner) without its local agent; the jobs are answered by the simulated agent of the integration
 // harness (its "model" fixes a task by answering the reference, its grader compares with it), so

@@ -12,7 +12,7 @@ import { makePool, toJsonl } from "../fixtures/tasks/generate";
 import { createFirstAdmin, launchBrowser, startProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 
-// Issue 20 "why is it stuck", in the browser, on the real product: the only agent is online, green
+// "Why is it stuck", in the browser, on the real product: the only agent is online, green
 // and idle, but its sandbox self-test failed (its grader directory is missing: the sandbox finds
 // bwrap by a fixed PATH, so a box without bubblewrap cannot be faked here without uninstalling it);
 // an experiment's grade jobs queue up. The experiment page, the overview and the job page say why
@@ -102,7 +102,7 @@ describe("why is it stuck", () => {
         .first()
         .waitFor({ timeout: 120_000 });
       const text = (await banner.textContent()) ?? "";
-      expect(text).toMatch(/queued grade-batch jobs? /); // a collection grades its candidates in batches (issue 17)
+      expect(text).toMatch(/queued grade-batch jobs? /); // a collection grades its candidates in batches
       expect(text).toMatch(/box: /);
       expect(text).toMatch(/agentlab-agent doctor.*re-run the self-test from the Agents page/);
       await page.screenshot({ path: docScreenshot("stuck-experiment.png") });

@@ -11,7 +11,7 @@ import { makePool, toJsonl } from "../fixtures/tasks/generate";
 import { startTestApp, viewerOf, type TestApp } from "./auth-helpers";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 
-// Item 5 of issue 20: split creation leaves out tasks whose newest admission audit failed, or
+// Split creation leaves out tasks whose newest admission audit failed, or
 // includes them under an explicit override recorded on the split; built-in tasks carry their
 // build-time audit as a passed audit row.
 
@@ -140,7 +140,7 @@ describe("the built-in pool", () => {
     expect(rows[0]?.result?.referenceVerdicts).toEqual(["pass", "pass", "pass"]);
     await ensureBuiltinPool(services); // a restart records nothing twice
     expect((await poolAuditSummary(t.db, pool.id)).byState.passed).toBe(pool.taskCount);
-    // The second built-in pool (the synthetic learnable family, issue 14) is audited the same way.
+    // The second built-in pool (the synthetic learnable family) is audited the same way.
     const learnable = await getPool(t.db, { name: LEARNABLE_POOL_NAME });
     if (!learnable) throw new Error("learnable built-in pool not loaded");
     expect((await poolAuditSummary(t.db, learnable.id)).byState.passed).toBe(learnable.taskCount);

@@ -7,7 +7,7 @@ import { findPython } from "../../apps/agent/src/trainer/python";
 import { buildTinyModel } from "./helpers/tiny-model";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
-// Issue 18: an SFT train job, then dpo jobs from its adapter through the real queue: the pairs and
+// An SFT train job, then dpo jobs from its adapter through the real queue: the pairs and
 // the start adapter travel by hash, the start adapter's tree hash is checked, each DPO epoch's
 // adapter is uploaded, and the run record (with the reference margins per pair) is the job result.
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));

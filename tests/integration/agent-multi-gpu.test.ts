@@ -9,7 +9,7 @@ import { findPython } from "../../apps/agent/src/trainer/python";
 import { buildTinyModel } from "./helpers/tiny-model";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
-// Issue 19 on a box without GPUs: a train job with world_size 2 runs under torchrun as 2 gloo CPU
+// Multi-GPU training on a box without GPUs: a train job with world_size 2 runs under torchrun as 2 gloo CPU
 // ranks (the agent's AGENTLAB_TRAIN_CPU_RANKS opt-in) through the real queue, and returns the run
 // record and snapshots of one process within float tolerance; a killed rank fails the job with
 // torchrun's account of it and leaves no process behind; cancel stops every rank.

@@ -7,7 +7,7 @@ import { getJob, listAttempts, revokeAgent } from "@agentlab/db";
 import { agentHome as agentHomeFor, spawnAgent } from "./helpers/agent-process";
 import { startTestServer, waitFor, type TestServer } from "./helpers/server";
 
-// Item 1 and 2 of issue 20 against real agent processes: a revoked agent exits with its own exit
+// Agent reliability against real agent processes: a revoked agent exits with its own exit
 // code (and a restarted one does at once), `doctor` checks the credential against the server,
 // and SIGTERM or cancel interrupt a grade job promptly (requeued as infra_error, never succeeded).
 

@@ -6,7 +6,7 @@ import { TaskSpec } from "@agentlab/core";
 import { Grader } from "../../apps/agent/src/grading/grader";
 import { sandboxCfg } from "./helpers/judge";
 
-// The whole built-in pool in the isolated judge (issue 11): every reference passes and every
+// The whole built-in pool in the isolated judge: every reference passes and every
 // buggy main file fails, with no in-process fallback. Two sandboxes grade in parallel.
 
 const tasks = gunzipSync(readFileSync(join(process.cwd(), "data/builtin-pool.jsonl.gz")))

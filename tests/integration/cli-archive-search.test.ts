@@ -8,7 +8,7 @@ import { main as cli } from "../../apps/web/cli/main";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { makePool, makeTask, toJsonl } from "../fixtures/tasks/generate";
 
-// The CLI's side of issue 15's workflow items against the real HTTP server: the duplicate-import
+// The CLI's side of the archive and search workflow against the real HTTP server: the duplicate-import
 // warning, `tasks search`, and `pools list --all` for archived pools.
 let s: TestServer;
 let token: string;

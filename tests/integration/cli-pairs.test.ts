@@ -9,7 +9,7 @@ import { main as cli } from "../../apps/web/cli/main";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { baseConfig, makeSplit } from "./experiments-harness";
 
-// Issue 18: `agentlab pairs export` writes an experiment's stored preference pairs as JSONL, all
+// `agentlab pairs export` writes an experiment's stored preference pairs as JSONL, all
 // rounds or one, through the real HTTP server.
 let s: TestServer;
 let token: string;

@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDb } from "./helpers/db";
 import { callerAs, type Caller } from "./helpers/callers";
 import { baseConfig, makeAgent, makeServices, makeSplit, startExperiment } from "./experiments-harness";
 
-// Issue 18, the experiment page's DPO panel: a dpo job's progress events, stored as job progress by
+// The experiment page's DPO panel: a dpo job's progress events, stored as job progress by
 // the real fenced write path, read back per seed and round (loss, reward margin, preference
 // accuracy, epoch marks, ETA); a train stage's events stay on the training panel. The rounds
 // summary reads each pairs stage's recorded output.

@@ -12,7 +12,7 @@ import { storedReport } from "./helpers/reports";
 import { simDpo, type SimDpoCall } from "./helpers/sim-dpo";
 import { agentStep, baseConfig, makeAgent, makeServices, makeSplit, type Behaviour } from "./experiments-harness";
 
-// Issue 18: an sft+dpo experiment through the real queue and stage machine to its report. The
+// An sft+dpo experiment through the real queue and stage machine to its report. The
 // agent is the harness's simulated one (answers and verdicts known in advance, DPO from
 // helpers/sim-dpo.ts); the data, the stages, the pairs, the margin filter, the database guard, the
 // selection and the report are the server's own.

@@ -16,7 +16,7 @@ import {
   type Behaviour,
 } from "./experiments-harness";
 
-// Issue 17, the grading half: an evaluation grades its answers in `grade-batch` jobs of at most
+// The grading half: an evaluation grades its answers in `grade-batch` jobs of at most
 // 64 (tens of jobs, not thousands), an answer its batch left without a verdict is retried alone
 // as a single `grade` job, and the batches' dedupe keys survive a lost link (a restart between
 // enqueueing and recording). The agent is the harness's simulated one; the server side is real.

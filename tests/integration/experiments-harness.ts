@@ -51,9 +51,9 @@ export type Behaviour = {
   generateFails?(model: string, split: string): boolean;
   /** When true, this grade job fails as an infrastructure error (the grader never ran). */
   gradeInfraError?(model: string, taskId: string): boolean;
-  /** A train sample's length in tokens, as the simulated tokenize job measures it (issue 16). */
+  /** A train sample's length in tokens, as the simulated tokenize job measures it. */
   sampleTokens?(taskKey: string): number;
-  /** The result of a dpo job (issue 18; helpers/sim-dpo.ts); without it a dpo job is unexpected. */
+  /** The result of a dpo job (helpers/sim-dpo.ts); without it a dpo job is unexpected. */
   dpo?(payload: Record<string, unknown>): Promise<Record<string, unknown>>;
 };
 

@@ -22,7 +22,7 @@ import {
   type Behaviour,
 } from "./experiments-harness";
 
-// Issue 12: train-only SFT data (dataset layer and database), infra errors that never count as
+// Train-only SFT data (dataset layer and database), infra errors that never count as
 // model failures, and one protocol checked for every evaluation. The server side is real; the
 // agent is the harness's simulated one, so each failure is injected exactly where it matters.
 

@@ -26,7 +26,7 @@ import {
   type Behaviour,
 } from "./experiments-harness";
 
-// Multi-sample evaluation end to end (issue 17): n = 4 answers per task stored with their index and
+// Multi-sample evaluation end to end: n = 4 answers per task stored with their index and
 // seed, graded one by one, the report on per-task pass rates; a second experiment under the same
 // protocol reuses every stored answer instead of generating again, a different seed does not.
 

@@ -113,7 +113,7 @@ describe("experiment stage machine on Postgres", () => {
       expect(c?.jobs.length, st.key).toBe(Math.min(50, rows.length));
       jobsSeen += rows.length;
     }
-    expect(jobsSeen).toBeGreaterThan(10); // train, generate and the grade batches (issue 17) of dev and test
+    expect(jobsSeen).toBeGreaterThan(10); // train, generate and the grade batches of dev and test
   });
 
   it("selects by dev pass@1 with ties between epochs keeping the earlier one, and reports the test comparison", async () => {
@@ -166,7 +166,7 @@ describe("experiment stage machine on Postgres", () => {
       maxNewTokens: (m) => (m === "base" ? 256 : undefined),
     });
     expect(end.state).toBe("failed");
-    // Checked when the answers arrive, on dev already (issue 12): no dev evaluation escapes the protocol.
+    // Checked when the answers arrive, on dev already: no dev evaluation escapes the protocol.
     expect(end.error).toMatch(/dev_eval:base: protocol mismatch on dev for base: maxNewTokens 256 ≠ 512/);
     expect(await reportByExperiment(t.db, id)).toBeUndefined();
   });

@@ -11,9 +11,9 @@ import {
 import { ExperimentConfig, trainJobRequirements, type ClaimedJob } from "@agentlab/core";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 
-// Issue 16: a GPU runs one GPU job at a time unless the job declares it can share. The claim counts
+// A GPU runs one GPU job at a time unless the job declares it can share. The claim counts
 // the GPUs the agent's running GPU jobs hold; CPU jobs are never held back by a busy GPU.
-// Issue 19: a recipe with training.gpus = 2 gives its train job a requirement of 2 GPUs (core
+// A recipe with training.gpus = 2 gives its train job a requirement of 2 GPUs (core
 // requirements.ts); the claim hands it only to an agent with 2 free GPUs, and the job holds both
 // while it runs. Shell jobs stand in for GPU jobs: the claim reads the requirement only.
 

@@ -19,7 +19,7 @@ import { awaitCollection } from "../../apps/web/server/teacher/runner";
 import { callerAs, type Caller } from "./helpers/callers";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
-// Issue 17, batched grading with the real grader (bwrap, the isolated judge) through the real
+// Batched grading with the real grader (bwrap, the isolated judge) through the real
 // queue and an in-process agent over socket.io: a batch gives the verdicts one-by-one grading
 // gives; teacher collections are graded in batches, and a candidate whose grading failed in its
 // batch is retried alone; a canceled batch stops and reports the items it graded.

@@ -12,7 +12,7 @@ import {
   type Graders,
 } from "./helpers/judge";
 
-// Forging a verdict from inside the candidate (issue 11): patching pytest, unittest or builtins,
+// Forging a verdict from inside the candidate: patching pytest, unittest or builtins,
 // forging the reports, always-equal values, and reading the hidden tests or the reference. Every
 // probe is a wrong fix that only passes if its attack works. Each runs three times: against the
 // naive grader (positive control: the attack must work there), the isolated judge and the judge

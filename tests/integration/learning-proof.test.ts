@@ -25,7 +25,7 @@ import {
 } from "../../scripts/learning-proof";
 import { sandboxCfg } from "./helpers/judge";
 
-// Issue 14: the chain data → assistant mask → training → adapter at generation → answer parsing →
+// The chain data → assistant mask → training → adapter at generation → answer parsing →
 // grading (the real judge) → the report's clustered statistics can detect a real gain, and
 // deliberately broken variants of it do not "win". The winning run is the positive control of
 // every broken one: same base, data, prompts, grader and statistics, one step broken.

@@ -5,11 +5,11 @@ import { largestGpuMb, refuseUnfitRecipe } from "../../apps/web/server/experimen
 import { resolveProtocol } from "../../apps/web/server/experiments/service";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 
-// Issue 16: a recipe whose estimated peak memory exceeds every enrolled GPU is refused when the
+// A recipe whose estimated peak memory exceeds every enrolled GPU is refused when the
 // experiment is created, naming the numbers (core trainer/memory.ts); without an enrolled GPU
 // agent nothing is refused (the jobs wait with their requirement). The recipe that fits is the
 // positive control of the refusal.
-// Issue 19: a training.gpus = N recipe is checked against agents with N GPUs only (its train job
+// A training.gpus = N recipe is checked against agents with N GPUs only (its train job
 // runs on one of them), refused naming training.gpus when the GPU fleet has no such agent, and an
 // unset method is never resolved to lora-fp32 (CPU) for N > 1.
 

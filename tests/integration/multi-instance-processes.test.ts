@@ -37,7 +37,7 @@ import {
   type Behaviour,
 } from "./experiments-harness";
 
-// Issue 19, "two server processes on the real Postgres": two `main.ts` processes on one fresh
+// "two server processes on the real Postgres": two `main.ts` processes on one fresh
 // database (which they migrate themselves, at the same time), a real agent process behind a TCP
 // balancer, an experiment run by the leader's runner. Kill -9 the leader: the follower takes the
 // loops over within a lease, the experiment finishes, and no stage or job ran twice.

@@ -6,7 +6,7 @@ import { callerAs, type Caller } from "./helpers/callers";
 import { makeServices } from "./experiments-harness";
 import { seedPreferencePairs, type SeededPairs } from "./helpers/preference-seed";
 
-// Issue 18, the pair browser's reads (pairs.browse, pairs.figures): filters by round, failing layer
+// The pair browser's reads (pairs.browse, pairs.figures): filters by round, failing layer
 // and sources reach the database, the total counts the filtered pairs (not the page), the figures
 // count the whole experiment by group and give the filtered margins. Expected values are counted
 // from the seeded pairs, not written down.

@@ -5,7 +5,7 @@ import { ExperimentConfig, type ScoredPair } from "@agentlab/core";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { baseConfig, makeSplit } from "./experiments-harness";
 
-// Issue 18: preference pairs come from train tasks only. The query layer writes a round in one
+// Preference pairs come from train tasks only. The query layer writes a round in one
 // transaction; the database (trigger preference_pairs_train_only) refuses a dev or test task
 // whatever code path writes the row. Each refusal has a train-task insert as its positive control.
 

@@ -15,7 +15,7 @@ import { SESSION_COOKIE } from "../../apps/web/server/auth/viewer";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { cookieValue, startTestApp, trpcHttp, type TestApp } from "./auth-helpers";
 
-// Login rate limits, sessions and CSRF across web instances (issue 19): the buckets live in
+// Login rate limits, sessions and CSRF across web instances: the buckets live in
 // Postgres, so attempts made through any instance spend from the same ones. Two app instances here
 // have their own connection pools on one database, as two processes would
 // (multi-instance-processes.test.ts signs in across two real server processes).

@@ -22,7 +22,7 @@ import {
   type Behaviour,
 } from "./experiments-harness";
 
-// The report of issue 15 on a real run of the stage machine: the header's facts come from the rows
+// The report (header, per-task view) on a real run of the stage machine: the header's facts come from the rows
 // the experiment left, the in-process verdicts are counted per split and model, the per-task view
 // is never empty when the base is kept, and taskDetail returns parsed answers and grader output.
 

@@ -9,7 +9,7 @@ import { awaitCollection } from "../../apps/web/server/teacher/runner";
 import { baseConfig, makeServices, makeSplit } from "./experiments-harness";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 
-// Item 4 of issue 20: a runner error that is not a domain refusal is retried a bounded number of
+// A runner error that is not a domain refusal is retried a bounded number of
 // times with backoff, then the experiment fails with the reason (the page shows `error`); and a
 // maximal experiment name no longer breaks the collect stage (it used to fail every 2 s forever).
 

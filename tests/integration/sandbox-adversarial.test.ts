@@ -7,7 +7,7 @@ import type { GradeResult, TaskSpec } from "@agentlab/core";
 import { Grader } from "../../apps/agent/src/grading/grader";
 import { leftoverCgroups } from "../../apps/agent/src/sandbox/cgroup";
 
-// One test per attack from issue 4, against the isolated judge: each asserts the verdict and that
+// One test per known attack on the sandbox, against the isolated judge: each asserts the verdict and that
 // the attack was contained.
 // Candidates follow one pattern where possible: if the attack works they return the right
 // answer, otherwise a wrong one, so a successful escape would show up as `pass`.

@@ -13,7 +13,7 @@ import { cookieValue, trpcHttp } from "./auth-helpers";
 import { enrollTestAgent, startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 import { tokenizePayload } from "./helpers/payloads";
 
-// Issue 20, security half: shell jobs are admin-only and opt-in per agent, a password change
+// Security half: shell jobs are admin-only and opt-in per agent, a password change
 // revokes sessions and API tokens, and every response carries the anti-framing headers.
 
 let s: TestServer;

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { enrollTestAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
-// Issue 20: partial uploads are bound to the agent that started them, limited per agent (bytes
+// Partial uploads are bound to the agent that started them, limited per agent (bytes
 // and number open), and expire (a periodic sweep removes them).
 
 let s: TestServer;

@@ -7,11 +7,11 @@ import { connectAgent, hello, request } from "./security-agent-helpers";
 import { enrollTestAgent, startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 import { tokenizePayload } from "./helpers/payloads";
 
-// Item 3 of issue 20: a server restart loses nothing. A job that finishes while the server is down
+// A server restart loses nothing. A job that finishes while the server is down
 // (longer than a lease TTL) is accepted when it comes back, not re-run; the agent is back within
 // seconds. Control: a job whose agent does not come back IS reaped (after the reaper's start grace)
 // and re-run, so "not re-run" above is the reaper waiting, not a reaper that never runs.
-// Also item 2 at the supervisor: a handler that ignores its abort signal cannot hold a shutdown.
+// Also at the supervisor: a handler that ignores its abort signal cannot hold a shutdown.
 
 const TTL_MS = 2000;
 let server: TestServer;

@@ -11,7 +11,7 @@ import { createTestDatabase, type TestDb } from "./helpers/db";
 import { enrollTestAgent, testCapabilities, waitFor } from "./helpers/server";
 import { gradePayload } from "./helpers/payloads";
 
-// Item 6 of issue 20, server side: queued jobs no online agent can claim are explained (reason and
+// Why a job is stuck, server side: queued jobs no online agent can claim are explained (reason and
 // fix), and the Agents page's re-run makes the agent re-test its sandbox without a restart; once
 // it passes, the same agent claims the job that was stuck.
 

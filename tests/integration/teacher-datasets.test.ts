@@ -144,7 +144,7 @@ describe("teacher datasets", () => {
       return { code, text };
     };
     try {
-      // Train only: the dataset layer refuses dev and test tasks (issue 12).
+      // Train only: the dataset layer refuses dev and test tasks.
       const c = await run("collect", "--split", splitId, "--provider", ref.id, "--parts", "train", "--poll-ms", "100");
       expect(c.text).toContain("reference ORACLE");
       expect(c.code).toBe(0);

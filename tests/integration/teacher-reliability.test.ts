@@ -9,7 +9,7 @@ import { startTestApp, viewerOf, type Caller, type TestApp } from "./auth-helper
 import { awaitCollection } from "../../apps/web/server/teacher/runner";
 import { main as cli } from "../../apps/web/cli/main";
 
-// Issue 20, teacher half: a provider that echoes the key in its 401 body, a keyless local server,
+// Teacher half: a provider that echoes the key in its 401 body, a keyless local server,
 // a rate limiter that ENFORCES Retry-After, and a provider that always fails; each against the
 // real app, Postgres and the real openai client over loopback.
 

@@ -200,7 +200,7 @@ describe("teacher collection", () => {
     await awaitCollection(col.id);
     modes.delete(slow);
     const done = keep(await admin.collections.byId({ id: col.id }));
-    // No usable sample: the run ends failed (issue 20), with the reason.
+    // No usable sample: the run ends failed, with the reason.
     expect(done).toMatchObject({ state: "failed", samplesDone: 0, samplesFailed: 1 });
     expect(done.stopReason).toMatch(/no usable sample.*timed out.*after 2 attempts/i);
     expect((hits.get(slow) ?? 0) - before).toBe(2);

@@ -9,7 +9,7 @@ import { referenceCollection } from "../../integration/helpers/reference-collect
 import { simDpo } from "../../integration/helpers/sim-dpo";
 import { agentStep, makeAgent, type Behaviour } from "../../integration/experiments-harness";
 
-// An sft+dpo experiment run to its report for the browser tests (issue 18), on the integration
+// An sft+dpo experiment run to its report for the browser tests, on the integration
 // harness's simulated agent (answers and verdicts known in advance, DPO by helpers/sim-dpo.ts); the
 // data, stages, pairs, margin filter, selection and report are the server's own. As in
 // tests/integration/experiments-dpo.test.ts: the SFT data are the reference answers of the train

@@ -1,5 +1,5 @@
 """Deliberately broken variants of the trainer for tests/integration/learning-proof.test.ts
-(issue 14). Each patches ONE step of the real agentlab_trainer and then runs its real CLI, so the
+(the learning proof). Each patches ONE step of the real agentlab_trainer and then runs its real CLI, so the
 test can show that the chain would catch that bug: a broken variant must not "win".
 
     python broken_trainer.py labels-on-prompt train --spec SPEC.json

@@ -3,7 +3,7 @@ import { insertPreferencePairs, schema, type Db } from "@agentlab/db";
 import { ExperimentConfig, type FailingLayer, type GradeVerdict, type ScoredPair } from "@agentlab/core";
 import { baseConfig, makeSplit } from "../experiments-harness";
 
-// Stored preference pairs of a finished sft+dpo experiment for the pair browser's tests (issue 18):
+// Stored preference pairs of a finished sft+dpo experiment for the pair browser's tests:
 // written through the query the pairs stage uses, so the train-only trigger checks them. The mix
 // is fixed and known (layers, sources, rounds, margins, a down-weighted pair), so a filter's
 // expected rows can be counted from `pairs`.

@@ -2,7 +2,7 @@ import type { Readable } from "node:stream";
 import { DpoJobPayload, DpoPairLine, sha256Hex, type DpoJobResult } from "@agentlab/core";
 import { modelOf, namedAdapterSha, simEnvironment } from "./sim-trainer";
 
-// The simulated agent's `dpo` job (issue 18) for the experiments harness: it reads the pairs JSONL
+// The simulated agent's `dpo` job for the experiments harness: it reads the pairs JSONL
 // the server published (by hash, from the artifact store, like a real agent), answers a score job
 // with a margin per pair from a fixed rule, and a training job with one named snapshot per epoch
 // (`dpo-s<seed>r<round>e<epoch>`, the round read off the start adapter). Every payload it got is kept.

@@ -18,7 +18,7 @@ export function adapterSha(seed: number, epoch: number): string {
   adapters.set(sha, `s${seed}e${epoch}`);
   return sha;
 }
-/** An adapter the simulated trainer names `name` (a DPO epoch, issue 18), by its hash. */
+/** An adapter the simulated trainer names `name` (a DPO epoch), by its hash. */
 export function namedAdapterSha(name: string): string {
   const sha = sha256Hex(`named ${name}`);
   adapters.set(sha, name);

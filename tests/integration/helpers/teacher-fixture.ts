@@ -153,7 +153,7 @@ export async function gradeQueued(
       leaseTtlMs: 30_000,
     });
     if (!job) return;
-    // A batch (issue 17) gets one verdict per item, a single grade job (a retry alone) one.
+    // A batch gets one verdict per item, a single grade job (a retry alone) one.
     let result: Record<string, unknown>;
     if (job.type === "grade-batch") {
       const batch = GradeBatchJobPayload.parse(job.payload);
