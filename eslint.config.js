@@ -28,7 +28,7 @@ const banImports = (patterns, why, ...more) => ({
     { patterns: [{ group: patterns, message: why }, ...more.map(([group, message]) => ({ group, message }))] },
   ],
 });
-// SQL and row types live in packages/db (issue 13): the apps call its query functions.
+// SQL and row types live in packages/db: the apps call its query functions.
 const noSql = [["drizzle-orm", "drizzle-orm/*"], "SQL lives in packages/db: add a query function there and call it."];
 
 // The layer rule on resolved paths: it also catches relative imports that climb into another

@@ -1,4 +1,4 @@
-// `npm run bench -- dpo`: throughput of the DPO trainer (issue 18) on the tiny CPU model: pairs/s
+// `npm run bench -- dpo`: throughput of the DPO trainer on the tiny CPU model: pairs/s
 // and supervised tokens/s (chosen + rejected) of the optimizer steps, from the run record's
 // train_time_s (the reference scoring pass and the snapshot saves are outside it), and the time
 // outside the steps (wall − train: loading, tokenizing, the reference pass, snapshots, the run

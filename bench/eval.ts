@@ -1,6 +1,6 @@
 // `npm run bench -- eval [CANDIDATES]`: grading throughput end to end through the real queue
 // (server, Postgres, socket.io, an in-process agent with the real grader in bwrap) with batched
-// `grade-batch` jobs (≤ 64 candidates, issue 17) against one `grade` job per candidate. The agent
+// `grade-batch` jobs (≤ 64 candidates) against one `grade` job per candidate. The agent
 // runs as many jobs at once as its grader has warm sandboxes (one per core), as `agentlab-agent
 // run` does. Candidates: the built-in pool's reference and buggy file per task (passes and fails).
 // The tasks' reference ids are computed first (paid once per agent in both modes, not timed).

@@ -1,4 +1,4 @@
-"""Supervised tokens/s of agentlab_trainer vs TRL's SFTTrainer (issue 16: a fair comparison).
+"""Supervised tokens/s of agentlab_trainer vs TRL's SFTTrainer (a fair comparison).
 
 Same model, data, batch, accumulation, assistant-only mask, fp32 precision and one thread on both
 sides; the same timed scope: optimizer steps after a warm-up epoch, measured on both sides by one

@@ -1,4 +1,4 @@
-// Builds data/learnable-pool.jsonl.gz, the synthetic "learnable" family (issue 14; see
+// Builds data/learnable-pool.jsonl.gz, the synthetic "learnable" family (see
 // apps/agent/src/synth/learnable.ts) with the bug synthesizer restricted to one mutation
 // (`<=` → `<`); every task is audited on the way like the built-in pool's (reference passes 3×,
 // the buggy file fails a hidden test) and carries that audit in its metadata.

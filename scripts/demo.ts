@@ -1,4 +1,4 @@
-// `npm run demo`: the learning proof (issue 14), headless, on the embedded database (PGlite) and a
+// `npm run demo`: the learning proof, headless, on the embedded database (PGlite) and a
 // local agent. The synthetic "learnable" pool (built in) → a frozen split by source group → a tiny
 // base built here (tokenizer and echo warm-up from train tasks only) → two experiments:
 //   main:    the reference teacher's fixes of the train tasks → LoRA → dev selection → one test run;
@@ -42,7 +42,7 @@ const DISCLAIMER =
   "Synthetic demo: the tasks are a generated one-bug family (`<=` written as `<`) and the base is a tiny model built and warmed up on this machine from train tasks only; " +
   "the teacher is the reference oracle. These numbers show that the pipeline detects a real gain (and no gain in the control); they say nothing about real models.";
 
-// AGENTLAB_DEMO_SAMPLES=n (issue 17): n sampled answers per task (temperature AGENTLAB_DEMO_TEMPERATURE,
+// AGENTLAB_DEMO_SAMPLES=n: n sampled answers per task (temperature AGENTLAB_DEMO_TEMPERATURE,
 // default 0.7) instead of one greedy answer, so the report compares per-task pass rates.
 const DEMO_SAMPLES = Number(process.env.AGENTLAB_DEMO_SAMPLES ?? "1");
 const SAMPLING =
@@ -53,7 +53,7 @@ const SAMPLING =
       }
     : {};
 
-// AGENTLAB_DEMO_DPO=1 (issue 18): the main experiment is `sft+dpo` (DPO from the SFT start on pairs
+// AGENTLAB_DEMO_DPO=1: the main experiment is `sft+dpo` (DPO from the SFT start on pairs
 // of the reference fix against the start policy's own graded failures on train); the control is
 // skipped. AGENTLAB_DEMO_DPO_{BETA,LR,EPOCHS,ROUNDS,SAMPLES,SFT_WEIGHT} override its settings.
 const DEMO_DPO = process.env.AGENTLAB_DEMO_DPO === "1";

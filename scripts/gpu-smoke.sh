@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The prepared GPU check (issue 16; also `npm run bench -- gpu`), <= 8 min on one H200, no downloads:
+# The prepared GPU check (also `npm run bench -- gpu`), <= 8 min on one H200, no downloads:
 # a random-init Qwen2.5-1.5B-sized model, NF4 QLoRA and bf16 LoRA steps with gradient checkpointing,
 # greedy generation with transformers and with vLLM serving the adapter (skipped with its reason when
 # the vLLM venv is missing), base vs adapter answers and the adapter hash checked; ONE JSON line on

@@ -1,4 +1,4 @@
-// Pieces shared by `npm run demo` and tests/integration/learning-proof.test.ts (issue 14): the
+// Pieces shared by `npm run demo` and tests/integration/learning-proof.test.ts: the
 // synthetic learnable pool, the warmed-up tiny base (built from train-split text only), and the
 // control's SFT snapshot whose answers are shuffled across train tasks.
 import { existsSync, readFileSync } from "node:fs";
@@ -55,7 +55,7 @@ type Training = {
   lora: { r: number; alpha: number; dropout: number; target_modules: string[] };
 };
 
-// Settings measured on the shared 2-core machine (docs/status.md, issue 14): small enough for
+// Settings measured on the shared 2-core machine (docs/status.md): small enough for
 // minutes, large enough to copy a short function and learn the one repair.
 export const LEARNING_SHAPE: TinyShape = {
   vocab: 1024,
