@@ -29,8 +29,12 @@ until grep -q "agentlab is running" "$log"; do
 done
 echo "start-smoke: npm start came up on port $port"
 stop
-if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-  echo "start-smoke: the server still listens on port $port after npm start was stopped" >&2
-  exit 1
-fi
+for i in $(seq 30); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
+  if (( i == 30 )); then
+    echo "start-smoke: the server still listens on port $port 30 s after npm start was stopped" >&2
+    exit 1
+  fi
+  sleep 1
+done
 echo "start-smoke: stopping npm start stopped the server"
