@@ -5,7 +5,7 @@ import { AGENT_EVENTS, PROTOCOL_VERSION, type ClaimAck, type WriteAck } from "@a
 import { spawnShellAgent } from "./helpers/agent-process";
 import { connectAgent, hello, request } from "./security-agent-helpers";
 import { enrollTestAgent, startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
-import { tokenizePayload } from "./helpers/payloads";
+import { shellResult, tokenizePayload, tokenizeResult } from "./helpers/payloads";
 
 // A server restart loses nothing. A job that finishes while the server is down
 // (longer than a lease TTL) is accepted when it comes back, not re-run; the agent is back within
@@ -20,13 +20,16 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
-// `tokenize` is only a routing key here: these in-process agents run the test's own handlers.
+// `tokenize` is only a routing key here: these in-process agents run the test's own handlers. Their
+// result fits the tokenize contract and carries the attempt's id (in a free-text field), so the
+// stored result says which attempt produced it.
+const resultOf = (attemptId: string) => tokenizeResult({ eot_token: attemptId });
 function gatedHandler() {
   let open: () => void = () => {};
   const gate = new Promise<void>((r) => (open = r));
   const handler: JobHandler = async (ctx) => {
     await gate;
-    return { reason: "succeeded", result: { attemptId: ctx.attemptId } };
+    return { reason: "succeeded", result: resultOf(ctx.attemptId) };
   };
   return { handler, open: () => open() };
 }
@@ -80,7 +83,7 @@ describe("server restart", () => {
     setTimeout(() => through.open(), 3000);
     const rescuer = await startInProcessAgent(server, "rescuer", {
       pollMs: 300,
-      handlers: { shell: async () => ({ reason: "succeeded", result: { by: "rescuer" } }) },
+      handlers: { shell: async () => ({ reason: "succeeded", result: shellResult() }) },
     });
 
     await waitState(kept.id, "succeeded", 20_000);
@@ -88,7 +91,7 @@ describe("server restart", () => {
     expect(keptAfterMs).toBeLessThan(8000); // reconnect backoff capped at 4 s, then hello + delivery
     const keptAttempts = await listAttempts(server.db.db, kept.id);
     expect(keptAttempts.map((x) => x.reason)).toEqual(["succeeded"]);
-    expect((await getJob(server.db.db, kept.id))?.result).toEqual({ attemptId: keptAttempts[0]?.id });
+    expect((await getJob(server.db.db, kept.id))?.result).toEqual(resultOf(keptAttempts[0]?.id ?? ""));
     await waitState(spanning.id, "succeeded", 20_000);
     expect((await listAttempts(server.db.db, spanning.id)).map((x) => x.reason)).toEqual(["succeeded"]);
 
@@ -117,7 +120,7 @@ describe("a result delivered twice (its first ack lost, as to a restart)", () =>
         jobId: first.jobId,
         attemptId: first.attemptId,
         reason: "succeeded",
-        result: {},
+        result: tokenizeResult(),
         claimNext: true,
       };
       const once = await request<WriteAck>(sock, AGENT_EVENTS.result, result);
@@ -136,7 +139,7 @@ describe("a result delivered twice (its first ack lost, as to a restart)", () =>
         jobId: jobs[1]?.id,
         attemptId: once.data.next?.attemptId,
         reason: "succeeded",
-        result: {},
+        result: tokenizeResult(),
       });
     } finally {
       sock.close();
@@ -176,7 +179,7 @@ describe("a handler that ignores its abort signal", () => {
     const stuck = gatedHandler();
     let calls = 0;
     const handler: JobHandler = (ctx) =>
-      ++calls === 1 ? stuck.handler(ctx) : Promise.resolve({ reason: "succeeded", result: {} });
+      ++calls === 1 ? stuck.handler(ctx) : Promise.resolve({ reason: "succeeded", result: tokenizeResult() });
     const agent = await startInProcessAgent(server, "stubborn2", {
       pollMs: 300,
       handlers: { tokenize: handler },

@@ -9,7 +9,7 @@ import { Supervisor } from "../../apps/agent/src/supervisor";
 import { startTestApp, viewerOf, type TestApp } from "./auth-helpers";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { enrollTestAgent, testCapabilities, waitFor } from "./helpers/server";
-import { gradePayload } from "./helpers/payloads";
+import { gradePayload, gradeResult } from "./helpers/payloads";
 
 // Why a job is stuck, server side: queued jobs no online agent can claim are explained (reason and
 // fix), and the Agents page's re-run makes the agent re-test its sandbox without a restart; once
@@ -48,7 +48,7 @@ describe("why is it stuck", () => {
       credential,
       stateDir: await mkdtemp(join(tmpdir(), "agentlab-stuck-")),
       capabilities: failing,
-      handlers: { grade: async () => ({ reason: "succeeded", result: { graded: true } }) },
+      handlers: { grade: async () => ({ reason: "succeeded", result: gradeResult() }) },
       runtime: { python: null, sandboxBackend: "bwrap", sandboxOk: false },
       log: pino({ level: "silent" }),
       pollMs: 200,
