@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { JobHandler } from "../../apps/agent/src/jobs/types";
 import { startInstancePair, type InstancePair } from "./helpers/cluster";
 import { startInProcessAgent, waitFor, type TestServer } from "./helpers/server";
+import { shellResult } from "./helpers/payloads";
 
 // Two web instances over one Postgres, each with its own connection pool and socket.io server (as two
 // processes behind a load balancer would have). An agent connected to A is told about work
@@ -18,7 +19,7 @@ function recordingAgent(server: TestServer, name: string) {
   const shell: JobHandler = async (ctx) => {
     started.set(ctx.jobId, performance.now());
     const argv = ctx.payload.argv;
-    if (!Array.isArray(argv) || argv[0] !== "hold") return { reason: "succeeded" };
+    if (!Array.isArray(argv) || argv[0] !== "hold") return { reason: "succeeded", result: shellResult() };
     await new Promise((r) => ctx.signal.addEventListener("abort", r, { once: true }));
     aborted.set(ctx.jobId, performance.now());
     return { reason: "canceled" };

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import type { JobHandler } from "../../apps/agent/src/jobs/types";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
+import { shellResult } from "./helpers/payloads";
 
 // An enqueue wakes as many idle agents as it made jobs (agents/wake.ts), the longest idle first.
 // When that agent cannot take the job (here: it did not opt in to shell jobs), its empty claim
@@ -18,7 +19,7 @@ describe("targeted wake-ups", () => {
       (by: string): JobHandler =>
       async (ctx) => {
         started.set(ctx.jobId, { at: performance.now(), by });
-        return { reason: "succeeded" };
+        return { reason: "succeeded", result: shellResult() };
       };
     // The one without shell jobs goes idle first, so it is the one an enqueue of one job wakes.
     const picky = await startInProcessAgent(server, "no-shell", {
