@@ -137,7 +137,7 @@ describe("daily workflow pages", () => {
     // Held still for the page (the runner ignores a canceled run); the train job is a stand-in
     // claimed by a test agent that writes the trainer's progress events through the fenced path.
     await setExperimentState(db, ids.training, "canceled", null);
-    const fit = await makeAgent(db);
+    const fit = await makeAgent(db, { shellJobs: true });
     const job = await enqueueJob(db, {
       type: "shell",
       payload: { argv: ["true"] },

@@ -143,7 +143,7 @@ describe("agentlab CLI for daily work", () => {
   });
 
   it("lists jobs and prints (and follows to the end) a job's log", async () => {
-    const fit = await makeAgent(s.db.db);
+    const fit = await makeAgent(s.db.db, { shellJobs: true });
     // A label only this job needs, and an agent that claims only shell jobs' kind of work: the
     // runner's own queued jobs (of the canceled run) never get in the way.
     const job = await enqueueJob(s.db.db, {

@@ -159,7 +159,7 @@ describe("two server processes", () => {
       priority: 100,
       requirements: { labels: ["probe"] },
     });
-    const lost = await makeAgent(db);
+    const lost = await makeAgent(db, { shellJobs: true });
     const probeClaim = await claimJob(db, { ...lost, labels: ["probe"], shellJobs: true, leaseTtlMs: 1000 });
     expect(probeClaim?.jobId).toBe(probe.id);
 
