@@ -1,4 +1,4 @@
--- SFT dataset snapshots are immutable: samples can never change or disappear, and a
+-- SFT dataset snapshots are immutable (issue 5): samples can never change or disappear, and a
 -- dataset row can only have its supervised-token counts filled in, once.
 CREATE OR REPLACE FUNCTION sft_samples_immutable() RETURNS trigger AS $$
 BEGIN

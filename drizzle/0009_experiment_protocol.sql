@@ -1,4 +1,4 @@
--- SFT data comes from TRAIN tasks only, enforced here so that no code path (the teacher
+-- Issue 12. SFT data comes from TRAIN tasks only, enforced here so that no code path (the teacher
 -- datasets, a replay, a script with a database connection) can put a dev or test task into an SFT
 -- snapshot: every sample's task must be assigned to the train part of its dataset's split, and that
 -- split must be frozen (its assignments can then never change, migration `frozen_splits`).

@@ -3,7 +3,7 @@ ALTER TABLE "task_pools" ADD COLUMN "archived_at" timestamp with time zone;--> s
 ALTER TABLE "sft_datasets" ADD COLUMN "archived_at" timestamp with time zone;--> statement-breakpoint
 ALTER TABLE "teacher_providers" ADD COLUMN "archived_at" timestamp with time zone;--> statement-breakpoint
 CREATE INDEX "tasks_instruction_fts_idx" ON "tasks" USING gin (to_tsvector('english', "instruction"));--> statement-breakpoint
--- Archive and delete. A frozen split still never changes what it holds: the guard now
+-- Archive and delete (issue 15). A frozen split still never changes what it holds: the guard now
 -- lets an UPDATE through only when archived_at is the sole column that differs, and a DELETE only
 -- of the one split the deleting transaction named with set_config('agentlab.delete_split', id, true)
 -- (packages/db/src/queries/archive.ts; foreign keys still refuse it while an experiment, collection or

@@ -32,7 +32,7 @@ ALTER TABLE "preference_pairs" ADD CONSTRAINT "preference_pairs_split_id_splits_
 ALTER TABLE "preference_pairs" ADD CONSTRAINT "preference_pairs_task_row_id_tasks_id_fk" FOREIGN KEY ("task_row_id") REFERENCES "public"."tasks"("id") ON DELETE restrict ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "preference_pairs_key_idx" ON "preference_pairs" USING btree ("experiment_id","round","pair_key");--> statement-breakpoint
 CREATE INDEX "preference_pairs_task_idx" ON "preference_pairs" USING btree ("task_row_id");--> statement-breakpoint
--- Preference pairs come from TRAIN tasks only, whatever code path writes them (like
+-- Issue 18. Preference pairs come from TRAIN tasks only, whatever code path writes them (like
 -- sft_samples_train_only, migration 0009): the pair's task must be assigned to the train part of
 -- its split, the split must be frozen and be its experiment's, and task_key must name that task.
 CREATE OR REPLACE FUNCTION preference_pairs_train_only() RETURNS trigger AS $$
