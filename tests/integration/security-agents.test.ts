@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { AGENT_EVENTS, PROTOCOL_VERSION, type ClaimAck } from "@agentlab/core";
+import { AGENT_EVENTS, PROTOCOL_VERSION, type ClaimAck, type WriteAck } from "@agentlab/core";
 import { enrollAgent, enrollmentTokens, getJob, users } from "@agentlab/db";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { startTestApp, viewerOf, type TestApp } from "./auth-helpers";
@@ -100,13 +100,20 @@ describe("revoking an agent mid-job", () => {
       expect(
         await request(sockB, AGENT_EVENTS.log, { ...ref, chunks: [{ seq: 1, stream: "stdout", data: "late" }] }),
       ).toMatchObject({ ok: true, data: { accepted: false } });
+      // A shell job reports no progress, so this event also breaks the contract: the attempt end
+      // that refusal asks for is fenced like any write, and B's attempt runs on (checked below).
       expect(await request(sockB, AGENT_EVENTS.progress, { ...ref, seq: 1, data: { step: 9 } })).toMatchObject({
         ok: true,
         data: { accepted: false },
       });
-      expect(
-        await request(sockB, AGENT_EVENTS.result, { ...ref, reason: "succeeded", result: { forged: true } }),
-      ).toMatchObject({ ok: true, data: { accepted: false } });
+      // A result that fits the shell contract, so what refuses it is the fence, not the receipt.
+      const forged = await request<WriteAck>(sockB, AGENT_EVENTS.result, {
+        ...ref,
+        reason: "succeeded",
+        result: { outputTruncated: false },
+      });
+      expect(forged).toMatchObject({ ok: true, data: { accepted: false } });
+      expect(forged.ok && forged.data.refused).toBeFalsy();
       const after = await getJob(t.db, job.id);
       expect(after).toMatchObject({ state: "running", currentAttemptId: attemptB, agentId: b.agentId });
       expect(after?.result).toBeNull();
