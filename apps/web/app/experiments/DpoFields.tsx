@@ -1,13 +1,15 @@
 "use client";
 
-import { MAX_DPO_ROUNDS } from "@agentlab/core";
-import type { ExperimentForm } from "./form";
+import { DPO_LR_DIVISOR, MAX_DPO_ROUNDS } from "@agentlab/core";
+import { defaultForm, type ExperimentForm } from "./form";
 import { Field, inputClass } from "./FormField";
 
 // The recipe's method and, for sft+dpo, its dpo block (issue 18). The inputs only hint at bounds;
 // the server's schema (core DpoRecipe) is the judge and its refusals appear under each input.
 
 type DpoKey = Extract<keyof ExperimentForm, `dpo${string}`>;
+const MARGIN_MODES = ["off", "drop", "downweight"] as const;
+const marginMode = (v: string): ExperimentForm["dpoMarginMode"] => MARGIN_MODES.find((m) => m === v) ?? "off";
 
 export function DpoFields({
   f,
@@ -19,7 +21,12 @@ export function DpoFields({
   error: unknown;
 }) {
   const set = (k: DpoKey) => (e: { target: { value: string } }) => setF({ ...f, [k]: e.target.value });
-  const num = (k: DpoKey, path: string, label: string, attrs: { min?: number; max?: number; hint?: string } = {}) => (
+  const num = (
+    k: DpoKey,
+    path: string,
+    label: string,
+    attrs: { min?: number; max?: number; hint?: string; placeholder?: string } = {},
+  ) => (
     <Field path={`dpo.${path}`} error={error} label={label} hint={attrs.hint}>
       <input
         className={inputClass}
@@ -29,6 +36,7 @@ export function DpoFields({
         min={attrs.min}
         max={attrs.max}
         value={f[k]}
+        placeholder={attrs.placeholder}
         onChange={set(k)}
       />
     </Field>
@@ -73,26 +81,43 @@ export function DpoFields({
           <div className="grid gap-3 sm:grid-cols-4">
             {num("dpoTemperature", "temperature", "Sampling temperature", { min: 0, max: 10 })}
             {num("dpoTopP", "topP", "Sampling top_p", { min: 0, max: 1 })}
-            {num("dpoSftWeight", "sftWeight", "SFT term weight", { min: 0, max: 100, hint: "0 = pure DPO." })}
+            {num("dpoSftWeight", "sftWeight", "SFT term weight", {
+              min: 0,
+              max: 100,
+              hint: "Keeps the chosen answer likely; 0 = pure DPO.",
+            })}
             {num("dpoEpochs", "epochs", "DPO epochs", { min: 1, max: 50 })}
-            {num("dpoLearningRate", "learningRate", "DPO learning rate", { min: 0, max: 1 })}
+            {num("dpoLearningRate", "learningRate", "DPO learning rate", {
+              min: 0,
+              max: 1,
+              placeholder: String(sftRate(f) / DPO_LR_DIVISOR),
+              hint: `Empty: the SFT rate ÷ ${DPO_LR_DIVISOR}; typical ÷10 to ÷100.`,
+            })}
             {num("dpoBatchSize", "batchSize", "DPO batch size (pairs)", { min: 1, max: 1024 })}
           </div>
           <div className="grid gap-3 sm:grid-cols-4">
-            {num("dpoMarginThreshold", "marginFilter.threshold", "Margin threshold", {
-              hint: "Pairs the start policy already prefers by more than this (nats)…",
-            })}
-            <Field path="dpo.marginFilter.mode" error={error} label="…are">
+            <Field
+              path="dpo.marginFilter.mode"
+              error={error}
+              label="Margin filter"
+              hint="At step 1 every pair's loss is log 2 whatever its start margin: off keeps every pair."
+            >
               <select
                 className={inputClass}
                 name="dpoMarginMode"
                 value={f.dpoMarginMode}
-                onChange={(e) => setF({ ...f, dpoMarginMode: e.target.value === "downweight" ? "downweight" : "drop" })}
+                onChange={(e) => setF({ ...f, dpoMarginMode: marginMode(e.target.value) })}
               >
-                <option value="drop">dropped</option>
-                <option value="downweight">down-weighted</option>
+                <option value="off">off</option>
+                <option value="drop">drop</option>
+                <option value="downweight">down-weight</option>
               </select>
             </Field>
+            {f.dpoMarginMode !== "off"
+              ? num("dpoMarginThreshold", "marginFilter.threshold", "Margin threshold", {
+                  hint: "Pairs the start policy already prefers by more than this (nats).",
+                })
+              : null}
             {f.dpoMarginMode === "downweight"
               ? num("dpoMarginFactor", "marginFilter.factor", "Down-weight factor", {
                   min: 0,
@@ -105,4 +130,10 @@ export function DpoFields({
       ) : null}
     </div>
   );
+}
+
+/** The SFT learning rate the form holds (the form's default while it is not a number). */
+function sftRate(f: ExperimentForm): number {
+  const n = Number(f.learningRate);
+  return f.learningRate.trim() && Number.isFinite(n) ? n : Number(defaultForm.learningRate);
 }

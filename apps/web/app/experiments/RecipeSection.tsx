@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { dpoRecipeOf, type DpoRecipe, type ExperimentConfig } from "@agentlab/core";
+import { DPO_LR_DIVISOR, dpoRecipeOf, type DpoRecipe, type ExperimentConfig } from "@agentlab/core";
 import { Section } from "../_components/PageHeader";
 import { Fields } from "../_components/Stat";
 import { usd } from "../../client/format";
@@ -11,9 +11,12 @@ import { usd } from "../../client/format";
 
 const dpoText = (d: DpoRecipe): string =>
   `β ${d.beta}, ${d.rounds} round${d.rounds === 1 ? "" : "s"}, ${d.samples} negative samples per train task ` +
-  `(temperature ${d.temperature}, top_p ${d.topP}), ${d.epochs} epochs, lr ${d.learningRate}, batch ${d.batchSize}, ` +
-  `SFT term ${d.sftWeight}; pairs with margin > ${d.marginFilter.threshold} ` +
-  (d.marginFilter.mode === "drop" ? "dropped" : `down-weighted ×${d.marginFilter.factor}`);
+  `(temperature ${d.temperature}, top_p ${d.topP}), ${d.epochs} epochs, lr ${d.learningRate ?? "SFT ÷ " + DPO_LR_DIVISOR}, batch ${d.batchSize}, ` +
+  `SFT term ${d.sftWeight}; ` +
+  (d.marginFilter.mode === "off"
+    ? "no margin filter"
+    : `pairs with margin > ${d.marginFilter.threshold} ` +
+      (d.marginFilter.mode === "drop" ? "dropped" : `down-weighted ×${d.marginFilter.factor}`));
 
 export function RecipeSection({ config: c }: { config: ExperimentConfig }) {
   const dpo = dpoRecipeOf(c);

@@ -101,8 +101,12 @@ describe("experiment form", () => {
       samples: 8,
       marginFilter: { threshold: 0, mode: "downweight", factor: 0.5 },
     });
-    // the form's defaults are the schema's
+    // the form's defaults are the schema's: the DPO learning rate is left to the server (SFT rate ÷ divisor)
     expect(ExperimentConfig.parse(toConfig({ ...form, method: "sft+dpo" })).dpo).toEqual(DpoRecipe.parse({}));
+    expect(DpoRecipe.parse({}).learningRate).toBeUndefined();
+    expect(
+      ExperimentConfig.parse(toConfig({ ...form, method: "sft+dpo", dpoLearningRate: "1e-5" })).dpo?.learningRate,
+    ).toBe(1e-5);
   });
 
   it("leaves the dpo bounds to the server, which names the field", () => {

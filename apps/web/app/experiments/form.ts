@@ -56,10 +56,12 @@ export type ExperimentForm = {
   dpoTopP: string;
   dpoSftWeight: string;
   dpoEpochs: string;
+  /** Empty: the SFT rate ÷ DPO_LR_DIVISOR (what the server fills in). */
   dpoLearningRate: string;
   dpoBatchSize: string;
   dpoMarginThreshold: string;
-  dpoMarginMode: "drop" | "downweight";
+  /** off (the default): every pair trains; drop / downweight: by the start policy's margin. */
+  dpoMarginMode: "off" | "drop" | "downweight";
   dpoMarginFactor: string;
 };
 
@@ -101,7 +103,7 @@ export const defaultForm: ExperimentForm = {
   dpoTopP: String(DPO_DEFAULTS.topP),
   dpoSftWeight: String(DPO_DEFAULTS.sftWeight),
   dpoEpochs: String(DPO_DEFAULTS.epochs),
-  dpoLearningRate: String(DPO_DEFAULTS.learningRate),
+  dpoLearningRate: "",
   dpoBatchSize: String(DPO_DEFAULTS.batchSize),
   dpoMarginThreshold: String(DPO_DEFAULTS.marginFilter.threshold),
   dpoMarginMode: DPO_DEFAULTS.marginFilter.mode,
@@ -177,7 +179,7 @@ function dpoFields(f: ExperimentForm, num: (label: string, v: string) => number)
       topP: num("sampling top_p", f.dpoTopP),
       sftWeight: num("SFT term weight", f.dpoSftWeight),
       epochs: num("DPO epochs", f.dpoEpochs),
-      learningRate: num("DPO learning rate", f.dpoLearningRate),
+      ...(f.dpoLearningRate.trim() ? { learningRate: num("DPO learning rate", f.dpoLearningRate) } : {}),
       batchSize: num("DPO batch size", f.dpoBatchSize),
       marginFilter: {
         threshold: num("margin threshold", f.dpoMarginThreshold),

@@ -101,22 +101,45 @@ export const DpoRecipe = z.strictObject({
   /** Sampling of those answers (always sampled decoding: n greedy answers would be one answer n times). */
   temperature: z.number().positive().max(10).default(1),
   topP: z.number().gt(0).max(1).default(1),
-  /** Weight of an SFT term on the chosen answers; 0 = pure DPO. */
-  sftWeight: z.number().min(0).max(100).default(0),
+  /**
+   * Weight of an SFT term on the chosen answers; 0 = pure DPO. On by default: without it the margin
+   * grows by pushing both answers down, the chosen one less (likelihood displacement).
+   */
+  sftWeight: z.number().min(0).max(100).default(1),
   epochs: z.number().int().min(1).max(50).default(2),
-  learningRate: z.number().positive().max(1).default(5e-5),
+  /**
+   * Absent: the SFT rate ÷ DPO_LR_DIVISOR, filled at creation (dpoRecipeOf). Under Adam the step size
+   * is the learning rate's, not β's; a rate near the SFT one displaces the chosen answer.
+   */
+  learningRate: z.number().positive().max(1).optional(),
   /** Pairs per micro-batch (each forward holds 2 × batchSize sequences). */
   batchSize: z.number().int().min(1).max(1024).default(2),
-  /** Pairs the start policy already prefers by more than the threshold are dropped or down-weighted, and counted. */
-  marginFilter: MarginFilter.default({ threshold: 0, mode: "drop", factor: 0.25 }),
+  /** Off by default (see MarginFilter: the start margin does not change the step-1 loss); drop/downweight on request. */
+  marginFilter: MarginFilter.default({ threshold: 0, mode: "off", factor: 0.25 }),
 });
 export type DpoRecipe = z.infer<typeof DpoRecipe>;
 export type DpoRecipeInput = z.input<typeof DpoRecipe>;
 
-/** The DPO settings of an sft+dpo recipe (defaults when the block was left out); null for plain SFT. */
-export function dpoRecipeOf(config: { method?: ExperimentMethod; dpo?: DpoRecipe }): DpoRecipe | null {
+/**
+ * The default DPO learning rate is the SFT rate ÷ 30: the middle (in log scale) of the ÷10..÷100 range
+ * of typical LoRA recipes (e.g. SFT 2e-4, DPO 5e-6..2e-5 for 1.5-7B models; docs/architecture.md).
+ */
+export const DPO_LR_DIVISOR = 30;
+
+/**
+ * The DPO settings of an sft+dpo recipe (defaults when the block was left out, the learning rate
+ * from the SFT one when absent and the training block is given); null for plain SFT.
+ */
+export function dpoRecipeOf(config: {
+  method?: ExperimentMethod;
+  dpo?: DpoRecipe;
+  training?: { learningRate?: number };
+}): DpoRecipe | null {
   if (config.method !== "sft+dpo") return null;
-  return config.dpo ?? DpoRecipe.parse({});
+  const dpo = config.dpo ?? DpoRecipe.parse({});
+  const sft = config.training?.learningRate;
+  if (dpo.learningRate !== undefined || sft === undefined) return dpo;
+  return { ...dpo, learningRate: sft / DPO_LR_DIVISOR };
 }
 
 /** What must be identical for base and adapter to be compared (brief §2 invariants). */

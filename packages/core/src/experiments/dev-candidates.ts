@@ -37,7 +37,7 @@ export function devCandidates(
       if (c) out.push({ ref: { model: "adapter", seed, seedIndex, epoch }, ...c });
     }
   });
-  const dpo = dpoRecipeOf(config);
+  const dpo = dpoRecipeOf({ method: config.method, dpo: config.dpo }); // rounds and epochs only
   for (let round = 1; round <= (dpo?.rounds ?? 0); round++)
     config.seeds.forEach((seed, seedIndex) => {
       for (let epoch = 1; epoch <= (dpo?.epochs ?? 0); epoch++) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DpoRecipe, ExperimentConfig, dpoRecipeOf, type ExperimentConfigInput } from "./config";
+import { DPO_LR_DIVISOR, DpoRecipe, ExperimentConfig, dpoRecipeOf, type ExperimentConfigInput } from "./config";
 import { devCandidates } from "./dev-candidates";
 import { dpoJobPayload, samplingConfig } from "../jobs/recipe";
 import { dpoSection } from "./report-dpo";
@@ -26,8 +26,33 @@ describe("the sft+dpo recipe", () => {
     expect(plain.dpo).toBeUndefined();
     expect(dpoRecipeOf(plain)).toBeNull();
     const dpo = ExperimentConfig.parse(input({ method: "sft+dpo", dpo: { beta: 0.5, rounds: 2 } }));
-    expect(dpoRecipeOf(dpo)).toMatchObject({ beta: 0.5, rounds: 2, samples: 4, marginFilter: { mode: "drop" } });
-    expect(dpoRecipeOf(ExperimentConfig.parse(input({ method: "sft+dpo" })))).toEqual(DpoRecipe.parse({}));
+    expect(dpoRecipeOf(dpo)).toMatchObject({ beta: 0.5, rounds: 2, samples: 4, marginFilter: { mode: "off" } });
+    const filled = ExperimentConfig.parse(input({ method: "sft+dpo" }));
+    expect(dpoRecipeOf(filled)).toEqual({ ...DpoRecipe.parse({}), learningRate: 2e-4 / DPO_LR_DIVISOR });
+  });
+
+  it("defaults to the SFT term on, no margin filter and the DPO rate from the SFT rate; stored recipes keep theirs", () => {
+    const fresh = dpoRecipeOf(ExperimentConfig.parse(input({ method: "sft+dpo", training: { learningRate: 3e-3 } })));
+    expect(fresh).toMatchObject({ sftWeight: 1, marginFilter: { mode: "off" }, learningRate: 3e-3 / DPO_LR_DIVISOR });
+    expect(DPO_LR_DIVISOR).toBeGreaterThanOrEqual(10);
+    expect(DPO_LR_DIVISOR).toBeLessThanOrEqual(100);
+    // a recipe stored before these defaults (its block filled at creation) parses and means what it meant
+    const old = {
+      sftWeight: 0,
+      learningRate: 5e-5,
+      marginFilter: { threshold: 0, mode: "drop" as const, factor: 0.25 },
+    };
+    const stored = dpoRecipeOf(ExperimentConfig.parse(input({ method: "sft+dpo", dpo: old })));
+    expect(stored).toMatchObject(old);
+    const sha = "a".repeat(64);
+    const cfg = ExperimentConfig.parse(input({ method: "sft+dpo", dpo: old }));
+    const opts = { seed: 0, pairsHash: sha, start: null, scoreOnly: false };
+    expect(dpoJobPayload(cfg, stored ?? DpoRecipe.parse({}), opts).spec).toMatchObject({
+      learning_rate: 5e-5,
+      sft_weight: 0,
+    });
+    // an unresolved block (learningRate absent) still gets the derived rate, never undefined
+    expect(dpoJobPayload(cfg, DpoRecipe.parse({}), opts).spec.learning_rate).toBe(2e-4 / DPO_LR_DIVISOR);
   });
 
   it("refuses bad DPO settings naming the field", () => {
@@ -66,7 +91,7 @@ describe("the sft+dpo recipe", () => {
       learning_rate: 1e-3,
       seed: 2,
       score_only: false,
-      sft_weight: 0,
+      sft_weight: 1, // the default SFT term
     });
     expect(dpoJobPayload(config, dpo, { seed: 1, pairsHash: sha, start: null, scoreOnly: true })).toMatchObject({
       startAdapterArtifact: null,

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { DpoRecipe, ExperimentConfig } from "../experiments/config";
+import { DPO_LR_DIVISOR, type DpoRecipe, type ExperimentConfig } from "../experiments/config";
 import type { TaskSpec } from "../tasks";
 import { PROMPT_TEMPLATE_HASH, publicContext, renderRepairPrompt } from "../teacher/prompt";
 import type { GenerateJobPayload, TrainJobPayload } from "./contracts";
@@ -120,7 +120,7 @@ export function dpoJobPayload(
       // A fresh LoRA on the base takes the recipe's shape; a start adapter keeps its own.
       lora: { r: tc.lora.r, alpha: tc.lora.alpha, dropout: tc.lora.dropout, target_modules: tc.lora.targets },
       epochs: dpo.epochs,
-      learning_rate: dpo.learningRate,
+      learning_rate: dpo.learningRate ?? tc.learningRate / DPO_LR_DIVISOR,
       lr_schedule: tc.schedule,
       batch_size: dpo.batchSize,
       grad_accum: tc.gradAccum,

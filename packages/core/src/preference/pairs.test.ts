@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { TestOutcome } from "../grading/schemas";
-import { applyMarginFilter, buildPairs, failingLayer, type PreferencePair, pairsJsonl } from "./pairs";
+import { MarginFilter, applyMarginFilter, buildPairs, failingLayer, type PreferencePair, pairsJsonl } from "./pairs";
 import { pairStats } from "./stats";
 
 const prompt = [{ role: "user" as const, content: "fix it" }];
@@ -118,6 +118,19 @@ describe("applyMarginFilter", () => {
     expect(r.kept.map((p) => p.marginBefore)).toEqual([-2, 0]);
     // a higher threshold keeps more: the filter reads the threshold, not a constant
     expect(applyMarginFilter(pairs, scores, { threshold: 1, mode: "drop", factor: 0.25 }).counts.dropped).toBe(1);
+  });
+
+  it("by default keeps every pair with its start margin recorded (the margin does not change the step-1 loss)", () => {
+    const r = applyMarginFilter(pairs, scores, MarginFilter.parse({}));
+    expect(r.counts).toEqual({ kept: 4, dropped: 0, downweighted: 0 });
+    expect(r.kept.map((p) => [p.marginBefore, p.weight])).toEqual([
+      [-2, 1],
+      [0.5, 1],
+      [3, 1],
+      [0, 1],
+    ]);
+    // a recipe stored with the old default keeps its meaning (explicit opt-in)
+    expect(MarginFilter.parse({ threshold: 0, mode: "drop", factor: 0.25 }).mode).toBe("drop");
   });
 
   it("down-weights instead of dropping when asked", () => {

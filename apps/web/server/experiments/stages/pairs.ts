@@ -21,9 +21,9 @@ import { ownOutput, recordedOutput, type StageCtx, type StageResult } from "./co
 
 // `pairs:r<k>`: the round's pairs from the graded answers (../pair-inputs.ts), scored
 // under the start policy by a dpo score job (log-prob of chosen minus rejected: the margin before
-// training), filtered (pairs the policy already prefers are dropped or down-weighted, and counted),
-// stored in preference_pairs (train tasks only: the database refuses others) and published as the
-// JSONL the round's DPO jobs train on. Re-entrant: the pairs are rebuilt from the stored answers at
+// training, recorded per pair; it filters only a recipe that opts in: at step 1 it does not change a
+// pair's loss, core MarginFilter), stored in preference_pairs (train tasks only: the database refuses others) and
+// published as the JSONL the round's DPO jobs train on. Re-entrant: the pairs are rebuilt from the stored answers at
 // each step and must hash to what was scored.
 
 export async function pairsStage(c: StageCtx): Promise<StageResult<"pairs">> {
