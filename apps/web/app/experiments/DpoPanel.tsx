@@ -70,6 +70,52 @@ function SeedCard({ run }: { run: DpoRun }) {
   );
 }
 
+/**
+ * Each epoch's Δ log-prob of the chosen and rejected answers on the train pairs: DPO can grow the
+ * margin by pushing both down (the chosen one less), which the margin chart alone does not show.
+ */
+function LogpDynamics({ runs, markers }: { runs: DpoRun[]; markers: Marker[] }) {
+  const measured = runs.filter((r) => r.dynamics.length > 0);
+  if (measured.length === 0) return null;
+  const series: Series[] = measured.flatMap((r, i) => [
+    {
+      name: `seed ${r.seed} chosen`,
+      color: seedColor(i),
+      points: r.dynamics.map((d) => ({ x: d.step, y: d.chosen })),
+    },
+    {
+      name: `seed ${r.seed} rejected`,
+      color: faded(seedColor(i)),
+      points: r.dynamics.map((d) => ({ x: d.step, y: d.rejected })),
+    },
+  ]);
+  const warnings = measured.flatMap((r) =>
+    r.dynamics.flatMap((d) => (d.warning ? [`seed ${r.seed}, epoch ${d.epoch}: ${d.warning}`] : [])),
+  );
+  return (
+    <div data-testid="dpo-logp-chart" className="lg:col-span-2 max-w-3xl">
+      <h3 className="mb-1 text-xs font-medium text-zinc-500">
+        Δ log-prob vs the reference on the train pairs, per epoch (nats per answer; chosen solid, rejected faded)
+      </h3>
+      <LineChart
+        series={series}
+        markers={markers}
+        refLines={[{ y: 0, label: "0" }]}
+        xLabel="step"
+        yLabel="Δ log-prob"
+        height={180}
+      />
+      {warnings.length ? (
+        <ul className="mt-1 text-xs text-amber-700" data-testid="dpo-logp-warning">
+          {warnings.map((w) => (
+            <li key={w}>{w}</li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}
+
 export function DpoPanel({ experimentId, live }: { experimentId: string; live: boolean }) {
   const trpc = useTRPC();
   const [weight, setWeight] = useState(0.6);
@@ -160,6 +206,7 @@ export function DpoPanel({ experimentId, live }: { experimentId: string; live: b
                 height={180}
               />
             </div>
+            <LogpDynamics runs={started} markers={markers} />
             <div data-testid="dpo-accuracy-chart">
               <h3 className="mb-1 text-xs font-medium text-zinc-500">
                 Preference accuracy (chosen reward &gt; rejected)

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DomainError, DpoJobResult, ExperimentConfig, modelLabel, parseStageOutput, stagePlan } from "@agentlab/core";
-import { dpoPoints, epochMarks, thin, trainFraction } from "@agentlab/core/experiments/training";
+import { dpoEpochDynamics, dpoPoints, epochMarks, thin, trainFraction } from "@agentlab/core/experiments/training";
 import { getExperiment, listStages } from "@agentlab/db";
 import { trainStageData } from "@agentlab/db/queries/training";
 import { router, viewerProcedure } from "../trpc/init";
@@ -37,6 +37,8 @@ export const dpoRouter = router({
           jobState: s.job?.state ?? null,
           points: points.filter((p) => kept.has(p.step)),
           marks: epochMarks(points),
+          // read from every point (thinning could skip an epoch's last step)
+          dynamics: dpoEpochDynamics(points),
           // the finished run record's epoch means (what dev selection then scores, epoch by epoch)
           epochs: record.success
             ? record.data.snapshots.map((e) => ({

@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { dpoPoints, epochLosses, epochMarks, ratchet, smooth, thin, trainFraction, trainPoints } from "./training";
+import {
+  dpoEpochDynamics,
+  dpoPoints,
+  epochLosses,
+  epochMarks,
+  ratchet,
+  smooth,
+  thin,
+  trainFraction,
+  trainPoints,
+} from "./training";
 
 const ev = (step: number, epoch: number, loss: number) => ({
   data: {
@@ -125,5 +135,20 @@ describe("dpoPoints", () => {
     expect(dpoPoints([{ data: plain }, { data: { event: "log", line: "x" } }, { data: null }])).toEqual([]);
     // positive control: the same row with its figures is read
     expect(dpoPoints([train])).toHaveLength(1);
+  });
+
+  it("reads the epoch-end Δ log-probs and the displacement warning; other steps carry none", () => {
+    const warning = "the chosen answers' log-prob fell";
+    const pts = dpoPoints([
+      dpoEv(1),
+      dpoEv(2, { chosen_logp_delta: 0.5, rejected_logp_delta: -1 }),
+      dpoEv(3),
+      dpoEv(4, { chosen_logp_delta: -2, rejected_logp_delta: -5, logp_warning: warning }),
+    ]);
+    expect(pts[0]?.chosenLogpDelta).toBeUndefined();
+    expect(dpoEpochDynamics(pts)).toEqual([
+      { epoch: 1, step: 2, chosen: 0.5, rejected: -1, warning: null },
+      { epoch: 2, step: 4, chosen: -2, rejected: -5, warning },
+    ]);
   });
 });

@@ -59,6 +59,11 @@ export type DpoPoint = TrainPoint & {
   preferenceAccuracy: number;
   chosenReward: number;
   rejectedReward: number;
+  /** The epoch's last step only: mean Δ log-prob (nats per answer, vs the reference) on the train pairs. */
+  chosenLogpDelta?: number;
+  rejectedLogpDelta?: number;
+  /** Set with them when the chosen answers' log-prob fell. */
+  logpWarning?: string;
 };
 
 /** The DPO panel's points: the step events that carry DPO figures (a train job's steps are skipped). */
@@ -76,9 +81,38 @@ export function dpoPoints(rows: readonly { data: unknown }[]): DpoPoint[] {
         preferenceAccuracy: f.preference_accuracy,
         chosenReward: f.chosen_reward,
         rejectedReward: f.rejected_reward,
+        ...(f.chosen_logp_delta === undefined ? {} : { chosenLogpDelta: f.chosen_logp_delta }),
+        ...(f.rejected_logp_delta === undefined ? {} : { rejectedLogpDelta: f.rejected_logp_delta }),
+        ...(f.logp_warning === undefined ? {} : { logpWarning: f.logp_warning }),
       },
     ];
   });
+}
+
+/** Per finished epoch: what the run did to each side's likelihood on its train pairs (and the warning). */
+export type DpoEpochDynamics = {
+  epoch: number;
+  step: number;
+  chosen: number;
+  rejected: number;
+  warning: string | null;
+};
+
+/** The epoch-end points' Δ log-probs, in step order (runs from before they were measured have none). */
+export function dpoEpochDynamics(points: readonly DpoPoint[]): DpoEpochDynamics[] {
+  return points.flatMap((p) =>
+    p.chosenLogpDelta === undefined || p.rejectedLogpDelta === undefined
+      ? []
+      : [
+          {
+            epoch: p.epoch,
+            step: p.step,
+            chosen: p.chosenLogpDelta,
+            rejected: p.rejectedLogpDelta,
+            warning: p.logpWarning ?? null,
+          },
+        ],
+  );
 }
 
 /** The first step of each epoch after the first: where the chart draws an epoch boundary. */
