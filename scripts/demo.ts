@@ -63,11 +63,13 @@ const DPO_RECIPE: Pick<ExperimentConfigInput, "method" | "dpo"> = DEMO_DPO
       method: "sft+dpo",
       dpo: {
         beta: dpoNum("BETA", 0.1),
-        learningRate: dpoNum("LR", 5e-3),
+        // Unset: the SFT rate ÷ DPO_LR_DIVISOR, the recipe's own default (a larger DPO rate
+        // displaces the chosen answers' likelihood on this model).
+        ...(process.env.AGENTLAB_DEMO_DPO_LR ? { learningRate: dpoNum("LR", 0) } : {}),
         epochs: dpoNum("EPOCHS", 2),
         rounds: dpoNum("ROUNDS", 1),
         samples: dpoNum("SAMPLES", 2),
-        sftWeight: dpoNum("SFT_WEIGHT", 0),
+        sftWeight: dpoNum("SFT_WEIGHT", 1),
         temperature: 0.7,
         batchSize: 4,
       },
