@@ -17,15 +17,7 @@ import { Ago } from "../_components/Time";
 import { duration, interval, pValue, pct, pp } from "../../client/format";
 import { useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
-import {
-  PAGE_SIZE,
-  pageLabel,
-  toggleSort,
-  viewFromParams,
-  viewToInput,
-  viewToParams,
-  type RunsView,
-} from "./runs";
+import { PAGE_SIZE, pageLabel, toggleSort, viewFromParams, viewToInput, viewToParams, type RunsView } from "./runs";
 
 const select = "h-8 rounded-md border border-zinc-300 bg-white px-2 text-sm";
 

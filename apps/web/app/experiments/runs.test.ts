@@ -1,12 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  defaultView,
-  pageLabel,
-  toggleSort,
-  viewFromParams,
-  viewToInput,
-  viewToParams,
-} from "./runs";
+import { defaultView, pageLabel, toggleSort, viewFromParams, viewToInput, viewToParams } from "./runs";
 
 describe("runs table helpers", () => {
   it("round-trips the view through the URL and drops unknown values", () => {

@@ -34,9 +34,7 @@ export const splitTestClaims = pgTable(
   },
   (t) => [
     index("split_test_claims_split_idx").on(t.splitId, t.claimedAt),
-    uniqueIndex("split_test_claims_experiment_idx")
-      .on(t.experimentId)
-      .where(sql`${t.experimentId} is not null`),
+    uniqueIndex("split_test_claims_experiment_idx").on(t.experimentId).where(sql`${t.experimentId} is not null`),
   ],
 );
 
