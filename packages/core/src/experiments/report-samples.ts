@@ -47,35 +47,23 @@ export type VerdictRow = {
   isolation: "judge" | "in_process";
 };
 
+type GroupedVerdict = {
+  taskId: string;
+  group: string;
+  cluster?: string;
+  verdict: string;
+  isolation: VerdictRow["isolation"];
+  samples?: SampleVerdict[];
+};
+
 /**
  * Verdict rows grouped into one outcome per model and task (in the rows' task order). With more
  * than one answer per task the outcome lists every sample; its `verdict` is sample 0's. In-process
  * grading of any sample marks the task.
  */
-export function groupVerdicts(
-  rows: readonly VerdictRow[],
-  samples: number,
-): Record<
-  string,
-  {
-    taskId: string;
-    group: string;
-    cluster?: string;
-    verdict: string;
-    isolation: VerdictRow["isolation"];
-    samples?: SampleVerdict[];
-  }[]
-> {
-  type Out = {
-    taskId: string;
-    group: string;
-    cluster?: string;
-    verdict: string;
-    isolation: VerdictRow["isolation"];
-    samples?: SampleVerdict[];
-  };
-  const out: Record<string, Out[]> = {};
-  const index = new Map<string, Out>();
+export function groupVerdicts(rows: readonly VerdictRow[], samples: number): Record<string, GroupedVerdict[]> {
+  const out: Record<string, GroupedVerdict[]> = {};
+  const index = new Map<string, GroupedVerdict>();
   for (const r of [...rows].sort((a, b) => a.sampleIndex - b.sampleIndex)) {
     const k = `${r.modelKey}\u0000${r.taskId}`;
     let o = index.get(k);
