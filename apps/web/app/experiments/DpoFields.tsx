@@ -4,7 +4,7 @@ import { DPO_LR_DIVISOR, MAX_DPO_ROUNDS } from "@agentlab/core";
 import { defaultForm, type ExperimentForm } from "./form";
 import { Field, inputClass } from "./FormField";
 
-// The recipe's method and, for sft+dpo, its dpo block (issue 18). The inputs only hint at bounds;
+// The recipe's method and, for sft+dpo, its dpo block. The inputs only hint at bounds;
 // the server's schema (core DpoRecipe) is the judge and its refusals appear under each input.
 
 type DpoKey = Extract<keyof ExperimentForm, `dpo${string}`>;

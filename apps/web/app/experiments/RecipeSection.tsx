@@ -6,7 +6,7 @@ import { Section } from "../_components/PageHeader";
 import { Fields } from "../_components/Stat";
 import { usd } from "../../client/format";
 
-// The experiment page's recipe summary; an sft+dpo recipe also shows its DPO block (issue 18),
+// The experiment page's recipe summary; an sft+dpo recipe also shows its DPO block,
 // with the defaults filled as the runner reads them.
 
 const dpoText = (d: DpoRecipe): string =>

@@ -124,7 +124,7 @@ describe("experiment form", () => {
     expect(() => toConfig({ ...defaultForm, ...ids, name: "x", baseModel: "/m", seeds: "1, x" })).toThrow(/each seed/);
   });
 
-  it("sends training.gpus and training.parallel (issue 19); the schema names training.gpus when out of range", () => {
+  it("sends training.gpus and training.parallel; the schema names training.gpus when out of range", () => {
     const form = { ...defaultForm, ...ids, name: "x", baseModel: "/m" };
     expect(ExperimentConfig.parse(toConfig(form)).training).toMatchObject({ gpus: 1, parallel: "ddp" });
     const four = ExperimentConfig.parse(toConfig({ ...form, gpus: "4", parallel: "fsdp" }));

@@ -34,11 +34,11 @@ export type ExperimentForm = {
   quantization: "auto" | "nf4" | "none";
   /** Activation checkpointing: the trainer's choice (on for real models), or forced on/off. */
   checkpointing: "auto" | "on" | "off";
-  /** GPUs of one agent each seed trains on (issue 19; training.gpus), and how they share the model. */
+  /** GPUs of one agent each seed trains on (training.gpus), and how they share the model. */
   gpus: string;
   parallel: "ddp" | "fsdp";
   maxNewTokens: string;
-  /** Answers per task (issue 17): 1 = one greedy answer; more are sampled at evalTemperature / evalTopP. */
+  /** Answers per task: 1 = one greedy answer; more are sampled at evalTemperature / evalTopP. */
   evalSamples: string;
   evalTemperature: string;
   evalTopP: string;
@@ -46,7 +46,7 @@ export type ExperimentForm = {
   reuseAnswers: boolean;
   graderVersion: string;
   seeds: string;
-  /** Issue 18: plain SFT, or SFT then DPO from execution-graded pairs (the dpo* fields). */
+  /** Plain SFT, or SFT then DPO from execution-graded pairs (the dpo* fields). */
   method: "sft" | "sft+dpo";
   dpoBeta: string;
   dpoRounds: string;

@@ -60,18 +60,18 @@ export const TrainingConfig = z.object({
    */
   method: TrainMethod.optional(),
   /**
-   * Activation checkpointing of every decoder layer (issue 16). Absent: the trainer decides (on for
+   * Activation checkpointing of every decoder layer. Absent: the trainer decides (on for
    * real models of >= 100 M parameters, off for the tiny CPU ones); true/false: exactly that.
    */
   gradientCheckpointing: z.boolean().optional(),
   /**
-   * GPUs of one agent each seed's train job runs on (issue 19): N > 1 is N DDP ranks under torchrun,
+   * GPUs of one agent each seed's train job runs on: N > 1 is N DDP ranks under torchrun,
    * the global batch (batchSize x gradAccum) dealt across them, so the update is one GPU's; the
    * claim gives the job only to an agent with N free GPUs.
    */
   gpus: z.number().int().min(1).max(64).default(1),
   /**
-   * How N > 1 ranks share the model (issue 19): "ddp" (default) keeps a whole copy per GPU;
+   * How N > 1 ranks share the model: "ddp" (default) keeps a whole copy per GPU;
    * "fsdp" shards the parameters across the GPUs (torch FSDP2, one unit per decoder layer), for
    * bases that do not fit one GPU. The update is the same either way.
    */
@@ -154,7 +154,7 @@ export const EvalProtocol = z.object({
     .default({ doSample: false, temperature: 1, topP: 1 }),
   maxNewTokens: z.number().int().min(1).max(32768).default(512),
   /**
-   * Answers per task (issue 17): 1 = one answer (greedy by default); n > 1 samples n answers per
+   * Answers per task: 1 = one answer (greedy by default); n > 1 samples n answers per
    * prompt with `decoding` and the report compares per-task pass rates, with pass@k for k ≤ n.
    */
   samples: z.number().int().min(1).max(MAX_SAMPLES).default(1),
@@ -213,8 +213,8 @@ export const ExperimentConfig = z
     /** Printed on the report (e.g. the demo's tiny random model). */
     disclaimer: z.string().max(2000).optional(),
     /**
-     * "sft" (also when absent, so recipes stored before issue 18 parse unchanged): the SFT experiment;
-     * "sft+dpo": SFT, then preference training from execution-graded pairs (issue 18).
+     * "sft" (also when absent, so recipes stored before DPO existed parse unchanged): the SFT experiment;
+     * "sft+dpo": SFT, then preference training from execution-graded pairs.
      */
     method: ExperimentMethod.optional(),
     /** The DPO settings; only with method "sft+dpo" (filled with defaults at creation when left out). */

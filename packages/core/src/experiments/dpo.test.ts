@@ -7,7 +7,7 @@ import { bestEpochPerSeed, modelKey, selectByDev, type DevCandidate, type ModelR
 import { stagePlan } from "./stages";
 import { parseStageOutput } from "./stage-outputs";
 
-// Issue 18: the sft+dpo recipe, its stage plan, the three-way selection and the report's DPO part.
+// The sft+dpo recipe, its stage plan, the three-way selection and the report's DPO part.
 
 const input = (over: Partial<ExperimentConfigInput> = {}): ExperimentConfigInput => ({
   name: "e",

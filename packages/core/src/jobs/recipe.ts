@@ -37,7 +37,7 @@ export function trainJobPayload(
       // Resolved at creation; the trainer refuses a job it cannot run with exactly this method.
       method: tc.method ?? null,
       gradient_checkpointing: tc.gradientCheckpointing ?? null,
-      // N GPUs: N DDP ranks under torchrun (issue 19); the requirement asks the claim for N GPUs.
+      // N GPUs: N DDP ranks under torchrun; the requirement asks the claim for N GPUs.
       world_size: tc.gpus,
       parallel: tc.parallel,
     },
@@ -62,7 +62,7 @@ export function generateJobPayload(
       do_sample: ev.decoding.doSample,
       temperature: ev.decoding.temperature,
       top_p: ev.decoding.topP,
-      // n answers per prompt (issue 17); each sample's seed derives from this one and the task.
+      // n answers per prompt; each sample's seed derives from this one and the task.
       samples: ev.samples,
       seed: ev.seed,
       backend: ev.backend,

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { GradeVerdict, type TestOutcome } from "../grading/schemas";
 import { type DpoPairLine, type DpoPairScore, PromptMessage } from "../trainer/dpo";
 
-// Preference pairs from execution (issue 18). Pure: the stages gather graded answers, this decides
+// Preference pairs from execution. Pure: the stages gather graded answers, this decides
 // which pairs exist. chosen = a verified passing answer (teacher or reference), rejected = a failing
 // answer of the current policy for the same prompt (or a killed mutant of the reference). The labels
 // come from the grader only: a verdict of pass, or a model failure; an infra_error is neither.
