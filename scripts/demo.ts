@@ -110,6 +110,10 @@ const figures = (r: ExperimentReport) => {
     groups: s?.groups ?? null,
     significant: test.significant,
     contamination: { exact: r.contamination.exactPairs, normalized: r.contamination.normalizedPairs },
+    // Test references found among the training answers (the question-side check above cannot see it).
+    answerContamination: r.answerContamination
+      ? { testTasks: r.answerContamination.test.testTasks, leaked: r.answerContamination.test.testTasksWithLeak }
+      : null,
   };
 };
 
@@ -286,7 +290,7 @@ async function main() {
   say(`finished in ${wallSeconds} s`);
   console.log(`\n${DISCLAIMER}\n`);
   console.log(
-    `main:    base ${pct(m.basePass)} → adapter ${pct(m.adapterPass)}, Δ ${pp(m.delta)} [${m.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(m.p)} (${m.test ?? "no test"}), ${m.significant ? "significant" : "NOT significant"}; contamination test↔train exact ${m.contamination.exact}, normalized ${m.contamination.normalized}`,
+    `main:    base ${pct(m.basePass)} → adapter ${pct(m.adapterPass)}, Δ ${pp(m.delta)} [${m.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(m.p)} (${m.test ?? "no test"}), ${m.significant ? "significant" : "NOT significant"}; contamination test↔train exact ${m.contamination.exact}, normalized ${m.contamination.normalized}; test answers found in training answers: ${m.answerContamination ? `${m.answerContamination.leaked} of ${m.answerContamination.testTasks}` : "n/a"}`,
   );
   if (c)
     console.log(
