@@ -1,12 +1,5 @@
 import { createServer, type Server } from "node:http";
-import {
-  GradeBatchJobPayload,
-  GradeJobPayload,
-  formatAnswer,
-  type GradeResult,
-  type GradeVerdict,
-  type TaskSpec,
-} from "@agentlab/core";
+import { GradeBatchJobPayload, GradeJobPayload, formatAnswer, type GradeResult, type TaskSpec } from "@agentlab/core";
 import { sql } from "drizzle-orm";
 import {
   claimJob,
@@ -21,6 +14,7 @@ import {
 } from "@agentlab/db";
 import { startTestApp, viewerOf, type Caller, type TestApp } from "../auth-helpers";
 import { createTestDatabase, type TestDb } from "./db";
+import { gradeResult } from "./payloads";
 
 // The teacher test's world: tasks whose reference returns i, a local OpenAI-compatible provider
 // that answers with the reference (or misbehaves per task, on demand), and an agent that claims
@@ -112,27 +106,13 @@ export async function startFakeProvider(refOf: (taskId: string) => string): Prom
   };
 }
 
-function verdictResult(pass: boolean): GradeResult {
-  const verdict: GradeVerdict = pass ? "pass" : "fail_hidden";
-  return {
-    verdict,
-    backend: "process",
-    isolation: "judge",
-    unsandboxed: true,
-    graderVersion: "test",
-    reasons: pass ? [] : ["test_hidden.py::test_value: failed"],
-    tests: [],
-    ignoredCandidatePaths: [],
-    exitCode: 1,
-    signal: null,
-    stdoutTail: "",
-    stderrTail: "",
-    candidateOutputTail: "",
-    wallTimeMs: 1,
-    cpuTimeMs: null,
-    peakMemoryKb: null,
-  };
-}
+/** The contract's grade result (payloads.ts), passing or failing the hidden test. */
+const verdictResult = (pass: boolean): GradeResult => ({
+  ...gradeResult(),
+  verdict: pass ? "pass" : "fail_hidden",
+  reasons: pass ? [] : ["test_hidden.py::test_value: failed"],
+  exitCode: 1,
+});
 
 /**
  * Claims every queued grade (and grade-batch) job for `agentId` and finishes it: a pass when the
@@ -162,16 +142,13 @@ export async function gradeQueued(
         items: batch.items.map((it) => ({
           key: it.key,
           status: "graded",
-          grade: {
-            ...verdictResult(passes(taskIds.get(it.task) ?? "", it.candidate[0]?.content)),
-            expectedTestIds: [],
-          },
+          grade: verdictResult(passes(taskIds.get(it.task) ?? "", it.candidate[0]?.content)),
         })),
       };
     } else {
       const p = GradeJobPayload.parse(job.payload);
       // A grade job's result as its contract has it (JOB_CONTRACTS.grade.result).
-      result = { ...verdictResult(passes(p.task.id, p.candidate[0]?.content)), expectedTestIds: [] };
+      result = verdictResult(passes(p.task.id, p.candidate[0]?.content));
     }
     await finishAttempt(db, {
       jobId: job.jobId,
