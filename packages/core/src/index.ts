@@ -14,6 +14,7 @@ export * from "./jobs/retry-policy";
 export * from "./jobs/events";
 export * from "./jobs/progress";
 export * from "./jobs/receipt";
+export * from "./episodes";
 export * from "./protocol/capabilities";
 export * from "./protocol/messages";
 export * from "./protocol/artifact-upload";

@@ -51,6 +51,7 @@ describe("job contracts", () => {
       dpo: { pairsHash: H("d"), spec: { base_model: "m" } },
       "inspect-model": { model: "Qwen/Qwen2.5-1.5B", revision: "main" },
       "tiny-model": { corpusSha256: H("f"), trainTaskIds: ["t/0"], shape: { hidden_size: 64 } },
+      episode: { task, policy: { kind: "scripted", name: "wrong" }, seed: 1 },
     } as const;
     for (const [type, payload] of Object.entries(valid)) {
       const t = type as keyof typeof valid;
@@ -65,6 +66,7 @@ describe("job contracts", () => {
     expect(Object.keys(JOB_CONTRACTS).sort()).toEqual([
       "audit",
       "dpo",
+      "episode",
       "generate",
       "grade",
       "grade-batch",

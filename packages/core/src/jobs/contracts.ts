@@ -10,6 +10,7 @@ import {
 } from "../trainer/schemas";
 import { InspectModelJobPayload, InspectModelJobResult, TinyModelJobPayload, TinyModelJobResult } from "./model-jobs";
 import { DpoJobPayload, DpoJobResult } from "./dpo";
+import { EpisodeJobPayload, EpisodeJobResult } from "../episodes/job";
 import { JobRequirements, type JobType, ShellJobPayload } from "./schemas";
 import { DpoStepProgress, ItemsProgress, NoProgress, TrainStepProgress } from "./progress";
 
@@ -139,6 +140,7 @@ export const JOB_CONTRACTS = {
   tokenize: { payload: TokenizeJobPayload, result: TokenizeJobResult, progress: NoProgress },
   "inspect-model": { payload: InspectModelJobPayload, result: InspectModelJobResult, progress: NoProgress },
   "tiny-model": { payload: TinyModelJobPayload, result: TinyModelJobResult, progress: NoProgress },
+  episode: { payload: EpisodeJobPayload, result: EpisodeJobResult, progress: NoProgress },
 } as const satisfies Record<JobType, { payload: z.ZodType; result: z.ZodType; progress: z.ZodType }>;
 
 type Contracts = typeof JOB_CONTRACTS;
@@ -236,6 +238,7 @@ export const EnqueueJob = z.discriminatedUnion("type", [
   enqueueOf("tokenize"),
   enqueueOf("inspect-model"),
   enqueueOf("tiny-model"),
+  enqueueOf("episode"),
 ]);
 export type EnqueueJob = z.input<typeof EnqueueJob>;
 export type EnqueueJobParsed = z.output<typeof EnqueueJob>;
@@ -252,5 +255,6 @@ export const CreateJob = z.discriminatedUnion("type", [
   createOf("tokenize"),
   createOf("inspect-model"),
   createOf("tiny-model"),
+  createOf("episode"),
 ]);
 export type CreateJob = z.input<typeof CreateJob>;

@@ -12,11 +12,12 @@ export const JobType = z.enum([
   "tokenize",
   "inspect-model",
   "tiny-model",
+  "episode",
 ]);
 export type JobType = z.infer<typeof JobType>;
 
 /** Job types that run untrusted code: only agents whose sandbox passed its self-test claim them. */
-export const SANDBOXED_JOB_TYPES: readonly JobType[] = ["grade", "grade-batch", "audit"];
+export const SANDBOXED_JOB_TYPES: readonly JobType[] = ["grade", "grade-batch", "audit", "episode"];
 
 // Vocabularies are `as const` tuples so that the database's pgEnum (packages/db) and the UI reuse
 // the very same values; the zod enums are built from them.

@@ -1,0 +1,3 @@
+export * from "./schemas";
+export * from "./job";
+export * from "./hashing";
