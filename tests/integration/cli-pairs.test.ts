@@ -55,6 +55,7 @@ async function run(args: string[]) {
 const pair = (taskId: string, sample: number): ScoredPair => ({
   pairKey: `${taskId}:base:${sample}`,
   taskId,
+  pairSource: "cross_state",
   prompt: [{ role: "user", content: `fix ${taskId}` }],
   chosenSource: "teacher",
   chosenText: "good",

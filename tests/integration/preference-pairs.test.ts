@@ -41,6 +41,7 @@ const dbError = (p: Promise<unknown>) =>
 const pair = (taskId: string, sample = 0, over: Partial<ScoredPair> = {}): ScoredPair => ({
   pairKey: `${taskId}:base:${sample}`,
   taskId,
+  pairSource: "cross_state",
   prompt: [{ role: "user", content: `fix ${taskId}` }],
   chosenSource: "reference",
   chosenText: "def f():\n    return 1\n",

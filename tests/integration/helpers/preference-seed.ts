@@ -51,6 +51,7 @@ export async function seedPreferencePairs(db: Db, name = "dpo browser"): Promise
     return {
       pairKey: `${taskId}:${mutant ? "mutant" : `r${round}`}:${i}`,
       taskId,
+      pairSource: mutant ? "near_miss" : "cross_state",
       prompt: [
         { role: "system", content: "You repair Python code." },
         { role: "user", content: `Fix the bug in ${taskId}.` },

@@ -1,4 +1,12 @@
-import type { AuditResult, CandidateFile, GradeLimits, GradeVerdict, SurvivingMutant, TaskSpec } from "@agentlab/core";
+import type {
+  AuditResult,
+  CandidateFile,
+  GradeLimits,
+  GradeVerdict,
+  KilledMutant,
+  SurvivingMutant,
+  TaskSpec,
+} from "@agentlab/core";
 import type { Grader } from "./grader";
 import type { MutationSet } from "./mutants";
 
@@ -15,6 +23,9 @@ export type AuditOptions = {
   /** An admin's reason for allowing in-process grading of this task; absent: the audit refuses it. */
   inProcessReason?: string;
 };
+
+const failedIds = (tests: readonly { id: string; outcome: string }[]): string[] =>
+  tests.filter((t) => t.outcome === "failed" || t.outcome === "error").map((t) => t.id);
 
 /** A verdict that shows the hidden tests catching a wrong program (not a crash of the grader). */
 export const killsByTests = (v: GradeVerdict): boolean => v === "fail_hidden" || v === "fail_public" || v === "timeout";
@@ -78,6 +89,7 @@ export async function auditTask(grader: Grader, task: TaskSpec, opts: AuditOptio
   let total = 0;
   let killed = 0;
   const surviving: SurvivingMutant[] = [];
+  const killedMutants: KilledMutant[] = [];
   // Mutants of single-main-file tasks only: a mutant replaces exactly one file.
   const refs = task.reference.filter((r) => task.files.some((f) => f.role === "main" && f.path === r.path));
   if (opts.maxMutants > 0 && reasons.length === 0) {
@@ -97,8 +109,11 @@ export async function auditTask(grader: Grader, task: TaskSpec, opts: AuditOptio
         const m = set.mutants[i];
         if (!m) return;
         total++;
-        if (r.verdict !== "pass") killed++;
-        else surviving.push({ operator: m.operator, path: ref.path, line: m.line, description: m.description });
+        const where = { operator: m.operator, path: ref.path, line: m.line, description: m.description };
+        if (r.verdict !== "pass") {
+          killed++;
+          killedMutants.push({ ...where, source: m.source, verdict: r.verdict, failingTests: failedIds(r.tests) });
+        } else surviving.push(where);
       });
     }
   }
@@ -113,6 +128,8 @@ export async function auditTask(grader: Grader, task: TaskSpec, opts: AuditOptio
     mutantsKilled: killed,
     mutationScore: total > 0 ? killed / total : null,
     surviving,
+    killed: killedMutants,
+    buggyFailingTests: failedIds(buggy.tests),
     unsandboxed: grader.backend !== "bwrap",
     isolation,
     isolationReason: why,

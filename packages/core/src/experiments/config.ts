@@ -5,7 +5,7 @@ import { PROMPT_TEMPLATE_HASH } from "../teacher/prompt";
 import { ModelShape } from "../trainer/inspect";
 import { TrainMethod } from "../trainer/schemas";
 import { LORA_DEFAULT_TARGETS } from "../trainer/shared";
-import { MarginFilter } from "../preference/pairs";
+import { MarginFilter, PairSource } from "../preference/pairs";
 
 // An experiment's full recipe (brief §2). Everything that influences a number in the report is
 // here, so the stored config plus the frozen split reproduce the experiment.
@@ -116,9 +116,24 @@ export const DpoRecipe = z.strictObject({
   batchSize: z.number().int().min(1).max(1024).default(2),
   /** Off by default (see MarginFilter: the start margin does not change the step-1 loss); drop/downweight on request. */
   marginFilter: MarginFilter.default({ threshold: 0, mode: "off", factor: 0.25 }),
+  /**
+   * Where the pairs come from (core PairSource), each pair recording its own. Absent: cross_state
+   * only, what recipes stored before the other sources meant; optional rather than defaulted, so a
+   * stored recipe parses, and hashes (recipeHash), exactly as before.
+   */
+  pairSources: z
+    .array(PairSource)
+    .min(1)
+    .refine((s) => new Set(s).size === s.length, "a pair source is named twice")
+    .optional(),
 });
 export type DpoRecipe = z.infer<typeof DpoRecipe>;
 export type DpoRecipeInput = z.input<typeof DpoRecipe>;
+
+/** The recipe's pair sources; absent = cross_state, the one source there was before. */
+export function pairSourcesOf(dpo: Pick<DpoRecipe, "pairSources">): PairSource[] {
+  return dpo.pairSources ?? ["cross_state"];
+}
 
 /**
  * The default DPO learning rate is the SFT rate ÷ 30: the middle (in log scale) of the ÷10..÷100 range

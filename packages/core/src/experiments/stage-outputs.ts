@@ -2,7 +2,7 @@ import { z } from "zod";
 import { DomainError } from "../errors";
 import { CollectionState, ProviderKind } from "../teacher/schemas";
 import { TrainMethod } from "../trainer/schemas";
-import { ChosenSource, FailingLayer, RejectedSource } from "../preference/pairs";
+import { ChosenSource, FailingLayer, PairSource, RejectedSource } from "../preference/pairs";
 import { ModelRef } from "./selection";
 import type { StageKind } from "./stages";
 
@@ -160,6 +160,8 @@ export const PairStatsOutput = z.object({
   byFailingLayer: z.partialRecord(FailingLayer, z.number().int()),
   byChosenSource: z.partialRecord(ChosenSource, z.number().int()),
   byRejectedSource: z.partialRecord(RejectedSource, z.number().int()),
+  /** Absent in outputs from before pairs recorded their source (all cross_state then). */
+  byPairSource: z.partialRecord(PairSource, z.number().int()).optional(),
   tasks: z.number().int(),
   marginKept: Margins.nullable(),
   marginDropped: Margins.nullable(),

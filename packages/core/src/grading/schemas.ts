@@ -184,6 +184,18 @@ export const SurvivingMutant = z.object({
 });
 export type SurvivingMutant = z.infer<typeof SurvivingMutant>;
 
+/**
+ * A mutant of the reference the tests killed, with its program: kept so that near-miss preference
+ * pairs can use it as a rejected answer one bug away from the repair (its verdict is the label).
+ */
+export const KilledMutant = SurvivingMutant.extend({
+  source: z.string(),
+  verdict: GradeVerdict,
+  /** The ids of the tests it failed (errors counted as failures). */
+  failingTests: z.array(z.string()).default([]),
+});
+export type KilledMutant = z.infer<typeof KilledMutant>;
+
 export const AuditStatus = z.enum(["passed", "failed"]);
 /** A task audit row: waiting for its job, or the audit's status, or an infra error. */
 export const AUDIT_ROW_STATUSES = ["pending", "passed", "failed", "error"] as const;
@@ -202,6 +214,10 @@ export const AuditResult = z.object({
   /** killed / total, null when no mutant could be generated. */
   mutationScore: z.number().min(0).max(1).nullable(),
   surviving: z.array(SurvivingMutant),
+  /** The killed mutants with their programs (absent in results from before they were kept). */
+  killed: z.array(KilledMutant).default([]),
+  /** The tests the buggy main file failed (absent in results from before they were kept). */
+  buggyFailingTests: z.array(z.string()).default([]),
   unsandboxed: z.boolean(),
   /** The mode the task needs; `in_process` only when the reference passes there and not in the judge. */
   isolation: GradingIsolation.default("judge"),

@@ -1,2 +1,4 @@
 export * from "./pairs";
 export * from "./stats";
+export * from "./on-policy";
+export * from "./near-miss";

@@ -84,6 +84,7 @@ describe("buildPairs", () => {
 const pair = (key: string, layer: PreferencePair["failingLayer"] = "hidden"): PreferencePair => ({
   pairKey: key,
   taskId: key.split(":")[0] ?? key,
+  pairSource: "cross_state",
   prompt,
   chosenSource: "teacher",
   chosenText: "good",

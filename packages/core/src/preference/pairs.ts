@@ -7,10 +7,21 @@ import { type DpoPairLine, type DpoPairScore, PromptMessage } from "../trainer/d
 // answer of the current policy for the same prompt (or a killed mutant of the reference). The labels
 // come from the grader only: a verdict of pass, or a model failure; an infra_error is neither.
 
-export const ChosenSource = z.enum(["teacher", "reference"]);
+/** on_policy: a passing sample of the start policy itself (the on-policy same-prompt source). */
+export const ChosenSource = z.enum(["teacher", "reference", "on_policy"]);
 export type ChosenSource = z.infer<typeof ChosenSource>;
-export const RejectedSource = z.enum(["on_policy", "mutant"]);
+/** buggy: the task's own buggy main file; mutant: a mutant of the reference the admission audit saw killed. */
+export const RejectedSource = z.enum(["on_policy", "mutant", "buggy"]);
 export type RejectedSource = z.infer<typeof RejectedSource>;
+
+/**
+ * Where a pair comes from. cross_state: a verified answer against the start policy's failing sample
+ * (the original source); near_miss: a verified answer against the buggy file or a killed mutant of
+ * the reference (the rejected answer is one bug away from a repair); on_policy: a passing against a
+ * failing sample of the start policy on the same prompt (both answers on-policy).
+ */
+export const PairSource = z.enum(["cross_state", "near_miss", "on_policy"]);
+export type PairSource = z.infer<typeof PairSource>;
 
 /** Where a failing answer failed first: the grader's layers, named from its verdict. */
 export const FailingLayer = z.enum(["syntax", "public", "hidden", "limits", "tampered"]);
@@ -30,7 +41,12 @@ export function failingLayer(verdict: GradeVerdict): FailingLayer | null {
   return LAYER_OF[verdict] ?? null;
 }
 
-export type ChosenAnswer = { taskId: string; source: ChosenSource; text: string; verdict: GradeVerdict };
+export type ChosenAnswer = {
+  taskId: string;
+  source: Exclude<ChosenSource, "on_policy">;
+  text: string;
+  verdict: GradeVerdict;
+};
 export type RejectedAnswer = {
   taskId: string;
   source: RejectedSource;
@@ -40,12 +56,15 @@ export type RejectedAnswer = {
   text: string;
   verdict: GradeVerdict;
   tests: readonly TestOutcome[];
+  /** The failed test ids when only those were kept (an audit's killed mutant); else read from `tests`. */
+  failedTestIds?: readonly string[];
 };
 
 export const PreferencePair = z.strictObject({
   /** Stable within a round: task, rejected model and sample. */
   pairKey: z.string().min(1),
   taskId: z.string().min(1),
+  pairSource: PairSource,
   prompt: z.array(PromptMessage).min(1),
   chosenSource: ChosenSource,
   chosenText: z.string().min(1),
@@ -63,7 +82,14 @@ export type PreferencePair = z.infer<typeof PreferencePair>;
 
 export type PairSkip = {
   taskId: string;
-  reason: "chosen_not_passing" | "rejected_not_failing" | "no_chosen" | "no_prompt" | "duplicate" | "same_text";
+  reason:
+    | "chosen_not_passing"
+    | "rejected_not_failing"
+    | "no_chosen"
+    | "no_prompt"
+    | "duplicate"
+    | "same_text"
+    | "task_cap";
   detail: string;
 };
 
@@ -77,7 +103,13 @@ export function buildPairs(input: {
   prompts: ReadonlyMap<string, readonly PromptMessage[]>;
   chosen: readonly ChosenAnswer[];
   rejected: readonly RejectedAnswer[];
+  /** cross_state (default, the stored key format) or near_miss (the rejected answers are the buggy file and killed mutants). */
+  pairSource?: "cross_state" | "near_miss";
+  /** The most pairs per task, in input order (absent: every one). */
+  maxPerTask?: number;
 }): { pairs: PreferencePair[]; skipped: PairSkip[] } {
+  const pairSource = input.pairSource ?? "cross_state";
+  const perTask = new Map<string, number>();
   const skipped: PairSkip[] = [];
   const best = new Map<string, ChosenAnswer>();
   for (const c of input.chosen) {
@@ -121,9 +153,20 @@ export function buildPairs(input: {
       continue;
     }
     seen.add(textKey);
+    const n = perTask.get(r.taskId) ?? 0;
+    if (input.maxPerTask !== undefined && n >= input.maxPerTask) {
+      skipped.push({ taskId: r.taskId, reason: "task_cap", detail: `${where}: the task has ${n} pairs already` });
+      continue;
+    }
+    perTask.set(r.taskId, n + 1);
     pairs.push({
-      pairKey: `${r.taskId}:${r.modelKey}:${r.sample}`,
+      // Cross-state keys keep their stored format; other sources are prefixed, so no two sources share a key.
+      pairKey:
+        pairSource === "cross_state"
+          ? `${r.taskId}:${r.modelKey}:${r.sample}`
+          : `${r.taskId}:${pairSource}:${r.modelKey}:${r.sample}`,
       taskId: r.taskId,
+      pairSource,
       prompt: [...prompt],
       chosenSource: chosen.source,
       chosenText: chosen.text,
@@ -133,7 +176,9 @@ export function buildPairs(input: {
       rejectedText: r.text,
       rejectedVerdict: r.verdict,
       failingLayer: layer,
-      failingTests: r.tests.filter((t) => t.outcome === "failed" || t.outcome === "error").map((t) => t.id),
+      failingTests: r.failedTestIds
+        ? [...r.failedTestIds]
+        : r.tests.filter((t) => t.outcome === "failed" || t.outcome === "error").map((t) => t.id),
       weight: 1,
     });
   }

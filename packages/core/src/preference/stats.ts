@@ -1,4 +1,4 @@
-import type { ChosenSource, FailingLayer, RejectedSource, ScoredPair } from "./pairs";
+import type { ChosenSource, FailingLayer, PairSource, RejectedSource, ScoredPair } from "./pairs";
 
 // What a round's pairs are made of ("pair statistics are stored"): counts by failing
 // layer and by source, and the margins before training of the kept and of the filtered-out pairs.
@@ -12,6 +12,7 @@ export type PairStats = {
   byFailingLayer: Partial<Record<FailingLayer, number>>;
   byChosenSource: Partial<Record<ChosenSource, number>>;
   byRejectedSource: Partial<Record<RejectedSource, number>>;
+  byPairSource?: Partial<Record<PairSource, number>>;
   tasks: number;
   marginKept: MarginSummary;
   marginDropped: MarginSummary;
@@ -53,6 +54,7 @@ export function pairStats(
     byFailingLayer: countBy(kept, (p) => p.failingLayer),
     byChosenSource: countBy(kept, (p) => p.chosenSource),
     byRejectedSource: countBy(kept, (p) => p.rejectedSource),
+    byPairSource: countBy(kept, (p) => p.pairSource),
     tasks: new Set(kept.map((p) => p.taskId)).size,
     marginKept: summarizeMargins(kept.map((p) => p.marginBefore)),
     marginDropped: summarizeMargins(dropped.map((p) => p.marginBefore)),

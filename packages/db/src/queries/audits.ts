@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, inArray, isNull, or, sql, type SQL } from "drizzle-orm";
 import { TERMINAL_STATES, type AuditResult } from "@agentlab/core";
 import { queryRows, type Db } from "../client";
-import { jobs, taskAudits, tasks } from "../schema";
+import { jobs, taskAuditMutants, taskAudits, tasks } from "../schema";
 
 export type TaskAuditRow = typeof taskAudits.$inferSelect;
 export type AuditRowStatus = TaskAuditRow["status"];
@@ -106,7 +106,8 @@ export async function finishAudit(
       ? { status: "error" as const, error: outcome.error }
       : {
           status: outcome.status,
-          result: outcome.result,
+          // The killed mutants' programs live in task_audit_mutants, not twice in the result.
+          result: { ...outcome.result, killed: [] },
           mutationScore: outcome.result.mutationScore,
           mutantsTotal: outcome.result.mutantsTotal,
           unsandboxed: outcome.result.unsandboxed,
@@ -119,8 +120,16 @@ export async function finishAudit(
       .returning({ id: taskAudits.id, taskRowId: taskAudits.taskRowId });
     const row = out[0];
     // The audit decides how the task is graded from now on (isolated judge unless it needs in-process).
-    if (row && outcome.status !== "error")
+    if (row && outcome.status !== "error") {
       await tx.update(tasks).set({ gradingIsolation: outcome.result.isolation }).where(eq(tasks.id, row.taskRowId));
+      const killed = outcome.result.killed.map((m, position) => ({
+        auditId: row.id,
+        taskRowId: row.taskRowId,
+        position,
+        ...m,
+      }));
+      for (let i = 0; i < killed.length; i += 200) await tx.insert(taskAuditMutants).values(killed.slice(i, i + 200));
+    }
     return out.length > 0;
   });
 }

@@ -42,6 +42,7 @@ export async function insertPreferencePairs(
         splitId: exp.splitId,
         taskRowId: rowOf.get(p.taskId) ?? "",
         taskKey: p.taskId,
+        pairSource: p.pairSource,
         prompt: p.prompt,
         chosenSource: p.chosenSource,
         chosenText: p.chosenText,

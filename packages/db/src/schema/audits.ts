@@ -1,6 +1,18 @@
-import { boolean, index, integer, jsonb, pgEnum, pgTable, real, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgEnum,
+  pgTable,
+  real,
+  text,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
-import { AUDIT_ROW_STATUSES, type AuditResult } from "@agentlab/core";
+import { AUDIT_ROW_STATUSES, type AuditResult, type GradeVerdict } from "@agentlab/core";
 import { jobs } from "./jobs";
 import { tasks } from "./tasks";
 import { users } from "./users";
@@ -40,5 +52,35 @@ export const taskAudits = pgTable(
     index("task_audits_task_idx").on(t.taskRowId, t.createdAt.desc()),
     // The sync loop scans only pending rows.
     index("task_audits_pending_idx").on(t.jobId).where(sql`${t.status} = 'pending'`),
+  ],
+);
+
+// The mutants an audit saw the tests kill, with their programs: the rejected answers of near-miss
+// preference pairs (core nearMissRejected). Written with the audit's result, in its transaction.
+export const taskAuditMutants = pgTable(
+  "task_audit_mutants",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    auditId: uuid("audit_id")
+      .notNull()
+      .references(() => taskAudits.id, { onDelete: "cascade" }),
+    taskRowId: uuid("task_row_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "cascade" }),
+    /** The mutant's order in the audit's result. */
+    position: integer("position").notNull(),
+    path: text("path").notNull(),
+    operator: text("operator").notNull(),
+    line: integer("line").notNull(),
+    description: text("description").notNull(),
+    source: text("source").notNull(),
+    verdict: text("verdict").$type<GradeVerdict>().notNull(),
+    failingTests: jsonb("failing_tests").$type<string[]>().notNull(),
+  },
+  (t) => [
+    index("task_audit_mutants_audit_idx").on(t.auditId, t.position),
+    index("task_audit_mutants_task_idx").on(t.taskRowId),
+    // killed: the tests caught it, so it never passed
+    check("task_audit_mutants_killed", sql`${t.verdict} <> 'pass'`),
   ],
 );

@@ -11,7 +11,14 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
-import type { ChosenSource, FailingLayer, GradeVerdict, PromptMessage, RejectedSource } from "@agentlab/core";
+import type {
+  ChosenSource,
+  FailingLayer,
+  GradeVerdict,
+  PairSource,
+  PromptMessage,
+  RejectedSource,
+} from "@agentlab/core";
 import { experiments } from "./experiments";
 import { splits, tasks } from "./tasks";
 
@@ -37,6 +44,8 @@ export const preferencePairs = pgTable(
       .notNull()
       .references(() => tasks.id, { onDelete: "restrict" }),
     taskKey: text("task_key").notNull(),
+    /** Which source built the pair (core PairSource); rows from before sources existed were cross_state. */
+    pairSource: text("pair_source").$type<PairSource>().notNull().default("cross_state"),
     prompt: jsonb("prompt").$type<PromptMessage[]>().notNull(),
     chosenSource: text("chosen_source").$type<ChosenSource>().notNull(),
     chosenText: text("chosen_text").notNull(),
@@ -57,8 +66,9 @@ export const preferencePairs = pgTable(
     index("preference_pairs_task_idx").on(t.taskRowId),
     check("preference_pairs_round", sql`${t.round} >= 0`),
     check("preference_pairs_weight", sql`${t.weight} > 0`),
-    check("preference_pairs_chosen_source", sql`${t.chosenSource} in ('teacher', 'reference')`),
-    check("preference_pairs_rejected_source", sql`${t.rejectedSource} in ('on_policy', 'mutant')`),
+    check("preference_pairs_chosen_source", sql`${t.chosenSource} in ('teacher', 'reference', 'on_policy')`),
+    check("preference_pairs_rejected_source", sql`${t.rejectedSource} in ('on_policy', 'mutant', 'buggy')`),
+    check("preference_pairs_pair_source", sql`${t.pairSource} in ('cross_state', 'near_miss', 'on_policy')`),
     // a rejected answer is a model failure: neither a pass nor an infra error
     check("preference_pairs_rejected_fails", sql`${t.rejectedVerdict} not in ('pass', 'infra_error')`),
     check("preference_pairs_distinct", sql`${t.chosenText} <> ${t.rejectedText}`),
