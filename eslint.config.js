@@ -59,6 +59,8 @@ const serverLayers = [
   { name: "models", paths: ["models"] },
   { name: "experiments", paths: ["experiments"] },
   { name: "teacher", paths: ["teacher", "audits", "bootstrap"] },
+  // Batched grading with retries alone, shared by experiments and teacher collections.
+  { name: "grading", paths: ["grading"] },
   // The services every layer is handed, and the adapters they are made of.
   { name: "base", paths: ["services.ts", "env.ts", "queue.ts", "logger.ts", "artifacts", "auth", "events"] },
 ];

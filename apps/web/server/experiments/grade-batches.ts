@@ -11,20 +11,11 @@ import {
 } from "@agentlab/db";
 import {
   DomainError,
-  GRADE_BATCH_MAX_ITEMS,
   GenerationProtocol,
-  batchItemOutcomes,
-  gradeBatchId,
-  gradeBatchMaxDurationS,
-  gradeBatchPayloads,
   isTerminal,
   mainPaths,
   parseAnswer,
-  parseJobPayload,
-  parseJobResult,
-  type BatchItemOutcome,
   type CandidateFile,
-  type EnqueueJob,
   type ExperimentConfig,
   type GradeBatchInput,
   type GradingIsolation,
@@ -32,17 +23,22 @@ import {
   type GenerationSplit,
 } from "@agentlab/core";
 import type { Services } from "../services";
+import {
+  createGradeReader,
+  enqueueGradeBatches as enqueueBatches,
+  enqueueRetriesAlone,
+  type GradingOwner,
+  type RetryAlone,
+} from "../grading/batches";
 
-// The grading half of an evaluation (evaluate.ts): stored answers graded through the queue. An
-// answer's first grading goes in a `grade-batch` job of up to 64 answers (of any model and task of
-// the split), so the queue sees tens of jobs, not thousands. An answer that ends without a verdict
-// (its item failed, or the whole batch did) is retried ALONE, as a single `grade` job, within the
-// same MAX_GRADE_ATTEMPTS jobs per answer: one bad candidate cannot sink a batch twice. Batches run
-// once (maxAttempts 1) for the same reason; the queue's own retries are for single jobs.
+// The grading half of an evaluation (evaluate.ts): stored answers graded through the queue by
+// the batched-grading service (grading/batches.ts), whose batches hold answers of any model and
+// task of the split. An answer that ends without a verdict is retried alone from its stored
+// answer, within MAX_GRADE_ATTEMPTS jobs per answer (its batch included); a grader's own
+// infra_error earns a retry too. Still without a verdict after that, it is marked no_verdict.
 
 export const MAX_GRADE_ATTEMPTS = 3;
-/** A batch smaller than this waits for more answers while some model's answers are not stored yet. */
-const MIN_EARLY_BATCH = 32;
+const POLICY = { maxJobs: MAX_GRADE_ATTEMPTS, retryGraderInfraError: true };
 
 /** What grading needs of an evaluation step (evaluate.ts's context). */
 type Ctx = {
@@ -70,38 +66,29 @@ function candidateOf(t: TaskSpec, g: GenerationRow): CandidateFile[] {
     : t.files.filter((f) => f.role === "main").map((f) => ({ path: f.path, content: f.content }));
 }
 
-/** A retry alone: one answer, one `grade` job (its attempt number in the dedupe key). */
-function gradeJob(ctx: Ctx, m: EvalModel, t: TaskSpec, g: GenerationRow, isolation: GradingIsolation): EnqueueJob {
+/** A retry alone: one answer, one `grade` job from its stored answer (its attempt number in the dedupe key). */
+function retryAlone(ctx: Ctx, m: EvalModel, t: TaskSpec, g: GenerationRow, isolation: GradingIsolation): RetryAlone {
   const attempt = g.gradeJobIds.length + 1;
   const sample = g.sampleIndex > 0 ? `:s${g.sampleIndex}` : "";
-  const key = `exp:${ctx.experimentId}:${ctx.split}:grade:${m.key}:${t.id}${sample}${attempt > 1 ? `:a${attempt}` : ""}`;
   return {
-    type: "grade" as const,
-    experimentId: ctx.experimentId,
-    dedupeKey: key,
-    maxDurationS: 900,
+    key: itemKey(g),
+    dedupeKey: `exp:${ctx.experimentId}:${ctx.split}:grade:${m.key}:${t.id}${sample}${attempt > 1 ? `:a${attempt}` : ""}`,
     payload: { task: t, candidate: candidateOf(t, g), isolation },
   };
 }
 
-type StageJob = Awaited<ReturnType<typeof stageJobs>>[number];
-
-/** What the answer's last grade job says about it, whether that job was a batch or a single grade. */
-function outcomeOf(job: StageJob, g: GenerationRow, batches: Map<string, Map<string, BatchItemOutcome>>) {
-  if (job.type === "grade-batch") {
-    const read = batches.get(job.id);
-    if (read) return read.get(itemKey(g)) ?? { status: "error" as const, error: "not an item of its batch" };
-    // Read once per batch: every item's key of the job's payload.
-    const parsed = parseJobPayload("grade-batch", job.payload);
-    const keys = parsed.ok ? parsed.payload.items.map((i) => i.key) : [];
-    const all = batchItemOutcomes(job, keys);
-    batches.set(job.id, all);
-    return all.get(itemKey(g)) ?? { status: "error" as const, error: "not an item of its batch" };
-  }
-  const grade = job.state === "succeeded" ? parseJobResult("grade", job.result) : null;
-  if (grade && grade.verdict !== "infra_error") return { status: "graded" as const, grade };
-  const error = grade ? `grader infra_error: ${grade.reasons.join("; ")}` : (job.error ?? `grade job ${job.state}`);
-  return { status: "error" as const, error };
+/** The step's answers as the grading service's owner: jobs of the experiment, linked by item key. */
+function owner(ctx: Ctx, rows: ReadonlyMap<string, GenerationRow>): GradingOwner {
+  return {
+    experimentId: ctx.experimentId,
+    batchKey: (id) => `exp:${ctx.experimentId}:${ctx.split}:grade-batch:${id}`,
+    async link(db, keys, jobId) {
+      for (const k of keys) {
+        const g = rows.get(k);
+        if (g) await addGradeJob(db, g, jobId);
+      }
+    },
+  };
 }
 
 /** One grading step for one model: verdicts stored, retries alone enqueued, fresh answers queued for batches. Returns the answers still pending. */
@@ -118,8 +105,8 @@ export async function gradeStep(
   const jobs = new Map(
     (await stageJobs(db, [...new Set(pending.flatMap((g) => g.gradeJobIds.slice(-1)))])).map((j) => [j.id, j]),
   );
-  const batches = new Map<string, Map<string, BatchItemOutcome>>();
-  const retries: { g: GenerationRow; input: EnqueueJob }[] = [];
+  const reader = createGradeReader(POLICY);
+  const retries: RetryAlone[] = [];
   const verdicts: NewEvaluation[] = [];
   // Tasks whose audit found they need in-process grading (usually none) say so in their payloads.
   const split = pending.length ? await getSplit(db, ctx.config.splitId) : null;
@@ -143,9 +130,9 @@ export async function gradeStep(
       waiting += 1;
       continue;
     }
-    const outcome = outcomeOf(job, g, batches);
-    if (outcome.status === "graded") {
-      const grade = outcome.grade;
+    const step = reader.step(job, itemKey(g), g.gradeJobIds.length);
+    if (step.kind === "graded") {
+      const grade = step.grade;
       if (grade.graderVersion !== ctx.config.evaluation.graderVersion) {
         throw new DomainError(
           "PRECONDITION_FAILED",
@@ -170,8 +157,8 @@ export async function gradeStep(
       });
       continue;
     }
-    if (g.gradeJobIds.length < MAX_GRADE_ATTEMPTS) {
-      retries.push({ g, input: gradeJob(ctx, m, t, g, isolationOf(t)) });
+    if (step.kind === "retry") {
+      retries.push(retryAlone(ctx, m, t, g, isolationOf(t)));
       waiting += 1;
       continue;
     }
@@ -179,20 +166,14 @@ export async function gradeStep(
       db,
       g,
       "no_verdict",
-      `${g.gradeJobIds.length} grade attempts without a verdict; last: ${outcome.error}`,
+      `${g.gradeJobIds.length} grade attempts without a verdict; last: ${step.error}`,
     );
   }
   // Verdicts first, then the state flip: a crash in between re-reads the same job and inserts nothing new.
   await insertEvaluations(db, verdicts);
   const graded = new Set(verdicts.map((v) => `${v.taskId}:${v.sampleIndex ?? 0}`));
   for (const g of pending) if (graded.has(`${g.taskId}:${g.sampleIndex}`)) await setGradeState(db, g, "graded");
-  if (retries.length) {
-    const created = await services.queue.enqueueMany(retries.map((e) => e.input));
-    for (const [i, e] of retries.entries()) {
-      const j = created[i];
-      if (j) await addGradeJob(db, e.g, j.id);
-    }
-  }
+  await enqueueRetriesAlone(services, owner(ctx, new Map(pending.map((g) => [itemKey(g), g]))), retries);
   return waiting;
 }
 
@@ -203,38 +184,16 @@ async function allAnswersStored(services: Services, ctx: Ctx): Promise<boolean> 
 }
 
 /**
- * Enqueues the step's fresh answers in batches of 64 in a fixed order (model, task, sample), so
- * the same answers make the same batches and dedupe keys after a restart. A last, smaller batch
- * goes now when it holds at least 32 answers or when nothing else can join it.
+ * Enqueues the step's fresh answers in batches (grading/batches.ts), ordered by model, task and
+ * sample; a last, smaller batch goes now when it holds at least 32 answers or when nothing else
+ * can join it.
  */
 export async function enqueueGradeBatches(services: Services, ctx: Ctx, queue: GradeBatchQueue): Promise<void> {
-  if (queue.fresh.length === 0) return;
-  const fresh = [...queue.fresh].sort((a, b) => (a.input.key < b.input.key ? -1 : a.input.key > b.input.key ? 1 : 0));
-  const rows = new Map(fresh.map((f) => [f.input.key, f.g]));
-  const payloads = gradeBatchPayloads(fresh.map((f) => f.input));
-  const last = payloads[payloads.length - 1];
-  if (
-    last &&
-    last.items.length < Math.min(MIN_EARLY_BATCH, GRADE_BATCH_MAX_ITEMS) &&
-    !(await allAnswersStored(services, ctx))
-  )
-    payloads.pop();
-  for (const payload of payloads) {
-    const keys = payload.items.map((i) => i.key);
-    const job = await services.queue.enqueue({
-      type: "grade-batch",
-      experimentId: ctx.experimentId,
-      dedupeKey: `exp:${ctx.experimentId}:${ctx.split}:grade-batch:${gradeBatchId(keys)}`,
-      maxDurationS: gradeBatchMaxDurationS(payload),
-      maxAttempts: 1,
-      payload,
-    });
-    // All of the batch's answers linked at once: a crash cannot leave half of them linked.
-    await services.db.transaction(async (tx) => {
-      for (const k of keys) {
-        const g = rows.get(k);
-        if (g) await addGradeJob(tx, g, job.id);
-      }
-    });
-  }
+  const rows = new Map(queue.fresh.map((f) => [f.input.key, f.g]));
+  await enqueueBatches(
+    services,
+    owner(ctx, rows),
+    queue.fresh.map((f) => f.input),
+    { moreMayJoin: async () => !(await allAnswersStored(services, ctx)) },
+  );
 }
