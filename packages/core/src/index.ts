@@ -25,3 +25,4 @@ export * from "./experiments";
 export * from "./trainer";
 export * from "./preference";
 export * from "./security";
+export * from "./studies";

@@ -1,0 +1,6 @@
+export * from "./holm";
+export * from "./budget";
+export * from "./factors";
+export * from "./definition";
+export * from "./report";
+export * from "./plan";
