@@ -14,7 +14,7 @@ import {
   startExperiment,
   type Behaviour,
 } from "../integration/experiments-harness";
-import { launchBrowser, signedInAdmin, startProduct, type RunningApp } from "./helpers/app";
+import { launchBrowser, signedInAdmin, useProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 
 // The report pages in the browser: the header, the per-task view with its filters,
@@ -34,7 +34,7 @@ let kept: { id: string; reportId: string; report: ExperimentReport };
 let inProcessTask = "";
 
 beforeAll(async () => {
-  app = await startProduct({ AGENTLAB_LOCAL_AGENT: "0" });
+  app = await useProduct("api");
   browser = await launchBrowser();
   const db = app.db.db;
   const s = await makeServices(db);
@@ -75,7 +75,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await app?.stop();
+  await app?.release();
 });
 
 describe("the report in the browser", () => {
@@ -180,6 +180,9 @@ describe("the report in the browser", () => {
       selected.report.header?.split?.manifestHash.slice(0, 12) ?? "none",
     );
     expect(await header.locator("a").count()).toBe(0);
+    // Minimal chrome: no workspace navigation; the link's expiry (a week by default) is stated.
+    expect(await shared.getByRole("navigation", { name: "Main" }).count()).toBe(0);
+    await expect(shared.getByTestId("share-expiry").textContent()).resolves.toMatch(/^link expires /);
     expect(await shared.getByTestId("selection-table").locator("tbody tr").count()).toBe(5);
     const rows = shared.getByTestId("task-table").locator("tbody tr");
     await shared.getByRole("button", { name: /^improved \d+$/ }).click();

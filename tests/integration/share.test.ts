@@ -60,18 +60,30 @@ describe("share links", () => {
     const { token, link } = await member.share.create({ reportId: reportB, label: "reviewers" });
     expect((await anon.share.view({ token })).report).toMatchObject({ name: "B" });
     await member.share.revoke({ id: link.id });
-    await expect(anon.share.view({ token })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    // The dead link says why (revoked, and when), not the same words as a mistyped token.
+    await expect(anon.share.view({ token })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+      message: expect.stringMatching(/^this share link was revoked on \d{4}-/),
+    });
+    await expect(anon.share.view({ token: `${token}x` })).rejects.toMatchObject({
+      message: "this share link is invalid",
+    });
     expect((await member.share.list({ reportId: reportB }))[0]?.revokedAt).not.toBeNull();
   });
 
   it("expire", async () => {
     const { token, link } = await member.share.create({ reportId: reportA, expiresInHours: 1 });
-    expect((await anon.share.view({ token })).report).toMatchObject({ name: "A" });
+    const live = await anon.share.view({ token });
+    expect(live.report).toMatchObject({ name: "A" });
+    expect(live.expiresAt?.getTime()).toBeGreaterThan(Date.now());
     await t.db
       .update(schema.shareLinks)
       .set({ expiresAt: sql`now() - interval '1 second'` })
       .where(eq(schema.shareLinks.id, link.id));
-    await expect(anon.share.view({ token })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(anon.share.view({ token })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+      message: expect.stringMatching(/^this share link expired on \d{4}-/),
+    });
   });
 
   it("are created by members only", async () => {

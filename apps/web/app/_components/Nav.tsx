@@ -22,6 +22,8 @@ export const isActive = (pathname: string, href: string): boolean =>
 
 export function Nav() {
   const pathname = usePathname() ?? "/";
+  // A share link's reader is outside the workspace: none of these links would open for them.
+  if (pathname.startsWith("/share/")) return null;
   return (
     <header className="sticky top-0 z-20 border-b border-zinc-200 bg-white/90 backdrop-blur">
       <div className="mx-auto flex h-12 max-w-[1400px] items-center gap-6 px-5">

@@ -3,6 +3,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { Button } from "../_components/Button";
+import { CopyButton } from "../_components/CopyButton";
 import { ErrorBox } from "../_components/ErrorBox";
 import { timestamp } from "../../client/format";
 import { useTRPC } from "../_lib/trpc";
@@ -17,7 +18,6 @@ export function EnrollPanel({ onClose }: { onClose: () => void }) {
   const [name, setName] = useState("");
   const [labels, setLabels] = useState("");
   const [ttl, setTtl] = useState(60);
-  const [copied, setCopied] = useState(false);
   const create = useMutation(
     trpc.agents.createEnrollmentToken.mutationOptions({
       onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.agents.list.queryKey() }),
@@ -47,13 +47,7 @@ export function EnrollPanel({ onClose }: { onClose: () => void }) {
           >
             {cmd}
           </pre>
-          <Button
-            onClick={() => {
-              void navigator.clipboard?.writeText(cmd).then(() => setCopied(true));
-            }}
-          >
-            {copied ? "Copied" : "Copy"}
-          </Button>
+          <CopyButton text={cmd} size="md" />
         </div>
         <div className="flex justify-end">
           <Button variant="primary" onClick={onClose}>

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DomainError, shareableReport } from "@agentlab/core";
-import { createShareLink, listShareLinks, reportByShareToken, revokeShareLink } from "@agentlab/db";
+import { createShareLink, listShareLinks, revokeShareLink, shareTokenState } from "@agentlab/db";
 import { memberProcedure, publicProcedure, router, viewerProcedure } from "../trpc/init";
 
 export const shareRouter = router({
@@ -37,11 +37,17 @@ export const shareRouter = router({
     .input(z.object({ id: z.string().uuid() }))
     .mutation(({ ctx, input }) => revokeShareLink(ctx.db, input.id)),
 
-  /** Without a login: exactly the one report the token opens, read-only; nothing else is reachable through it. */
+  /**
+   * Without a login: exactly the one report the token opens, read-only; nothing else is reachable
+   * through it. A dead link says whether it was revoked or expired, and when.
+   */
   view: publicProcedure.input(z.object({ token: z.string().min(10).max(200) })).query(async ({ ctx, input }) => {
-    const row = await reportByShareToken(ctx.db, input.token);
-    if (!row) throw new DomainError("NOT_FOUND", "this link is invalid, revoked or expired");
+    const s = await shareTokenState(ctx.db, input.token);
+    if (s.state === "revoked")
+      throw new DomainError("NOT_FOUND", `this share link was revoked on ${s.at.toISOString()}`);
+    if (s.state === "expired") throw new DomainError("NOT_FOUND", `this share link expired on ${s.at.toISOString()}`);
+    if (s.state === "invalid") throw new DomainError("NOT_FOUND", "this share link is invalid");
     // Outside the workspace: no agent ids or names, kernel, RAM, local paths, provider id, dataset hash.
-    return { report: shareableReport(row.body), createdAt: row.createdAt };
+    return { report: shareableReport(s.report.body), createdAt: s.report.createdAt, expiresAt: s.expiresAt };
   }),
 });

@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, isNull, or, sql } from "drizzle-orm";
+import { desc, eq, sql } from "drizzle-orm";
 import { DomainError } from "@agentlab/core";
 import type { Db } from "../client";
 import { reports, shareLinks } from "../schema";
@@ -56,18 +56,32 @@ export async function revokeShareLink(db: Db, id: string): Promise<PublicShareLi
   return row;
 }
 
-/** The one report a live (unrevoked, unexpired) token opens, or undefined. */
-export async function reportByShareToken(db: Db, token: string): Promise<ReportRow | undefined> {
+/**
+ * What a token opens: its report while the link is live, otherwise why not. Telling "revoked" and
+ * "expired" apart leaks nothing a holder of a random 256-bit token does not already know, and it
+ * tells a reader whom to ask; an unknown token stays "invalid".
+ */
+export type ShareTokenState =
+  | { state: "live"; report: ReportRow; expiresAt: Date | null }
+  | { state: "revoked"; at: Date }
+  | { state: "expired"; at: Date }
+  | { state: "invalid" };
+
+export async function shareTokenState(db: Db, token: string): Promise<ShareTokenState> {
   const [row] = await db
-    .select({ report: reports })
+    .select({
+      report: reports,
+      revokedAt: shareLinks.revokedAt,
+      expiresAt: shareLinks.expiresAt,
+      now: sql<Date>`now()`,
+    })
     .from(shareLinks)
     .innerJoin(reports, eq(reports.id, shareLinks.reportId))
-    .where(
-      and(
-        eq(shareLinks.tokenHash, hashToken(token)),
-        isNull(shareLinks.revokedAt),
-        or(isNull(shareLinks.expiresAt), gt(shareLinks.expiresAt, sql`now()`)),
-      ),
-    );
-  return row && withTestReads(db, row.report);
+    .where(eq(shareLinks.tokenHash, hashToken(token)));
+  if (!row) return { state: "invalid" };
+  if (row.revokedAt) return { state: "revoked", at: row.revokedAt };
+  // The database's clock decides, as everywhere else a lease or an expiry is compared.
+  if (row.expiresAt && row.expiresAt.getTime() <= new Date(row.now).getTime())
+    return { state: "expired", at: row.expiresAt };
+  return { state: "live", report: await withTestReads(db, row.report), expiresAt: row.expiresAt };
 }
