@@ -7,3 +7,4 @@ export * from "./experiments";
 export * from "./audits";
 export * from "./preference";
 export * from "./test-reads";
+export * from "./studies";
