@@ -97,6 +97,10 @@ describe("the report in the browser", () => {
     await expect(header.textContent()).resolves.toMatch(/ran generate, grade-batch, train/);
     expect(await page.getByTestId("selection-table").locator("tbody tr").count()).toBe(5);
     await expect(page.getByTestId("isolation").textContent()).resolves.toMatch(/verdicts from in-process grading/);
+    // The format check: each split and model says how many of its answers parsed.
+    await expect(page.getByTestId("answer-parsing").textContent()).resolves.toMatch(
+      /test · base: all \d+ answers parsed/,
+    );
     await page.screenshot({ path: docScreenshot("report.png"), fullPage: true });
     await page.close();
   });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import {
+  answerParseCounts,
   claimTestRun,
   getSelection,
   listStages,
@@ -128,6 +129,22 @@ describe("experiment stage machine on Postgres", () => {
     expect(report.protocol.ok).toBe(true);
     expect(report.seeds?.perSeed.map((p) => p.seed)).toEqual([1, 2]);
     expect(report.devCurve.points.length).toBe(4);
+    // Every answer of the simulated agent parses: counted per split and model, none lost to the format.
+    const testBase = report.parsing?.find((p) => p.split === "test" && p.modelKey === "base");
+    expect(testBase?.answers).toBe(test?.n);
+    expect(report.parsing?.every((p) => p.unparsed === 0 && p.answers > 0)).toBe(true);
+    expect(report.parsing?.some((p) => p.split === "dev" && p.modelKey !== "base")).toBe(true);
+  });
+
+  it("counts answers that did not parse per split and model (the report's format check)", async () => {
+    const before = await answerParseCounts(t.db, expId);
+    const row = before.find((p) => p.split === "test" && p.modelKey === "base");
+    await t.db.execute(
+      sql`update experiment_generations set parsed = false where experiment_id = ${expId} and split = 'test' and model_key = 'base' and task_id = (select min(task_id) from experiment_generations where experiment_id = ${expId} and split = 'test' and model_key = 'base')`,
+    );
+    const after = await answerParseCounts(t.db, expId);
+    expect(after.find((p) => p.split === "test" && p.modelKey === "base")).toEqual({ ...row, unparsed: 1 });
+    await t.db.execute(sql`update experiment_generations set parsed = true where experiment_id = ${expId}`);
   });
 
   it("refuses a second test evaluation", async () => {

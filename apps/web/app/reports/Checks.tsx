@@ -4,6 +4,7 @@ import {
   isolationText,
   modelLabel,
   noVerdictText,
+  parsingText,
   type AnswerContamination,
   type ExperimentReport,
 } from "@agentlab/core";
@@ -71,6 +72,16 @@ export function Checks({ report }: { report: ExperimentReport }) {
           ))
         )}
       </div>
+      {report.parsing && (
+        <div data-testid="answer-parsing">
+          {report.parsing.map((p) => (
+            <p key={`${p.split}:${p.modelKey}`} className={p.unparsed > 0 ? "text-amber-800" : undefined}>
+              {p.unparsed > 0 && <Badge tone="amber">format</Badge>} Answers · {p.split} · {labelOf(report, p.modelKey)}
+              : {parsingText(p)}
+            </p>
+          ))}
+        </div>
+      )}
       {report.noVerdict && (
         <div data-testid="no-verdict">
           {report.noVerdict.counts.map((c) => (

@@ -3,6 +3,7 @@ import { formatDuration, hardwareText, trainingText, type ReportHeader } from ".
 import type { ExperimentReport } from "./report";
 import { isolationText, ISOLATION_NOTE } from "./report-tasks";
 import { noVerdictText } from "./report-missing";
+import { parsingText, parsingWarns } from "./report-parsing";
 import { answerContaminationLines, answerRepeatsText } from "./answer-contamination";
 
 // Markdown for the report header and the checks that sit beside the statistics (isolation,
@@ -81,6 +82,10 @@ export function checksMarkdown(r: ExperimentReport): string[] {
     for (const c of r.noVerdict.counts) out.push(`  - ${c.split} · ${c.modelKey}: ${noVerdictText(c)}`);
     for (const a of r.noVerdict.asymmetry)
       out.push(`  - ${a.split} · base vs ${a.otherKey}: ${a.flagged ? "**" : ""}${md(a.note)}${a.flagged ? "**" : ""}`);
+  }
+  if (r.parsing) {
+    out.push(`- Answers parsed${parsingWarns(r.parsing) ? " (**answers lost to the format**)" : ""}, per model:`);
+    for (const p of r.parsing) out.push(`  - ${p.split} · ${p.modelKey}: ${md(parsingText(p))}`);
   }
   if (r.isolation) {
     const inProc = r.isolation.filter((i) => i.inProcess > 0);

@@ -6,6 +6,7 @@ export * from "./contamination";
 export * from "./report";
 export * from "./report-tasks";
 export * from "./report-missing";
+export * from "./report-parsing";
 export * from "./report-header";
 export * from "./report-stats";
 export * from "./export";

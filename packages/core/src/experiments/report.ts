@@ -10,6 +10,7 @@ import type { AnswerContamination } from "./answer-contamination";
 import { unitsText } from "./export-stats";
 import { dpoSection, type DpoReportSection, type DpoRoundSummary } from "./report-dpo";
 import { noVerdictSection, type NoVerdictSection } from "./report-missing";
+import type { AnswerParsing } from "./report-parsing";
 import { outcomeScore, passed, samplesSection, type SamplesSection } from "./report-samples";
 import {
   category,
@@ -77,6 +78,8 @@ export type ExperimentReport = {
   isolation?: IsolationCount[];
   /** Answers without a verdict per split and model, and base vs each model tested for asymmetry. */
   noVerdict?: NoVerdictSection;
+  /** Answers per split and model that had no usable code block (graded as failures); absent in older reports. */
+  parsing?: AnswerParsing[];
   /** n answers per task: pass@k, the rate-change histogram, MDE for n vs one sample. Absent for n = 1. */
   samples?: SamplesSection;
   /** sft+dpo: each round's pairs, the dev-best SFT and DPO models and their pairwise test comparisons. */
@@ -110,6 +113,7 @@ export type ReportInput = {
   dpoRounds?: DpoRoundSummary[];
   testReads?: TestReads;
   answerContamination?: AnswerContamination;
+  parsing?: AnswerParsing[];
 };
 
 /** One comparison's pairs without a verdict: excluded, never counted as failures. */
@@ -307,6 +311,7 @@ export function buildReport(input: ReportInput): ExperimentReport {
       : {}),
     ...(input.testReads ? { testReads: input.testReads } : {}),
     ...(input.answerContamination ? { answerContamination: input.answerContamination } : {}),
+    ...(input.parsing ? { parsing: input.parsing } : {}),
   };
 }
 

@@ -104,3 +104,19 @@ export async function noVerdictGenerations(db: Db, experimentId: string) {
     .where(and(eq(generations.experimentId, experimentId), eq(generations.gradeState, "no_verdict")))
     .orderBy(asc(generations.split), asc(generations.modelKey), asc(generations.taskId), asc(generations.sampleIndex));
 }
+
+/** Answers and unparsed answers (no usable code block) per split and model, for the report's check. */
+export async function answerParseCounts(db: Db, experimentId: string) {
+  const rows = await db
+    .select({
+      split: generations.split,
+      modelKey: generations.modelKey,
+      answers: sql<number>`count(*)::int`,
+      unparsed: sql<number>`count(*) filter (where not ${generations.parsed})::int`,
+    })
+    .from(generations)
+    .where(eq(generations.experimentId, experimentId))
+    .groupBy(generations.split, generations.modelKey)
+    .orderBy(asc(generations.split), asc(generations.modelKey));
+  return rows;
+}

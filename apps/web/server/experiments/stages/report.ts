@@ -4,6 +4,7 @@ import {
   getSelection,
   listEvaluations,
   noVerdictGenerations,
+  answerParseCounts,
   saveReport,
   splitTestReads,
   trainedDpoAnswers,
@@ -85,11 +86,12 @@ export async function reportStage(c: StageCtx): Promise<StageResult<"report">> {
   if (!selection) throw new DomainError("PRECONDITION_FAILED", "no selection decision stored");
   const testOut = recordedOutput(c, "test_eval", "test_eval");
   const testAdapters = (testOut?.models ?? []).filter((m) => m.model === "adapter");
-  const [dev, test, noVerdict, isolation] = await Promise.all([
+  const [dev, test, noVerdict, isolation, parseCounts] = await Promise.all([
     listEvaluations(db, { experimentId: c.experimentId, split: "dev" }),
     listEvaluations(db, { experimentId: c.experimentId, split: "test" }),
     noVerdictGenerations(db, c.experimentId),
     evaluationIsolation(db, c.experimentId),
+    answerParseCounts(db, c.experimentId),
   ]);
   // The grading isolation of each verdict (GradeResult.isolation), counted on the report.
   const inProcess = new Set(
@@ -170,6 +172,8 @@ export async function reportStage(c: StageCtx): Promise<StageResult<"report">> {
     }),
     ...(dpoRecipeOf(c.config) ? { dpoRounds: dpoRounds(c) } : {}),
     testReads,
+    // Train-split generations are the DPO sampler's, not an evaluation.
+    parsing: parseCounts.flatMap((p) => (p.split === "train" ? [] : [{ ...p, split: p.split }])),
   });
   const row = await saveReport(db, c.experimentId, report);
   return { state: "succeeded", output: { reportId: row.id } };
