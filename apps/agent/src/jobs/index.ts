@@ -12,6 +12,7 @@ import { generateJob } from "./generate";
 import { tokenizeJob } from "./tokenize";
 import { inspectModelJob } from "./inspect-model";
 import { tinyModelJob } from "./tiny-model";
+import { makeEpisodeHandler } from "../episodes/job";
 import type { JobHandler } from "./types";
 
 // Job type → handler, each behind its type's contract (./contract.ts). A type missing here is refused by this agent as infra_error.
@@ -43,5 +44,6 @@ function gradingHandlers(grading: { grader: Grader; sandbox: SandboxConfig }): {
     grade: makeGradeHandler(grading.grader, refs),
     "grade-batch": makeGradeBatchHandler(grading.grader, refs),
     audit: makeAuditHandler(grading.grader, grading.sandbox),
+    episode: makeEpisodeHandler({ ...grading, refs }),
   };
 }
