@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// The `agentlab` CLI: TypeScript run through tsx's loader, so the CLI needs no build step.
-import { register } from "tsx/esm/api";
+// The `agentlab` CLI: TypeScript bundled once by esbuild and cached (cli-bundle.mjs), so a command
+// starts in a fraction of a second and still needs no build step.
+import { loadMain } from "./cli-bundle.mjs";
 
-register();
-const { main } = await import("../cli/main.ts");
+const { main, how } = await loadMain();
+if (process.env.AGENTLAB_CLI_TRACE) process.stderr.write(`cli: ${how}\n`);
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
