@@ -4,7 +4,7 @@ import { describeStyles, type Style } from "./helpers/styles";
 // pass in-process, pushing tasks into the forgeable mode): operators between the candidate's own
 // objects, handle identity, copy-back of standard containers, exceptions with args and attributes,
 // test-module callbacks, big integers, dict views, aware datetimes, tmp_path files, big answers,
-// environment variables the test sets, signatures.
+// environment variables the test sets, signatures, objects of the test module's own classes.
 
 const STYLES: Style[] = [
   {
@@ -52,6 +52,14 @@ const STYLES: Style[] = [
     buggy: 'def greet(name):\n    return f"hello {name}"\n\ndef area(width, height=2):\n    return width * height\n',
     tests:
       'import inspect\nfrom solution import greet, area\n\ndef test_env(monkeypatch):\n    monkeypatch.setenv("GREETING", "hola")\n    assert greet("world") == "hola world"\n\ndef test_env_undone():\n    assert greet("world") == "hello world"\n\ndef test_signature():\n    assert str(inspect.signature(area)) == "(width, height=1)"\n',
+  },
+  {
+    name: "objects of a class the test module defines, read and changed by the candidate",
+    main: "def reverse(head):\n    prev = None\n    while head is not None:\n        head.next, prev, head = prev, head, head.next\n    return prev\n\ndef depth(tree):\n    if tree is None:\n        return 0\n    return 1 + max(depth(tree.left), depth(tree.right))\n\ndef label(tree, prefix):\n    if tree is not None:\n        tree.name = prefix + str(tree.val)\n        label(tree.left, prefix)\n        label(tree.right, prefix)\n",
+    buggy:
+      "def reverse(head):\n    prev = None\n    while head is not None and head.next is not None:\n        head.next, prev, head = prev, head, head.next\n    return prev\n\ndef depth(tree):\n    if tree is None:\n        return 0\n    return 1 + depth(tree.left)\n\ndef label(tree, prefix):\n    if tree is not None:\n        tree.name = prefix\n",
+    tests:
+      'from solution import reverse, depth, label\n\nclass Node:\n    def __init__(self, val, next=None):\n        self.val, self.next = val, next\n\nclass Tree:\n    def __init__(self, val, left=None, right=None):\n        self.val, self.left, self.right, self.name = val, left, right, ""\n\n    def names(self):\n        return [self.name] + (self.left.names() if self.left else []) + (self.right.names() if self.right else [])\n\ndef test_linked_list_reversed_in_place():\n    n1 = Node(1)\n    n2 = Node(2, n1)\n    n3 = Node(3, n2)\n    assert reverse(n3) is n1 and n1.next is n2 and n2.next is n3 and n3.next is None\n\ndef test_tree_read_and_labelled():\n    t = Tree(1, Tree(2, None, Tree(4)), Tree(3))\n    assert depth(t) == 3\n    label(t, "n")\n    assert t.names() == ["n1", "n2", "n4", "n3"]\n',
   },
 ];
 

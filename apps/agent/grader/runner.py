@@ -32,6 +32,7 @@ IGNORED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.
 class Context:
     def __init__(self, sandboxed: bool, ini: str, scratch: str, spawn: socket.socket):
         self.sandboxed, self.ini, self.scratch, self.spawn = sandboxed, ini, scratch, spawn
+        self.config = None  # pytest's parsed configuration, shared by every request (judge.prepare_config)
 
 
 def read_request(fd: int):
@@ -70,7 +71,8 @@ def serve_one(ctx: Context, done_w: int) -> None:
         data = data[os.write(1, data) :]
     os.write(done_w, b"1")
     if not ctx.sandboxed and req:
-        shutil.rmtree(os.path.join(ctx.scratch, req.get("id", "-")), ignore_errors=True)
+        for d in judge.judge_dirs(ctx):
+            shutil.rmtree(d, ignore_errors=True)
     os._exit(code)
 
 
@@ -124,6 +126,7 @@ def serve(args) -> None:
     if sandboxed:
         isolation.set_dumpable(False)
     ctx = Context(sandboxed, args.ini, args.scratch, spawn_judge)
+    ctx.config = judge.prepare_config(ctx)  # after the candidate zygote left: it never holds pytest's state
     ready: dict | None = {"ready": True, "pid": os.getpid(), "caps": isolation.effective_caps(), "protocol": 2}
     while True:
         done_r, done_w = os.pipe()

@@ -7,6 +7,7 @@ import base64
 import pathlib
 from typing import Any
 
+from . import testobjects
 from .allowlist import support_class
 from .frames import ProtocolError
 from .stdtypes import MUTABLE_STD, fill_mutable, shadows_behaviour
@@ -43,6 +44,8 @@ def decode_into(self, n, memo, depth):
         pairs = [(self._dec(k, memo, depth + 1), self._dec(x, memo, depth + 1)) for k, x in node[2]]
         orig.clear()
         orig.update(pairs)
+    elif tag == testobjects.TAG:
+        testobjects.decode_into(self, orig, node, memo, depth)
     elif tag == "O":
         if type(orig).__module__ != node[2] or type(orig).__qualname__ != node[3]:
             raise ProtocolError("an answer changes the class of an object that was sent")

@@ -117,13 +117,10 @@ def handle(req: dict, ctx) -> dict:
     if res["syntax_errors"]:
         return res
     judged = req["isolation"] == "judge"
-    root = BOX
     if ctx.sandboxed:
         isolation.enter_private_namespaces()
         isolation.private_scratch(BOX, lim["tmpfsMb"])
-    else:
-        root = os.path.join(ctx.scratch, req["id"], "judge")
-    ws, out, tmp = (os.path.join(root, d) for d in ("ws", "out", "tmp"))
+    ws, out, tmp = judge_dirs(ctx)
     for d in (ws, out, tmp):
         os.makedirs(d, exist_ok=True)
     cand.write_files(ws, req["support"] + req["tests"] + ([] if judged else req["candidate"]))
@@ -233,6 +230,75 @@ def handle(req: dict, ctx) -> dict:
     return res
 
 
+def judge_dirs(ctx) -> tuple:
+    """The judge's workspace, report and temporary directories: the same paths for every request
+    (a fresh tmpfs at /box in the sandbox; one request at a time per zygote in process mode), so
+    that pytest's configuration can be parsed once, in the zygote, before any request."""
+    root = BOX if ctx.sandboxed else os.path.join(ctx.scratch, "judge")
+    return tuple(os.path.join(root, d) for d in ("ws", "out", "tmp"))
+
+
+def prepare_config(ctx):
+    """pytest's parsed configuration (options, ini, rootdir, plugin registry), built once in the
+    zygote before it reads any request: parsing it is a third of a small task's pytest run. It
+    holds no task data; each judge process gets a copy by fork and adds its test paths and our
+    plugins. The capture manager's global capture (temporary files) is stopped here and started
+    afresh in each judge process, so no two requests ever share a capture file."""
+    from _pytest.config import _prepareconfig
+
+    ws, out, tmp = judge_dirs(ctx)
+    if not ctx.sandboxed:
+        for d in (ws, out, tmp):
+            os.makedirs(d, exist_ok=True)
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    # --confcutdir: without it pytest 8 collects every parent directory up to / (listing each).
+    args = [
+        "-c",
+        ctx.ini,
+        "--rootdir",
+        ws,
+        "--confcutdir",
+        ws,
+        "--noconftest",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:stepwise",
+        "--junitxml",
+        os.path.join(out, "junit.xml"),
+        "--continue-on-collection-errors",
+        "-q",
+        "--basetemp",
+        os.path.join(tmp, "pytest"),
+    ]
+    cwd = os.getcwd()
+    os.chdir(ws)  # the invocation directory is the workspace, as in every judge process
+    try:
+        config = _prepareconfig(args, [])
+    finally:
+        os.chdir(cwd)
+    config.pluginmanager.getplugin("capturemanager").stop_global_capturing()
+    return config
+
+
+def run_prepared(config, test_paths: list, plugins: list) -> int:
+    """What pytest.main does after parsing, on the zygote's parsed configuration."""
+    import pytest
+    from _pytest.config import Config
+
+    os.environ["PYTEST_VERSION"] = pytest.__version__
+    config.args, config.args_source = list(test_paths), Config.ArgsSource.ARGS
+    capman = config.pluginmanager.getplugin("capturemanager")
+    capman.start_global_capturing()  # its files in this process's own /tmp, on its own fds
+    capman.suspend_global_capture()
+    for p in plugins:
+        config.pluginmanager.register(p)
+    try:
+        return int(config.hook.pytest_cmdline_main(config=config))
+    finally:
+        config._ensure_unconfigure()
+
+
 def run_judge_process(req, ws, out, tmp, wfd, chan, ctl, ctx) -> None:
     """The judge process: pytest with the tests. Never returns."""
     lim = req["limits"]
@@ -268,35 +334,20 @@ def run_judge_process(req, ws, out, tmp, wfd, chan, ctl, ctx) -> None:
         plugins: list[object] = [trusted, deaths.StartMarker(ctl)]
         if req["isolation"] == "judge":
             private = frozenset(modules_of(req["candidate"]))
-            peer = Peer(chan, judge=True, shareable=frozenset(modules_of(req["support"])), private=private)
+            peer = Peer(
+                chan,
+                judge=True,
+                shareable=frozenset(modules_of(req["support"])),
+                private=private,
+                test_modules=frozenset(modules),
+            )
             sources = {module_name(f["path"]): f["content"] for f in req["original"]}
             link = judge_plugin.CandidateLink(peer, ctl, report_fd, trusted.id_of)
             sys.meta_path.insert(
                 0, judge_plugin.CandidateFinder(peer, judge_plugin.original_bindings(sources, private))
             )
             plugins.append(judge_plugin.JudgePlugin(link, lim["testTimeoutS"]))
-        # --confcutdir: without it pytest 8 collects every parent directory up to / (listing each).
-        args = [
-            "-c",
-            ctx.ini,
-            "--rootdir",
-            ws,
-            "--confcutdir",
-            ws,
-            "--noconftest",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:stepwise",
-            "--junitxml",
-            os.path.join(out, "junit.xml"),
-            "--continue-on-collection-errors",
-            "-q",
-            "--basetemp",
-            os.path.join(tmp, "pytest"),
-            *[t["path"] for t in req["tests"]],
-        ]
-        code = __import__("pytest").main(args, plugins=plugins)
+        code = run_prepared(ctx.config, [t["path"] for t in req["tests"]], plugins)
         sys.stdout.flush()
         os._exit(int(code))
     except BaseException as e:  # noqa: BLE001  (report whatever it was, then die)

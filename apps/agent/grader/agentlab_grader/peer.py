@@ -25,7 +25,9 @@ MAX_CAPTURE = 64 << 10
 
 
 class Peer:
-    def __init__(self, fd: int, *, judge: bool, shareable: frozenset, private: frozenset):
+    def __init__(
+        self, fd: int, *, judge: bool, shareable: frozenset, private: frozenset, test_modules: frozenset = frozenset()
+    ):
         self.fd = fd
         self.judge = judge
         self.gen = 0
@@ -50,6 +52,7 @@ class Peer:
             guarded=judge,
             exception_class=lambda base, chain: self.errors.stand_in(base, chain),
             is_remote=self.is_remote,
+            test_modules=test_modules if judge else frozenset(),
         )
         self.errors = Exceptions(self.codec, judge, lambda: self.resolve_named)
         self.proxies: dict = {}  # (generation, handle id) -> its one proxy: identities hold (b.add(x) is b)

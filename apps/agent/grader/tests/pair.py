@@ -38,7 +38,7 @@ def bare_codec(private: frozenset, guarded: bool, shareable: frozenset = frozens
 
 
 class Pair:
-    def __init__(self, names: dict, shareable: frozenset = frozenset()):
+    def __init__(self, names: dict, shareable: frozenset = frozenset(), test_modules: frozenset = frozenset()):
         self.a, self.b = socket.socketpair()
         self.cand = Peer(self.b.fileno(), judge=False, shareable=shareable, private=frozenset({"solution"}))
         module = type(sys)("solution")
@@ -54,7 +54,9 @@ class Pair:
         self.cand.codec._enc = hostile  # type: ignore[method-assign]  # the attacker's own codec
         self.thread = threading.Thread(target=self.cand.serve_forever, daemon=True)
         self.thread.start()
-        self.judge = Peer(self.a.fileno(), judge=True, shareable=shareable, private=frozenset({"solution"}))
+        self.judge = Peer(
+            self.a.fileno(), judge=True, shareable=shareable, private=frozenset({"solution"}), test_modules=test_modules
+        )
 
     def __call__(self, name: str):
         """`from solution import name`, as the judge's proxy module does it."""

@@ -113,7 +113,10 @@ export class Zygote {
         {
           cfg: this.cfg,
           limits: this.limits,
-          extra: ["--dir", "/box"],
+          // The judge's workspace paths exist (empty, read-only) before any request, so that the
+          // zygote can parse pytest's configuration for them once; each judge mounts a fresh
+          // tmpfs over /box and makes them anew.
+          extra: ["--dir", "/box", "--dir", "/box/ws", "--dir", "/box/out", "--dir", "/box/tmp"],
           chdir: "/tmp",
           capAdd: ["CAP_SYS_ADMIN", "CAP_SETPCAP"],
           readOnlyRoot: true,
@@ -251,14 +254,19 @@ export class Zygote {
     return res;
   }
 
-  /** True when more processes than at start are still there after up to 500 ms. */
+  /**
+   * True when more processes than at start are still there after about 500 ms. Polled every
+   * millisecond at first: the request's processes are usually gone within a few, and this wait
+   * is on every grade's path.
+   */
   private async settled(): Promise<boolean> {
     if (!this.cg) return false;
-    for (let i = 0; i < 50; i++) {
+    const deadline = performance.now() + 500;
+    for (let i = 0; performance.now() < deadline; i++) {
       if (this.cg.procs().length <= this.baselineProcs) return false;
-      await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, i < 40 ? 1 : 10));
     }
-    return true;
+    return this.cg.procs().length > this.baselineProcs;
   }
 
   /** Why the sandbox was last replaced (diagnostics). */
