@@ -4,6 +4,7 @@ import { importPool } from "@agentlab/db";
 import type { Services } from "../services";
 import { CSRF_HEADER, resolveViewer } from "../auth/viewer";
 import { sendJson } from "./respond";
+import { workerImportPreparer } from "../imports/worker-preparer";
 
 // POST /api/tasks/import?pool=NAME[&description=...]: the raw bytes of a .jsonl or .jsonl.gz file
 // as the body (the upload page and the CLI stream it). All-or-nothing: a 400 lists every problem.
@@ -34,6 +35,8 @@ export async function handleTaskImport(services: Services, req: IncomingMessage,
     lines: body,
     description: url.searchParams.get("description") ?? undefined,
     createdBy: viewer.userId,
+    // Parsing and proposals off the event loop: agents' heartbeats are answered through the import.
+    preparer: workerImportPreparer(),
   });
   if (!result.ok) {
     log.info({ problems: result.problems.length }, "task import rejected");

@@ -7,3 +7,4 @@ export * from "./minhash";
 export * from "./split";
 export * from "./leakage";
 export * from "./clusters";
+export * from "./import-prep";

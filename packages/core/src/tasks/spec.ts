@@ -49,6 +49,17 @@ export const TaskLimits = z.object({
     .positive()
     .default(1024 * 1024),
   maxPathChars: z.number().int().positive().default(255),
+  // Whole-file limits: what one upload may cost the server (memory, the worker's time, the
+  // proposals' pair counts). Each refusal names its limit, so a caller knows which one to split by.
+  maxTasks: z.number().int().positive().default(200_000),
+  maxGroups: z.number().int().positive().default(100_000),
+  maxImportBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024 * 1024),
+  /** Nesting of JSON arrays and objects in one line; a task needs 3 (files[].path), deep input only costs stack. */
+  maxDepth: z.number().int().positive().default(32),
 });
 export type TaskLimits = z.infer<typeof TaskLimits>;
 export const DEFAULT_TASK_LIMITS: TaskLimits = TaskLimits.parse({});
@@ -67,6 +78,9 @@ export const TaskProblemCode = z.enum([
   "no_hidden_test",
   "reference_not_main",
   "empty_file",
+  "too_many_tasks",
+  "too_many_groups",
+  "too_deep",
 ]);
 export type TaskProblemCode = z.infer<typeof TaskProblemCode>;
 

@@ -7,7 +7,8 @@ import { storableText, unstorableTextReason } from "../security/pg-text";
 // with its 1-based line number and the field path, so a user can fix a whole file in one pass.
 
 export type ValidTask = { line: number; task: TaskSpec; bytes: number };
-export type LineResult = { task: TaskSpec | null; problems: TaskProblem[] };
+/** `group` is the line's source_group when it has one, valid or not (the file's group limit counts it). */
+export type LineResult = { task: TaskSpec | null; problems: TaskProblem[]; group?: string };
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const lossy = new TextDecoder("utf-8");
@@ -36,6 +37,11 @@ export function createTaskValidator(limits: Partial<TaskLimits> = {}) {
       badUtf8 = true;
       text = lossy.decode(raw.bytes);
     }
+    // Counted on the text before parsing: the parse itself, zod and the field walks recurse.
+    if (nestingDepth(text, lim.maxDepth) > lim.maxDepth) {
+      add("", "too_deep", `nesting is deeper than the ${lim.maxDepth}-level limit (maxDepth)`);
+      return { task: null, problems };
+    }
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -60,7 +66,8 @@ export function createTaskValidator(limits: Partial<TaskLimits> = {}) {
       else firstLineOfId.set(id, line);
       for (const p of problems) p.taskId = id;
     }
-    return { task: problems.length === 0 && parsed.success ? parsed.data : null, problems };
+    const group = typeof value.source_group === "string" ? value.source_group : undefined;
+    return { task: problems.length === 0 && parsed.success ? parsed.data : null, problems, group };
   }
 
   return { check, limits: lim };
@@ -68,28 +75,128 @@ export function createTaskValidator(limits: Partial<TaskLimits> = {}) {
 
 export type ValidationResult = { tasks: ValidTask[]; problems: TaskProblem[]; lines: number };
 
-/** Validates a whole .jsonl or .jsonl.gz byte stream; tasks are kept only while no problem was found. */
+/**
+ * Validates a whole .jsonl or .jsonl.gz byte stream; tasks are kept only while no problem was found.
+ * The file-wide limits (maxTasks, maxGroups, maxImportBytes) stop the reading at the line that
+ * crosses them, with one problem naming the limit, so an oversized file costs no more than the limit.
+ */
 export async function validateTaskStream(
   chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   opts: { limits?: Partial<TaskLimits>; onLine?: (line: number) => void } = {},
 ): Promise<ValidationResult> {
   const v = createTaskValidator(opts.limits);
+  const lim = v.limits;
   const tasks: ValidTask[] = [];
   const problems: TaskProblem[] = [];
+  const groups = new Set<string>();
+  const size = { bytes: 0, over: false };
   let lines = 0;
-  for await (const raw of splitLines(maybeGunzip(chunks), { maxLineBytes: v.limits.maxTaskBytes })) {
+  let count = 0;
+  const rawLines = splitLines(countBytes(maybeGunzip(chunks), lim.maxImportBytes, size), {
+    maxLineBytes: lim.maxTaskBytes,
+  });
+  for await (const raw of stopAtByteLimit(rawLines)) {
     lines = raw.line;
+    count += 1;
+    if (count > lim.maxTasks) {
+      problems.push(
+        fileLimit(raw.line, "", "too_many_tasks", `the file holds more than ${lim.maxTasks} tasks (limit maxTasks)`),
+      );
+      break;
+    }
     const res = v.check(raw);
     problems.push(...res.problems);
+    if (res.group !== undefined) groups.add(res.group);
+    if (groups.size > lim.maxGroups) {
+      problems.push(
+        fileLimit(
+          raw.line,
+          "source_group",
+          "too_many_groups",
+          `the file holds more than ${lim.maxGroups} source groups (limit maxGroups)`,
+        ),
+      );
+      break;
+    }
     // Once the file is known to be bad its tasks are dropped: nothing from it will be imported.
     if (res.task && problems.length === 0) tasks.push({ line: raw.line, task: res.task, bytes: raw.bytes.length });
     else if (problems.length > 0) tasks.length = 0;
     opts.onLine?.(raw.line);
   }
+  if (size.over) {
+    problems.push(
+      fileLimit(
+        lines + 1,
+        "",
+        "too_large",
+        `the file is larger than the ${lim.maxImportBytes}-byte limit (maxImportBytes)`,
+      ),
+    );
+  }
+  if (problems.length > 0) tasks.length = 0;
   if (lines === 0 || (tasks.length === 0 && problems.length === 0)) {
     problems.push({ line: 1, field: "", code: "empty_file", message: "the file holds no tasks" });
   }
   return { tasks, problems, lines };
+}
+
+const fileLimit = (line: number, field: string, code: TaskProblemCode, message: string): TaskProblem => ({
+  line,
+  field,
+  code,
+  message,
+});
+
+class ByteLimitReached extends Error {}
+
+/** Passes chunks through until `max` bytes were seen; then fails with ByteLimitReached (and says so in `size.over`). */
+async function* countBytes(
+  chunks: AsyncIterable<Uint8Array>,
+  max: number,
+  size: { bytes: number; over: boolean },
+): AsyncGenerator<Uint8Array> {
+  for await (const chunk of chunks) {
+    size.bytes += chunk.length;
+    if (size.bytes > max) {
+      size.over = true;
+      throw new ByteLimitReached();
+    }
+    yield chunk;
+  }
+}
+
+// Ends the line stream where the byte limit cut it, so the cut-off last line is not also reported as bad JSON.
+async function* stopAtByteLimit(lines: AsyncIterable<RawLine>): AsyncGenerator<RawLine> {
+  try {
+    yield* lines;
+  } catch (err) {
+    if (!(err instanceof ByteLimitReached)) throw err;
+  }
+}
+
+/**
+ * The deepest nesting of arrays and objects in a JSON text, brackets inside strings not counted;
+ * stops counting once past `stopAbove` (the answer is then only known to exceed it).
+ */
+export function nestingDepth(text: string, stopAbove = Number.POSITIVE_INFINITY): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      depth++;
+      if (depth > deepest) {
+        deepest = depth;
+        if (deepest > stopAbove) return deepest;
+      }
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
 }
 
 /** Why a path may not be used inside a task workspace, or null when it is safe. */

@@ -1,14 +1,11 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import {
   DomainError,
-  minhashSignature,
-  normalizedCodeHash,
+  IMPORT_BATCH,
+  createImportPreparer,
   proposeClusters,
-  proposeGroupMerges,
-  taskFingerprint,
-  taskTokens,
-  validateTaskStream,
   type ClusterProposals,
+  type ImportPreparer,
   type TaskLimits,
   type TaskProblem,
 } from "@agentlab/core";
@@ -16,7 +13,7 @@ import { queryRows, type Db } from "../client";
 import { groupMergeProposals, taskPools, tasks } from "../schema";
 import { refreshPoolStats } from "./tasks";
 
-// Pool imports: validate the whole file, then write it in one transaction.
+// Pool imports: validate the whole file (the preparer's work), then write it in one transaction.
 export type ImportPoolInput = {
   name: string;
   /** The file's bytes, in chunks (.jsonl or .jsonl.gz; gzip is detected by its magic bytes). */
@@ -27,6 +24,8 @@ export type ImportPoolInput = {
   limits?: Partial<TaskLimits>;
   /** Near-duplicate threshold (estimated Jaccard) for proposing group merges. */
   mergeThreshold?: number;
+  /** Where the file is parsed and the proposals computed: in process unless given (the server's is a worker thread). */
+  preparer?: ImportPreparer;
 };
 
 export type ImportResult =
@@ -52,7 +51,7 @@ class ImportRejected extends Error {
   }
 }
 
-const BATCH = 1000;
+const LOOKUP_CHUNK = 5000;
 
 /**
  * All-or-nothing import of a Task spec v1 file into a pool (created when missing): the whole file
@@ -60,16 +59,18 @@ const BATCH = 1000;
  * the pool) leaves the database untouched. Used by the upload endpoint, the CLI and the bootstrap.
  */
 export async function importPool(db: Db, input: ImportPoolInput): Promise<ImportResult> {
-  const { tasks: valid, problems } = await validateTaskStream(input.lines, { limits: input.limits });
-  if (problems.length > 0) return { ok: false, problems };
-  const prepared = valid.map(({ line, task, bytes }) => ({
-    line,
-    task,
-    bytes,
-    fingerprint: taskFingerprint(task),
-    normalizedHash: normalizedCodeHash(task),
-    minhash: minhashSignature(taskTokens(task)),
-  }));
+  const preparer = input.preparer ?? createImportPreparer();
+  try {
+    return await importPrepared(db, input, preparer);
+  } finally {
+    await preparer.close();
+  }
+}
+
+async function importPrepared(db: Db, input: ImportPoolInput, preparer: ImportPreparer): Promise<ImportResult> {
+  const prepared = await preparer.prepare(input.lines, input.limits);
+  if (!prepared.ok) return { ok: false, problems: prepared.problems };
+  const refs = prepared.tasks;
   try {
     const result = await db.transaction(async (tx) => {
       await tx
@@ -85,75 +86,58 @@ export async function importPool(db: Db, input: ImportPoolInput): Promise<Import
       // The row lock serializes concurrent imports into one pool (ids and stats stay consistent).
       const [pool] = await tx.select().from(taskPools).where(eq(taskPools.name, input.name)).for("update");
       if (!pool) throw new DomainError("INTERNAL", "pool vanished during import");
-      const ids = prepared.map((p) => p.task.id);
+      const ids = refs.map((p) => p.id);
       const clashes = new Set<string>();
-      for (let i = 0; i < ids.length; i += 5000) {
+      for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
         const rows = await tx
           .select({ taskId: tasks.taskId })
           .from(tasks)
-          .where(and(eq(tasks.poolId, pool.id), inArray(tasks.taskId, ids.slice(i, i + 5000))));
+          .where(and(eq(tasks.poolId, pool.id), inArray(tasks.taskId, ids.slice(i, i + LOOKUP_CHUNK))));
         for (const r of rows) clashes.add(r.taskId);
       }
       if (clashes.size > 0) {
         throw new ImportRejected(
-          prepared
-            .filter((p) => clashes.has(p.task.id))
+          refs
+            .filter((p) => clashes.has(p.id))
             .map((p) => ({
               line: p.line,
               field: "id",
               code: "duplicate_id" as const,
-              message: `duplicate id "${p.task.id}" (already in pool "${input.name}")`,
-              taskId: p.task.id,
+              message: `duplicate id "${p.id}" (already in pool "${input.name}")`,
+              taskId: p.id,
             })),
         );
       }
-      // A group merged earlier keeps absorbing its new variants.
-      const groups = [...new Set(prepared.map((p) => p.task.source_group))];
+      // A group merged earlier keeps absorbing its new variants. Looked up in chunks: one
+      // parameter per group would pass Postgres's 65,535-parameter limit at 100k groups.
+      const groups = [...new Set(refs.map((p) => p.group))];
       const merged = new Map<string, string>();
-      const known = await tx
-        .selectDistinct({ sourceGroup: tasks.sourceGroup, groupKey: tasks.groupKey })
-        .from(tasks)
-        .where(and(eq(tasks.poolId, pool.id), inArray(tasks.sourceGroup, groups)));
-      for (const k of known) merged.set(k.sourceGroup, k.groupKey);
-      const importId = crypto.randomUUID();
-      for (let i = 0; i < prepared.length; i += BATCH) {
-        await insertTaskRows(
-          tx,
-          prepared.slice(i, i + BATCH).map((p) => ({
-            pool_id: pool.id,
-            task_id: p.task.id,
-            source_group: p.task.source_group,
-            group_key: merged.get(p.task.source_group) ?? p.task.source_group,
-            cluster: p.task.cluster ?? null,
-            language: p.task.language,
-            instruction: p.task.instruction,
-            files: p.task.files,
-            public_tests: p.task.public_tests,
-            hidden_tests: p.task.hidden_tests,
-            reference: p.task.reference,
-            metadata: p.task.metadata,
-            origin: typeof p.task.metadata.origin === "string" ? p.task.metadata.origin : "",
-            fingerprint: p.fingerprint,
-            normalized_hash: p.normalizedHash,
-            minhash: p.minhash,
-            size_bytes: p.bytes,
-            import_id: importId,
-          })),
-        );
+      for (let i = 0; i < groups.length; i += LOOKUP_CHUNK) {
+        const known = await tx
+          .selectDistinct({ sourceGroup: tasks.sourceGroup, groupKey: tasks.groupKey })
+          .from(tasks)
+          .where(and(eq(tasks.poolId, pool.id), inArray(tasks.sourceGroup, groups.slice(i, i + LOOKUP_CHUNK))));
+        for (const k of known) if (k.groupKey !== k.sourceGroup) merged.set(k.sourceGroup, k.groupKey);
       }
-      const all = await tx
-        .select({ id: tasks.taskId, group: tasks.groupKey, signature: tasks.minhash })
-        .from(tasks)
-        .where(eq(tasks.poolId, pool.id));
-      const proposals = proposeGroupMerges(all, { threshold: input.mergeThreshold, onlyInvolving: new Set(ids) });
-      for (let i = 0; i < proposals.length; i += BATCH) {
+      // The pool's earlier rows as one JSON text: decoding it and the proposals are the preparer's work.
+      const [before] = await queryRows<{ rows: string }>(
+        tx,
+        sql`select coalesce(json_agg(json_build_object('id', task_id, 'group', group_key, 'cluster', cluster,
+              'signature', minhash, 'reference', reference)), '[]')::text as rows
+            from tasks where pool_id = ${pool.id}`,
+      );
+      const importId = crypto.randomUUID();
+      const mergedJson = JSON.stringify(Object.fromEntries(merged));
+      for (const batch of prepared.batches) await insertTaskRows(tx, pool.id, importId, mergedJson, batch);
+      const findings = await preparer.findings(before?.rows ?? "[]", merged, input.mergeThreshold);
+      const proposals = findings.merges;
+      for (let i = 0; i < proposals.length; i += IMPORT_BATCH) {
         await tx
           .insert(groupMergeProposals)
-          .values(proposals.slice(i, i + BATCH).map((p) => ({ poolId: pool.id, ...p })))
+          .values(proposals.slice(i, i + IMPORT_BATCH).map((p) => ({ poolId: pool.id, ...p })))
           .onConflictDoNothing();
       }
       const snapshotHash = await refreshPoolStats(tx, pool.id);
-      const clusterProposals = await poolClusterProposals(tx, pool.id);
       // `existing` looks only at rows of earlier imports (a null import_id is a pre-tracking row).
       const [dups] = await queryRows<{ exact: number; normalized: number; existing: number }>(
         tx,
@@ -167,18 +151,18 @@ export async function importPool(db: Db, input: ImportPoolInput): Promise<Import
       return {
         ok: true as const,
         poolId: pool.id,
-        imported: prepared.length,
+        imported: refs.length,
         exactDuplicates: dups?.exact ?? 0,
         normalizedDuplicates: dups?.normalized ?? 0,
         duplicatesOfExisting: dups?.existing ?? 0,
         mergeProposals: proposals.length,
         snapshotHash,
-        clusterProposals,
+        clusterProposals: findings.clusters,
       };
     });
     // Fresh statistics after a bulk load, or the planner keeps its empty-table estimates and sorts
     // whole pools instead of walking the keyset index.
-    if (prepared.length >= 1000) await db.execute(sql`analyze tasks`);
+    if (refs.length >= 1000) await db.execute(sql`analyze tasks`);
     return result;
   } catch (err) {
     if (err instanceof ImportRejected) return { ok: false, problems: err.problems };
@@ -199,12 +183,13 @@ export async function poolClusterProposals(db: Db, poolId: string): Promise<Clus
   return proposeClusters(rows);
 }
 
-// One JSON parameter per batch, unpacked by Postgres: building thousands of jsonb parameters in
-// the query builder cost more than the database's work.
-async function insertTaskRows(db: Db, rows: Record<string, unknown>[]) {
+// One JSON parameter per batch (prepared as text by the preparer), unpacked by Postgres: building
+// thousands of jsonb parameters in the query builder cost more than the database's work. The pool,
+// the import and the group key (an earlier merge's, else the source group) are filled in here.
+async function insertTaskRows(db: Db, poolId: string, importId: string, mergedJson: string, batch: string) {
   await db.execute(sql`
     insert into tasks (pool_id, task_id, source_group, group_key, cluster, language, instruction, files, public_tests, hidden_tests, reference, metadata, origin, fingerprint, normalized_hash, minhash, size_bytes, import_id)
-    select pool_id, task_id, source_group, group_key, cluster, language, instruction, files, public_tests, hidden_tests, reference, metadata, origin, fingerprint, normalized_hash, minhash, size_bytes, import_id
-    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as x(pool_id uuid, task_id text, source_group text, group_key text, cluster text, language text, instruction text,
-      files jsonb, public_tests jsonb, hidden_tests jsonb, reference jsonb, metadata jsonb, origin text, fingerprint text, normalized_hash text, minhash int[], size_bytes int, import_id uuid)`);
+    select ${poolId}::uuid, task_id, source_group, coalesce(${mergedJson}::jsonb ->> source_group, source_group), cluster, language, instruction, files, public_tests, hidden_tests, reference, metadata, origin, fingerprint, normalized_hash, minhash, size_bytes, ${importId}::uuid
+    from jsonb_to_recordset(${batch}::jsonb) as x(task_id text, source_group text, cluster text, language text, instruction text,
+      files jsonb, public_tests jsonb, hidden_tests jsonb, reference jsonb, metadata jsonb, origin text, fingerprint text, normalized_hash text, minhash int[], size_bytes int)`);
 }
