@@ -41,7 +41,13 @@ export async function executeTool(
     case "run_public_tests": {
       if (task.public_tests.length === 0) return { kind: "ok", output: "public tests: the task has none" };
       try {
-        const r = await runPublicTests(deps.sandbox, deps.scratch, ws, task);
+        const { wallTimeoutS, cpuSeconds, memoryMb } = deps.limits;
+        const limits = {
+          ...(wallTimeoutS ? { wallTimeoutS } : {}),
+          ...(cpuSeconds ? { cpuSeconds } : {}),
+          ...(memoryMb ? { memoryMb } : {}),
+        };
+        const r = await runPublicTests(deps.sandbox, deps.scratch, ws, task, limits);
         return { kind: "ok", output: r.output, testsFailed: !r.passed };
       } catch (e) {
         return { kind: "error", output: e instanceof Error ? e.message : String(e) };

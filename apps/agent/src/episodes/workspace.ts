@@ -34,6 +34,7 @@ export class Workspace {
   confine(path: string): Confined {
     const unsafe = unsafePathReason(path);
     if (unsafe) return { ok: false, reason: `the path ${unsafe}` };
+    const abs = join(this.realRoot, path);
     let at = this.realRoot;
     for (const segment of path.split("/")) {
       at = join(at, segment);
@@ -41,12 +42,12 @@ export class Workspace {
       try {
         st = lstatSync(at);
       } catch {
-        break; // what does not exist yet cannot be a link
+        break; // what does not exist yet cannot be a link, nor anything below it
       }
       if (st.isSymbolicLink()) return { ok: false, reason: "the path goes through a symbolic link" };
     }
-    if (!at.startsWith(this.realRoot + sep)) return { ok: false, reason: "the path leaves the workspace" };
-    return { ok: true, abs: at };
+    if (!abs.startsWith(this.realRoot + sep)) return { ok: false, reason: "the path leaves the workspace" };
+    return { ok: true, abs };
   }
 
   /** Regular files, sorted; links and other special files are not part of the workspace. */
