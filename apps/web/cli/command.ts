@@ -1,12 +1,19 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import type { Writable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import type { ApiClient } from "./client";
+import type { CliEnv } from "./env";
 
 // One command = one object in apps/web/cli/commands/<area>.ts, listed in commands/index.ts.
-export type CliIo = { out: Writable; err: Writable; cwd: string };
+export type CliIo = { out: Writable; err: Writable; cwd: string; in?: Readable };
 export type CliContext = CliIo & {
-  /** The API client for --server/--token (or AGENTLAB_URL/AGENTLAB_TOKEN); throws when no token is set. */
+  /** The API client for --server/--token (or AGENTLAB_URL/AGENTLAB_TOKEN, or `agentlab login`'s); throws when no token is set. */
   api(): ApiClient;
+  /** The server this invocation talks to, and the environment it was started with (for `login`). */
+  server: string;
+  env: CliEnv;
+  /** A token given by --token or AGENTLAB_TOKEN (never the stored one). */
+  explicitToken: string | undefined;
+  connect(token: string): ApiClient;
 };
 
 export type Command = {

@@ -2,7 +2,8 @@ import { TRPCClientError } from "@trpc/client";
 import { UsageError, parseCommandArgs, writeLine, type CliIo, type Command } from "./command";
 import { commands } from "./commands";
 import { createApiClient, type ApiClient } from "./client";
-import { loadCliEnv } from "./env";
+import { DEFAULT_SERVER, loadCliEnv } from "./env";
+import { readCredentials, sameServer, type Credentials } from "./credentials";
 import { NetworkError, describeError } from "../client/errors";
 
 const GLOBAL = /^--(server|token)(?:=(.*))?$/;
@@ -12,14 +13,14 @@ function help(io: CliIo, list: Command[]) {
   for (const c of list) writeLine(io.out, `  ${c.usage}\n      ${c.summary}`);
   writeLine(
     io.out,
-    "\nenvironment: AGENTLAB_URL (default http://127.0.0.1:3000), AGENTLAB_TOKEN (a personal API token)",
+    `\nenvironment: AGENTLAB_URL (default: the server of agentlab login, else ${DEFAULT_SERVER}), AGENTLAB_TOKEN (a personal API token; agentlab login stores one instead)`,
   );
 }
 
 /** Runs one CLI invocation and returns its exit code; `io` lets tests capture the output. */
 export async function main(
   argv: string[],
-  io: CliIo = { out: process.stdout, err: process.stderr, cwd: process.cwd() },
+  io: CliIo = { out: process.stdout, err: process.stderr, cwd: process.cwd(), in: process.stdin },
   envSource?: Record<string, string | undefined>,
 ): Promise<number> {
   const env = loadCliEnv(envSource);
@@ -43,15 +44,33 @@ export async function main(
     help(io, commands);
     return rest.length === 0 || rest[0] === "help" || rest[0] === "--help" ? 0 : 2;
   }
+  // Flags, then the environment, then what `agentlab login` stored; its token only for its own server.
+  // A damaged file must not stop `agentlab login` from replacing it: its error waits for api().
+  let stored: Credentials | null = null;
+  let storedError: string | null = null;
+  if (server === undefined || token === undefined)
+    try {
+      stored = readCredentials(env);
+    } catch (err) {
+      storedError = err instanceof Error ? err.message : String(err);
+    }
+  const target = server ?? stored?.server ?? DEFAULT_SERVER;
+  const explicitToken = token;
+  const useToken = token ?? (stored && sameServer(stored.server, target) ? stored.token : undefined);
   let client: ApiClient | null = null;
   const ctx = {
     ...io,
+    server: target,
+    env,
+    explicitToken,
+    connect: (t: string) => createApiClient(target, t),
     api: () => {
-      if (!token)
+      if (!useToken && storedError) throw new UsageError(storedError);
+      if (!useToken)
         throw new UsageError(
-          "no API token: pass --token or set AGENTLAB_TOKEN (create one under Settings → API tokens)",
+          "no API token: run agentlab login, pass --token or set AGENTLAB_TOKEN (create one under Settings → API tokens)",
         );
-      client ??= createApiClient(server, token);
+      client ??= createApiClient(target, useToken);
       return client;
     },
   };
@@ -66,7 +85,7 @@ export async function main(
     if (err instanceof UsageError || (err as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION")
       return usage(io, `${(err as Error).message}\nusage: ${cmd.usage}`);
     if (err instanceof TRPCClientError || err instanceof NetworkError) {
-      writeLine(io.err, `agentlab: ${cliErrorMessage(err, server)}`);
+      writeLine(io.err, `agentlab: ${cliErrorMessage(err, target)}`);
       return 1;
     }
     throw err;

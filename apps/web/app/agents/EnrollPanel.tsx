@@ -7,7 +7,7 @@ import { CopyButton } from "../_components/CopyButton";
 import { ErrorBox } from "../_components/ErrorBox";
 import { timestamp } from "../../client/format";
 import { useTRPC } from "../_lib/trpc";
-import { enrollCommand, parseLabels } from "./enroll";
+import { enrollRecipe, parseLabels, unreachableFromOtherBoxes } from "./enroll";
 
 const input =
   "h-8 w-full rounded-md border border-zinc-300 bg-white px-2.5 text-sm shadow-xs outline-none focus:border-zinc-500 focus:ring-2 focus:ring-zinc-200";
@@ -30,13 +30,25 @@ export function EnrollPanel({ onClose }: { onClose: () => void }) {
   };
 
   if (create.data) {
-    const cmd = enrollCommand(window.location.origin, create.data.token);
+    const cmd = enrollRecipe(window.location.origin, create.data.token);
+    const local = unreachableFromOtherBoxes(window.location.origin);
     return (
       <div className="space-y-3">
         <p className="text-sm text-zinc-700">
-          Run this on the machine that should become an agent. The token works once and expires at{" "}
+          Run these three lines in a checkout of agentlab on the machine that should become an agent (install, enroll,
+          run). The token works once and expires at{" "}
           <span className="font-medium">{timestamp(create.data.expiresAt)}</span>.
         </p>
+        {local && (
+          <div
+            className="rounded-md border border-red-200 bg-red-50 px-3 py-2 text-xs text-red-900"
+            data-testid="enroll-localhost-warning"
+          >
+            This page was opened as {window.location.origin}: another machine cannot reach that address. For a GPU box,
+            open the dashboard by its network name or IP (or set AGENTLAB_PUBLIC_URL) and create the token there; on
+            this machine it works as is.
+          </div>
+        )}
         <div className="rounded-md border border-amber-200 bg-amber-50 px-3 py-2 text-xs text-amber-900">
           This is the only time the token is shown; only its hash is stored.
         </div>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { gpuSummary, isStale, runtimeSummary } from "./capabilities";
-import { enrollCommand, parseLabels, shellQuote } from "./enroll";
+import { enrollCommand, enrollRecipe, parseLabels, shellQuote, unreachableFromOtherBoxes } from "./enroll";
 
 describe("agents page helpers", () => {
   it("groups identical GPUs", () => {
@@ -39,6 +39,20 @@ describe("agents page helpers", () => {
     );
     expect(shellQuote("it's")).toBe(`'it'\\''s'`);
     expect(shellQuote("a b")).toBe("'a b'");
+  });
+
+  it("gives the three-line recipe: install, enroll, run", () => {
+    const lines = enrollRecipe("http://lab:3000", "enr_x").split("\n");
+    expect(lines).toHaveLength(3);
+    expect(lines[1]).toBe(enrollCommand("http://lab:3000", "enr_x"));
+    expect(lines[2]).toBe("npx agentlab-agent run");
+  });
+
+  it("warns when the server address only works on this machine", () => {
+    for (const u of ["http://localhost:3000", "http://127.0.0.1:3000", "http://[::1]:3000", "http://app.localhost"])
+      expect(unreachableFromOtherBoxes(u), u).toBe(true);
+    for (const u of ["http://lab:3000", "https://lab.example.com", "http://10.0.0.5:3000"])
+      expect(unreachableFromOtherBoxes(u), u).toBe(false);
   });
 
   it("parses labels from commas or spaces, deduplicated", () => {

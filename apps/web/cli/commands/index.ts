@@ -8,6 +8,8 @@ import { statsCommands } from "./stats";
 import { experimentCommands } from "./experiments";
 import { opsCommands } from "./ops";
 import { pairCommands } from "./pairs";
+import { studyCommands } from "./studies";
+import { loginCommands } from "./login";
 
 // Later areas (collect, datasets export, experiments, reports) add a file and one spread here.
 export const commands: Command[] = [
@@ -20,4 +22,6 @@ export const commands: Command[] = [
   ...experimentCommands,
   ...opsCommands,
   ...pairCommands,
+  ...loginCommands,
+  ...studyCommands,
 ];
