@@ -97,8 +97,11 @@ describe("web UI: shell, agents and jobs", () => {
     await page.getByLabel(/Labels/).fill("a100, fast-disk");
     await page.getByRole("button", { name: "Create token" }).click();
     const cmd = (await page.getByTestId("enroll-command").textContent()) ?? "";
-    const m = /^npx agentlab-agent enroll --server (\S+) --token (enr_[A-Za-z0-9_-]+)$/.exec(cmd);
+    // Three lines: install, enroll, run; the test server listens on loopback, so the page warns.
+    expect(cmd.split("\n")).toHaveLength(3);
+    const m = /^npx agentlab-agent enroll --server (\S+) --token (enr_[A-Za-z0-9_-]+)$/m.exec(cmd);
     expect(m?.[1]).toBe(app.url);
+    await page.getByTestId("enroll-localhost-warning").waitFor();
     const enrolled = await enrollAgent(app.db.db, m?.[2] ?? "");
     expect(enrolled.credential).toMatch(/^agt_/);
     // The new agent appears (offline: it never connected) and can be revoked from the page.
