@@ -27,3 +27,4 @@ export * from "./queries/audits";
 export * from "./queries/archive";
 export * from "./queries/task-search";
 export * from "./queries/test-reads";
+export * from "./queries/studies";

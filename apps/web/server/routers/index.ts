@@ -18,6 +18,7 @@ import { runsRouter } from "./runs";
 import { pairsRouter } from "./pairs";
 import { dpoRouter } from "./dpo";
 import { modelsRouter } from "./models";
+import { studiesRouter } from "./studies";
 
 // One router per domain (apps/web/server/routers/<domain>.ts).
 export const appRouter = router({
@@ -40,6 +41,7 @@ export const appRouter = router({
   pairs: pairsRouter,
   dpo: dpoRouter,
   models: modelsRouter,
+  studies: studiesRouter,
 });
 
 export type AppRouter = typeof appRouter;

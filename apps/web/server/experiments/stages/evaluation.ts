@@ -7,6 +7,7 @@ import { testModels } from "./select";
 import { trainOutput } from "./train";
 import { evalModelOf } from "./models";
 import { dpoOutput } from "./dpo";
+import { studyTestHold } from "../../studies/test-hold";
 
 // `dev_eval:*` and `test_eval`: generation + grading of one split (../evaluate.ts), for the base or
 // one seed's snapshots on dev (SFT, or one round's DPO epochs), for the base and each seed's best dev
@@ -44,18 +45,23 @@ export async function testStage(c: StageCtx): Promise<StageResult<"test_eval">> 
   const { db } = c.services;
   let output = ownOutput(c, "test_eval") ?? { generate: {}, done: {} };
   if (!output.models) {
-    const models = await testModels(c);
+    // A study's arm never claims the test set itself: it waits for the study's one claim covering
+    // every arm, then evaluates the models that claim fixed (studies/test-hold.ts).
+    const hold = await studyTestHold(c);
+    if (hold === "waiting") return { state: "running", output };
+    const models = hold ? hold.models : await testModels(c);
     // Claiming the run, its entry in the split's test-read ledger and recording it in the stage
     // happen together, so a crash in between cannot leave a claimed run that the resumed stage
     // would then be refused, and a refused ledger entry (a final split) claims nothing.
     const claimed = await db
       .transaction(async (tx) => {
         await claimTestRun(tx, c.experimentId, models);
-        await recordTestClaim(tx, {
-          experimentId: c.experimentId,
-          recipeHash: recipeHash(c.config),
-          models: models.map(modelLabel),
-        });
+        if (!hold)
+          await recordTestClaim(tx, {
+            experimentId: c.experimentId,
+            recipeHash: recipeHash(c.config),
+            models: models.map(modelLabel),
+          });
         await updateStage(tx, c.experimentId, c.stage.key, { output: { ...output, models } });
       })
       .then(
