@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { Badge } from "../../_components/Badge";
 import { Button } from "../../_components/Button";
+import { CopyButton } from "../../_components/CopyButton";
 import { ErrorBox } from "../../_components/ErrorBox";
 import { PageHeader, Section } from "../../_components/PageHeader";
 import { Table, type Column } from "../../_components/Table";
@@ -117,9 +118,17 @@ export function TokensView() {
             <div className="mt-2 rounded-md border border-amber-200 bg-amber-50 p-3 text-sm">
               <p className="font-medium text-amber-900">Copy this token now; it will not be shown again.</p>
               <code className="mt-1 block break-all rounded bg-white px-2 py-1 font-mono text-xs">{fresh}</code>
-              <Button size="sm" className="mt-2" onClick={() => void navigator.clipboard?.writeText(fresh)}>
-                Copy
-              </Button>
+              <div className="mt-2">
+                <CopyButton text={fresh} />
+              </div>
+              {/* The CLI keeps it for later commands; piping keeps the token out of shell history. */}
+              <p className="mt-3 text-xs text-zinc-700">Use it from the command line (paste the token when asked):</p>
+              <code
+                className="mt-1 block break-all rounded bg-white px-2 py-1 font-mono text-xs"
+                data-testid="cli-login"
+              >
+                {`npx agentlab login --server ${typeof window === "undefined" ? "" : window.location.origin}`}
+              </code>
             </div>
           ) : null}
         </Section>
