@@ -8,3 +8,4 @@ export * from "./audits";
 export * from "./preference";
 export * from "./test-reads";
 export * from "./studies";
+export * from "./episodes";
