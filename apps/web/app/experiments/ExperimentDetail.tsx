@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { ratchetStages } from "./ratchet";
+import { queueWaitText } from "../../client/queue-wait";
 import { Button } from "../_components/Button";
 import { ErrorBox } from "../_components/ErrorBox";
 import { PageHeader, Section } from "../_components/PageHeader";
@@ -14,7 +15,7 @@ import { useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
 import { StateBadge } from "../_components/StatusBadges";
 import { elapsed, usd } from "../../client/format";
-import { modelLabel, type ModelRef } from "@agentlab/core";
+import { hasPreferenceHalf, modelLabel, type ModelRef } from "@agentlab/core";
 import { StuckBanner } from "../agents/StuckBanner";
 import { TrainingPanel } from "./TrainingPanel";
 import { DpoPanel } from "./DpoPanel";
@@ -86,7 +87,7 @@ export function ExperimentDetail({ id }: { id: string }) {
         }
         actions={
           <div className="flex gap-2">
-            {e.config.method === "sft+dpo" ? (
+            {hasPreferenceHalf(e.config.method) ? (
               <Link
                 href={`/experiments/${id}/pairs`}
                 className="rounded-md border border-zinc-300 bg-white px-3 py-1.5 text-sm font-medium text-zinc-800"
@@ -192,14 +193,20 @@ export function ExperimentDetail({ id }: { id: string }) {
               key: "progress",
               header: "Progress",
               className: "w-56",
-              cell: (s) => (
-                <ProgressBar
-                  value={
-                    s.state === "running" && s.jobCount === 0 ? null : (fractions[e.stages.indexOf(s)] ?? s.progress)
-                  }
-                  label={s.jobCount ? `${s.jobsDone} of ${s.jobCount} jobs done so far` : undefined}
-                />
-              ),
+              cell: (s) =>
+                s.queueWait ? (
+                  // Nothing of it runs yet: what it waits for, not an empty bar.
+                  <span className="text-xs text-zinc-600" data-testid="queue-wait">
+                    {queueWaitText(s.queueWait)}
+                  </span>
+                ) : (
+                  <ProgressBar
+                    value={
+                      s.state === "running" && s.jobCount === 0 ? null : (fractions[e.stages.indexOf(s)] ?? s.progress)
+                    }
+                    label={s.jobCount ? `${s.jobsDone} of ${s.jobCount} jobs done so far` : undefined}
+                  />
+                ),
             },
             {
               key: "time",
@@ -218,7 +225,7 @@ export function ExperimentDetail({ id }: { id: string }) {
       </Section>
       {shown ? <StageDetail stage={shown} /> : null}
       <TrainingPanel experimentId={id} live={e.state === "running"} />
-      {e.config.method === "sft+dpo" ? <DpoPanel experimentId={id} live={e.state === "running"} /> : null}
+      {hasPreferenceHalf(e.config.method) ? <DpoPanel experimentId={id} live={e.state === "running"} /> : null}
       <RunNotes
         id={id}
         tags={e.tags}

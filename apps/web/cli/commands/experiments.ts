@@ -7,6 +7,7 @@ import { issuesByField, summarizeFieldIssues } from "@agentlab/core/validation";
 import { UsageError, num, str, writeLine, type CliContext, type Command } from "../command";
 import { duration, interval, pValue, pct, pp } from "../../client/format";
 import { isUuid, resolveDataset, resolveExperiment, resolveProvider, resolveSplit } from "./resolve";
+import { queueWaitText } from "../../client/queue-wait";
 
 // Experiments from the terminal: a recipe file (JSON or YAML, the same ExperimentConfig the form
 // builds; split, provider and dataset by name or id), the runs table, one run, a live wait.
@@ -138,7 +139,7 @@ const show: Command = {
         : "—";
       writeLine(
         ctx.out,
-        `  ${s.key.padEnd(18)} ${s.state.padEnd(10)} ${String(s.jobsDone).padStart(4)}/${s.jobCount} jobs  ${took}${s.error ? `  ${s.error}` : ""}`,
+        `  ${s.key.padEnd(18)} ${s.state.padEnd(10)} ${String(s.jobsDone).padStart(4)}/${s.jobCount} jobs  ${took}${s.error ? `  ${s.error}` : ""}${s.queueWait ? `  ${queueWaitText(s.queueWait)}` : ""}`,
       );
     }
     if (rep) {

@@ -17,6 +17,7 @@ import {
   listExperiments,
   listStages,
   setExperimentState,
+  queueWaits,
   stageJobCounts,
   stageJobs,
 } from "@agentlab/db";
@@ -46,6 +47,17 @@ export const experimentsRouter = router({
     const rows = new Map((await listStages(ctx.db, exp.id)).map((r) => [r.key, r]));
     // Job states are counted by the database (no job rows or payloads loaded), 50 listed per stage.
     const counts = await stageJobCounts(ctx.db, exp.id, 50);
+    // A running stage whose jobs are all still queued says what it waits for (one job per stage).
+    const waitingFor = new Map<string, string>();
+    for (const s of plan) {
+      const jobs = counts.get(s.key)?.jobs ?? [];
+      const queued = jobs.find((j) => j.state === "queued");
+      if (rows.get(s.key)?.state === "running" && queued && !jobs.some((j) => j.state === "running"))
+        waitingFor.set(queued.id, s.key);
+    }
+    const waits = new Map(
+      (await queueWaits(ctx.db, [...waitingFor.keys()])).map((w) => [waitingFor.get(w.jobId), w] as const),
+    );
     const stages = plan.map((s) => {
       const row = rows.get(s.key);
       const c = counts.get(s.key) ?? { total: 0, done: 0, jobs: [] };
@@ -60,6 +72,7 @@ export const experimentsRouter = router({
         jobCount: c.total,
         jobsDone: c.done,
         progress: row?.state === "succeeded" ? 1 : c.total ? c.done / c.total : 0,
+        queueWait: waits.get(s.key) ?? null,
       };
     });
     return {

@@ -8,3 +8,4 @@ export * from "./finish-and-claim";
 export * from "./reaper";
 export * from "./cancel";
 export * from "./read";
+export * from "./queue-wait";
