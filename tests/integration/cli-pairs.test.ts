@@ -95,6 +95,13 @@ describe("cli: pairs export", () => {
     const one = await run(["pairs", "export", experimentId, "--round", "1", "--out", "r1.jsonl"]);
     expect(one.out).toContain("wrote 1 pairs");
     expect(readFileSync(join(dir, "r1.jsonl"), "utf8").trim().split("\n")).toHaveLength(1);
+    // One pair source: every stored pair here is cross-state, none near-miss.
+    expect((await run(["pairs", "export", experimentId, "--source", "cross_state", "--out", "c.jsonl"])).out).toContain(
+      "wrote 3 pairs",
+    );
+    expect((await run(["pairs", "export", experimentId, "--source", "near_miss", "--out", "n.jsonl"])).out).toContain(
+      "wrote 0 pairs",
+    );
   });
 
   it("refuses an unknown experiment and a bad round (the export above as positive control)", async () => {
@@ -103,5 +110,7 @@ describe("cli: pairs export", () => {
     expect(missing.err).toContain("not found");
     const bad = await run(["pairs", "export", experimentId, "--round=1.5", "--out", "x.jsonl"]);
     expect(bad).toMatchObject({ code: 2, err: expect.stringContaining("--round must be an integer >= 0") });
+    const source = await run(["pairs", "export", experimentId, "--source", "mutants", "--out", "x.jsonl"]);
+    expect(source).toMatchObject({ code: 2, err: expect.stringContaining("--source must be one of cross_state") });
   });
 });

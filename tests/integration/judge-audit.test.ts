@@ -54,6 +54,15 @@ describe("admission audits in the judge", () => {
     expect(r.status, r.reasons.join("; ")).toBe("passed");
     expect(r.isolation).toBe("judge");
     expect(r.isolationReason).toBe("");
+    // The killed mutants are kept with their programs (near-miss pairs' rejected answers), each a model failure.
+    expect(r.mutantsKilled).toBeGreaterThan(0);
+    expect(r.killed).toHaveLength(r.mutantsKilled);
+    for (const m of r.killed) {
+      expect(m.verdict).not.toBe("pass");
+      expect(m.path).toBe("solution.py");
+      expect(m.source).not.toBe("def f(x):\n    return x + 1\n");
+    }
+    expect(r.buggyFailingTests).toEqual([expect.stringContaining("test_f")]);
   });
 
   const patches = task(

@@ -12,9 +12,16 @@ import {
 
 describe("pair browser view state", () => {
   it("round-trips through the URL and sends only the set filters", () => {
-    const v = { round: 1, layer: "hidden", chosen: "teacher", rejected: "on_policy", page: 2 } as const;
+    const v = {
+      round: 1,
+      layer: "hidden",
+      chosen: "teacher",
+      rejected: "on_policy",
+      source: "near_miss",
+      page: 2,
+    } as const;
     const qs = pairsViewToParams(v);
-    expect(qs).toBe("round=1&layer=hidden&chosen=teacher&rejected=on_policy&page=2");
+    expect(qs).toBe("round=1&layer=hidden&chosen=teacher&rejected=on_policy&source=near_miss&page=2");
     expect(pairsViewFromParams(new URLSearchParams(qs))).toEqual(v);
     expect(pairsViewToParams(defaultPairsView)).toBe("");
     expect(pairsFilter("e", v)).toEqual({
@@ -23,6 +30,7 @@ describe("pair browser view state", () => {
       failingLayer: "hidden",
       chosenSource: "teacher",
       rejectedSource: "on_policy",
+      pairSource: "near_miss",
     });
     expect(pairsFilter("e", defaultPairsView)).toEqual({ experimentId: "e" });
     // round 0 is a real round, not "unset"
@@ -30,7 +38,9 @@ describe("pair browser view state", () => {
   });
 
   it("drops hand-edited values it does not know instead of sending them", () => {
-    const v = pairsViewFromParams(new URLSearchParams("round=-1&layer=bogus&chosen=model&rejected=x&page=1.5"));
+    const v = pairsViewFromParams(
+      new URLSearchParams("round=-1&layer=bogus&chosen=model&rejected=x&source=y&page=1.5"),
+    );
     expect(v).toEqual(defaultPairsView);
     expect(pairsViewFromParams(new URLSearchParams("round=0&layer=syntax")).round).toBe(0);
   });
@@ -45,18 +55,47 @@ describe("pair browser view state", () => {
 
 describe("tallyPairs", () => {
   const groups: GroupCount[] = [
-    { round: 0, failingLayer: "hidden", chosenSource: "reference", rejectedSource: "on_policy", pairs: 5 },
-    { round: 0, failingLayer: "syntax", chosenSource: "teacher", rejectedSource: "on_policy", pairs: 2 },
-    { round: 0, failingLayer: "hidden", chosenSource: "reference", rejectedSource: "mutant", pairs: 3 },
-    { round: 1, failingLayer: "public", chosenSource: "teacher", rejectedSource: "on_policy", pairs: 4 },
+    {
+      round: 0,
+      failingLayer: "hidden",
+      chosenSource: "reference",
+      rejectedSource: "on_policy",
+      pairSource: "cross_state",
+      pairs: 5,
+    },
+    {
+      round: 0,
+      failingLayer: "syntax",
+      chosenSource: "teacher",
+      rejectedSource: "on_policy",
+      pairSource: "cross_state",
+      pairs: 2,
+    },
+    {
+      round: 0,
+      failingLayer: "hidden",
+      chosenSource: "reference",
+      rejectedSource: "mutant",
+      pairSource: "near_miss",
+      pairs: 3,
+    },
+    {
+      round: 1,
+      failingLayer: "public",
+      chosenSource: "teacher",
+      rejectedSource: "on_policy",
+      pairSource: "cross_state",
+      pairs: 4,
+    },
   ];
 
   it("counts one round by layer and source, listing zeros, and every round's size", () => {
     const t = tallyPairs(groups, 0);
     expect(t.total).toBe(10);
     expect(t.byLayer).toEqual({ syntax: 2, public: 0, hidden: 8, limits: 0, tampered: 0 });
-    expect(t.byChosen).toEqual({ teacher: 2, reference: 8 });
-    expect(t.byRejected).toEqual({ on_policy: 7, mutant: 3 });
+    expect(t.byChosen).toEqual({ teacher: 2, reference: 8, on_policy: 0 });
+    expect(t.byRejected).toEqual({ on_policy: 7, mutant: 3, buggy: 0 });
+    expect(t.bySource).toEqual({ cross_state: 7, near_miss: 3, on_policy: 0 });
     expect(t.rounds).toEqual([
       { round: 0, pairs: 10 },
       { round: 1, pairs: 4 },

@@ -1,4 +1,4 @@
-import { ChosenSource, FailingLayer, RejectedSource } from "@agentlab/core";
+import { ChosenSource, FailingLayer, PairSource, RejectedSource } from "@agentlab/core";
 import { niceTicks } from "./chart";
 
 // The pair browser's state as URL parameters (a filtered view can be linked and survives a
@@ -11,9 +11,17 @@ export type PairsView = {
   layer: FailingLayer | null;
   chosen: ChosenSource | null;
   rejected: RejectedSource | null;
+  source: PairSource | null;
   page: number;
 };
-export const defaultPairsView: PairsView = { round: null, layer: null, chosen: null, rejected: null, page: 0 };
+export const defaultPairsView: PairsView = {
+  round: null,
+  layer: null,
+  chosen: null,
+  rejected: null,
+  source: null,
+  page: 0,
+};
 
 const nonNegativeInt = (s: string | null): number | null => {
   if (s === null || !/^\d+$/.test(s)) return null;
@@ -28,6 +36,7 @@ export function pairsViewFromParams(p: URLSearchParams): PairsView {
     layer: FailingLayer.safeParse(p.get("layer")).data ?? null,
     chosen: ChosenSource.safeParse(p.get("chosen")).data ?? null,
     rejected: RejectedSource.safeParse(p.get("rejected")).data ?? null,
+    source: PairSource.safeParse(p.get("source")).data ?? null,
     page: nonNegativeInt(p.get("page")) ?? 0,
   };
 }
@@ -38,6 +47,7 @@ export function pairsViewToParams(v: PairsView): string {
   if (v.layer) p.set("layer", v.layer);
   if (v.chosen) p.set("chosen", v.chosen);
   if (v.rejected) p.set("rejected", v.rejected);
+  if (v.source) p.set("source", v.source);
   if (v.page > 0) p.set("page", String(v.page));
   return p.toString();
 }
@@ -55,6 +65,7 @@ export type PairFilterInput = {
   failingLayer?: FailingLayer;
   chosenSource?: ChosenSource;
   rejectedSource?: RejectedSource;
+  pairSource?: PairSource;
 };
 
 export function pairsFilter(experimentId: string, v: PairsView): PairFilterInput {
@@ -64,6 +75,7 @@ export function pairsFilter(experimentId: string, v: PairsView): PairFilterInput
     ...(v.layer ? { failingLayer: v.layer } : {}),
     ...(v.chosen ? { chosenSource: v.chosen } : {}),
     ...(v.rejected ? { rejectedSource: v.rejected } : {}),
+    ...(v.source ? { pairSource: v.source } : {}),
   };
 }
 
@@ -72,6 +84,7 @@ export type GroupCount = {
   failingLayer: FailingLayer;
   chosenSource: ChosenSource;
   rejectedSource: RejectedSource;
+  pairSource: PairSource;
   pairs: number;
 };
 
@@ -81,6 +94,7 @@ export type PairTally = {
   byLayer: Record<FailingLayer, number>;
   byChosen: Record<ChosenSource, number>;
   byRejected: Record<RejectedSource, number>;
+  bySource: Record<PairSource, number>;
 };
 
 const zeros = <K extends string>(keys: readonly K[]): Record<K, number> =>
@@ -97,6 +111,7 @@ export function tallyPairs(groups: readonly GroupCount[], round: number | null):
     byLayer: zeros(FailingLayer.options),
     byChosen: zeros(ChosenSource.options),
     byRejected: zeros(RejectedSource.options),
+    bySource: zeros(PairSource.options),
   };
   const perRound = new Map<number, number>();
   for (const g of groups) {
@@ -106,6 +121,7 @@ export function tallyPairs(groups: readonly GroupCount[], round: number | null):
     t.byLayer[g.failingLayer] += g.pairs;
     t.byChosen[g.chosenSource] += g.pairs;
     t.byRejected[g.rejectedSource] += g.pairs;
+    t.bySource[g.pairSource] += g.pairs;
   }
   t.rounds = [...perRound].sort(([a], [b]) => a - b).map(([r, pairs]) => ({ round: r, pairs }));
   return t;
@@ -157,4 +173,11 @@ export const SOURCE_TEXT: Record<ChosenSource | RejectedSource, string> = {
   reference: "reference",
   on_policy: "on-policy sample",
   mutant: "killed mutant",
+  buggy: "buggy file",
+};
+
+export const PAIR_SOURCE_TEXT: Record<PairSource, string> = {
+  cross_state: "cross-state",
+  near_miss: "near-miss",
+  on_policy: "on-policy same prompt",
 };

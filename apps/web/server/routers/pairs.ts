@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ChosenSource, DomainError, FailingLayer, RejectedSource } from "@agentlab/core";
+import { ChosenSource, DomainError, FailingLayer, PairSource, RejectedSource } from "@agentlab/core";
 import { getExperiment, listPreferencePairs, preferencePairCounts } from "@agentlab/db";
 import { browsePreferencePairs, preferencePairFigures } from "@agentlab/db/queries/pair-browser";
 import { router, viewerProcedure } from "../trpc/init";
@@ -7,8 +7,12 @@ import { router, viewerProcedure } from "../trpc/init";
 // Preference pairs of an experiment's DPO rounds: counts, a page of pairs, and the
 // export (one JSON line per stored pair, every field, in the stored order).
 
-const ByExperiment = z.object({ experimentId: z.string().uuid(), round: z.number().int().min(0).optional() });
-/** The pair browser's filters: a round, the rejected answer's failing layer, either side's source. */
+const ByExperiment = z.object({
+  experimentId: z.string().uuid(),
+  round: z.number().int().min(0).optional(),
+  pairSource: PairSource.optional(),
+});
+/** The pair browser's filters: a round, the pair source, the rejected answer's failing layer, either side's source. */
 const PairFilter = ByExperiment.extend({
   failingLayer: FailingLayer.optional(),
   chosenSource: ChosenSource.optional(),
@@ -59,7 +63,11 @@ export const pairsRouter = router({
 
   export: viewerProcedure.input(ByExperiment).query(async ({ ctx, input }) => {
     await experimentOrThrow(ctx, input.experimentId);
-    const rows = await listPreferencePairs(ctx.db, { experimentId: input.experimentId, round: input.round });
+    const rows = await listPreferencePairs(ctx.db, {
+      experimentId: input.experimentId,
+      round: input.round,
+      pairSource: input.pairSource,
+    });
     const jsonl = rows
       .map(
         ({ id: _id, taskRowId: _row, createdAt, ...r }) =>

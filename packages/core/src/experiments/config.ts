@@ -84,7 +84,12 @@ export type TrainingConfig = z.infer<typeof TrainingConfig>;
 // them: how the start policy is sampled on train for rejected answers, the margin filter, and the
 // DPO run's own schedule. Its jobs: jobs/recipe.ts (payload) and jobs/requirements.ts.
 
-export const EXPERIMENT_METHODS = ["sft", "sft+dpo"] as const;
+/**
+ * sft+rft: the control of sft+dpo. The same stages and pairs, but its "DPO" jobs train the SFT term
+ * on the chosen answers alone (objective rft: same steps, tokens and learning rate), so a DPO win
+ * over it is a win of the preference term, not of more training.
+ */
+export const EXPERIMENT_METHODS = ["sft", "sft+dpo", "sft+rft"] as const;
 export const ExperimentMethod = z.enum(EXPERIMENT_METHODS);
 export type ExperimentMethod = z.infer<typeof ExperimentMethod>;
 
@@ -130,6 +135,10 @@ export const DpoRecipe = z.strictObject({
 export type DpoRecipe = z.infer<typeof DpoRecipe>;
 export type DpoRecipeInput = z.input<typeof DpoRecipe>;
 
+/** Methods with the preference half (the dpo block, its stages and jobs). */
+export const hasPreferenceHalf = (method: ExperimentMethod | undefined): boolean =>
+  method === "sft+dpo" || method === "sft+rft";
+
 /** The recipe's pair sources; absent = cross_state, the one source there was before. */
 export function pairSourcesOf(dpo: Pick<DpoRecipe, "pairSources">): PairSource[] {
   return dpo.pairSources ?? ["cross_state"];
@@ -150,7 +159,7 @@ export function dpoRecipeOf(config: {
   dpo?: DpoRecipe;
   training?: { learningRate?: number };
 }): DpoRecipe | null {
-  if (config.method !== "sft+dpo") return null;
+  if (!hasPreferenceHalf(config.method)) return null;
   const dpo = config.dpo ?? DpoRecipe.parse({});
   const sft = config.training?.learningRate;
   if (dpo.learningRate !== undefined || sft === undefined) return dpo;
@@ -229,7 +238,8 @@ export const ExperimentConfig = z
     disclaimer: z.string().max(2000).optional(),
     /**
      * "sft" (also when absent, so recipes stored before DPO existed parse unchanged): the SFT experiment;
-     * "sft+dpo": SFT, then preference training from execution-graded pairs.
+     * "sft+dpo": SFT, then preference training from execution-graded pairs; "sft+rft": the same with
+     * the SFT term alone on the pairs' chosen answers (the control arm).
      */
     method: ExperimentMethod.optional(),
     /** The DPO settings; only with method "sft+dpo" (filled with defaults at creation when left out). */
@@ -244,8 +254,8 @@ export const ExperimentConfig = z
     message: 'training.parallel "fsdp" does not shard NF4-quantized bases (qlora-nf4): use lora-bf16 or ddp',
     path: ["training", "parallel"],
   })
-  .refine((c) => c.method === "sft+dpo" || c.dpo === undefined, {
-    message: 'dpo settings need method "sft+dpo"',
+  .refine((c) => hasPreferenceHalf(c.method) || c.dpo === undefined, {
+    message: 'dpo settings need method "sft+dpo" (or its control "sft+rft")',
     path: ["dpo"],
   })
   // n greedy answers would be n copies of one answer: more samples than one need sampled decoding.

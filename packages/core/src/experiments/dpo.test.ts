@@ -59,7 +59,7 @@ describe("the sft+dpo recipe", () => {
     const issue = (over: Partial<ExperimentConfigInput>) => ExperimentConfig.safeParse(input(over)).error?.issues[0];
     expect(issue({ dpo: { beta: 0.1 } })).toMatchObject({
       path: ["dpo"],
-      message: 'dpo settings need method "sft+dpo"',
+      message: 'dpo settings need method "sft+dpo" (or its control "sft+rft")',
     });
     expect(issue({ method: "sft+dpo", dpo: { beta: 0 } })?.path).toEqual(["dpo", "beta"]);
     expect(issue({ method: "sft+dpo", dpo: { rounds: 5 } })?.path).toEqual(["dpo", "rounds"]);

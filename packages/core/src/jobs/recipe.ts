@@ -131,6 +131,9 @@ export function dpoJobPayload(
       beta: dpo.beta,
       sft_weight: dpo.sftWeight,
       score_only: opts.scoreOnly,
+      // The control arm: same pairs, batches, steps and rate, the SFT term alone (sent only then,
+      // so a DPO job's payload is what it was).
+      ...(config.method === "sft+rft" && !opts.scoreOnly ? { objective: "rft" as const } : {}),
     },
   };
 }

@@ -16,6 +16,8 @@ export type NearMissAudit = {
   buggyVerdict: GradeVerdict;
   buggyFailingTests: readonly string[];
   killed: readonly KilledMutant[];
+  /** How the audit graded (a verdict from in-process grading is forgeable: such a task gives no pair). */
+  isolation: string;
 };
 
 // A mutant caught by the hidden tests is the closest to a real repair; a public-test failure next.

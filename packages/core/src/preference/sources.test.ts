@@ -76,6 +76,7 @@ describe("near-miss pairs", () => {
   const rejected = nearMissRejected(task, {
     buggyVerdict: "fail_hidden",
     buggyFailingTests: ["test_h", "test_g"],
+    isolation: "judge",
     killed: [
       mutant(2, "fail_public", "def f(x):\n    return x * 1\n"),
       mutant(2, "fail_hidden", "def f(x):\n    return x + 2\n"),

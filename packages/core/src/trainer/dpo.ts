@@ -40,6 +40,11 @@ export const DpoSpec = z.strictObject({
   learning_rate: z.number().positive().default(5e-5),
   /** Pairs per micro-batch (each forward holds 2 × batch_size sequences). */
   batch_size: z.number().int().min(1).default(2),
+  /**
+   * dpo: the preference loss (plus the SFT term at sft_weight). rft: the control arm, the SFT term
+   * on the chosen answers alone (weight 1) over the same pairs, batches, steps and learning rate.
+   */
+  objective: z.enum(["dpo", "rft"]).default("dpo"),
 });
 export type DpoSpec = z.infer<typeof DpoSpec>;
 
@@ -87,6 +92,8 @@ export const DpoRecord = z.object({
   eot_token: z.string(),
   beta: z.number(),
   sft_weight: z.number(),
+  /** Absent in records from before the rft control existed (all dpo then). */
+  objective: z.enum(["dpo", "rft"]).optional(),
   /** Dropout modules set to p = 0 (policy and reference forwards are the same function). */
   dropout_modules_disabled: z.number().int().optional(),
   pair_count: z.number().int(),

@@ -55,6 +55,7 @@ export async function nearMissAudits(
       buggyVerdict: a.result.buggyVerdict,
       buggyFailingTests: a.result.buggyFailingTests ?? [],
       killed: byAudit.get(a.auditId) ?? [],
+      isolation: a.result.isolation,
     });
   }
   return out;

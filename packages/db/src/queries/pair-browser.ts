@@ -1,12 +1,12 @@
 import { and, asc, count, countDistinct, eq, type SQL } from "drizzle-orm";
-import type { ChosenSource, FailingLayer, RejectedSource } from "@agentlab/core";
+import type { ChosenSource, FailingLayer, PairSource, RejectedSource } from "@agentlab/core";
 import type { Db } from "../client";
 import { preferencePairs } from "../schema";
 import type { PreferencePairRow } from "./preference-pairs";
 
 // What the pair browser reads: one page of an experiment's stored preference pairs
 // under the page's filters with the filtered total, and the figures its header draws (pairs per
-// round, failing layer and sources; the margins before training of the filtered pairs).
+// round, failing layer, pair source and either side's source; the margins before training of the filtered pairs).
 
 export type PairFilter = {
   experimentId: string;
@@ -14,6 +14,7 @@ export type PairFilter = {
   failingLayer?: FailingLayer;
   chosenSource?: ChosenSource;
   rejectedSource?: RejectedSource;
+  pairSource?: PairSource;
 };
 
 function where(f: PairFilter): SQL | undefined {
@@ -22,6 +23,7 @@ function where(f: PairFilter): SQL | undefined {
   if (f.failingLayer) conds.push(eq(preferencePairs.failingLayer, f.failingLayer));
   if (f.chosenSource) conds.push(eq(preferencePairs.chosenSource, f.chosenSource));
   if (f.rejectedSource) conds.push(eq(preferencePairs.rejectedSource, f.rejectedSource));
+  if (f.pairSource) conds.push(eq(preferencePairs.pairSource, f.pairSource));
   return and(...conds);
 }
 
@@ -51,11 +53,12 @@ export type PairGroupCount = {
   failingLayer: FailingLayer;
   chosenSource: ChosenSource;
   rejectedSource: RejectedSource;
+  pairSource: PairSource;
   pairs: number;
 };
 
 /**
- * Pairs per (round, failing layer, chosen source, rejected source) over the whole experiment (the
+ * Pairs per (round, failing layer, chosen source, rejected source, pair source) over the whole experiment (the
  * filter buttons' counts), and the margin and weight of every pair under the filter (the histogram).
  */
 export async function preferencePairFigures(
@@ -69,6 +72,7 @@ export async function preferencePairFigures(
         failingLayer: preferencePairs.failingLayer,
         chosenSource: preferencePairs.chosenSource,
         rejectedSource: preferencePairs.rejectedSource,
+        pairSource: preferencePairs.pairSource,
         pairs: count(),
       })
       .from(preferencePairs)
@@ -78,12 +82,14 @@ export async function preferencePairFigures(
         preferencePairs.failingLayer,
         preferencePairs.chosenSource,
         preferencePairs.rejectedSource,
+        preferencePairs.pairSource,
       )
       .orderBy(
         asc(preferencePairs.round),
         asc(preferencePairs.failingLayer),
         asc(preferencePairs.chosenSource),
         asc(preferencePairs.rejectedSource),
+        asc(preferencePairs.pairSource),
       ),
     db
       .select({ margin: preferencePairs.marginBefore, weight: preferencePairs.weight })

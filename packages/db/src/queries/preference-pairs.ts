@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import { DomainError, type ScoredPair } from "@agentlab/core";
+import { DomainError, type PairSource, type ScoredPair } from "@agentlab/core";
 import type { Db } from "../client";
 import { experiments, preferencePairs, splitAssignments, tasks } from "../schema";
 
@@ -69,10 +69,11 @@ export async function insertPreferencePairs(
 
 export async function listPreferencePairs(
   db: Db,
-  opts: { experimentId: string; round?: number; limit?: number; offset?: number },
+  opts: { experimentId: string; round?: number; pairSource?: PairSource; limit?: number; offset?: number },
 ): Promise<PreferencePairRow[]> {
   const conds = [eq(preferencePairs.experimentId, opts.experimentId)];
   if (opts.round !== undefined) conds.push(eq(preferencePairs.round, opts.round));
+  if (opts.pairSource) conds.push(eq(preferencePairs.pairSource, opts.pairSource));
   return db
     .select()
     .from(preferencePairs)

@@ -72,6 +72,9 @@ DPO_DEFAULTS: dict[str, Any] = {
     "start_adapter": None,
     "expected_start_adapter_sha256": None,
     "score_only": False,
+    # "rft": the control arm. The same pairs, batches, steps and learning rate, the SFT term on the
+    # chosen answers alone (weight 1, no preference term): a DPO win is then a win over more SFT.
+    "objective": "dpo",
 }
 
 
@@ -85,6 +88,8 @@ def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
         raise UserError("beta must be > 0")
     if float(cfg["sft_weight"]) < 0:
         raise UserError("sft_weight must be >= 0")
+    if cfg["objective"] not in ("dpo", "rft"):
+        raise UserError(f"objective must be dpo or rft, got {cfg['objective']!r}")
     if cfg["start_adapter"] and not Path(cfg["start_adapter"]).is_dir():
         raise UserError(f"start_adapter folder not found: {cfg['start_adapter']}")
     if cfg["expected_start_adapter_sha256"] and not cfg["start_adapter"]:
@@ -170,7 +175,8 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         "seed": seed,
         "eot_token": eot,
         "beta": float(cfg["beta"]),
-        "sft_weight": float(cfg["sft_weight"]),
+        "sft_weight": objective_weights(cfg)[1],
+        "objective": cfg["objective"],
         "dropout_modules_disabled": dropouts,
         "pair_count": len(pairs),
         "pairs": pair_rows(pairs),
@@ -199,6 +205,13 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     return record
 
 
+def objective_weights(cfg: dict[str, Any]) -> tuple[float, float, float]:
+    """(β, SFT weight, DPO weight): the recipe's for dpo; for rft the SFT term alone at weight 1."""
+    if cfg["objective"] == "rft":
+        return float(cfg["beta"]), 1.0, 0.0
+    return float(cfg["beta"]), float(cfg["sft_weight"]), 1.0
+
+
 def train_loop(model, pairs, cfg, device, pad_id, out_dir, record, stats, cancel: CancelFlag) -> None:
     import torch
 
@@ -214,7 +227,7 @@ def train_loop(model, pairs, cfg, device, pad_id, out_dir, record, stats, cancel
         else int(round(float(cfg["warmup_ratio"]) * total_steps))
     )
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(cfg["lr_schedule"], warmup, total_steps))
-    beta, sft_weight = float(cfg["beta"]), float(cfg["sft_weight"])
+    beta, sft_weight, dpo_weight = objective_weights(cfg)
     for epoch in range(1, cfg["epochs"] + 1):
         windows = plan_windows(pairs, cfg["batch_size"], cfg["grad_accum"], order_seed(int(cfg["seed"]), epoch))
         sums = {"loss": 0.0, "margin": 0.0, "accuracy": 0.0}
@@ -222,7 +235,7 @@ def train_loop(model, pairs, cfg, device, pad_id, out_dir, record, stats, cancel
             cancel.raise_if_set()
             t0 = time.perf_counter()
             step_stats, tokens = window_backward(
-                model, [[pairs[i] for i in b] for b in window], pad_id, device, beta, sft_weight
+                model, [[pairs[i] for i in b] for b in window], pad_id, device, beta, sft_weight, dpo_weight
             )
             if cfg["max_grad_norm"] and float(cfg["max_grad_norm"]) > 0:
                 torch.nn.utils.clip_grad_norm_(trainable, float(cfg["max_grad_norm"]))

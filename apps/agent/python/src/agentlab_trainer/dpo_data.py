@@ -129,11 +129,20 @@ def reference_logps(
         model.train()
 
 
-def window_backward(model, windows: Sequence[Sequence[Pair]], pad_id: int, device: Any, beta: float, sft_weight: float):
+def window_backward(
+    model,
+    windows: Sequence[Sequence[Pair]],
+    pad_id: int,
+    device: Any,
+    beta: float,
+    sft_weight: float,
+    dpo_weight: float = 1.0,
+):
     """Backward over one accumulation window of micro-batches. The DPO term is the weighted mean
     over the window's pairs (Σ w·loss / Σ w); the optional SFT term is the chosen answers' summed
     token cross-entropy over the window's chosen supervised tokens (the SFT normalisation). So a
-    window equals one step on the union of its pairs, whatever the micro-batch split."""
+    window equals one step on the union of its pairs, whatever the micro-batch split. dpo_weight 0
+    (the rft control) leaves the SFT term alone; the DPO figures are still measured, not trained."""
     import torch
 
     w_total = sum(p.weight for mb in windows for p in mb)
@@ -156,7 +165,7 @@ def window_backward(model, windows: Sequence[Sequence[Pair]], pad_id: int, devic
         w = torch.tensor([p.weight for p in mb], device=lp.device)
         losses, rc, rr = dpo_loss(lp[:k], lp[k:], ref_c, ref_r, beta)
         dpo_term = (w * losses).sum() / w_total
-        total = dpo_term
+        total = dpo_weight * dpo_term
         if sft_weight > 0:
             sft_term = -lp[:k].sum() / n_chosen
             total = total + sft_weight * sft_term

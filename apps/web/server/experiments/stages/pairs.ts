@@ -6,6 +6,7 @@ import {
   dpoJobRequirements,
   dpoStartKey,
   isTerminal,
+  pairSourcesOf,
   pairStats,
   pairsJsonl,
   parseJobResult,
@@ -19,7 +20,7 @@ import { splitTasks } from "../tasks";
 import { dpoRound } from "./dpo-start";
 import { ownOutput, recordedOutput, type StageCtx, type StageResult } from "./context";
 
-// `pairs:r<k>`: the round's pairs from the graded answers (../pair-inputs.ts), scored
+// `pairs:r<k>`: the round's pairs from the recipe's pair sources (../pair-inputs.ts), scored
 // under the start policy by a dpo score job (log-prob of chosen minus rejected: the margin before
 // training, recorded per pair; it filters only a recipe that opts in: at step 1 it does not change a
 // pair's loss, core MarginFilter), stored in preference_pairs (train tasks only: the database refuses others) and
@@ -36,9 +37,11 @@ export async function pairsStage(c: StageCtx): Promise<StageResult<"pairs">> {
   if (!data) throw new DomainError("PRECONDITION_FAILED", "no SFT dataset recorded: the chosen answers come from it");
   const built = await roundPairs(c.services.db, {
     experimentId: c.experimentId,
+    splitId: c.config.splitId,
     datasetId: data.datasetId,
     policyKey: sample.modelKey,
     tasks: await splitTasks(c.services.db, c.config.splitId, "train"),
+    sources: pairSourcesOf(dpo),
   });
   const skipped: Record<string, number> = {};
   for (const s of built.skipped) skipped[s.reason] = (skipped[s.reason] ?? 0) + 1;

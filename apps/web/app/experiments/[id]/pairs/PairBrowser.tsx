@@ -13,6 +13,7 @@ import { useTRPC, useTRPCClient } from "../../../_lib/trpc";
 import {
   LAYER_TEXT,
   PAIR_PAGE_SIZE,
+  PAIR_SOURCE_TEXT,
   SOURCE_TEXT,
   pairsFilter,
   pairsViewFromParams,
@@ -26,7 +27,7 @@ import { PairDetail } from "./PairDetail";
 // The pair browser: an experiment's stored preference pairs, filtered by round,
 // failing layer and sources (kept in the URL), with their figures on top; a row opens the pair.
 
-const cols = ["task", "round", "failing layer", "rejected", "chosen", "margin before", "weight"];
+const cols = ["task", "round", "source", "failing layer", "rejected", "chosen", "margin before", "weight"];
 
 export function PairBrowser({ experimentId }: { experimentId: string }) {
   const trpc = useTRPC();
@@ -155,6 +156,9 @@ export function PairBrowser({ experimentId }: { experimentId: string }) {
                       >
                         <td className="px-3 py-1.5 font-mono text-xs">{p.taskKey}</td>
                         <td className="px-3 py-1.5 tabular-nums">{p.round}</td>
+                        <td className="px-3 py-1.5 text-xs" data-testid="pair-source">
+                          {PAIR_SOURCE_TEXT[p.pairSource]}
+                        </td>
                         <td className="px-3 py-1.5">
                           <Badge tone={p.failingLayer === "syntax" ? "amber" : "red"}>
                             {LAYER_TEXT[p.failingLayer]}

@@ -2,10 +2,11 @@
 
 import type { ReactNode } from "react";
 import { useQuery } from "@tanstack/react-query";
-import { ChosenSource, FailingLayer, RejectedSource } from "@agentlab/core";
+import { ChosenSource, FailingLayer, PairSource, RejectedSource } from "@agentlab/core";
 import { Histogram } from "../../../_components/Histogram";
 import {
   LAYER_TEXT,
+  PAIR_SOURCE_TEXT,
   SOURCE_TEXT,
   marginHistogram,
   withFilter,
@@ -87,6 +88,27 @@ export function PairFilters({ tally, view, go }: { tally: PairTally; view: Pairs
               count={tally.byLayer[l]}
             >
               {LAYER_TEXT[l]}
+            </Chip>
+          ))}
+        </div>
+      </Row>
+      <Row label="Pair source">
+        <div role="group" aria-label="pair source" className="flex flex-wrap gap-1">
+          <Chip
+            pressed={view.source === null}
+            onClick={() => go(withFilter(view, { source: null }))}
+            count={tally.total}
+          >
+            any
+          </Chip>
+          {PairSource.options.map((s) => (
+            <Chip
+              key={s}
+              pressed={view.source === s}
+              onClick={() => go(withFilter(view, { source: s }))}
+              count={tally.bySource[s]}
+            >
+              {PAIR_SOURCE_TEXT[s]}
             </Chip>
           ))}
         </div>
