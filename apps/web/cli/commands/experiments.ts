@@ -195,7 +195,7 @@ const wait: Command = {
       away = false;
       const running = e.stages
         .filter((s) => s.state === "running")
-        .map((s) => s.key)
+        .map((s) => (s.queueWait ? `${s.key} (${queueWaitText(s.queueWait)})` : s.key))
         .join(", ");
       const line = progressBar(e.progress, e.state === "running" ? running || "waiting" : e.state);
       // One line per change, so a log file or CI output stays readable (no carriage returns).

@@ -7,6 +7,7 @@ import {
   parseStageOutput,
   evaluationWork,
   planProgress,
+  shownStageState,
   stagePlan,
 } from "@agentlab/core";
 import {
@@ -52,7 +53,12 @@ export const experimentsRouter = router({
     for (const s of plan) {
       const jobs = counts.get(s.key)?.jobs ?? [];
       const queued = jobs.find((j) => j.state === "queued");
-      if (rows.get(s.key)?.state === "running" && queued && !jobs.some((j) => j.state === "running"))
+      if (
+        exp.state === "running" &&
+        rows.get(s.key)?.state === "running" &&
+        queued &&
+        !jobs.some((j) => j.state === "running")
+      )
         waitingFor.set(queued.id, s.key);
     }
     const waits = new Map(
@@ -64,7 +70,7 @@ export const experimentsRouter = router({
       return {
         key: s.key,
         kind: s.kind,
-        state: row?.state ?? "pending",
+        state: shownStageState(exp.state, row?.state ?? "pending"),
         error: row?.error ?? null,
         startedAt: row?.startedAt ?? null,
         finishedAt: row?.finishedAt ?? null,

@@ -7,6 +7,7 @@ export * from "./report";
 export * from "./report-tasks";
 export * from "./report-missing";
 export * from "./report-parsing";
+export * from "./stage-state";
 export * from "./report-header";
 export * from "./report-stats";
 export * from "./export";
