@@ -1,0 +1,151 @@
+"use client";
+
+import Link from "next/link";
+import { useQuery } from "@tanstack/react-query";
+import type { StudyReport } from "@agentlab/core";
+import { interval, pct, pp, pValue } from "../../client/format";
+import { Button } from "../_components/Button";
+import { ErrorBox } from "../_components/ErrorBox";
+import { PageHeader, Section } from "../_components/PageHeader";
+import { ProgressBar } from "../_components/ProgressBar";
+import { StateBadge } from "../_components/StatusBadges";
+import { Table } from "../_components/Table";
+import { useTRPC } from "../_lib/trpc";
+
+// One study: its arms (each an experiment), the one test claim, and once every arm is done the
+// arms × metrics matrix and the Holm-adjusted contrasts. Non-significant reads as such.
+
+function download(report: StudyReport) {
+  const url = URL.createObjectURL(new Blob([JSON.stringify(report, null, 2)], { type: "application/json" }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = `study-${report.studyId}.json`;
+  a.click();
+  URL.revokeObjectURL(url);
+}
+
+function ReportSections({ r }: { r: StudyReport }) {
+  return (
+    <>
+      <Section title="Arms × metrics" className="mb-4">
+        <Table
+          bare
+          rows={r.arms}
+          rowKey={(a) => a.name}
+          columns={[
+            { key: "arm", header: "Arm", cell: (a) => <Link href={`/experiments/${a.experimentId}`}>{a.name}</Link> },
+            {
+              key: "factor",
+              header: "Factor",
+              cell: (a) => (a.role === "aa" ? "A/A (other seeds)" : (a.factor ?? "reference")),
+            },
+            { key: "dev", header: "Dev pass@1 (selection, optimistic)", cell: (a) => pct(a.dev) },
+            { key: "test", header: "Test pass@1", cell: (a) => pct(a.test) },
+            { key: "tokens", header: "Supervised tokens", cell: (a) => a.supervisedTokens ?? "—" },
+            { key: "samples", header: "Samples", cell: (a) => a.trainSamples ?? "—" },
+            { key: "tasks", header: "Train tasks", cell: (a) => a.trainTasks ?? "—" },
+            { key: "seeds", header: "Seeds", cell: (a) => a.seeds.join(", ") },
+          ]}
+        />
+      </Section>
+      <Section title={`Primary contrasts (Holm over ${r.contrasts.length}, α = ${r.alpha})`} className="mb-4">
+        <Table
+          bare
+          rows={r.contrasts}
+          rowKey={(c) => c.arms.join(" vs ")}
+          columns={[
+            { key: "arms", header: "Treated − control", cell: (c) => `${c.arms[0]} − ${c.arms[1]}` },
+            { key: "delta", header: "Δ test", cell: (c) => `${pp(c.delta)} ${interval(c.interval[0], c.interval[1])}` },
+            { key: "p", header: "p", cell: (c) => pValue(c.p) },
+            { key: "holm", header: "p (Holm)", cell: (c) => pValue(c.p_holm) },
+            {
+              key: "sig",
+              header: "Result",
+              cell: (c) =>
+                c.significant
+                  ? "significant"
+                  : c.scope === "given-seeds"
+                    ? "not significant (fewer than 3 seeds: holds given these seeds only)"
+                    : "not significant",
+            },
+            { key: "units", header: "Tasks / units", cell: (c) => `${c.n} / ${c.units}` },
+          ]}
+        />
+        <p className="px-4 py-2 text-xs text-zinc-500">{r.methods.holm}</p>
+      </Section>
+      {r.aa ? (
+        <Section title="A/A arm (the empirical null)" className="mb-4">
+          <p className="px-4 py-3 text-sm">
+            {r.aa.arms[0]} − {r.aa.arms[1]}: Δ {pp(r.aa.delta)} {interval(r.aa.interval[0], r.aa.interval[1])}, p{" "}
+            {pValue(r.aa.p)} (the same recipe under other seeds; not adjusted, not a primary contrast)
+          </p>
+        </Section>
+      ) : null}
+      <Section title="Token matching" className="mb-4">
+        <p className="px-4 py-3 text-sm">
+          {r.tokens.matching
+            ? `Demanded within ±${(100 * r.tokens.matching.tolerance).toFixed(2)}%; `
+            : "Not demanded by the definition; "}
+          largest gap to the reference:{" "}
+          {r.tokens.maxRelativeGap === null ? "—" : `${(100 * r.tokens.maxRelativeGap).toFixed(2)}%`}.
+        </p>
+      </Section>
+    </>
+  );
+}
+
+export function StudyDetail({ id }: { id: string }) {
+  const trpc = useTRPC();
+  const q = useQuery(
+    trpc.studies.byId.queryOptions({ id }, { refetchInterval: (s) => (s.state.data?.report ? false : 5_000) }),
+  );
+  if (q.error) return <ErrorBox error={q.error} onRetry={() => void q.refetch()} />;
+  const s = q.data;
+  if (!s) return <p className="text-sm text-zinc-500">Loading…</p>;
+  const report = s.report;
+  return (
+    <div>
+      <PageHeader
+        title={s.name}
+        description="Arms share the split, base model, evaluation protocol and seeds; one test claim covers them all."
+        meta={<StateBadge state={s.state} />}
+        actions={report ? <Button onClick={() => download(report)}>Export JSON</Button> : null}
+      />
+      <Section title="Arms" className="mb-4">
+        <Table
+          bare
+          rows={s.arms}
+          rowKey={(a) => a.name}
+          rowHref={(a) => `/experiments/${a.experimentId}`}
+          columns={[
+            { key: "name", header: "Arm", cell: (a) => a.name },
+            { key: "role", header: "Role", cell: (a) => a.role },
+            { key: "factor", header: "Factor", cell: (a) => a.factor ?? "—" },
+            { key: "state", header: "State", cell: (a) => <StateBadge state={a.state} /> },
+            {
+              key: "progress",
+              header: "Progress",
+              cell: (a) => (
+                <ProgressBar
+                  value={a.progress}
+                  label={
+                    a.waitingForStudyClaim ? "dev selection frozen; waiting for the study's test claim" : undefined
+                  }
+                />
+              ),
+            },
+          ]}
+        />
+      </Section>
+      <Section title="Test-read ledger" className="mb-4">
+        <p className="px-4 py-3 text-sm">
+          {s.testClaim
+            ? `Claimed once at ${new Date(s.testClaim.claimedAt).toISOString()} for ${s.testClaim.models.length} models over ${s.arms.length} arms.`
+            : "Not claimed yet: the test set is read once, after every arm's dev selection is frozen."}
+          {report ? ` The split's test set has been read ${report.testClaim.readsOfSplit} time(s) in all.` : ""}
+        </p>
+      </Section>
+      {report ? <ReportSections r={report} /> : null}
+    </div>
+  );
+}
