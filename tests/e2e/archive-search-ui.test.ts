@@ -4,7 +4,7 @@ import { createSplit, importPool, reportByExperiment } from "@agentlab/db";
 import { makePool, makeTask, toJsonl } from "../fixtures/tasks/generate";
 import { baseConfig, makeServices, startExperiment } from "../integration/experiments-harness";
 import { storeReport } from "../integration/helpers/reports";
-import { createFirstAdmin, launchBrowser, startProduct, type RunningApp } from "./helpers/app";
+import { launchBrowser, signedInAdmin, useProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot } from "./helpers/screenshots";
 
 // The archive and search workflow in a real browser on the real product: instruction search on the pool
@@ -20,16 +20,20 @@ let answer: "accept" | "dismiss" = "accept";
 const ids = { pool: "", used: "", unused: "", experiment: "" };
 
 beforeAll(async () => {
-  app = await startProduct({ AGENTLAB_LOCAL_AGENT: "0" });
+  app = await useProduct("api");
   browser = await launchBrowser();
-  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const db = app.db.db;
+  // The product is shared with other files: this file's admin, pool and splits are its own.
+  const signedIn = await signedInAdmin(browser, db, app.url, {
+    email: "archive@example.com",
+    name: "Arlo Archive",
+    viewport: { width: 1400, height: 1000 },
+  });
+  page = await signedIn.newPage();
   page.on("dialog", (d: Dialog) => {
     dialogs.push(d.message());
     void (answer === "accept" ? d.accept() : d.dismiss());
   });
-  await createFirstAdmin(page, app.setupUrl ?? "");
-  await page.waitForURL(`${app.url}/`);
-  const db = app.db.db;
   const tasks = makePool(24, 2).map((t, i) =>
     i % 4 === 0 ? { ...t, instruction: `Parsing quoted CSV fields drops commas (case ${i}).` } : t,
   );
@@ -48,7 +52,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await app?.stop();
+  await app?.release();
 });
 
 const shot = async (name: string) => page.screenshot({ path: debugScreenshot(name), fullPage: true });

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import type { Browser, BrowserContext } from "playwright-core";
@@ -8,7 +7,7 @@ import { schema } from "@agentlab/db";
 import { createArtifactStore } from "../../apps/web/server/artifacts/store";
 import { makeServices, makeSplit } from "../integration/experiments-harness";
 import { seedPreferencePairs, type SeededPairs } from "../integration/helpers/preference-seed";
-import { launchBrowser, signedInAdmin, startProduct, type RunningApp } from "./helpers/app";
+import { launchBrowser, signedInAdmin, useProduct, type RunningApp } from "./helpers/app";
 import { runDpoExperiment } from "./helpers/dpo-run";
 import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 
@@ -21,19 +20,17 @@ import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 let app: RunningApp;
 let browser: Browser;
 let signedIn: BrowserContext;
-let dataDir = "";
 let seeded: SeededPairs;
 let run: { experimentId: string; reportId: string };
 let formSplit = "";
 
 beforeAll(async () => {
-  // One artifact store for the product and this test's runner (the pairs stage publishes blobs the DPO jobs read).
-  dataDir = await mkdtemp(join(tmpdir(), "agentlab-e2e-dpo-"));
-  app = await startProduct({ AGENTLAB_LOCAL_AGENT: "0", AGENTLAB_DATA_DIR: dataDir });
+  app = await useProduct("api");
   browser = await launchBrowser();
   const db = app.db.db;
   seeded = await seedPreferencePairs(db, "e2e pairs");
-  const s = { ...(await makeServices(db)), artifacts: createArtifactStore(join(dataDir, "artifacts")) };
+  // One artifact store for the product and this test's runner (the pairs stage publishes blobs the DPO jobs read).
+  const s = { ...(await makeServices(db)), artifacts: createArtifactStore(join(app.dataDir, "artifacts")) };
   const split = await makeSplit(db);
   formSplit = split.splitId;
   run = await runDpoExperiment(s, split.splitId, split.tasks, "e2e sft+dpo");
@@ -46,8 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await app?.stop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await app?.release();
 });
 
 const all = () => [...seeded.pairs].flatMap(([round, ps]) => ps.map((p) => ({ ...p, round })));
@@ -100,7 +96,9 @@ describe("the pair browser", () => {
     expect(await rows.count()).toBe(hidden.length);
     // The view survives a reload (it lives in the URL).
     await page.reload();
-    await expect.poll(async () => page.getByTestId("pair-table").locator("tbody > tr").count()).toBe(hidden.length);
+    await expect
+      .poll(async () => page.getByTestId("pair-table").locator("tbody > tr").count(), { timeout: 30_000 })
+      .toBe(hidden.length);
     await page.screenshot({ path: docScreenshot("pair-browser.png"), fullPage: true });
 
     // Killed mutants among them; then a filter nothing matches says so.

@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { createFirstAdmin, launchBrowser, startProduct, type RunningApp } from "./helpers/app";
+import { createFirstAdmin, launchBrowser, useProduct, type RunningApp } from "./helpers/app";
 import { docScreenshot } from "./helpers/screenshots";
 
 let app: RunningApp;
 let browser: Browser;
 beforeAll(async () => {
-  app = await startProduct();
+  app = await useProduct("first-run");
   browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
-  await app?.stop();
+  await app?.release();
 });
 
 describe("a new lab in the browser", () => {

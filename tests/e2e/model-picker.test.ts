@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { createSplit, importPool } from "@agentlab/db";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
-import { launchBrowser, signedInAdmin, startProduct, type RunningApp } from "./helpers/app";
+import { launchBrowser, signedInAdmin, useProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot } from "./helpers/screenshots";
 
 // The experiment form's base-model picker on the real product: the local agent
@@ -10,21 +10,22 @@ import { debugScreenshot } from "./helpers/screenshots";
 // form shows its facts with the memory estimate; a folder that does not exist is named.
 let app: RunningApp;
 let browser: Browser;
+let splitId = "";
 
 beforeAll(async () => {
-  app = await startProduct();
+  app = await useProduct("lab");
   browser = await launchBrowser();
   const imp = await importPool(app.db.db, {
     name: "e2e-picker",
     lines: [new TextEncoder().encode(toJsonl(makePool(12, 1)))],
   });
   if (!imp.ok) throw new Error("pool import failed");
-  await createSplit(app.db.db, { poolId: imp.poolId, seed: 3, devRatio: 0.25, testRatio: 0.25 });
+  splitId = (await createSplit(app.db.db, { poolId: imp.poolId, seed: 3, devRatio: 0.25, testRatio: 0.25 })).split.id;
 }, 600_000);
 
 afterAll(async () => {
   await browser?.close();
-  await app?.stop();
+  await app?.release();
 });
 
 describe("base-model picker", () => {
@@ -45,7 +46,8 @@ describe("base-model picker", () => {
         .poll(() => form.getByRole("alert").allTextContents(), { timeout: 120_000 })
         .toContainEqual(expect.stringContaining("model folder not found: /nonexistent/model"));
 
-      await form.locator("select[name=splitId]").selectOption({ index: 1 });
+      // This file's split (the product is shared: other files' splits are in the list too).
+      await form.locator("select[name=splitId]").selectOption(splitId);
       await form.getByRole("button", { name: "Build the tiny demo model" }).click();
       const facts = form.getByLabel("model facts");
       await facts.waitFor({ timeout: 240_000 });

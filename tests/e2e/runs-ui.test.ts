@@ -13,7 +13,7 @@ import {
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
 import { baseConfig, makeAgent, makeServices, startExperiment } from "../integration/experiments-harness";
 import { storeReport } from "../integration/helpers/reports";
-import { createFirstAdmin, launchBrowser, startProduct, type RunningApp } from "./helpers/app";
+import { createFirstAdmin, launchBrowser, useProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 
 // The daily-work pages on the real product (Next, tRPC, the runner) over a fresh database without
@@ -27,7 +27,7 @@ let page: Page;
 const ids = { gain: "", small: "", training: "" };
 
 beforeAll(async () => {
-  app = await startProduct({ AGENTLAB_LOCAL_AGENT: "0" });
+  app = await useProduct("empty");
   browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   page.on("dialog", (d) => void d.accept());
@@ -37,7 +37,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await app?.stop();
+  await app?.release();
 });
 
 const shot = async (name: string) => page.screenshot({ path: debugScreenshot(name), fullPage: true });

@@ -9,7 +9,7 @@ import { and, eq } from "drizzle-orm";
 import { createEnrollmentToken, createSplit, enrollAgent, importPool, insertProvider, schema } from "@agentlab/db";
 import { createExperiment } from "../../apps/web/server/experiments/service";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
-import { createFirstAdmin, launchBrowser, startProduct, type RunningApp } from "./helpers/app";
+import { createFirstAdmin, launchBrowser, useProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 
 // "Why is it stuck", in the browser, on the real product: the only agent is online, green
@@ -25,7 +25,7 @@ let app: RunningApp;
 let browser: Browser;
 let experimentId = "";
 beforeAll(async () => {
-  app = await startProduct({ AGENTLAB_LOCAL_AGENT: "0" });
+  app = await useProduct("stuck");
   browser = await launchBrowser();
   const db = app.db.db;
   const { token } = await createEnrollmentToken(db, { name: "box", ttlS: 60 });
@@ -75,7 +75,7 @@ beforeAll(async () => {
 afterAll(async () => {
   agent?.kill("SIGTERM");
   await browser?.close();
-  await app?.stop();
+  await app?.release();
 });
 
 describe("why is it stuck", () => {

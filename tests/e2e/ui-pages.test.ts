@@ -5,8 +5,9 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { countOnlineAgents, createEnrollmentToken, enrollAgent, enqueueJob, getJob } from "@agentlab/db";
-import { launchBrowser, signedInAdmin, startProduct, type RunningApp } from "./helpers/app";
+import { eq } from "drizzle-orm";
+import { countOnlineAgents, createEnrollmentToken, enrollAgent, enqueueJob, getJob, schema } from "@agentlab/db";
+import { launchBrowser, signedInAdmin, useProduct, type RunningApp } from "./helpers/app";
 
 // The Agents and Jobs pages against the real product: Next pages, tRPC over HTTP, the local agent,
 // and a second agent that opted in to shell jobs running real ones. The admin's session is written straight to the database so this file
@@ -29,7 +30,7 @@ async function until<T>(fn: () => Promise<T | null | undefined | false>, what: s
 }
 
 beforeAll(async () => {
-  app = await startProduct();
+  app = await useProduct("lab");
   browser = await launchBrowser();
   const db = app.db.db;
   signedIn = await signedInAdmin(browser, db, app.url, {
@@ -55,13 +56,19 @@ beforeAll(async () => {
     },
     stdio: "inherit",
   });
-  await until(async () => (await countOnlineAgents(db)) >= 2, "the shell agent to come online");
+  // Its own row (the product is shared: other files' agents may come and go meanwhile).
+  await until(
+    async () =>
+      (await db.select({ online: schema.agents.online }).from(schema.agents).where(eq(schema.agents.id, agentId)))[0]
+        ?.online,
+    "the shell agent to come online",
+  );
 });
 
 afterAll(async () => {
   shellAgent?.kill("SIGKILL");
   await browser?.close();
-  await app?.stop();
+  await app?.release();
 });
 
 const open = async (path: string): Promise<Page> => {
