@@ -163,7 +163,10 @@ describe("a study", () => {
     expect((await getStudy(s.db, studyId))?.testClaimId).toBeNull();
   });
 
-  it("once every arm's selection is frozen, ONE claim covers all arms and their test evaluation runs under it", async () => {
+  it("after a restart, once every arm's selection is frozen, ONE claim covers all arms and their test evaluation runs under it", async () => {
+    // A server restart between the wait and the claim: a new runner finds everything in the database.
+    await runner.stop();
+    runner = createExperimentRunner(s, { autoStart: false });
     for (const a of arms.slice(1))
       await driveArm(
         a.name,
