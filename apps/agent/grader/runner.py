@@ -22,7 +22,7 @@ import pytest
 # -P left our own dir out; appended last. Our modules live in one package (agentlab_grader), so no
 # task file can shadow them or be shadowed by them.
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))
-from agentlab_grader import candidate, isolation, judge  # noqa: E402
+from agentlab_grader import candidate, isolation, judge, pytest_config, session  # noqa: E402
 
 # Signals an operator or a service manager sends to the whole process tree (`systemctl kill`,
 # drain with SIGUSR2) must never change a verdict: the agent alone stops a grade, with SIGKILL.
@@ -32,7 +32,7 @@ IGNORED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.
 class Context:
     def __init__(self, sandboxed: bool, ini: str, scratch: str, spawn: socket.socket):
         self.sandboxed, self.ini, self.scratch, self.spawn = sandboxed, ini, scratch, spawn
-        self.config = None  # pytest's parsed configuration, shared by every request (judge.prepare_config)
+        self.config = None  # pytest's parsed configuration, shared by every request (pytest_config.prepare_config)
 
 
 def read_request(fd: int):
@@ -55,6 +55,12 @@ def read_request(fd: int):
     return json.loads(b"".join(chunks))
 
 
+def answer(res: dict) -> None:
+    data = (json.dumps(res) + "\n").encode()
+    while data:
+        data = data[os.write(1, data) :]
+
+
 def serve_one(ctx: Context, done_w: int) -> None:
     """The per-request supervisor (a fresh fork). Never returns."""
     code = 0
@@ -63,15 +69,20 @@ def serve_one(ctx: Context, done_w: int) -> None:
         req = read_request(0)
         if req is None:
             os._exit(3)
-        res = judge.handle(req, ctx)
+        if req.get("session") is not None:
+            session.handle_session(req, ctx, lambda: read_request(0), answer)
+            res = None
+        else:
+            res = judge.handle(req, ctx)
     except BaseException as e:  # noqa: BLE001
+        # In a session this answer's id is the session's first: the host sees an answer for
+        # another candidate and replaces the sandbox.
         res, code = {"id": (req or {}).get("id", ""), "infra_error": f"{type(e).__name__}: {e}"}, 1
-    data = (json.dumps(res) + "\n").encode()
-    while data:
-        data = data[os.write(1, data) :]
+    if res is not None:
+        answer(res)
     os.write(done_w, b"1")
     if not ctx.sandboxed and req:
-        for d in judge.judge_dirs(ctx):
+        for d in pytest_config.judge_dirs(ctx):
             shutil.rmtree(d, ignore_errors=True)
     os._exit(code)
 
@@ -126,7 +137,7 @@ def serve(args) -> None:
     if sandboxed:
         isolation.set_dumpable(False)
     ctx = Context(sandboxed, args.ini, args.scratch, spawn_judge)
-    ctx.config = judge.prepare_config(ctx)  # after the candidate zygote left: it never holds pytest's state
+    ctx.config = pytest_config.prepare_config(ctx)  # after the candidate zygote left: it never holds pytest's state
     ready: dict | None = {"ready": True, "pid": os.getpid(), "caps": isolation.effective_caps(), "protocol": 2}
     while True:
         done_r, done_w = os.pipe()

@@ -20,6 +20,7 @@ import time
 from . import candidate as cand
 from . import deaths, isolation, judge_plugin, request_check, wire
 from .peer import Peer
+from .pytest_config import judge_dirs, run_prepared
 from .trusted_plugin import TrustedPlugin, module_name, read_junit, read_plugin_stream
 
 BOX = "/box"
@@ -90,10 +91,8 @@ def kill(pid: int) -> None:
         pass
 
 
-def handle(req: dict, ctx) -> dict:
-    request_check.check(req, REQUEST_SCHEMA)
-    lim = req["limits"]
-    res = {
+def new_result(req: dict) -> dict:
+    return {
         "id": req["id"],
         "syntax_errors": [],
         "limit": None,
@@ -113,19 +112,39 @@ def handle(req: dict, ctx) -> dict:
         "isolation": req["isolation"],
         "candidate_restarts": 0,
     }
+
+
+def workspace(req: dict, ctx, with_candidate: bool) -> tuple[str, str, str]:
+    """Fresh namespaces and tmpfs for this request's judge processes; the tests and support files
+    written once, read-only."""
+    if ctx.sandboxed:
+        isolation.enter_private_namespaces()
+        isolation.private_scratch(BOX, req["limits"]["tmpfsMb"])
+    ws, out, tmp = judge_dirs(ctx)
+    for d in (ws, out, tmp):
+        os.makedirs(d, exist_ok=True)
+    cand.write_files(ws, req["support"] + req["tests"] + (req["candidate"] if with_candidate else []))
+    if ctx.sandboxed:
+        isolation.make_readonly(ws)  # tests and task files are pristine and stay so
+    return ws, out, tmp
+
+
+def handle(req: dict, ctx) -> dict:
+    request_check.check(req, REQUEST_SCHEMA)
+    res = new_result(req)
     res["syntax_errors"] = syntax_errors(req["candidate"])
     if res["syntax_errors"]:
         return res
     judged = req["isolation"] == "judge"
-    if ctx.sandboxed:
-        isolation.enter_private_namespaces()
-        isolation.private_scratch(BOX, lim["tmpfsMb"])
-    ws, out, tmp = judge_dirs(ctx)
-    for d in (ws, out, tmp):
-        os.makedirs(d, exist_ok=True)
-    cand.write_files(ws, req["support"] + req["tests"] + ([] if judged else req["candidate"]))
-    if ctx.sandboxed:
-        isolation.make_readonly(ws)  # tests and task files are pristine and stay so
+    ws, out, tmp = workspace(req, ctx, not judged)
+    return grade_in(req, ctx, ws, out, tmp, res)
+
+
+def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict) -> dict:
+    """One candidate against the tests in the prepared workspace: its own candidate process and
+    its own judge process, both forked before either sees anything of this candidate."""
+    lim = req["limits"]
+    judged = req["isolation"] == "judge"
     candidates = []
     if judged:
         candidates.append(spawn_candidate(ctx.spawn, req))
@@ -227,76 +246,15 @@ def handle(req: dict, ctx) -> dict:
     res["junit"] = read_junit(os.path.join(out, "junit.xml"), modules)
     res["plugin"], res["events"] = read_plugin_stream(os.path.join(out, "plugin.jsonl"))
     deaths.classify_end(res, status, started or deaths.drain_started(ctl_sup))
+    # Every descriptor of this grade closed now, not when its object is collected: in a session the
+    # next judge process is forked from this one, and a socket collected there would close
+    # whatever descriptor then has its number.
+    for key in list(sel.get_map().values()):
+        if key.fileobj is not ctl_sup:
+            os.close(key.fd)
+    sel.close()
+    ctl_sup.close()
     return res
-
-
-def judge_dirs(ctx) -> tuple:
-    """The judge's workspace, report and temporary directories: the same paths for every request
-    (a fresh tmpfs at /box in the sandbox; one request at a time per zygote in process mode), so
-    that pytest's configuration can be parsed once, in the zygote, before any request."""
-    root = BOX if ctx.sandboxed else os.path.join(ctx.scratch, "judge")
-    return tuple(os.path.join(root, d) for d in ("ws", "out", "tmp"))
-
-
-def prepare_config(ctx):
-    """pytest's parsed configuration (options, ini, rootdir, plugin registry), built once in the
-    zygote before it reads any request: parsing it is a third of a small task's pytest run. It
-    holds no task data; each judge process gets a copy by fork and adds its test paths and our
-    plugins. The capture manager's global capture (temporary files) is stopped here and started
-    afresh in each judge process, so no two requests ever share a capture file."""
-    from _pytest.config import _prepareconfig
-
-    ws, out, tmp = judge_dirs(ctx)
-    if not ctx.sandboxed:
-        for d in (ws, out, tmp):
-            os.makedirs(d, exist_ok=True)
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    # --confcutdir: without it pytest 8 collects every parent directory up to / (listing each).
-    args = [
-        "-c",
-        ctx.ini,
-        "--rootdir",
-        ws,
-        "--confcutdir",
-        ws,
-        "--noconftest",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:stepwise",
-        "--junitxml",
-        os.path.join(out, "junit.xml"),
-        "--continue-on-collection-errors",
-        "-q",
-        "--basetemp",
-        os.path.join(tmp, "pytest"),
-    ]
-    cwd = os.getcwd()
-    os.chdir(ws)  # the invocation directory is the workspace, as in every judge process
-    try:
-        config = _prepareconfig(args, [])
-    finally:
-        os.chdir(cwd)
-    config.pluginmanager.getplugin("capturemanager").stop_global_capturing()
-    return config
-
-
-def run_prepared(config, test_paths: list, plugins: list) -> int:
-    """What pytest.main does after parsing, on the zygote's parsed configuration."""
-    import pytest
-    from _pytest.config import Config
-
-    os.environ["PYTEST_VERSION"] = pytest.__version__
-    config.args, config.args_source = list(test_paths), Config.ArgsSource.ARGS
-    capman = config.pluginmanager.getplugin("capturemanager")
-    capman.start_global_capturing()  # its files in this process's own /tmp, on its own fds
-    capman.suspend_global_capture()
-    for p in plugins:
-        config.pluginmanager.register(p)
-    try:
-        return int(config.hook.pytest_cmdline_main(config=config))
-    finally:
-        config._ensure_unconfigure()
 
 
 def run_judge_process(req, ws, out, tmp, wfd, chan, ctl, ctx) -> None:

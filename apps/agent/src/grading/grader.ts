@@ -121,12 +121,22 @@ export class Grader {
   }
 
   async grade(task: TaskSpec, candidate: CandidateFile[], opts: GradeOptions): Promise<GradeResult> {
+    const [one] = await this.gradeSession(task, [candidate], opts);
+    if (!one) throw new Error("a judge session answered no candidate");
+    return one;
+  }
+
+  /**
+   * Several candidates of one task in one judge session (one warm sandbox, the workspace made
+   * once, a fresh judge and candidate process per candidate): one result per candidate, in order.
+   * The in-process mode grades one candidate per request.
+   */
+  async gradeSession(task: TaskSpec, candidates: CandidateFile[][], opts: GradeOptions): Promise<GradeResult[]> {
     const asked = GradeLimits.parse({ ...this.limits, ...opts.limits });
     // A reference run measures the task: only the wall clock bounds its tests, never the per-test
     // budget meant for candidates (derived from this run: budgetFromReference).
     const limits =
       opts.expectedIds === null ? { ...asked, testTimeoutS: Math.max(asked.testTimeoutS, asked.wallTimeoutS) } : asked;
-    const ws = buildWorkspace(task, candidate);
     const canary = makeCanary(task);
     const tests = [
       ...task.public_tests.map((t) => ({ ...t, layer: "public" as const })),
@@ -136,7 +146,45 @@ export class Grader {
     const isolation = opts.isolation ?? "judge";
     const support = task.files.filter((f) => f.role !== "main").map(({ path, content }) => ({ path, content }));
     const original = task.files.filter((f) => f.role === "main").map(({ path, content }) => ({ path, content }));
-    const res = await this.runRaw({ candidate: ws.main, original, support, tests, limits, isolation }, opts.signal);
+    const spaces = candidates.map((c) => buildWorkspace(task, c));
+    const request = (main: CandidateFile[]): RunnerRequest => ({
+      candidate: main,
+      original,
+      support,
+      tests,
+      limits,
+      isolation,
+    });
+    const answers =
+      isolation === "judge" && spaces.length > 1
+        ? await this.runSession(
+            request(spaces[0]?.main ?? []),
+            spaces.slice(1).map((w) => w.main),
+            opts.signal,
+          )
+        : await Promise.all(spaces.map((w) => this.runRaw(request(w.main), opts.signal)));
+    return answers.map((res, i) => this.resultOf(res, spaces[i]?.ignored ?? [], isolation, canary.id, opts));
+  }
+
+  private async runSession(req: RunnerRequest, more: CandidateFile[][], signal?: AbortSignal) {
+    const z = await this.acquire();
+    try {
+      return await z.session(req, more, signal);
+    } catch (e) {
+      const error = emptyResponse({ infra_error: e instanceof Error ? e.message : String(e) });
+      return [req, ...more].map(() => ({ ...error }));
+    } finally {
+      this.release(z);
+    }
+  }
+
+  private resultOf(
+    res: RunnerResponse,
+    ignored: string[],
+    isolation: GradingIsolation,
+    canaryId: string,
+    opts: GradeOptions,
+  ): GradeResult {
     const decision = decideVerdict({
       interrupted: res.interrupted,
       events: res.events,
@@ -148,7 +196,7 @@ export class Grader {
       exitCode: res.exit_code,
       junit: asOutcomes(res.junit),
       plugin: asOutcomes(res.plugin),
-      canaryId: canary.id,
+      canaryId,
       expectedIds: opts.expectedIds,
       expectedSkips: opts.expectedSkips ?? [],
     });
@@ -161,7 +209,7 @@ export class Grader {
       graderVersion: GRADER_VERSION,
       reasons: decision.reasons,
       tests: (asOutcomes(res.junit) ?? []).filter((t) => t.layer !== "canary"),
-      ignoredCandidatePaths: ws.ignored,
+      ignoredCandidatePaths: ignored,
       exitCode: res.exit_code,
       signal: res.signal,
       stdoutTail: (res.stdout ?? "").slice(-4000),

@@ -5,7 +5,13 @@ import { createInterface } from "node:readline";
 import { randomBytes } from "node:crypto";
 import { bwrapArgv, confinedArgv, GRADER_MOUNT, SANDBOX_ENV } from "./bwrap";
 import { createCgroup, type Cgroup } from "./cgroup";
-import { RunnerReady, RunnerRequest as CoreRunnerRequest, RunnerResponse as CoreRunnerResponse } from "@agentlab/core";
+import {
+  RunnerCandidate as CoreRunnerCandidate,
+  RunnerReady,
+  RunnerRequest as CoreRunnerRequest,
+  RunnerResponse as CoreRunnerResponse,
+  type RunnerCandidate,
+} from "@agentlab/core";
 import type { SandboxConfig, SandboxLimits } from "./types";
 
 // A long-lived grading sandbox: one bwrap instance (read-only root) whose python has pytest
@@ -17,7 +23,7 @@ import type { SandboxConfig, SandboxLimits } from "./types";
 
 export type { RunnerTest } from "@agentlab/core";
 /** What the host asks for: the runner's request without the id and the host-decided fields. */
-export type RunnerRequest = Omit<CoreRunnerRequest, "id" | "addressSpaceLimit">;
+export type RunnerRequest = Omit<CoreRunnerRequest, "id" | "addressSpaceLimit" | "session">;
 
 /** The runner's answer plus what only the host knows (the cgroup's view, its own interruption). */
 export type RunnerResponse = CoreRunnerResponse & {
@@ -190,6 +196,20 @@ export class Zygote {
    * An abort (the agent's shutdown, a cancel) kills the sandbox and answers `interrupted`.
    */
   async request(req: RunnerRequest, signal?: AbortSignal): Promise<RunnerResponse> {
+    return (await this.session(req, [], signal))[0] ?? lost("no answer");
+  }
+
+  /**
+   * A judge session: `req`'s candidate and then each of `more` (same task, limits and isolation),
+   * one answer each, in order. Each further candidate is sent only after the previous answer.
+   * An answer that is lost, late or for another candidate ends the session: the sandbox is
+   * replaced and the candidates after it answer as lost (or interrupted, after an abort).
+   */
+  async session(
+    req: RunnerRequest,
+    more: RunnerCandidate["candidate"][],
+    signal?: AbortSignal,
+  ): Promise<RunnerResponse[]> {
     // An abort answers at once, also while the sandbox is still starting; it is killed, not waited for.
     // The listener goes when the request does: a job's signal outlives many requests (an audit).
     let onAbort: (() => void) | undefined;
@@ -199,16 +219,27 @@ export class Zygote {
       signal.addEventListener("abort", onAbort, { once: true });
     });
     try {
-      return await this.grade(req, aborted, signal);
+      return await this.grade(req, more, aborted, signal);
     } finally {
       if (onAbort) signal?.removeEventListener("abort", onAbort);
     }
   }
 
-  private async grade(req: RunnerRequest, aborted: Promise<null>, signal?: AbortSignal): Promise<RunnerResponse> {
+  private async grade(
+    req: RunnerRequest,
+    more: RunnerCandidate["candidate"][],
+    aborted: Promise<null>,
+    signal?: AbortSignal,
+  ): Promise<RunnerResponse[]> {
+    const total = more.length + 1;
+    const out: RunnerResponse[] = [];
+    const rest = (r: RunnerResponse) => {
+      while (out.length < total) out.push({ ...r });
+      return out;
+    };
     const interrupted = () => {
       this.stop();
-      return emptyResponse({ interrupted: String(signal?.reason ?? "aborted") });
+      return rest(emptyResponse({ interrupted: String(signal?.reason ?? "aborted") }));
     };
     if (signal?.aborted) return interrupted();
     if (!this.child) {
@@ -218,40 +249,55 @@ export class Zygote {
     }
     if (signal?.aborted) return interrupted();
     const child = this.child;
-    if (!child) return lost("sandbox not running");
-    this.cg?.resetPeak();
-    const before = this.cg?.counters();
-    const id = randomBytes(6).toString("hex");
-    const body = Buffer.from(JSON.stringify(CoreRunnerRequest.parse({ id, ...req, addressSpaceLimit: !this.cg })));
-    child.stdin?.write(Buffer.concat([Buffer.from(`${body.length}\n`), body]));
-    const waiting = this.nextLine((req.limits.wallTimeoutS + 15) * 1000);
-    const line = signal ? await Promise.race([waiting, aborted]) : await waiting;
-    if (signal?.aborted) return interrupted();
-    const res = line ? parseAnswer(line) : lost(`no answer from the runner: ${this.stderr.slice(-500)}`);
-    const after = this.cg?.counters();
-    res.cgroup_peak_kb = after?.peakMemoryKb ?? null;
-    if (before && after && !res.limit && (after.oomKills > before.oomKills || after.pidsMaxHits > before.pidsMaxHits)) {
-      res.limit = "resource_limit";
-      res.limit_detail = after.oomKills > before.oomKills ? "memory limit (OOM kill)" : "process limit (pids.max)";
+    if (!child) return rest(lost("sandbox not running"));
+    for (let k = 0; k < total; k++) {
+      this.cg?.resetPeak();
+      const before = this.cg?.counters();
+      const id = randomBytes(6).toString("hex");
+      const message =
+        k === 0
+          ? CoreRunnerRequest.parse({
+              id,
+              ...req,
+              addressSpaceLimit: !this.cg,
+              ...(total > 1 ? { session: total } : {}),
+            })
+          : CoreRunnerCandidate.parse({ id, candidate: more[k - 1] });
+      const body = Buffer.from(JSON.stringify(message));
+      child.stdin?.write(Buffer.concat([Buffer.from(`${body.length}\n`), body]));
+      const waiting = this.nextLine((req.limits.wallTimeoutS + 15) * 1000);
+      const line = signal ? await Promise.race([waiting, aborted]) : await waiting;
+      if (signal?.aborted) return interrupted();
+      const res = line ? parseAnswer(line) : lost(`no answer from the runner: ${this.stderr.slice(-500)}`);
+      const after = this.cg?.counters();
+      res.cgroup_peak_kb = after?.peakMemoryKb ?? null;
+      if (
+        before &&
+        after &&
+        !res.limit &&
+        (after.oomKills > before.oomKills || after.pidsMaxHits > before.pidsMaxHits)
+      ) {
+        res.limit = "resource_limit";
+        res.limit_detail = after.oomKills > before.oomKills ? "memory limit (OOM kill)" : "process limit (pids.max)";
+      }
+      const why = res.runner_lost ? "runner lost" : res.id !== id ? "answer for another request" : null;
+      out.push(res);
+      if (why) {
+        this.replacedBecause = why;
+        this.stop();
+        return rest(lost(`the grading sandbox was replaced (${why}) before this candidate was graded`));
+      }
     }
     // Anything unusual: never reuse this sandbox for another candidate. The request's own processes
     // exit just after it answers, so the count gets a moment to return to its baseline.
     const extra = await this.settled();
     const grown = this.cg ? this.cg.memoryKb() > this.baselineMemoryKb + MEMORY_SLACK_KB : false;
-    const why = res.runner_lost
-      ? "runner lost"
-      : res.id !== id
-        ? "answer for another request"
-        : extra
-          ? "a process outlived its request"
-          : grown
-            ? "memory did not return to its baseline"
-            : null;
+    const why = extra ? "a process outlived its request" : grown ? "memory did not return to its baseline" : null;
     if (why) {
       this.replacedBecause = why;
       this.stop();
     }
-    return res;
+    return out;
   }
 
   /**

@@ -33,8 +33,18 @@ export const RunnerRequest = z.strictObject({
   isolation: GradingIsolation,
   /** No memory cgroup: bound each process's address space instead. */
   addressSpaceLimit: z.boolean(),
+  /**
+   * A judge session: this request's candidate is the first of `session` candidates of one task
+   * (same tests, support files, limits); each of the others follows as a RunnerCandidate, sent
+   * after the previous one's answer. One answer line per candidate, in order. Absent: one grade.
+   */
+  session: z.number().int().min(1).max(64).optional(),
 });
 export type RunnerRequest = z.infer<typeof RunnerRequest>;
+
+/** A further candidate of a judge session (RunnerRequest.session), framed like a request. */
+export const RunnerCandidate = z.strictObject({ id: z.string(), candidate: z.array(File) });
+export type RunnerCandidate = z.infer<typeof RunnerCandidate>;
 
 export const RunnerTest = z.object({
   id: z.string(),

@@ -1,0 +1,105 @@
+"""A judge session: several candidates of one task graded by one supervisor, one answer each.
+
+The supervisor reads the session's request (the task's tests, support files, limits and the first
+candidate), makes the judge's namespaces and workspace once, and then grades each candidate as
+a single request is graded (judge.grade_in): a fresh candidate process from the candidate
+zygote and a fresh judge process forked before either sees anything of that candidate. The next
+candidate is read only after the previous one's answer. Between candidates nothing survives:
+a reaper (PID 1 of the session's PID namespace) kills every process left in it, and the report
+directory, the judge's temporary directories, /tmp and /dev/shm are emptied. Candidates never
+shared anything in the first place: each has its own namespaces and tmpfs (candidate.py).
+"""
+
+import os
+import shutil
+import signal
+
+from . import isolation, judge, request_check
+
+
+class Reaper:
+    """PID 1 of the session's PID namespace (forked right after it was made): orphans are reparented
+    to it and reaped; on request it kills every other process of the namespace."""
+
+    def __init__(self):
+        self.cmd_r, self.cmd_w = os.pipe()
+        self.ack_r, self.ack_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            self._serve()
+        os.close(self.cmd_r)
+        os.close(self.ack_w)
+
+    def _serve(self) -> None:
+        try:
+            isolation.die_with_parent()
+            os.close(self.cmd_w)
+            os.close(self.ack_r)
+            signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # reparented orphans are reaped by the kernel
+            while os.read(self.cmd_r, 1):
+                try:
+                    os.kill(-1, signal.SIGKILL)  # from PID 1: every process of the namespace but itself
+                except ProcessLookupError:
+                    pass
+                os.write(self.ack_w, b"k")
+        finally:
+            os._exit(0)
+
+    def kill_all(self) -> None:
+        os.write(self.cmd_w, b"k")
+        if os.read(self.ack_r, 1) != b"k":
+            raise RuntimeError("the session's reaper is gone")
+
+
+def _empty(path: str) -> None:
+    try:
+        names = os.listdir(path)
+    except FileNotFoundError:
+        return
+    for name in names:
+        p = os.path.join(path, name)
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p)
+        else:
+            os.unlink(p)
+
+
+def check_candidate(msg, index: int) -> dict:
+    if type(msg) is not dict or set(msg) != {"id", "candidate"} or type(msg["id"]) is not str:
+        raise request_check.RequestError(f"session candidate {index}: expected exactly the keys id and candidate")
+    files = msg["candidate"]
+    if type(files) is not list or not all(
+        type(f) is dict and set(f) == {"path", "content"} and all(type(v) is str for v in f.values()) for f in files
+    ):
+        raise request_check.RequestError(f"session candidate {index}: candidate must be a list of {{path, content}}")
+    return msg
+
+
+def handle_session(req: dict, ctx, read_next, answer) -> None:
+    """Grades req's candidate and then `req["session"] - 1` more read with read_next(), each
+    answered with answer(result) before the next one is read."""
+    request_check.check(req, judge.REQUEST_SCHEMA)
+    if req["isolation"] != "judge":
+        raise request_check.RequestError("a judge session grades in the isolated judge only")
+    total = req["session"]
+    dirs: tuple[str, str, str] | None = None
+    reaper = None
+    for index in range(total):
+        if index > 0:
+            msg = check_candidate(read_next(), index)
+            req = {**req, "id": msg["id"], "candidate": msg["candidate"]}
+        res = judge.new_result(req)
+        res["syntax_errors"] = judge.syntax_errors(req["candidate"])
+        if not res["syntax_errors"]:
+            if dirs is None:
+                dirs = judge.workspace(req, ctx, False)
+                reaper = Reaper() if ctx.sandboxed else None
+            try:
+                judge.grade_in(req, ctx, dirs[0], dirs[1], dirs[2], res)
+            except Exception as e:  # noqa: BLE001  (this candidate gets no verdict; the session goes on)
+                res["infra_error"] = f"{type(e).__name__}: {e}"
+            if reaper is not None:
+                reaper.kill_all()
+            for d in (dirs[1], dirs[2], *(("/tmp", "/dev/shm") if ctx.sandboxed else ())):
+                _empty(d)
+        answer(res)
