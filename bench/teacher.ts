@@ -6,7 +6,7 @@ import { createServer } from "node:http";
 import { createSplit, importPool, insertProvider, insertCollection, getCollection, setPrice } from "@agentlab/db";
 import { PROMPT_TEMPLATE_HASH, formatAnswer, paramsHash, type TaskSpec } from "@agentlab/core";
 import { startTestServer } from "../tests/integration/helpers/server";
-import { startCollection } from "../apps/web/server/teacher/runner";
+import { startCollection } from "../apps/web/server/teacher/collection-runs";
 import { createDataset, exportDataset } from "../apps/web/server/teacher/datasets";
 
 const TASKS = Number(process.argv[3] ?? 200);

@@ -15,7 +15,7 @@ import { Grader, type GradeOptions } from "../../apps/agent/src/grading/grader";
 import { ReferenceIds } from "../../apps/agent/src/grading/reference-ids";
 import { makeGradeHandler } from "../../apps/agent/src/jobs/grade";
 import { makeGradeBatchHandler } from "../../apps/agent/src/jobs/grade-batch";
-import { awaitCollection } from "../../apps/web/server/teacher/runner";
+import { awaitCollection } from "../../apps/web/server/teacher/collection-runs";
 import { callerAs, type Caller } from "./helpers/callers";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
@@ -168,7 +168,7 @@ describe("grade-batch jobs with the real grader", () => {
       .from(schema.splitAssignments)
       .where(and(eq(schema.splitAssignments.splitId, splitId), eq(schema.splitAssignments.part, "train")));
     grader.flaky = [...train.map((r) => r.taskId)].sort()[0] ?? null;
-    await awaitCollection(c.id);
+    await awaitCollection(srv.app.services, c.id);
     const done = await waitFor(
       async () => {
         const x = await caller.collections.byId({ id: c.id });

@@ -8,7 +8,7 @@ import { loadEnv } from "../../apps/web/server/env";
 import { createLogger } from "../../apps/web/server/logger";
 import { appRouter } from "../../apps/web/server/routers";
 import { createCallerFactory } from "../../apps/web/server/trpc/init";
-import { awaitCollection } from "../../apps/web/server/teacher/runner";
+import { awaitCollection } from "../../apps/web/server/teacher/collection-runs";
 import { syncTeacher } from "../../apps/web/server/teacher/loops";
 import type { Services } from "../../apps/web/server/services";
 import { makeAgent, makeSplit } from "./experiments-harness";
@@ -67,7 +67,7 @@ beforeAll(async () => {
   const oracle = await rw.providers.create({ name: "oracle", kind: "reference", model: "reference", extraParams: {} });
   const col = await rw.collections.create({ splitId, providerId: oracle.id, parts: ["train"], nSamples: 1 });
   collectionId = col.id;
-  await awaitCollection(col.id);
+  await awaitCollection(app.services, col.id);
   // One grading job ends (outside the app, so no event reaches it): its verdict waits for a sync.
   const fit = await makeAgent(t.db);
   const claimed = await claimJob(t.db, { ...fit, sandbox: "process" });

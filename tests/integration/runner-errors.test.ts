@@ -5,7 +5,7 @@ import { getExperiment, insertProvider, listCollections, listStages, schema } fr
 import { createExperiment } from "../../apps/web/server/experiments/service";
 import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
 import type { Services } from "../../apps/web/server/services";
-import { awaitCollection } from "../../apps/web/server/teacher/runner";
+import { awaitCollection } from "../../apps/web/server/teacher/collection-runs";
 import { baseConfig, makeServices, makeSplit } from "./experiments-harness";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 
@@ -87,7 +87,7 @@ describe("long names", () => {
     expect(col?.name.length).toBeLessThanOrEqual(NAME_MAX_LENGTH);
     expect(col?.name.startsWith("nnnn")).toBe(true);
     await runner.stop();
-    await awaitCollection(col?.id ?? "");
+    await awaitCollection(s, col?.id ?? "");
   });
 
   it("the database refuses a name longer than the forms and zod allow", async () => {

@@ -10,7 +10,7 @@ import { createApiToken, queryRows, setDatasetTokenCounts } from "@agentlab/db";
 import type { TestDb } from "./helpers/db";
 import { startTeacherWorld, waitFor, type TeacherWorld } from "./helpers/teacher-fixture";
 import type { Caller, TestApp } from "./auth-helpers";
-import { awaitCollection } from "../../apps/web/server/teacher/runner";
+import { awaitCollection } from "../../apps/web/server/teacher/collection-runs";
 import { main as cli } from "../../apps/web/cli/main";
 
 // Verified SFT snapshots from a teacher collection (immutable, hashed, replayable) and the
@@ -43,7 +43,7 @@ beforeAll(async () => {
     parts: ["train"],
     params: { temperature: 0.8, top_p: 1, max_tokens: 512 },
   });
-  await awaitCollection(col.id);
+  await awaitCollection(s.app.services, col.id);
   await waitFor(async () => (await admin.collections.byId({ id: col.id })).state === "done");
   col1 = col.id;
 });

@@ -5,7 +5,7 @@ import type { TaskSpec } from "@agentlab/core";
 import { createSplit, importPool } from "@agentlab/db";
 import { Grader } from "../../apps/agent/src/grading/grader";
 import { gradeJobHandlers } from "../../apps/agent/src/jobs/grade-batch";
-import { awaitCollection } from "../../apps/web/server/teacher/runner";
+import { awaitCollection } from "../../apps/web/server/teacher/collection-runs";
 import { callerAs, type Caller } from "./helpers/callers";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
@@ -118,7 +118,7 @@ describe("teacher candidates graded by a real agent", () => {
     });
     const a = await caller.collections.create({ splitId, providerId: oracle.id, parts: ["train"] });
     const b = await caller.collections.create({ splitId, providerId: bad.id, parts: ["train"], maxRetries: 0 });
-    await Promise.all([awaitCollection(a.id), awaitCollection(b.id)]);
+    await Promise.all([awaitCollection(srv.app.services, a.id), awaitCollection(srv.app.services, b.id)]);
     const [ca, cb] = await Promise.all([settled(a.id), settled(b.id)]);
     expect(ca.verdicts).toEqual({ pass: ca.samplesTotal });
     expect(cb.verdicts).toEqual({ fail_hidden: cb.samplesTotal });

@@ -6,7 +6,7 @@ import { formatAnswer, type TaskSpec } from "@agentlab/core";
 import { createApiToken, createSplit, importPool, schema } from "@agentlab/db";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { startTestApp, viewerOf, type Caller, type TestApp } from "./auth-helpers";
-import { awaitCollection } from "../../apps/web/server/teacher/runner";
+import { awaitCollection } from "../../apps/web/server/teacher/collection-runs";
 import { main as cli } from "../../apps/web/cli/main";
 
 // Teacher half: a provider that echoes the key in its 401 body, a keyless local server,
@@ -148,7 +148,7 @@ const collect = async (
     maxRetries: extra.maxRetries ?? 0,
     params: { temperature: 0.5, top_p: 1, max_tokens: 256, seed: 7 },
   });
-  await awaitCollection(col.id);
+  await awaitCollection(s.app.services, col.id);
   return admin.collections.byId({ id: col.id });
 };
 

@@ -10,7 +10,7 @@ import {
   type TeacherWorld,
 } from "./helpers/teacher-fixture";
 import { trpcHttp, type Caller, type TestApp } from "./auth-helpers";
-import { awaitCollection } from "../../apps/web/server/teacher/runner";
+import { awaitCollection } from "../../apps/web/server/teacher/collection-runs";
 
 // Teacher collection end to end: a local OpenAI-compatible server, the real app and Postgres, and
 // an agent over the real queue that claims `grade` jobs (verdict: does the candidate equal the
@@ -86,7 +86,7 @@ describe("teacher collection", () => {
         params: { temperature: 0.8, top_p: 1, max_tokens: 512 },
       }),
     );
-    await awaitCollection(col.id);
+    await awaitCollection(s.app.services, col.id);
     const done = keep(
       await waitFor(async () => {
         const x = await admin.collections.byId({ id: col.id });
@@ -149,7 +149,7 @@ describe("teacher collection", () => {
         params: { temperature: 0.8, top_p: 1, max_tokens: 512 },
       }),
     );
-    await awaitCollection(col.id);
+    await awaitCollection(s.app.services, col.id);
     const done = keep(await admin.collections.byId({ id: col.id }));
     const n = parts.train.length;
     expect(done).toMatchObject({ state: "done", reused: n - 1, samplesDone: n - 1, samplesFailed: 1, costUsd: 0 });
@@ -172,7 +172,7 @@ describe("teacher collection", () => {
         params: { temperature: 0.5, top_p: 1, max_tokens: 512 },
       }),
     );
-    await awaitCollection(col.id);
+    await awaitCollection(s.app.services, col.id);
     const done = keep(await admin.collections.byId({ id: col.id }));
     expect(done.state).toBe("stopped_budget");
     expect(done.samplesDone).toBe(2);
@@ -197,7 +197,7 @@ describe("teacher collection", () => {
         params: { temperature: 0.1, top_p: 1, max_tokens: 512 },
       }),
     );
-    await awaitCollection(col.id);
+    await awaitCollection(s.app.services, col.id);
     modes.delete(slow);
     const done = keep(await admin.collections.byId({ id: col.id }));
     // No usable sample: the run ends failed, with the reason.

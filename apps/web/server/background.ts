@@ -3,19 +3,22 @@ import type { Services } from "./services";
 import { createExperimentRunner, type ExperimentRunner } from "./experiments/runner";
 import { syncAudits } from "./audits/sync";
 import { syncTeacher } from "./teacher/loops";
+import { stopCollectionRuns, syncCollectionRuns } from "./teacher/collection-runs";
 import { startReaper } from "./agents/reaper";
 import { startLoop, type Loop } from "./events/loop";
 import type { Listen } from "./events/bus";
 
 // The one consumer of the queue's events: a job's end wakes the owner of that job at once (the
 // experiment runner for an experiment's jobs, the audit sync for audit jobs, the teacher sync for
-// collection and replay grading and tokenize jobs). Each loop also runs every AGENTLAB_SWEEP_MS as
-// a safety sweep, and the reaper on its own clock (events/loop.ts).
+// collection and replay grading and tokenize jobs), and a collection created or canceled wakes
+// the collection runs (teacher/collection-runs.ts). Each loop also runs every AGENTLAB_SWEEP_MS
+// as a safety sweep, and the reaper on its own clock (events/loop.ts).
 
 export type Background = {
   runner: ExperimentRunner;
   audits: Loop;
   teacher: Loop;
+  collections: Loop;
   reaper: Loop;
   stop(): Promise<void>;
 };
@@ -44,10 +47,19 @@ export async function startBackground(services: Services, opts: BackgroundOption
     // Grading moves a collection (and a replay) toward done, which the verify stage waits for.
     run: () => syncTeacher(services).then(() => runner.wake()),
   });
+  // At start it resumes the collections a restart or a change of leader interrupted.
+  const collections = startLoop({
+    name: "collections",
+    log,
+    everyMs: sweepMs,
+    runAtStart: true,
+    run: () => syncCollectionRuns(services),
+  });
   const reaper = startReaper(services);
 
   const route = (e: QueueEvent) => {
     if (e.kind === "experiment") return runner.wake(e.experimentId);
+    if (e.kind === "collection") return collections.wake();
     if (e.type === "audit") return audits.wake();
     // An experiment's own jobs are its runner's; the others (collection and replay grading,
     // tokenize) are the teacher's bookkeeping.
@@ -62,11 +74,14 @@ export async function startBackground(services: Services, opts: BackgroundOption
     runner,
     audits,
     teacher,
+    collections,
     reaper,
     async stop() {
       unsubscribe();
       await services.queue.events.close();
-      await Promise.all([runner.stop(), audits.stop(), teacher.stop(), reaper.stop()]);
+      await Promise.all([runner.stop(), audits.stop(), teacher.stop(), collections.stop(), reaper.stop()]);
+      // Nothing can start a run now: the ones going on end before another leader resumes them.
+      await stopCollectionRuns(services);
     },
   };
 }

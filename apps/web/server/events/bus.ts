@@ -23,7 +23,12 @@ export type EventBus = {
 // An echo comes back within milliseconds; an entry older than this was never echoed (no listener).
 const ECHO_WINDOW_MS = 60_000;
 
-const keyOf = (e: QueueEvent) => (e.kind === "job" ? `job:${e.jobId}:${e.state}` : `experiment:${e.experimentId}`);
+const keyOf = (e: QueueEvent) =>
+  e.kind === "job"
+    ? `job:${e.jobId}:${e.state}`
+    : e.kind === "experiment"
+      ? `experiment:${e.experimentId}`
+      : `collection:${e.collectionId}`;
 
 export function createEventBus(log: Logger): EventBus {
   const listeners = new Set<(event: QueueEvent) => void>();

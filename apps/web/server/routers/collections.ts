@@ -11,7 +11,7 @@ import {
   listCollections,
 } from "@agentlab/db";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
-import { cancelCollection, startCollection } from "../teacher/runner";
+import { cancelCollection, wakeCollectionRuns } from "../teacher/collection-runs";
 import { enqueueCollectionGrading } from "../teacher/grading";
 import { createCollection } from "../teacher/collections";
 
@@ -33,18 +33,20 @@ export const collectionsRouter = router({
     };
   }),
 
-  /** Creates the collection and starts it on the server; test-split tasks are refused before anything is stored. */
+  /** Creates the collection and wakes the leader, which runs it; test-split tasks are refused before anything is stored. */
   create: memberProcedure.input(CollectionInput).mutation(async ({ ctx, input }) => {
     const col = await createCollection(ctx, input, ctx.viewer.userId);
     ctx.log.info(
       { collectionId: col.id, providerId: col.providerId, tasks: col.tasksTotal, n: input.nSamples },
       "collection created",
     );
-    void startCollection(ctx, col.id);
+    await wakeCollectionRuns(ctx, col.id);
     return col;
   }),
 
-  cancel: memberProcedure.input(Id).mutation(({ input }) => ({ running: cancelCollection(input.id) })),
+  cancel: memberProcedure
+    .input(Id)
+    .mutation(async ({ ctx, input }) => ({ running: await cancelCollection(ctx, input.id) })),
 
   /** Enqueues grade jobs for candidates still without a verdict (e.g. after a collection ran with grade: false). */
   grade: memberProcedure

@@ -9,7 +9,6 @@ import {
   parseAnswer,
   renderRepairPrompt,
   sampleSeed,
-  scrubSecrets,
   scrubbedMessage,
   type Usage,
   type ChatMessage,
@@ -25,7 +24,7 @@ import {
   providerSealedKey,
   recordFreshCandidate,
   recordReusedCandidate,
-  updateCollection,
+  updateActiveCollection,
   type CollectionRow,
   type TaskRowForCollect,
 } from "@agentlab/db";
@@ -36,51 +35,24 @@ import { enqueueCollectionGrading } from "./grading";
 
 // Runs a collection on the server: every (task, sample) of the split's train/dev tasks is either
 // taken from the candidate cache or asked of the provider, under a concurrency limit and a budget.
+// Everything a run has done is in the database (the collection's items, candidates, ledger and
+// counters), so a run started again (collection-runs.ts: by the leader, after a restart or a
+// change of leader) asks only for the items not stored yet.
 
 export type RunnerOptions = { retry?: RetryPolicy };
-type Live = { abort: AbortController; done: Promise<void> };
-const live = new Map<string, Live>();
 
-/** Starts (or joins) the run of a queued collection in the background. */
-export function startCollection(services: Services, id: string, opts: RunnerOptions = {}): Promise<void> {
-  const existing = live.get(id);
-  if (existing) return existing.done;
-  const abort = new AbortController();
-  const log = services.log.child({ collectionId: id });
-  const done = runCollection(services, id, abort.signal, opts)
-    .catch(async (err: unknown) => {
-      // Scrubbed like every provider error: an unexpected one may still carry request details.
-      log.error(
-        { error: scrubbedMessage(err), stack: err instanceof Error ? scrubSecrets(err.stack ?? "") : undefined },
-        "collection failed",
-      );
-      const reason = err instanceof DomainError ? err.message : "internal error (see the server log)";
-      await updateCollection(services.db, id, { state: "failed", stopReason: reason, finishedAt: new Date() });
-    })
-    .finally(() => live.delete(id))
-    // The experiment that owns the collection waits for its run to end (its collect stage).
-    .then(() => wakeOwner(services, id))
-    .catch((err: unknown) => log.error({ err }, "waking the collection's experiment failed"));
-  live.set(id, { abort, done });
-  return done;
-}
-
-async function wakeOwner(services: Services, collectionId: string): Promise<void> {
-  const col = await getCollection(services.db, collectionId);
-  if (col?.experimentId) await services.queue.wakeExperiment(col.experimentId);
-}
-
-export const awaitCollection = (id: string): Promise<void> => live.get(id)?.done ?? Promise.resolve();
-
-export function cancelCollection(id: string): boolean {
-  const run = live.get(id);
-  run?.abort.abort();
-  return Boolean(run);
-}
+/** Why a run was aborted: a user's cancel (recorded by whoever canceled), or this instance stopping its loops (the next leader resumes it). */
+export type RunStop = "canceled" | "shutdown";
 
 type Item = { task: TaskRowForCollect; sampleIndex: number };
 
-async function runCollection(services: Services, id: string, signal: AbortSignal, opts: RunnerOptions): Promise<void> {
+/** One run of a collection until it is done, fails or `signal` aborts it; resumes where its stored items end. */
+export async function runCollection(
+  services: Services,
+  id: string,
+  signal: AbortSignal,
+  opts: RunnerOptions,
+): Promise<void> {
   const { db } = services;
   const log = services.log.child({ collectionId: id });
   const col = await getCollection(db, id);
@@ -101,14 +73,21 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
   const items: Item[] = taskRows
     .flatMap((task) => Array.from({ length: col.nSamples }, (_, s) => ({ task, sampleIndex: s })))
     .filter((it) => !done.has(`${it.task.id}:${it.sampleIndex}`));
-  await updateCollection(db, id, {
+  const started = await updateActiveCollection(db, id, {
     state: "running",
     startedAt: col.startedAt ?? new Date(),
     tasksTotal: taskRows.length,
     samplesTotal: taskRows.length * col.nSamples,
   });
+  if (!started) return;
   log.info(
-    { tasks: taskRows.length, pending: items.length, provider: provider.name, model: col.model },
+    {
+      tasks: taskRows.length,
+      pending: items.length,
+      resumed: done.size > 0,
+      provider: provider.name,
+      model: col.model,
+    },
     "collection started",
   );
 
@@ -225,12 +204,13 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
   // Rate limits are waited out, never dropped; the count says how hard the provider pushed back.
   const rateNote = rateLimited > 0 ? `${rateLimited} rate-limited answer(s) (429) waited out per Retry-After` : null;
   if (signal.aborted) {
-    await updateCollection(db, id, { state: "canceled", stopReason: "canceled by a user", finishedAt: new Date() });
+    // A cancel is recorded by whoever canceled; a shutdown leaves the run `running` for the next leader.
+    log.info({ stop: signal.reason, asked: next }, "collection run stopped");
     return;
   }
   const verdict = failureVerdict(failures, items.length, (await getCollection(db, id))?.samplesDone ?? 0);
   if (verdict) {
-    await updateCollection(db, id, {
+    await updateActiveCollection(db, id, {
       state: "failed",
       stopReason: [verdict, stop, failNote, rateNote].filter(Boolean).join("; "),
       finishedAt: new Date(),
@@ -240,7 +220,7 @@ async function runCollection(services: Services, id: string, signal: AbortSignal
   }
   const graded = col.grade ? await enqueueCollectionGrading(services, id) : 0;
   const state = stop ? "stopped_budget" : graded > 0 ? "grading" : "done";
-  await updateCollection(db, id, {
+  await updateActiveCollection(db, id, {
     state,
     stopReason: [stop, failNote, rateNote].filter(Boolean).join("; ") || null,
     finishedAt: state === "grading" ? null : new Date(),

@@ -24,5 +24,12 @@ export const ExperimentWakeEvent = z.strictObject({
 });
 export type ExperimentWakeEvent = z.infer<typeof ExperimentWakeEvent>;
 
-export const QueueEvent = z.discriminatedUnion("kind", [JobEndedEvent, ExperimentWakeEvent]);
+/** A teacher collection was created or canceled: the leader's collection loop starts or stops its run. */
+export const CollectionWakeEvent = z.strictObject({
+  kind: z.literal("collection"),
+  collectionId: z.string().uuid(),
+});
+export type CollectionWakeEvent = z.infer<typeof CollectionWakeEvent>;
+
+export const QueueEvent = z.discriminatedUnion("kind", [JobEndedEvent, ExperimentWakeEvent, CollectionWakeEvent]);
 export type QueueEvent = z.infer<typeof QueueEvent>;

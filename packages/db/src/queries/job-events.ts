@@ -1,5 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import { EVENTS_CHANNEL, JobEndedEvent, type ExperimentWakeEvent } from "@agentlab/core";
+import { EVENTS_CHANNEL, JobEndedEvent, type CollectionWakeEvent, type ExperimentWakeEvent } from "@agentlab/core";
 import { queryRows, type Db } from "../client";
 
 // The queue's NOTIFYs. Postgres delivers a NOTIFY only when its transaction commits, so issuing it
@@ -30,5 +30,11 @@ export const endedEvent = (r: {
 /** Announces to every instance that an experiment can move (created, resumed), once `db`'s transaction commits. */
 export async function notifyExperimentWake(db: Db, experimentId: string): Promise<void> {
   const event: ExperimentWakeEvent = { kind: "experiment", experimentId };
+  await queryRows(db, sql`select pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(event)})`);
+}
+
+/** Announces to every instance that a collection was created or canceled, once `db`'s transaction commits. */
+export async function notifyCollectionWake(db: Db, collectionId: string): Promise<void> {
+  const event: CollectionWakeEvent = { kind: "collection", collectionId };
   await queryRows(db, sql`select pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(event)})`);
 }

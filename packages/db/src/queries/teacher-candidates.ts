@@ -91,6 +91,36 @@ export async function updateCollection(
   await db.update(teacherCollections).set(patch).where(eq(teacherCollections.id, id));
 }
 
+/** The states in which a collection still has teacher calls to make (its run is the leader's). */
+const ACTIVE_STATES = ["queued", "running"] as const;
+
+/** Collections whose run has not ended: what the leader starts, or resumes after a restart. */
+export async function activeCollectionIds(db: Db): Promise<string[]> {
+  const rows = await db
+    .select({ id: teacherCollections.id })
+    .from(teacherCollections)
+    .where(inArray(teacherCollections.state, [...ACTIVE_STATES]))
+    .orderBy(asc(teacherCollections.createdAt));
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Updates a collection only while its run has not ended; false when it had (a cancel landed
+ * first, say), so that the run's last write never overwrites a user's cancel.
+ */
+export async function updateActiveCollection(
+  db: Db,
+  id: string,
+  patch: Partial<typeof teacherCollections.$inferInsert>,
+): Promise<boolean> {
+  const rows = await db
+    .update(teacherCollections)
+    .set(patch)
+    .where(and(eq(teacherCollections.id, id), inArray(teacherCollections.state, [...ACTIVE_STATES])))
+    .returning({ id: teacherCollections.id });
+  return rows.length > 0;
+}
+
 export type CollectionDelta = {
   done?: number;
   failed?: number;

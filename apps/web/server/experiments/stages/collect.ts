@@ -10,7 +10,7 @@ import {
 } from "@agentlab/db";
 import { CollectionInput, derivedName, DomainError, type StageOutputs } from "@agentlab/core";
 import { createCollection } from "../../teacher/collections";
-import { startCollection } from "../../teacher/runner";
+import { startCollection } from "../../teacher/collection-runs";
 import { enqueueCollectionGrading, syncGrades } from "../../teacher/grading";
 import { createDataset, startReplay, syncReplay } from "../../teacher/datasets";
 import { ownOutput, recordedOutput, type StageCtx, type StageResult } from "./context";
