@@ -215,6 +215,10 @@ describe("the report in the browser", () => {
     await page.getByRole("button", { name: "Mark final" }).click();
     await reads.getByText("the split is marked final", { exact: false }).waitFor();
     await page.getByRole("button", { name: "Allow this test read" }).waitFor();
+    // The primary action at the top: a new experiment with this split already chosen.
+    await page.getByRole("link", { name: "Start an experiment on this split" }).click();
+    await page.waitForURL(`**/experiments/new?split=${splitId}`);
+    await expect(page.locator('select[name="splitId"]').inputValue()).resolves.toBe(splitId);
     await page.close();
   });
 });

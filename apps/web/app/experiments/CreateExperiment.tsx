@@ -18,11 +18,11 @@ import { DpoFields } from "./DpoFields";
 import { Field, inputClass, setter } from "./FormField";
 import { TrainingFields } from "./TrainingFields";
 
-export function CreateExperiment() {
+export function CreateExperiment({ splitId }: { splitId?: string } = {}) {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const router = useRouter();
-  const [f, setF] = useState<ExperimentForm>(defaultForm);
+  const [f, setF] = useState<ExperimentForm>(() => (splitId ? { ...defaultForm, splitId } : defaultForm));
   const [formError, setFormError] = useState<Error | null>(null);
   const splits = useQuery(trpc.splits.list.queryOptions({}));
   const providers = useQuery(trpc.providers.list.queryOptions());

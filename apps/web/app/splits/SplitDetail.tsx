@@ -44,15 +44,26 @@ export function SplitDetail({ id }: { id: string }) {
           </>
         }
         actions={
-          <ArchiveControls
-            what="split"
-            name={s.name}
-            archivedAt={s.archivedAt}
-            archive={{ ...archive, mutate: () => archive.mutate({ id, archived: true }) }}
-            restore={{ ...archive, mutate: () => archive.mutate({ id, archived: false }) }}
-            remove={{ ...remove, mutate: () => remove.mutate({ id }) }}
-            deleteNote="Refused while an experiment, collection or dataset uses it (a frozen split in use can only be archived)."
-          />
+          <>
+            {/* The next step from a frozen split is the experiment on it: first among the actions. */}
+            {s.frozen && !s.archivedAt ? (
+              <Link
+                href={`/experiments/new?split=${id}`}
+                className="inline-flex h-8 items-center rounded-md border border-zinc-900 bg-zinc-900 px-3 text-sm font-medium text-white hover:bg-zinc-700"
+              >
+                Start an experiment on this split
+              </Link>
+            ) : null}
+            <ArchiveControls
+              what="split"
+              name={s.name}
+              archivedAt={s.archivedAt}
+              archive={{ ...archive, mutate: () => archive.mutate({ id, archived: true }) }}
+              restore={{ ...archive, mutate: () => archive.mutate({ id, archived: false }) }}
+              remove={{ ...remove, mutate: () => remove.mutate({ id }) }}
+              deleteNote="Refused while an experiment, collection or dataset uses it (a frozen split in use can only be archived)."
+            />
+          </>
         }
         meta={
           <>

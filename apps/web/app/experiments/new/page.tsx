@@ -3,6 +3,8 @@ import { CreateExperiment } from "../CreateExperiment";
 
 export const metadata: Metadata = { title: "New experiment" };
 
-export default function NewExperimentPage() {
-  return <CreateExperiment />;
+/** `?split=ID` (the split page's "Start an experiment on this split") preselects that split. */
+export default async function NewExperimentPage({ searchParams }: { searchParams: Promise<{ split?: string }> }) {
+  const { split } = await searchParams;
+  return <CreateExperiment splitId={typeof split === "string" ? split : undefined} />;
 }
