@@ -176,7 +176,9 @@ describe("splits", () => {
   it("proposes merging groups that hold near-duplicates; accepting folds them and later splits keep them together", async () => {
     const pool = await poolWith("s4", [...makePool(40, 2, 500), nearCopy(503, "stray/1")]);
     expect(pool.mergeProposals).toBe(1);
-    const proposals = await caller.pools.mergeProposals({ poolId: pool.poolId, status: "pending" });
+    const page = await caller.pools.mergeProposals({ poolId: pool.poolId, status: "pending" });
+    expect(page.total).toBe(1);
+    const proposals = page.rows;
     expect(proposals).toEqual([
       expect.objectContaining({ groupA: "copies/stray/1", groupB: "synth/g503", status: "pending" }),
     ]);
@@ -203,6 +205,30 @@ describe("splits", () => {
       sql`select group_key from tasks where task_id = 'synth/g503/v2'`,
     );
     expect(row?.group_key).toBe("copies/stray/1");
+  });
+
+  it("pages merge proposals and decides a selection in one transaction (a stale one refuses the batch)", async () => {
+    const pool = await poolWith("s5", [
+      ...makePool(40, 2, 600),
+      ...[600, 601, 602, 603, 604].map((g) => nearCopy(g, `stray5/${g}`)),
+    ]);
+    expect(pool.mergeProposals).toBe(5);
+    const first = await caller.pools.mergeProposals({ poolId: pool.poolId, status: "pending", limit: 2 });
+    const second = await caller.pools.mergeProposals({ poolId: pool.poolId, status: "pending", limit: 2, offset: 2 });
+    const third = await caller.pools.mergeProposals({ poolId: pool.poolId, status: "pending", limit: 2, offset: 4 });
+    expect([first.total, first.rows.length, second.rows.length, third.rows.length]).toEqual([5, 2, 2, 1]);
+    const ids = [...first.rows, ...second.rows, ...third.rows].map((r) => r.id);
+    expect(new Set(ids).size).toBe(5);
+    // One already decided in the selection: nothing of the batch is applied (control: it alone decides).
+    const [a, b, c] = ids;
+    if (!a || !b || !c) throw new Error("too few proposals");
+    await caller.pools.decideMerge({ id: a, accept: false });
+    await expect(caller.pools.decideMerges({ ids: [b, a], accept: true })).rejects.toThrow(/already rejected/);
+    expect((await caller.pools.mergeProposals({ poolId: pool.poolId, status: "pending" })).total).toBe(4);
+    const done = await caller.pools.decideMerges({ ids: [b, c], accept: true });
+    expect(done.map((d) => d.status)).toEqual(["accepted", "accepted"]);
+    expect((await caller.pools.mergeProposals({ poolId: pool.poolId, status: "accepted" })).total).toBe(2);
+    expect((await caller.pools.mergeProposals({ poolId: pool.poolId, status: "pending" })).total).toBe(2);
   });
 
   it("lists and searches tasks with keyset pagination", async () => {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ArchiveInput, ArchivedFilter, DomainError, PoolName, SplitPart } from "@agentlab/core";
 import {
   decideMerge,
+  decideMerges,
   deletePool,
   exportTaskPage,
   getPool,
@@ -40,8 +41,16 @@ export const poolsRouter = router({
     return pool;
   }),
 
+  /** One page (most similar first) and the total, so a pool with thousands of proposals stays one page long. */
   mergeProposals: viewerProcedure
-    .input(z.object({ poolId: z.string().uuid(), status: z.enum(["pending", "accepted", "rejected"]).optional() }))
+    .input(
+      z.object({
+        poolId: z.string().uuid(),
+        status: z.enum(["pending", "accepted", "rejected"]).optional(),
+        offset: z.number().int().min(0).default(0),
+        limit: z.number().int().min(1).max(200).default(50),
+      }),
+    )
     .query(({ ctx, input }) => listMergeProposals(ctx.db, input)),
 
   /**
@@ -56,6 +65,11 @@ export const poolsRouter = router({
   decideMerge: memberProcedure
     .input(z.object({ id: z.string().uuid(), accept: z.boolean() }))
     .mutation(({ ctx, input }) => decideMerge(ctx.db, { ...input, userId: ctx.viewer.userId })),
+
+  /** The same decision for several proposals (a page's selection), in one transaction. */
+  decideMerges: memberProcedure
+    .input(z.object({ ids: z.array(z.string().uuid()).min(1).max(200), accept: z.boolean() }))
+    .mutation(({ ctx, input }) => decideMerges(ctx.db, { ...input, userId: ctx.viewer.userId })),
 
   /** One keyset page of full Task spec v1 records (the CLI's `pools export` writes them as JSONL). */
   exportPage: viewerProcedure

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import { DomainError, poolSnapshotHash, type TaskSpec } from "@agentlab/core";
-import { queryRows, type Db } from "../client";
+import { queryRows, type Db, type Tx } from "../client";
 import { groupMergeProposals, taskPools, tasks } from "../schema";
 import { auditStateIs, latestAuditStatus, type TaskAuditState } from "./audits";
 
@@ -156,48 +156,72 @@ export const toTaskSpec = (
   ...(r.cluster ? { cluster: r.cluster } : {}),
 });
 
+/** One page of a pool's merge proposals, most similar first, and how many there are in all. */
 export async function listMergeProposals(
   db: Db,
-  opts: { poolId: string; status?: "pending" | "accepted" | "rejected" },
+  opts: { poolId: string; status?: "pending" | "accepted" | "rejected"; offset?: number; limit?: number },
 ) {
   const conds = [eq(groupMergeProposals.poolId, opts.poolId)];
   if (opts.status) conds.push(eq(groupMergeProposals.status, opts.status));
-  return db
-    .select()
-    .from(groupMergeProposals)
-    .where(and(...conds))
-    .orderBy(desc(groupMergeProposals.similarity), asc(groupMergeProposals.groupA))
-    .limit(1000);
+  const [rows, [count]] = await Promise.all([
+    db
+      .select()
+      .from(groupMergeProposals)
+      .where(and(...conds))
+      .orderBy(desc(groupMergeProposals.similarity), asc(groupMergeProposals.groupA), asc(groupMergeProposals.id))
+      .offset(opts.offset ?? 0)
+      .limit(opts.limit ?? 50),
+    db
+      .select({ total: sql<number>`count(*)::int` })
+      .from(groupMergeProposals)
+      .where(and(...conds)),
+  ]);
+  return { rows, total: count?.total ?? 0 };
 }
 
 /** Accepting folds one group into the other for every task (and future imports); rejecting only records it. */
 export async function decideMerge(db: Db, opts: { id: string; accept: boolean; userId?: string | null }) {
+  return db.transaction((tx) => decideOne(tx, opts));
+}
+
+/**
+ * Several decisions at once (the page's bulk Merge / Reject), all or none: a proposal decided
+ * meanwhile refuses the whole batch, naming it, so the page can reload and ask again.
+ */
+export async function decideMerges(db: Db, opts: { ids: string[]; accept: boolean; userId?: string | null }) {
   return db.transaction(async (tx) => {
-    const [p] = await tx.select().from(groupMergeProposals).where(eq(groupMergeProposals.id, opts.id)).for("update");
-    if (!p) throw new DomainError("NOT_FOUND", "no such merge proposal");
-    if (p.status !== "pending") throw new DomainError("CONFLICT", `proposal already ${p.status}`);
-    await tx.select({ id: taskPools.id }).from(taskPools).where(eq(taskPools.id, p.poolId)).for("update");
-    await tx
-      .update(groupMergeProposals)
-      .set({ status: opts.accept ? "accepted" : "rejected", decidedBy: opts.userId ?? null, decidedAt: sql`now()` })
-      .where(eq(groupMergeProposals.id, p.id));
-    if (!opts.accept) return { status: "rejected" as const, moved: 0 };
-    // Groups may have been merged already; fold the current effective groups of the two tasks.
-    const keys = await tx
-      .select({ taskId: tasks.taskId, groupKey: tasks.groupKey })
-      .from(tasks)
-      .where(and(eq(tasks.poolId, p.poolId), inArray(tasks.taskId, [p.taskA, p.taskB])));
-    const into = keys.find((k) => k.taskId === p.taskA)?.groupKey ?? p.groupA;
-    const from = keys.find((k) => k.taskId === p.taskB)?.groupKey ?? p.groupB;
-    const moved =
-      into === from
-        ? []
-        : await tx
-            .update(tasks)
-            .set({ groupKey: into })
-            .where(and(eq(tasks.poolId, p.poolId), eq(tasks.groupKey, from)))
-            .returning({ id: tasks.id });
-    await refreshPoolStats(tx, p.poolId);
-    return { status: "accepted" as const, moved: moved.length, group: into };
+    const out = [];
+    for (const id of opts.ids) out.push({ id, ...(await decideOne(tx, { ...opts, id })) });
+    return out;
   });
+}
+
+async function decideOne(tx: Tx, opts: { id: string; accept: boolean; userId?: string | null }) {
+  const [p] = await tx.select().from(groupMergeProposals).where(eq(groupMergeProposals.id, opts.id)).for("update");
+  if (!p) throw new DomainError("NOT_FOUND", `no such merge proposal ${opts.id}`);
+  if (p.status !== "pending")
+    throw new DomainError("CONFLICT", `proposal ${p.groupA} ⇐ ${p.groupB} already ${p.status}`);
+  await tx.select({ id: taskPools.id }).from(taskPools).where(eq(taskPools.id, p.poolId)).for("update");
+  await tx
+    .update(groupMergeProposals)
+    .set({ status: opts.accept ? "accepted" : "rejected", decidedBy: opts.userId ?? null, decidedAt: sql`now()` })
+    .where(eq(groupMergeProposals.id, p.id));
+  if (!opts.accept) return { status: "rejected" as const, moved: 0 };
+  // Groups may have been merged already; fold the current effective groups of the two tasks.
+  const keys = await tx
+    .select({ taskId: tasks.taskId, groupKey: tasks.groupKey })
+    .from(tasks)
+    .where(and(eq(tasks.poolId, p.poolId), inArray(tasks.taskId, [p.taskA, p.taskB])));
+  const into = keys.find((k) => k.taskId === p.taskA)?.groupKey ?? p.groupA;
+  const from = keys.find((k) => k.taskId === p.taskB)?.groupKey ?? p.groupB;
+  const moved =
+    into === from
+      ? []
+      : await tx
+          .update(tasks)
+          .set({ groupKey: into })
+          .where(and(eq(tasks.poolId, p.poolId), eq(tasks.groupKey, from)))
+          .returning({ id: tasks.id });
+  await refreshPoolStats(tx, p.poolId);
+  return { status: "accepted" as const, moved: moved.length, group: into };
 }
