@@ -9,6 +9,7 @@ import { Badge } from "../_components/Badge";
 import { Button } from "../_components/Button";
 import { ErrorBox } from "../_components/ErrorBox";
 import { Mono } from "../_components/Mono";
+import { Pager } from "../_components/Pager";
 import { PageHeader, Section } from "../_components/PageHeader";
 import { Fields, Stat } from "../_components/Stat";
 import { Table } from "../_components/Table";
@@ -19,6 +20,7 @@ import { TestLedger } from "./TestLedger";
 
 type Part = "train" | "dev" | "test";
 const PARTS: Part[] = ["train", "dev", "test"];
+const LEAK_PAGE = 50;
 
 export function SplitDetail({ id }: { id: string }) {
   const trpc = useTRPC();
@@ -26,6 +28,7 @@ export function SplitDetail({ id }: { id: string }) {
   const nav = useRouter();
   const archive = useMutation(trpc.splits.archive.mutationOptions({ onSuccess: () => void split.refetch() }));
   const remove = useMutation(trpc.splits.delete.mutationOptions({ onSuccess: () => nav.push("/splits") }));
+  const [leakFrom, setLeakFrom] = useState(0);
   if (split.error) return <ErrorBox error={split.error} onRetry={() => void split.refetch()} />;
   const s = split.data;
   if (!s) return <p className="text-sm text-zinc-500">Loading…</p>;
@@ -96,7 +99,20 @@ export function SplitDetail({ id }: { id: string }) {
           ]}
         />
       </Section>
-      <Section title={`Leakage report (test vs train/dev)`}>
+      <Section
+        title={`Leakage report (test vs train/dev)`}
+        actions={
+          l.pairs.length > LEAK_PAGE ? (
+            <Pager
+              offset={leakFrom}
+              limit={LEAK_PAGE}
+              total={l.pairs.length}
+              onOffset={setLeakFrom}
+              testId="leakage-shown"
+            />
+          ) : null
+        }
+      >
         <p className="mb-3 text-sm text-zinc-600">
           {l.testTasksWithLeak} of {l.testTasks} test tasks overlap train/dev: {l.exactPairs} exact, {l.normalizedPairs}{" "}
           normalized (comments, whitespace, case), {l.ngramPairs} sharing {l.n}-grams of instruction + code (n-grams in
@@ -105,7 +121,7 @@ export function SplitDetail({ id }: { id: string }) {
         </p>
         <Table<Pair>
           bare
-          rows={l.pairs}
+          rows={l.pairs.slice(leakFrom, leakFrom + LEAK_PAGE)}
           rowKey={(p) => `${p.testTaskId}|${p.otherTaskId}`}
           empty={<Badge tone="green">No overlap found</Badge>}
           columns={[
