@@ -118,7 +118,7 @@ async function createCollection(services: Services, splitId: string, teacherUrl:
     apiKey: "k",
     extraParams: {},
   });
-  return caller.collections.create({
+  const col = await caller.collections.create({
     splitId,
     providerId: p.id,
     parts: ["train"],
@@ -129,6 +129,7 @@ async function createCollection(services: Services, splitId: string, teacherUrl:
     grade: false,
     params: { temperature: 0.5, top_p: 1, max_tokens: 256, seed: 7 },
   });
+  return Object.assign(col, { caller });
 }
 
 const collectionRow = async (db: Db, id: string) => {
@@ -194,6 +195,35 @@ describe("a teacher collection across a server restart", () => {
 
     await waitFor(async () => (await collectionRow(db, col.id))?.state === "done", 30_000);
     await expectStoredOnce(db, col.id, teacher, stop);
+  });
+});
+
+describe("canceling a teacher collection", () => {
+  it("is recorded at once and stops the leader's run: its requests let go, nothing more is asked or stored", async () => {
+    const server = await startTestServer({ AGENTLAB_SWEEP_MS: "600000" });
+    servers.push(server);
+    const teacher = await gatedTeacher();
+    teachers.push(teacher);
+    const db = server.db.db;
+    const splitId = await makeSplit(db);
+    const col = await createCollection(server.app.services, splitId, teacher.url, "cancel@lab.test");
+    await waitFor(async () => (await collectionRow(db, col.id))?.samplesDone === ANSWER_FIRST, 20_000);
+    await waitFor(async () => teacher.heldOpen() === 2, 20_000);
+
+    expect(await col.caller.collections.cancel({ id: col.id })).toEqual({ running: true });
+    const canceled = await collectionRow(db, col.id);
+    expect(canceled?.state).toBe("canceled");
+    expect(canceled?.stopReason).toBe("canceled by a user");
+    await waitFor(async () => teacher.closedByClient() === 2, 10_000);
+    const asked = teacher.asked.length;
+    teacher.release();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(teacher.asked.length).toBe(asked);
+    const after = await collectionRow(db, col.id);
+    expect(after?.state).toBe("canceled");
+    expect(after?.samplesDone).toBe(ANSWER_FIRST);
+    // A second cancel finds nothing running.
+    expect(await col.caller.collections.cancel({ id: col.id })).toEqual({ running: false });
   });
 });
 
