@@ -113,6 +113,12 @@ describe("daily workflow pages", () => {
     await page.getByLabel("only tasks where the runs differ").check();
     // t2, t5 and t6: passed by one adapter and failed by the other.
     expect(await matrix.locator("tbody tr").count()).toBe(3);
+    // The recipes side by side, differences only by default: the two base models.
+    const recipe = page.getByTestId("recipe-diff");
+    await expect(recipe.locator("tbody tr").first().textContent()).resolves.toContain("org/model-a");
+    expect(await recipe.locator('tr[data-differs="false"]').count()).toBe(0);
+    expect(await page.getByTestId("protocols-differ").count()).toBe(0);
+    await page.getByTestId("compare-curves").waitFor();
     await shot("compare.png");
   });
 

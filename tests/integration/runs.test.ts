@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "drizzle-orm";
 import { appRouter } from "../../apps/web/server/routers";
 import { createCallerFactory } from "../../apps/web/server/trpc/init";
 import type { Context } from "../../apps/web/server/trpc/context";
@@ -136,6 +137,23 @@ describe("compare", () => {
     expect(t1?.differs).toBe(true);
     const three = await viewer.runs.compare({ ids: [ids.gain, ids.gain, ids.running] });
     expect(three.runs.map((r) => r.name)).toEqual(["gain", "running"]);
+    // Recipe and protocol side by side: the base model differs, the protocols do not.
+    expect(c.recipe.find((r) => r.field === "baseModel.ref")).toEqual({
+      field: "baseModel.ref",
+      values: ["org/model-a", expect.any(String)],
+      differs: true,
+    });
+    expect(c.recipe.find((r) => r.field === "training.epochs")?.differs).toBe(false);
+    expect(c.protocol.length).toBeGreaterThan(3);
+    expect(c.protocolsDiffer).toBe(false);
+    expect(c.curves.map((x) => x.devCurve !== null)).toEqual([true, true]);
+    // A protocol difference (max new tokens) is flagged (control for the line above).
+    await t.db.execute(
+      sql`update reports set body = jsonb_set(body, '{protocol,protocol,maxNewTokens}', '999'::jsonb) where experiment_id = ${ids.kept}`,
+    );
+    const differ = await viewer.runs.compare({ ids: [ids.gain, ids.kept] });
+    expect(differ.protocolsDiffer).toBe(true);
+    expect(differ.protocol.filter((r) => r.differs).map((r) => r.field)).toEqual(["maxNewTokens"]);
   });
 
   it("refuses runs on different splits and unknown ids", async () => {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DomainError, ExperimentConfig } from "@agentlab/core";
+import { compareRecipes } from "@agentlab/core/experiments/compare";
 import {
   CompareInput,
   ReportDigest,
@@ -101,6 +102,18 @@ export const runsRouter = router({
       };
     });
     const matrix = outcomeMatrix(ordered.map((r) => ({ experimentId: r.id, tasks: bodies.get(r.id)?.tasks ?? [] })));
-    return { runs, matrix };
+    // Every recipe and protocol field side by side, from the stored reports (null: no report yet).
+    const sides = compareRecipes(
+      ordered.map((r) => ({
+        config: bodies.get(r.id)?.config ?? null,
+        protocol: bodies.get(r.id)?.protocol?.protocol ?? null,
+      })),
+    );
+    const curves = ordered.map((r) => ({
+      experimentId: r.id,
+      name: r.name,
+      devCurve: bodies.get(r.id)?.devCurve ?? null,
+    }));
+    return { runs, matrix, ...sides, curves };
   }),
 });

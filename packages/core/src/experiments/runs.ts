@@ -99,6 +99,15 @@ export const ReportDigest = z.object({
     z.unknown(),
   ),
   outcome: z.object({ selectedLabel: z.string(), headline: z.string() }),
+  /** The evaluation protocol the report's evaluations ran under (absent in old reports). */
+  protocol: z.object({ protocol: z.unknown() }).optional(),
+  /** Dev pass@1 per seed and epoch, overlaid in the compare view. */
+  devCurve: z
+    .object({
+      base: z.number(),
+      points: z.array(z.object({ seed: z.number(), epoch: z.number(), pass1: z.number() })),
+    })
+    .optional(),
   tasks: z.array(
     z.object({ split: z.string(), taskId: z.string(), base: z.string(), sft: z.string(), category: z.string() }),
   ),

@@ -9,6 +9,8 @@ import { ErrorBox } from "../../_components/ErrorBox";
 import { PageHeader, Section } from "../../_components/PageHeader";
 import { duration, interval, pValue, pct, pp } from "../../../client/format";
 import { useTRPC } from "../../_lib/trpc";
+import { CompareCurves } from "./CompareCurves";
+import { RecipeDiff } from "./RecipeDiff";
 
 const verdictMark = (v: string) => (v === "pass" ? "✓" : "✗");
 const cellTone: Record<string, string> = {
@@ -39,7 +41,7 @@ export function CompareView() {
     );
   if (q.error) return <ErrorBox error={q.error} title="Cannot compare these runs" />;
   if (!q.data) return <p className="text-sm text-zinc-500">Loading…</p>;
-  const { runs, matrix } = q.data;
+  const { runs, matrix, recipe, protocol, protocolsDiffer, curves } = q.data;
   const rows: [string, (r: (typeof runs)[number]) => ReactNode][] = [
     ["State", (r) => r.state],
     ["Outcome", (r) => (r.outcome ? r.outcome.replace("_", " ") : "—")],
@@ -100,6 +102,23 @@ export function CompareView() {
           </table>
         </div>
       </Section>
+      {protocolsDiffer ? (
+        <div
+          role="alert"
+          className="rounded-md border border-red-200 bg-red-50 px-3 py-2 text-sm text-red-900"
+          data-testid="protocols-differ"
+        >
+          These runs were evaluated under different protocols (
+          {protocol
+            .filter((r) => r.differs)
+            .map((r) => r.field)
+            .join(", ")}
+          ): their test figures do not compare as they stand.
+        </div>
+      ) : null}
+      <RecipeDiff title="Recipe" names={runs.map((r) => r.name)} rows={recipe} testId="recipe-diff" />
+      <RecipeDiff title="Evaluation protocol" names={runs.map((r) => r.name)} rows={protocol} testId="protocol-diff" />
+      <CompareCurves curves={curves} />
       <Section
         title={`Test tasks (${shown.length} of ${matrix.length})`}
         actions={
