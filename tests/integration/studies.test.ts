@@ -232,6 +232,8 @@ describe("a study", () => {
     // The A/A arm learned what the reference learned: its contrast is exactly null.
     expect(r.aa?.delta).toBe(0);
     expect(r.testClaim.readsOfSplit).toBe(1);
+    // The simulated trainer's snapshot of epoch e is at step e; every arm selected epoch 2.
+    for (const a of r.arms) expect(a.steps).toEqual([2, 2, 2]);
     expect((await getStudy(s.db, studyId))?.state).toBe("succeeded");
     // Stored once: a second read returns the same body.
     const again = await studyReport(s.db, (await getStudy(s.db, studyId)) ?? study);

@@ -45,6 +45,7 @@ function ReportSections({ r }: { r: StudyReport }) {
             { key: "samples", header: "Samples", cell: (a) => a.trainSamples ?? "—" },
             { key: "tasks", header: "Train tasks", cell: (a) => a.trainTasks ?? "—" },
             { key: "seeds", header: "Seeds", cell: (a) => a.seeds.join(", ") },
+            { key: "steps", header: "Steps per seed", cell: (a) => a.steps.map((n) => n ?? "—").join(", ") },
           ]}
         />
       </Section>

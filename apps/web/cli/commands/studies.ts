@@ -139,13 +139,19 @@ const show: Command = {
     );
     const r = s.report;
     if (!r) return 0;
-    writeLine(ctx.out, ["ARM", "DEV", "TEST", "TOKENS", "SAMPLES", "TASKS"].join("\t"));
+    writeLine(ctx.out, ["ARM", "DEV", "TEST", "TOKENS", "SAMPLES", "TASKS", "STEPS"].join("\t"));
     for (const a of r.arms)
       writeLine(
         ctx.out,
-        [a.name, pct(a.dev), pct(a.test), a.supervisedTokens ?? "—", a.trainSamples ?? "—", a.trainTasks ?? "—"].join(
-          "\t",
-        ),
+        [
+          a.name,
+          pct(a.dev),
+          pct(a.test),
+          a.supervisedTokens ?? "—",
+          a.trainSamples ?? "—",
+          a.trainTasks ?? "—",
+          a.steps.map((n) => n ?? "—").join(","),
+        ].join("\t"),
       );
     for (const c of r.contrasts)
       writeLine(

@@ -1,6 +1,7 @@
 import {
   getDataset,
   getExperiment,
+  getJob,
   getStudy,
   listEvaluations,
   listStages,
@@ -16,7 +17,9 @@ import {
   ExperimentConfig,
   buildStudyReport,
   modelKey,
+  parseJobResult,
   parseStageOutput,
+  trainKey,
   type ArmOutcomes,
   type ModelRef,
   type StudyReport,
@@ -81,7 +84,22 @@ async function armOutcomes(
     parseStageOutput("dataset", "dataset", stages.find((s) => s.key === "dataset")?.output)?.datasetId ??
     config.datasetId;
   const ds = datasetId ? await getDataset(db, datasetId) : undefined;
+  // The optimizer steps behind each seed's SFT test model, from its train job's run record.
+  const steps = await Promise.all(
+    finalPerSeed(arm.testModels, config.seeds).map(async (m) => {
+      if (m.model !== "adapter") return null;
+      const jobId = parseStageOutput(
+        "train",
+        trainKey(m.seed),
+        stages.find((s) => s.key === trainKey(m.seed))?.output,
+      )?.jobId;
+      const job = jobId ? await getJob(db, jobId) : undefined;
+      const run = job ? parseJobResult("train", job.result) : null;
+      return run?.snapshots.find((s) => s.epoch === m.epoch)?.step ?? null;
+    }),
+  );
   return {
+    steps,
     name: arm.name,
     role: arm.role,
     factor: arm.factor,

@@ -19,6 +19,7 @@ function arm(
     supervisedTokens: role === "arm" ? 10_030 : 10_000,
     trainSamples: 40,
     trainTasks: 20,
+    steps: seeds.map(() => 10),
     tasks: Array.from({ length: 60 }, (_, t) => ({
       taskId: `t${t}`,
       group: `g${Math.floor(t / 2)}`,

@@ -25,6 +25,8 @@ export const StudyArmRow = z.object({
   /** The arm's SFT snapshot: samples and train tasks. */
   trainSamples: z.number().nullable(),
   trainTasks: z.number().nullable(),
+  /** Optimizer steps behind each seed's test model (its SFT snapshot's step); null where not recorded. */
+  steps: z.array(z.number().int().nullable()),
 });
 export type StudyArmRow = z.infer<typeof StudyArmRow>;
 
