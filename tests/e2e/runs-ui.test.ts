@@ -79,6 +79,13 @@ describe("daily workflow pages", () => {
     const alert = await page.getByRole("alert").first().textContent();
     expect(alert).not.toContain('"code"');
     expect(alert).not.toContain("[");
+    // Said in the form's words: the field's label, no schema path, no HTTP/tRPC code; the field has focus.
+    expect(alert).toContain("Learning rate:");
+    expect(alert).not.toContain("training.learningRate");
+    expect(alert).not.toContain("BAD_REQUEST");
+    await expect(
+      form.locator("input[name=learningRate]").evaluate((el) => el === document.activeElement),
+    ).resolves.toBe(true);
   });
 
   it("lists runs with their test figures, sorts, tags, and compares two runs", async () => {

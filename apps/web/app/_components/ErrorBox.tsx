@@ -1,6 +1,7 @@
 "use client";
 
 import { describeError, fieldError } from "../../client/errors";
+import { useFieldLabel } from "./FieldLabels";
 
 export { describeError };
 
@@ -23,9 +24,14 @@ export function ErrorBox({
   title?: string;
   onRetry?: () => void;
 }) {
+  const labelOf = useFieldLabel();
   if (!error) return null;
   const { code, message, fields, form } = describeError(error);
-  const details = [...form, ...Object.entries(fields).flatMap(([field, msgs]) => msgs.map((m) => `${field}: ${m}`))];
+  // Fields by their form label where the form registered one (FieldLabels), never a bare schema path there.
+  const details = [
+    ...form,
+    ...Object.entries(fields).flatMap(([field, msgs]) => msgs.map((m) => `${labelOf(field) ?? field}: ${m}`)),
+  ];
   // With field errors, the list says it; the joined summary would repeat it.
   const headline = details.length ? "Check the highlighted fields:" : message;
   return (
@@ -34,7 +40,8 @@ export function ErrorBox({
         <div className="min-w-0">
           <p className="font-medium">
             {title}
-            {code ? (
+            {/* A form's refusal is said in its fields' words; the code only where nothing else explains it. */}
+            {code && details.length === 0 ? (
               <span className="ml-2 rounded bg-red-100 px-1 py-0.5 font-mono text-[11px] text-red-700">{code}</span>
             ) : null}
           </p>

@@ -6,6 +6,7 @@ import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { Button } from "../_components/Button";
 import { ErrorBox } from "../_components/ErrorBox";
+import { useScrollToFirstFieldError } from "../_components/FieldLabels";
 import { PageHeader, Section } from "../_components/PageHeader";
 import { ExperimentConfig } from "@agentlab/core";
 import { NAME_MAX_LENGTH } from "@agentlab/core/names";
@@ -36,6 +37,7 @@ export function CreateExperiment({ splitId }: { splitId?: string } = {}) {
     }),
   );
   const set = setter({ f, setF });
+  useScrollToFirstFieldError(create.error);
   const frozen = (splits.data ?? []).filter((s) => s.frozen);
   const splitDatasets = (datasets.data ?? []).filter((d) => d.splitId === f.splitId);
 

@@ -1,5 +1,8 @@
+"use client";
+
 import type { ReactNode } from "react";
 import { FieldError } from "../_components/ErrorBox";
+import { useRegisterFieldLabel } from "../_components/FieldLabels";
 import type { ExperimentForm } from "./form";
 
 // The experiment form's labelled field: the server's schema is the judge, and its refusal for
@@ -20,6 +23,7 @@ export function Field({
   error?: unknown;
   children: ReactNode;
 }) {
+  useRegisterFieldLabel(path, label);
   return (
     <label className="block text-sm">
       <span className="mb-1 block text-xs font-medium text-zinc-600">{label}</span>
