@@ -2,14 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { getJob, listJobArtifacts } from "@agentlab/db";
-import { DpoJobResult, TrainJobResult } from "@agentlab/core";
+import { DpoJobResult, ScoreJobResult, TrainJobResult } from "@agentlab/core";
 import { findPython } from "../../apps/agent/src/trainer/python";
 import { buildTinyModel } from "./helpers/tiny-model";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
 // An SFT train job, then dpo jobs from its adapter through the real queue: the pairs and
 // the start adapter travel by hash, the start adapter's tree hash is checked, each DPO epoch's
-// adapter is uploaded, and the run record (with the reference margins per pair) is the job result.
+// adapter is uploaded, and the run record (with the reference margins per pair) is the job result;
+// then a score job of the run's epochs against its start, which agrees with the run's own Δ.
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const python = findPython(null, { root: join(ROOT, "apps/agent") });
 let server: TestServer;
@@ -96,6 +97,34 @@ describe("dpo jobs on the agent", () => {
     expect(scored.mode).toBe("score");
     expect(scored.snapshots).toEqual([]);
     for (const [i, p] of scored.pairs.entries()) expect(p.margin).toBeCloseTo(record.pairs[i]?.margin ?? Number.NaN, 4);
+
+    // A score job on the agent: the pairs under the start and each epoch snapshot, fetched by hash.
+    // Same reference, batches and eval mode as the run's own end-of-epoch pass, so the Δ agree.
+    const policies = record.snapshots.map((x) => ({
+      name: `epoch-${x.epoch}`,
+      adapterArtifact: x.artifact ?? "",
+      adapterSha256: x.sha256,
+    }));
+    const held = await server.app.services.queue.enqueue({
+      type: "score",
+      payload: {
+        pairsHash,
+        referenceAdapterArtifact: start?.artifact,
+        referenceAdapterSha256: start?.sha256,
+        policies,
+        spec: { base_model: model, batch_size: 2, max_length: 128, local_files_only: true },
+      },
+    });
+    const heldDone = await finished(held.id);
+    expect(heldDone.error).toBeNull();
+    const heldRecord = ScoreJobResult.parse(heldDone.result);
+    expect(heldRecord.reference).toBe("reference_adapter");
+    expect(heldRecord.policies.map((x) => x.name)).toEqual(["epoch-1", "epoch-2"]);
+    for (const [i, x] of heldRecord.policies.entries()) {
+      expect(x.adapter_sha256).toBe(record.snapshots[i]?.sha256);
+      expect(x.chosen_logp_delta).toBeCloseTo(record.snapshots[i]?.chosen_logp_delta ?? Number.NaN, 3);
+      expect(x.rejected_logp_delta).toBeCloseTo(record.snapshots[i]?.rejected_logp_delta ?? Number.NaN, 3);
+    }
 
     // A start adapter named by a hash its archive does not have is refused by the trainer (user_error).
     const wrong = await server.app.services.queue.enqueue({

@@ -55,6 +55,8 @@ export type Behaviour = {
   sampleTokens?(taskKey: string): number;
   /** The result of a dpo job (helpers/sim-dpo.ts); without it a dpo job is unexpected. */
   dpo?(payload: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** The result of a score job (held-out dev pairs); without it a score job is unexpected. */
+  score?(payload: Record<string, unknown>): Promise<Record<string, unknown>>;
 };
 
 /** Every spec the simulated agent received, by job type: what the server actually sent. */
@@ -252,6 +254,8 @@ export async function agentStep(
     result = await simTokenize(db, p, behaviour.sampleTokens);
   } else if (job.type === "dpo" && behaviour.dpo) {
     result = await behaviour.dpo(p);
+  } else if (job.type === "score" && behaviour.score) {
+    result = await behaviour.score(p);
   } else throw new Error(`unexpected job type ${job.type}`);
   await finishAttempt(db, {
     jobId: job.jobId,

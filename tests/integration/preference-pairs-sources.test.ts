@@ -19,7 +19,7 @@ import { createDataset } from "../../apps/web/server/teacher/datasets";
 import type { Services } from "../../apps/web/server/services";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { referenceCollection } from "./helpers/reference-collection";
-import { simDpo, type SimDpoCall } from "./helpers/sim-dpo";
+import { simDpo, simScore, type SimDpoCall, type SimScoreCall } from "./helpers/sim-dpo";
 import { agentStep, baseConfig, makeAgent, makeServices, makeSplit, type Behaviour } from "./experiments-harness";
 
 // The pair sources through the real stage machine (simulated agent): near-miss pairs from the
@@ -36,6 +36,7 @@ let fit: Awaited<ReturnType<typeof makeAgent>>;
 const part = new Map<string, string>();
 const rowOf = new Map<string, string>();
 const calls: SimDpoCall[] = [];
+const scoreCalls: SimScoreCall[] = [];
 let behaviour: Behaviour;
 
 beforeAll(async () => {
@@ -52,9 +53,17 @@ beforeAll(async () => {
   }
   behaviour = {
     fixes: () => false,
-    // On train every policy fails its first sample of a task and fixes its second.
-    fixesSample: (_m, task, i) => part.get(task.id) === "train" && i === 1,
+    // On train every policy fails its first sample of a task and fixes its second; on dev the SFT
+    // epochs fix every task and the base none, so DPO starts from an SFT adapter.
+    fixesSample: (m, task, i) => (part.get(task.id) === "train" ? i === 1 : /^s\de/.test(m)),
     dpo: (p) => simDpo({ read: (sha) => s.artifacts.read(sha), margin: () => -0.5, calls })(p),
+    // Held-out dev pairs: epoch 1 keeps the chosen answers likely, epoch 2 displaces them.
+    score: (p) =>
+      simScore({
+        read: (sha) => s.artifacts.read(sha),
+        delta: (epoch) => (epoch === 1 ? { chosen: 0.5, rejected: -1 } : { chosen: -2, rejected: -3 }),
+        calls: scoreCalls,
+      })(p),
   };
 });
 afterAll(async () => t?.drop());
@@ -156,7 +165,7 @@ describe("pair sources", () => {
         name: "sources",
         datasetId,
         method: "sft+dpo",
-        dpo: { rounds: 1, samples: 2, epochs: 1, pairSources: ["on_policy", "near_miss"] },
+        dpo: { rounds: 1, samples: 2, epochs: 2, pairSources: ["on_policy", "near_miss"] },
       }),
       null,
     );
@@ -195,6 +204,25 @@ describe("pair sources", () => {
     });
     expect(page.total).toBe(train.length);
     expect(page.rows.every((r) => r.pairSource === "on_policy")).toBe(true);
+
+    // Each DPO run's epochs scored on held-out pairs of the dev tasks with audits (never stored, never trained on).
+    const dev = idsOf("dev").slice(0, 2);
+    const mine = [...scoreCalls];
+    expect(mine.length).toBeGreaterThan(0);
+    for (const sc of mine) {
+      expect([...new Set(sc.pairIds.map((id) => id.split(":")[0]))].sort()).toEqual(dev);
+      expect(sc.payload.policies.map((p) => p.name)).toEqual(["epoch-1", "epoch-2"]);
+    }
+    const dpoOut = parseStageOutput("dpo", "dpo:s1:r1", stages.get("dpo:s1:r1")?.output);
+    expect(dpoOut?.heldOut).toMatchObject({ pairs: 3 * dev.length, tasks: dev.length });
+    expect(dpoOut?.heldOut?.epochs?.map((e) => [e.epoch, e.chosenLogpDelta, e.warning !== null])).toEqual([
+      [1, 0.5, false],
+      [2, -2, true],
+    ]);
+    // The reference of the held-out score is the run's start, here an SFT adapter.
+    const start = calls.find((c) => !c.payload.spec.score_only)?.payload.startAdapterSha256;
+    expect(start).toMatch(/^[0-9a-f]{64}$/);
+    expect(mine.every((sc) => sc.payload.referenceAdapterSha256 === start)).toBe(true);
   });
 
   it("the RFT control trains the SFT term alone on the pairs' chosen answers, with DPO's steps", async () => {

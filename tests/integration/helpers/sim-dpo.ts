@@ -1,5 +1,12 @@
 import type { Readable } from "node:stream";
-import { DpoJobPayload, DpoPairLine, sha256Hex, type DpoJobResult } from "@agentlab/core";
+import {
+  DpoJobPayload,
+  DpoPairLine,
+  ScoreJobPayload,
+  sha256Hex,
+  type DpoJobResult,
+  type ScoreJobResult,
+} from "@agentlab/core";
 import { modelOf, namedAdapterSha, simEnvironment } from "./sim-trainer";
 
 // The simulated agent's `dpo` job for the experiments harness: it reads the pairs JSONL
@@ -92,6 +99,53 @@ export function simDpo(opts: {
       peak_memory_mb: 1,
       environment: simEnvironment,
       pip_freeze: [],
+    };
+  };
+}
+
+export type SimScoreCall = { payload: ScoreJobPayload; pairIds: string[] };
+
+/**
+ * The simulated agent's `score` job: reads the held-out pairs by hash and reports, per policy, the
+ * Δ log-probs a rule gives for its epoch (so a test can make the chosen answers fall on held-out pairs).
+ */
+export function simScore(opts: {
+  read(sha: string): Promise<Readable>;
+  delta(epoch: number): { chosen: number; rejected: number };
+  calls: SimScoreCall[];
+}) {
+  return async (raw: Record<string, unknown>): Promise<ScoreJobResult> => {
+    const payload = ScoreJobPayload.parse(raw);
+    const lines = (await text(await opts.read(payload.pairsHash)))
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .map((l) => DpoPairLine.parse(JSON.parse(l)));
+    opts.calls.push({ payload, pairIds: lines.map((l) => l.pair_id) });
+    return {
+      status: "succeeded",
+      method: "lora-fp32",
+      device: "cpu",
+      pairs_sha256: payload.pairsHash,
+      pair_count: lines.length,
+      reference: payload.referenceAdapterSha256 ? "reference_adapter" : "base",
+      reference_adapter_sha256: payload.referenceAdapterSha256 ?? null,
+      ref_chosen_logp: -10,
+      ref_rejected_logp: -12,
+      policies: payload.policies.map((p) => {
+        const d = opts.delta(Number(p.name.replace(/^epoch-/, "")));
+        return {
+          name: p.name,
+          adapter_sha256: p.adapterSha256,
+          chosen_logp_delta: d.chosen,
+          rejected_logp_delta: d.rejected,
+          margin_gain_rate: d.chosen > d.rejected ? 1 : 0,
+          logp_warning:
+            d.chosen < 0
+              ? `the chosen answers' log-prob fell by ${-d.chosen} nats per answer on held-out dev pairs`
+              : null,
+        };
+      }),
+      wall_time_s: 0.1,
     };
   };
 }

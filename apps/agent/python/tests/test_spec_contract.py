@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from agentlab_trainer import dpo, generate, tiny_model, train
+from agentlab_trainer import dpo, generate, score, tiny_model, train
 from agentlab_trainer.common import EXIT_USER, UserError, load_spec
 from agentlab_trainer.spec_schema import SchemaError, errors, load_schema, validate_spec
 
@@ -84,6 +84,7 @@ def _defaults(command: str) -> dict:
     [
         ("train", train.TRAIN_DEFAULTS, set()),
         ("dpo", dpo.DPO_DEFAULTS, set()),
+        ("score", score.SCORE_DEFAULTS, set()),
         ("generate", generate.GEN_DEFAULTS, set()),
         # embedding_std_milli is a constant of the tiny model, not a spec key.
         ("tiny-model", tiny_model.DEFAULTS, {"embedding_std_milli"}),

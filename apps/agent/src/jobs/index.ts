@@ -8,6 +8,7 @@ import { makeGradeBatchHandler } from "./grade-batch";
 import { refuseShellJob, shellJob } from "./shell";
 import { trainJob, type TrainRanks } from "./train";
 import { dpoJob } from "./dpo";
+import { scoreJob } from "./score";
 import { generateJob } from "./generate";
 import { tokenizeJob } from "./tokenize";
 import { inspectModelJob } from "./inspect-model";
@@ -28,6 +29,7 @@ export function jobHandlers(opts: {
     shell: opts.allowShellJobs === true ? shellJob(opts.graceMs) : refuseShellJob,
     train: trainJob(opts.graceMs, opts.training),
     dpo: dpoJob(opts.graceMs),
+    score: scoreJob(opts.graceMs),
     generate: generateJob(opts.graceMs),
     tokenize: tokenizeJob(opts.graceMs),
     "inspect-model": inspectModelJob(opts.graceMs),

@@ -11,6 +11,7 @@ import { duration } from "../../client/format";
 import { useTRPC } from "../_lib/trpc";
 import { defaultDpoRound, dpoRoundsShown, type DpoRun } from "../_lib/dpo-curves";
 import { faded, SeedRunCard, seedColor, SmoothingSlider } from "./SeedRunCard";
+import { HeldOutScores } from "./DpoHeldOut";
 
 // The DPO half of an sft+dpo experiment: per round, what the pairs stage built and kept,
 // and each seed's DPO run as curves (loss, reward margin, preference accuracy by step), drawn with
@@ -185,6 +186,7 @@ export function DpoPanel({ experimentId, live }: { experimentId: string; live: b
             <SeedCard key={r.key} run={r} />
           ))}
         </div>
+        <HeldOutScores runs={shown} />
         {started.length === 0 ? (
           <p className="text-sm text-zinc-500">
             No DPO step reported yet for round {round}: the curves appear with the trainer&apos;s first progress event.

@@ -6,7 +6,8 @@ import { trainStageData } from "@agentlab/db/queries/training";
 import { router, viewerProcedure } from "../trpc/init";
 
 // The experiment page's DPO half: each seed's DPO run of each round as curves (the dpo
-// job's progress rows, read like the training panel's), and each round's pairs stage summary.
+// job's progress rows, read like the training panel's) with each epoch's held-out dev-pair Δ
+// log-probs, and each round's pairs stage summary.
 
 async function planOf(ctx: { db: Parameters<typeof getExperiment>[0] }, id: string) {
   const exp = await getExperiment(ctx.db, id);
@@ -20,6 +21,7 @@ export const dpoRouter = router({
     const plan = await planOf(ctx, input.id);
     const targets = new Map(plan.flatMap((s) => (s.target?.model === "dpo" ? [[s.key, s.target] as const] : [])));
     const stages = await trainStageData(ctx.db, input.id, "dpo");
+    const outputs = new Map((await listStages(ctx.db, input.id)).map((r) => [r.key, r.output]));
     return stages.flatMap((s) => {
       const t = targets.get(s.key);
       if (!t) return [];
@@ -49,6 +51,8 @@ export const dpoRouter = router({
                 preferenceAccuracy: e.preference_accuracy,
               }))
             : [],
+          // each epoch scored on held-out dev pairs (a score job), or why none was
+          heldOut: parseStageOutput("dpo", s.key, outputs.get(s.key))?.heldOut ?? null,
           fraction: s.stageState === "succeeded" ? 1 : trainFraction(points),
           etaS: s.job?.state === "running" && last ? last.etaS : null,
           latest: last,

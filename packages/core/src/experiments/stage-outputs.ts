@@ -191,6 +191,27 @@ export const DpoSnapshotOutput = RecordedSnapshot.extend({
 });
 export type DpoSnapshotOutput = z.infer<typeof DpoSnapshotOutput>;
 
+/** One epoch snapshot scored on the held-out dev pairs: mean Δ log-prob of each side against the start. */
+export const HeldOutEpoch = z.object({
+  epoch: z.number().int(),
+  chosenLogpDelta: z.number(),
+  rejectedLogpDelta: z.number(),
+  marginGainRate: z.number(),
+  warning: z.string().nullable(),
+});
+export type HeldOutEpoch = z.infer<typeof HeldOutEpoch>;
+
+/** The score job on held-out dev pairs (never trained on); `note` says why nothing was scored. */
+export const HeldOutScore = z.object({
+  pairs: z.number().int(),
+  tasks: z.number().int(),
+  pairsHash: z.string().optional(),
+  jobId: z.string().optional(),
+  epochs: z.array(HeldOutEpoch).optional(),
+  note: z.string().optional(),
+});
+export type HeldOutScore = z.infer<typeof HeldOutScore>;
+
 export const DpoOutput = z.object({
   round: z.number().int().min(1),
   jobId: z.string().optional(),
@@ -198,6 +219,8 @@ export const DpoOutput = z.object({
   method: TrainMethod.optional(),
   pairCount: z.number().int().optional(),
   snapshots: z.array(DpoSnapshotOutput).optional(),
+  /** Absent in outputs from before held-out scoring. */
+  heldOut: HeldOutScore.optional(),
 });
 
 export const STAGE_OUTPUTS = {

@@ -10,6 +10,7 @@ import {
 } from "../trainer/schemas";
 import { InspectModelJobPayload, InspectModelJobResult, TinyModelJobPayload, TinyModelJobResult } from "./model-jobs";
 import { DpoJobPayload, DpoJobResult } from "./dpo";
+import { ScoreJobPayload, ScoreJobResult } from "./score";
 import { EpisodeJobPayload, EpisodeJobResult } from "../episodes/job";
 import { JobRequirements, type JobType, ShellJobPayload } from "./schemas";
 import { DpoStepProgress, ItemsProgress, NoProgress, TrainStepProgress } from "./progress";
@@ -136,6 +137,7 @@ export const JOB_CONTRACTS = {
   audit: { payload: AuditJobPayload, result: AuditJobResult, progress: NoProgress },
   train: { payload: TrainJobPayload, result: TrainJobResult, progress: TrainStepProgress },
   dpo: { payload: DpoJobPayload, result: DpoJobResult, progress: DpoStepProgress },
+  score: { payload: ScoreJobPayload, result: ScoreJobResult, progress: NoProgress },
   generate: { payload: GenerateJobPayload, result: GenerateJobResult, progress: ItemsProgress },
   tokenize: { payload: TokenizeJobPayload, result: TokenizeJobResult, progress: NoProgress },
   "inspect-model": { payload: InspectModelJobPayload, result: InspectModelJobResult, progress: NoProgress },
@@ -234,6 +236,7 @@ export const EnqueueJob = z.discriminatedUnion("type", [
   enqueueOf("audit"),
   enqueueOf("train"),
   enqueueOf("dpo"),
+  enqueueOf("score"),
   enqueueOf("generate"),
   enqueueOf("tokenize"),
   enqueueOf("inspect-model"),
@@ -251,6 +254,7 @@ export const CreateJob = z.discriminatedUnion("type", [
   createOf("audit"),
   createOf("train"),
   createOf("dpo"),
+  createOf("score"),
   createOf("generate"),
   createOf("tokenize"),
   createOf("inspect-model"),

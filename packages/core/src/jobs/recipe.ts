@@ -4,6 +4,7 @@ import type { TaskSpec } from "../tasks";
 import { PROMPT_TEMPLATE_HASH, publicContext, renderRepairPrompt } from "../teacher/prompt";
 import type { GenerateJobPayload, TrainJobPayload } from "./contracts";
 import type { DpoJobPayload } from "./dpo";
+import type { ScoreJobPayload } from "./score";
 
 // The experiment recipe → the train, dpo and generate jobs' payloads (their requirements:
 // ./requirements.ts). Everything that decides the weights, the pairs' answers, the margins or the
@@ -134,6 +135,42 @@ export function dpoJobPayload(
       // The control arm: same pairs, batches, steps and rate, the SFT term alone (sent only then,
       // so a DPO job's payload is what it was).
       ...(config.method === "sft+rft" && !opts.scoreOnly ? { objective: "rft" as const } : {}),
+    },
+  };
+}
+
+/** A DPO run's epoch snapshot to score (its archive and tree hash). */
+export type ScoredSnapshot = { epoch: number; sha256: string; artifact: string };
+
+/**
+ * A score job: the held-out pairs under the run's start policy (its reference, null = the base) and
+ * under each epoch snapshot, with the recipe's model, method and sequence length.
+ */
+export function scoreJobPayload(
+  config: ExperimentConfig,
+  dpo: DpoRecipe,
+  opts: { pairsHash: string; start: DpoStartAdapter; snapshots: readonly ScoredSnapshot[] },
+): ScoreJobPayload {
+  const tc = config.training;
+  if (opts.start && !opts.start.artifact)
+    throw new Error("the start adapter has no archive in the artifact store: a score job could not fetch it");
+  return {
+    pairsHash: opts.pairsHash,
+    referenceAdapterArtifact: opts.start?.artifact ?? null,
+    referenceAdapterSha256: opts.start?.sha256 ?? null,
+    policies: opts.snapshots.map((s) => ({
+      name: `epoch-${s.epoch}`,
+      adapterArtifact: s.artifact,
+      adapterSha256: s.sha256,
+    })),
+    spec: {
+      base_model: config.baseModel.ref,
+      revision: config.baseModel.revision ?? null,
+      local_files_only: config.baseModel.source === "path",
+      method: tc.method ?? null,
+      quantization: tc.quantization,
+      max_length: tc.maxLength,
+      batch_size: dpo.batchSize,
     },
   };
 }

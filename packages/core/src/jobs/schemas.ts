@@ -8,6 +8,7 @@ export const JobType = z.enum([
   "audit",
   "train",
   "dpo",
+  "score",
   "generate",
   "tokenize",
   "inspect-model",

@@ -1,5 +1,6 @@
 export * from "./schemas";
 export * from "./dpo";
+export * from "./score";
 export * from "./inspect";
 export * from "./memory";
 export { LORA_DEFAULT_TARGETS, TrainerDoctor } from "./shared";

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DpoRecord, DpoSpec } from "./dpo";
+import { ScoreRecord, ScoreSpec } from "./score";
 import { InspectModelSpec, InspectModelSummary } from "./inspect";
 import { AdapterSnapshot, ChatMessage, Sha256, TrainerEnvironment, TRAINING_RUN_FIELDS, TrainMethod } from "./shared";
 
@@ -10,7 +11,7 @@ export { AdapterSnapshot, ChatMessage, LoraConfig, LrSchedule, TrainerEnvironmen
 // the trainer answers with JSON lines on stdout, each one a TrainerEvent. Keys are snake_case on
 // both sides, like the task format.
 
-export const TrainerCommand = z.enum(["tiny-model", "train", "dpo", "generate", "tokenize", "inspect-model"]);
+export const TrainerCommand = z.enum(["tiny-model", "train", "dpo", "score", "generate", "tokenize", "inspect-model"]);
 export type TrainerCommand = z.infer<typeof TrainerCommand>;
 
 /** Exit codes of the trainer CLI. */
@@ -147,6 +148,7 @@ export type TrainerSpecs = {
   "tiny-model": z.input<typeof TinyModelSpec>;
   train: z.input<typeof TrainSpec>;
   dpo: z.input<typeof DpoSpec>;
+  score: z.input<typeof ScoreSpec>;
   generate: z.input<typeof GenerateSpec>;
   tokenize: z.input<typeof TokenizeSpec>;
   "inspect-model": z.input<typeof InspectModelSpec>;
@@ -355,6 +357,8 @@ export const TrainerResultEvent = z.object({
   record: RunRecord.optional(),
   /** dpo: its run record (also on cancel, with the finished epochs' snapshots). */
   dpo: DpoRecord.optional(),
+  /** score: the log-probs of the pairs under the reference and each policy. */
+  score: ScoreRecord.optional(),
   generate: GenerateSummary.optional(),
   tokenize: TokenizeSummary.optional(),
   inspect_model: InspectModelSummary.optional(),

@@ -10,11 +10,13 @@ import {
   type StageOutputs,
 } from "@agentlab/core";
 import { dpoRound } from "./dpo-start";
+import { heldOutStep } from "./dpo-held-out";
 import { recordedOutput, type StageCtx, type StageResult } from "./context";
 
 // `dpo:s<seed>:r<k>`: one dpo job per seed on the round's filtered pairs, from the round's
 // start policy (also its frozen reference). The stage keeps every epoch's snapshot (and archive)
-// for the dev evaluation, with the epoch's mean reward margin and preference accuracy.
+// for the dev evaluation, with the epoch's mean reward margin and preference accuracy, and each
+// epoch's Δ log-prob on held-out dev pairs (./dpo-held-out.ts, a score job).
 
 export function dpoOutput(c: StageCtx, key: string): StageOutputs["dpo"] | undefined {
   return recordedOutput(c, key, "dpo");
@@ -70,9 +72,11 @@ export async function dpoStage(c: StageCtx): Promise<StageResult<"dpo">> {
     rewardMargin: s.reward_margin,
     preferenceAccuracy: s.preference_accuracy,
   }));
+  const trained = { ...base, method: record.method, pairCount: record.pair_count, snapshots };
+  const held = await heldOutStep(c, { dpo, start: start.adapter, snapshots });
   return {
-    state: "succeeded",
-    output: { ...base, method: record.method, pairCount: record.pair_count, snapshots },
-    jobIds: [job.id],
+    state: held.done ? "succeeded" : "running",
+    output: { ...trained, heldOut: held.heldOut },
+    jobIds: [job.id, ...held.jobIds],
   };
 }
