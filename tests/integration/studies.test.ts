@@ -300,6 +300,18 @@ describe("study creation refusals", () => {
     expect(loose.experimentIds).toHaveLength(2);
   });
 
+  it("two claims racing for one study: exactly one lands in the ledger", async () => {
+    const { study } = await createStudy(s.db, { ...definition(), name: "race", aa: undefined }, null);
+    const before = (await claimsOf()).length;
+    const claim = () =>
+      s.db.transaction((tx) => recordStudyTestClaim(tx, { studyId: study.id, recipeHash: "h", arms: [] }));
+    const results = await Promise.allSettled([claim(), claim()]);
+    expect(results.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
+    const rejected = results.find((r) => r.status === "rejected");
+    expect(rejected?.status === "rejected" && rejected.reason).toMatchObject({ code: "CONFLICT" });
+    expect((await claimsOf()).length).toBe(before + 1);
+  });
+
   it("refuses an arm that changes a second field, naming it, and writes nothing", async () => {
     const before = await studyCount();
     const bad = definition({
