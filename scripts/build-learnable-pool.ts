@@ -2,7 +2,7 @@
 // apps/agent/src/synth/learnable.ts) with the bug synthesizer restricted to one mutation
 // (`<=` → `<`); every task is audited on the way like the built-in pool's (reference passes 3×,
 // the buggy file fails a hidden test) and carries that audit in its metadata.
-// Usage: npx tsx scripts/build-learnable-pool.ts [--groups 160] [--backend bwrap|process] [--workers 2]
+// Usage: npx tsx scripts/build-learnable-pool.ts [--groups 210] [--backend bwrap|process] [--workers 2]
 import { mkdirSync, writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { dirname, join, resolve } from "node:path";
@@ -25,7 +25,7 @@ const grader = new Grader(
   { backend, graderDir, uid: 65534, gid: 65534, scratchDir: join(root, ".agentlab/scratch") },
   { workers },
 );
-const programs = learnablePrograms(Number(arg("groups", "160")));
+const programs = learnablePrograms(Number(arg("groups", "210")));
 const tasks: TaskSpec[] = [];
 const dropped: Record<string, number> = {};
 let next = 0;

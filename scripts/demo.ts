@@ -3,14 +3,18 @@
 // base built here (tokenizer and echo warm-up from train tasks only) → two experiments:
 //   main:    the reference teacher's fixes of the train tasks → LoRA → dev selection → one test run;
 //   control: the same prompts with answers shuffled across train tasks, so the adapter cannot help.
+//   A/A:     the main's selected adapter against itself, two sampling seeds at T = 0.7, on the same
+//            test tasks and with the report's clustered statistics: the noise floor, never significant
+//            but by the rule's α.
+// The base is warmed up on the train repairs of a quarter of the shapes, so it starts at roughly a
+// quarter of test: a control can regress, and its paired test sees discordant pairs.
 // Each report's own significance rule decides. Tasks and model are synthetic: nothing here is about
-// real models. The last line is one JSON object naming both reports' JSON files.
+// real models. The last line is one JSON object naming the three reports' JSON files.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import {
   type Db,
   createShareLink,
-  createSplit,
   getPool,
   insertProvider,
   listProviders,
@@ -19,7 +23,15 @@ import {
   reportByExperiment,
   schema,
 } from "@agentlab/db";
-import { parseStageOutput, reportToJson, type ExperimentConfigInput, type ExperimentReport } from "@agentlab/core";
+import {
+  parseStageOutput,
+  reportToJson,
+  significanceLabel,
+  trainKey,
+  type ExperimentConfigInput,
+  type ExperimentReport,
+  type TaskSpec,
+} from "@agentlab/core";
 import { and, eq } from "drizzle-orm";
 import { loadEnv } from "../apps/web/server/env";
 import { createLogger } from "../apps/web/server/logger";
@@ -28,14 +40,16 @@ import { ensureBuiltinPool, LEARNABLE_POOL_NAME } from "../apps/web/server/boots
 import { startLocalAgent } from "../apps/web/server/bootstrap/local-agent";
 import { createExperiment } from "../apps/web/server/experiments/service";
 import { findPython } from "../apps/agent/src/trainer/python";
+import { Grader } from "../apps/agent/src/grading/grader";
 import {
   buildWarmBase,
   LEARNING_SHAPE,
   LEARNING_TRAINING,
-  learnableTasks,
+  learnableSplit,
   shuffledAnswersDataset,
 } from "./learning-proof";
 import { cacheRoot, withCacheLock } from "./tiny-base-cache";
+import { compareOutcomes, generate, generateSpec, grade, type Snapshot } from "./learning-proof-eval";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const DISCLAIMER =
@@ -98,16 +112,23 @@ async function waitForExperiment(db: Db, id: string, tag: string): Promise<void>
 
 const figures = (r: ExperimentReport) => {
   const test = r.summary[1];
-  const s = test.stats;
+  // Base kept: no gain is claimed, but each seed's best adapter still ran on test; its paired
+  // comparison (the report's per-seed row) shows the discordance the control produced.
+  const s = test.stats ?? r.seeds?.perSeed[0]?.stats ?? null;
   return {
     outcome: r.outcome.kind,
     basePass: test.base.value,
-    adapterPass: test.sft?.value ?? null,
+    adapterPass: test.sft?.value ?? s?.treatedPass ?? null,
+    compared: test.stats ? "selected adapter" : s ? "best adapter (base kept, not claimed)" : "none",
     delta: s?.delta ?? null,
     ci: s?.ci ?? null,
     p: s?.p ?? null,
     test: s?.test ?? null,
-    groups: s?.groups ?? null,
+    unit: s?.unit ?? null,
+    units: s?.units ?? null,
+    intervalMethod: s?.intervalMethod ?? null,
+    improved: s?.improved ?? null,
+    regressed: s?.regressed ?? null,
     significant: test.significant,
     contamination: { exact: r.contamination.exactPairs, normalized: r.contamination.normalizedPairs },
     // Test references found among the training answers (the question-side check above cannot see it).
@@ -167,19 +188,9 @@ async function main() {
   await ensureBuiltinPool(app.services);
   const pool = await getPool(db, { name: LEARNABLE_POOL_NAME });
   if (!pool) throw new Error("the learnable built-in pool did not load");
-  const { split } = await createSplit(db, { poolId: pool.id, seed: 14, devRatio: 0.2, testRatio: 0.2 });
+  const { split, train, test } = await learnableSplit(db, pool.id);
   say(`synthetic learnable pool: frozen split ${JSON.stringify(split.counts)} (one task per source group)`);
-
   const python = findPython(null, { root: join(ROOT, "apps/agent") });
-  const trainIds = new Set(
-    (
-      await db
-        .select({ id: schema.splitAssignments.taskId })
-        .from(schema.splitAssignments)
-        .where(and(eq(schema.splitAssignments.splitId, split.id), eq(schema.splitAssignments.part, "train")))
-    ).map((r) => r.id),
-  );
-  const train = learnableTasks().filter((t) => trainIds.has(t.id));
   // Built once per recipe into the machine's cache outside the clone (AGENTLAB_CACHE_DIR): the
   // warm-up is most of a first run's wall time on 2 cores.
   const tiny = await buildWarmBase({ python, train, shape: LEARNING_SHAPE });
@@ -279,6 +290,7 @@ async function main() {
   const main = reports.main;
   const control = reports.control;
   if (!main || (!control && !DEMO_DPO)) throw new Error("a report is missing");
+  const aa = DEMO_DPO ? null : await aaControl(db, main.body, test, tiny.path, python, runDir);
   const { token } = await createShareLink(db, { reportId: main.id, label: "demo", createdBy: admin?.id ?? null });
   await app.close();
   await database.close();
@@ -301,7 +313,13 @@ async function main() {
     console.log(
       `dpo:     ${cmp.a} ${pct(cmp.aPass)} vs ${cmp.b} ${pct(cmp.bPass)}, Δ ${pp(cmp.delta)} [${cmp.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(cmp.p)}, ${cmp.label}`,
     );
-  console.log(`report JSON:  ${main.file}\ncontrol JSON: ${control?.file ?? "(skipped)"}`);
+  if (aa)
+    console.log(
+      `A/A:     ${aa.body.comparison}: ${pct(aa.body.stats.basePass)} vs ${pct(aa.body.stats.treatedPass)}, Δ ${pp(aa.body.stats.delta)} [${aa.body.stats.ci.map(pp).join(", ")}], p = ${String(aa.body.stats.p)} (${aa.body.stats.test}), ${aa.body.stats.improved + aa.body.stats.regressed} discordant, ${aa.body.stats.significant ? "significant" : "not significant"}`,
+    );
+  console.log(
+    `report JSON:  ${main.file}\ncontrol JSON: ${control?.file ?? "(skipped)"}\nA/A JSON:     ${aa?.file ?? "(skipped)"}`,
+  );
   console.log(
     `report URL:   http://localhost:3000/reports/${main.id}  (serve it with: AGENTLAB_DATA_DIR=${dataDir} npm start)`,
   );
@@ -315,11 +333,93 @@ async function main() {
       reportId: main.id,
       reportJson: main.file,
       controlReportJson: control?.file ?? null,
+      aaReportJson: aa?.file ?? null,
       main: m,
       control: c,
+      aa: aa
+        ? {
+            delta: aa.body.stats.delta,
+            ci: aa.body.stats.ci,
+            p: aa.body.stats.p,
+            units: aa.body.stats.units,
+            discordant: aa.body.stats.improved + aa.body.stats.regressed,
+            significant: aa.body.stats.significant,
+          }
+        : null,
       dpo,
     }),
   );
+}
+
+const AA_TEMPERATURE = 0.7;
+
+/**
+ * The A/A control: the main's selected adapter evaluated twice on the split's test tasks, sampling at
+ * T = 0.7 with seeds 1 and 2, paired task by task (each answer's prompt hash checked) and compared
+ * with the report's clustered statistics. Both sides are one model, so a "significant" result here
+ * would be the sampling noise read as an effect. Outside the product's experiment (no selection, no
+ * decision follows), written next to the reports.
+ */
+async function aaControl(
+  db: Db,
+  report: ExperimentReport,
+  test: readonly TaskSpec[],
+  base: string,
+  python: string,
+  runDir: string,
+) {
+  const ref = report.outcome.selected;
+  if (ref.model !== "adapter") return null;
+  const [stage] = await db
+    .select()
+    .from(schema.experimentStages)
+    .where(
+      and(
+        eq(schema.experimentStages.experimentId, report.experimentId),
+        eq(schema.experimentStages.key, trainKey(ref.seed)),
+      ),
+    );
+  const snap = parseStageOutput("train", trainKey(ref.seed), stage?.output)?.snapshots?.find(
+    (x) => x.epoch === ref.epoch,
+  );
+  if (!snap) throw new Error(`no snapshot of the selected adapter ${report.outcome.selectedLabel}`);
+  const adapter: Snapshot = { path: snap.path, sha256: snap.sha256 };
+  const grader = new Grader(
+    {
+      backend: "bwrap",
+      graderDir: join(ROOT, "apps/agent/grader"),
+      uid: 65534,
+      gid: 65534,
+      scratchDir: join(ROOT, ".agentlab/scratch"),
+    },
+    { workers: 2 },
+  );
+  try {
+    const run = async (seed: number) =>
+      grade(
+        grader,
+        test,
+        await generate(python, generateSpec(base, test, adapter, { seed, temperature: AA_TEMPERATURE })),
+      );
+    const [a, b] = [await run(1), await run(2)];
+    const stats = compareOutcomes(test, a, b);
+    const body = {
+      kind: "aa-control",
+      synthetic: true,
+      comparison: `${report.outcome.selectedLabel} seed 1 vs seed 2 (T = ${AA_TEMPERATURE})`,
+      experimentId: report.experimentId,
+      adapterSha256: adapter.sha256,
+      tasks: test.length,
+      stats,
+      label: significanceLabel(stats),
+    };
+    const file = join(runDir, "aa-report.json");
+    await writeFile(file, JSON.stringify(body, null, 2) + "\n");
+    say(`A/A: ${body.label}`);
+    return { body, file };
+  } finally {
+    grader.close();
+  }
 }
 
 // PGlite is one process's database: two demos at once take turns.

@@ -1,11 +1,14 @@
 // Pieces shared by `npm run demo` and tests/integration/learning-proof.test.ts: the
-// synthetic learnable pool, the warmed-up tiny base (built from train-split text only), and the
-// control's SFT snapshot whose answers are shuffled across train tasks.
+// synthetic learnable pool, the warmed-up tiny base (built from train-split text only: echo samples
+// of every train task and the real repairs of the warm shapes' train tasks, so it starts at roughly a
+// quarter of test rather than 0%), and the control's SFT snapshot whose answers are shuffled across
+// train tasks.
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { allDatasetSamples, getDataset } from "@agentlab/db";
+import { allDatasetSamples, createSplit, getDataset, schema, type Db } from "@agentlab/db";
+import { eq } from "drizzle-orm";
 import {
   renderRepairPrompt,
   sampleHash,
@@ -18,6 +21,7 @@ import {
 } from "@agentlab/core";
 import { LEARNABLE_POOL_FILE } from "../apps/web/server/bootstrap/builtin-pool";
 import { echoWarmupSamples } from "../apps/agent/src/synth/warmup-data";
+import { LEARNABLE_SHAPES, learnableCluster } from "../apps/agent/src/synth/learnable";
 import { runPython } from "../apps/agent/src/trainer/python";
 import { writeSnapshot, type Built } from "../apps/web/server/teacher/datasets";
 import type { Services } from "../apps/web/server/services";
@@ -26,8 +30,46 @@ import { cacheRoot, trainerSourceHash, withCacheLock } from "./tiny-base-cache";
 const TRAINER_DIR = join(import.meta.dirname, "..", "apps", "agent", "python");
 
 export const WARMUP_DESCRIPTION =
-  "echo warm-up: each TRAIN task's repair prompt answered with its own buggy MAIN file unchanged (plus copies with the integers renamed to other train tasks' ones); " +
-  "teaches the answer format and copying, never the repair; no dev or test text";
+  "partial warm-up: each TRAIN task's repair prompt answered with its own buggy MAIN file unchanged (plus copies with the integers renamed to other train tasks' ones), " +
+  "which teaches the answer format and copying; and the real repairs of the TRAIN tasks of one shape in four (WARM_CLUSTERS), so the base already solves some test tasks " +
+  "and a regression or a mispaired row can show; no dev or test text";
+
+/**
+ * The shapes whose train repairs the base is warmed up on (every fourth, spread over templates and
+ * expressions): the base starts at roughly a quarter of test, not at 0%, so the controls can
+ * regress and the paired test sees discordance both ways.
+ */
+export const WARM_CLUSTERS: ReadonlySet<string> = new Set(
+  LEARNABLE_SHAPES.filter((_, i) => i % 4 === 0).map((s) => learnableCluster(s.fn)),
+);
+
+/** The base's warm-up samples: echo samples of every train task, then the warm shapes' train repairs. */
+export function warmupSamples(train: readonly TaskSpec[], shape: TinyShape): SftSample[] {
+  const repairs = train.filter((t) => t.cluster !== undefined && WARM_CLUSTERS.has(t.cluster));
+  return [
+    ...echoWarmupSamples(train, { copies: shape.copies, seed: 1 }),
+    ...Array.from({ length: shape.repairCopies }, () => referenceSamples(repairs)).flat(),
+  ];
+}
+
+/**
+ * The demo's frozen split of the learnable pool; the learning-proof test makes the same one (same
+ * pool file, same parameters), so both read the same train tasks and share one cached base.
+ */
+export const LEARNABLE_SPLIT = { seed: 14, devRatio: 0.2, testRatio: 0.2 } as const;
+
+/** The split's tasks by part, from the pool file (the split assigns ids, the file holds the tasks). */
+export async function learnableSplit(db: Db, poolId: string) {
+  const { split } = await createSplit(db, { poolId, ...LEARNABLE_SPLIT });
+  const rows = await db
+    .select({ id: schema.splitAssignments.taskId, part: schema.splitAssignments.part })
+    .from(schema.splitAssignments)
+    .where(eq(schema.splitAssignments.splitId, split.id));
+  const part = new Map(rows.map((r) => [r.id, r.part]));
+  const all = learnableTasks();
+  const of = (p: string) => all.filter((t) => part.get(t.id) === p);
+  return { split, train: of("train"), dev: of("dev"), test: of("test") };
+}
 
 export function learnableTasks(): TaskSpec[] {
   return gunzipSync(readFileSync(LEARNABLE_POOL_FILE))
@@ -46,6 +88,8 @@ export type TinyShape = {
   warmupLr: number;
   warmupBatch: number;
   copies: number;
+  /** How many times each warm shape's train repair appears in the warm-up data. */
+  repairCopies: number;
 };
 type Training = {
   epochs: number;
@@ -66,6 +110,7 @@ export const LEARNING_SHAPE: TinyShape = {
   warmupLr: 1e-2,
   warmupBatch: 16,
   copies: 2,
+  repairCopies: 2,
 };
 export const LEARNING_TRAINING: Training = {
   epochs: 4,
@@ -94,7 +139,7 @@ export async function buildWarmBase(opts: {
   const templateText = renderRepairPrompt(first)
     .map((m) => m.content)
     .join("\n");
-  const warmText = echoWarmupSamples(opts.train, { copies: opts.shape.copies, seed: 1 }).map(sftLine).join("\n") + "\n";
+  const warmText = warmupSamples(opts.train, opts.shape).map(sftLine).join("\n") + "\n";
   const ids = opts.train.map((t) => t.id);
   const venvStamp = join(TRAINER_DIR, ".venv", ".agentlab-stamp");
   const recipe = sha256Hex(

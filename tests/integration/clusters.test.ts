@@ -5,6 +5,7 @@ import { eq } from "drizzle-orm";
 import { createSplit, importPool, schema } from "@agentlab/db";
 import type { TaskSpec } from "@agentlab/core";
 import { LEARNABLE_POOL_FILE } from "../../apps/web/server/bootstrap/builtin-pool";
+import { LEARNABLE_SHAPES } from "../../apps/agent/src/synth/learnable";
 import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
 import { splitTasks } from "../../apps/web/server/experiments/tasks";
 import type { Services } from "../../apps/web/server/services";
@@ -35,8 +36,8 @@ beforeAll(async () => {
 afterAll(async () => t?.drop());
 
 describe("declared clusters", () => {
-  it("the built-in learnable pool declares its shapes, so the import proposes nothing; stripped of them, 8 families", async () => {
-    expect(new Set(learnable.map((x) => x.cluster)).size).toBe(8);
+  it("the built-in learnable pool declares its shapes, so the import proposes nothing; with shared answers and no clusters, one family per shape", async () => {
+    expect(new Set(learnable.map((x) => x.cluster)).size).toBe(LEARNABLE_SHAPES.length);
     const declared = await importPool(t.db, { name: "learnable-declared", lines: enc(learnable) });
     if (!declared.ok) throw new Error("import failed");
     expect(declared.clusterProposals).toEqual({ total: 0, proposals: [] });
@@ -46,12 +47,18 @@ describe("declared clusters", () => {
       .where(eq(schema.tasks.taskId, learnable[0]?.id ?? ""));
     expect(row?.cluster).toBe(learnable[0]?.cluster);
 
-    // Positive control: the same tasks without their clusters are 160 groups over 8 answers.
+    // Positive control: the same tasks without their clusters (same-shape tasks share their
+    // answer): one proposed family per shape.
     const bare = learnable.map(({ cluster: _c, ...rest }) => ({ ...rest, id: `bare-${rest.id}` }));
     const res = await importPool(t.db, { name: "learnable-bare", lines: enc(bare) });
     if (!res.ok) throw new Error("import failed");
-    expect(res.clusterProposals.total).toBe(8);
-    expect(res.clusterProposals.proposals.reduce((n, p) => n + p.tasks, 0)).toBe(160);
+    expect(res.clusterProposals.total).toBe(LEARNABLE_SHAPES.length);
+    // Largest first, at most 20 listed: each shape's tasks, one group each.
+    const perShape = new Map<string, number>();
+    for (const x of learnable) perShape.set(x.cluster ?? "", (perShape.get(x.cluster ?? "") ?? 0) + 1);
+    expect(res.clusterProposals.proposals.map((p) => p.tasks)).toEqual(
+      [...perShape.values()].sort((a, b) => b - a).slice(0, 20),
+    );
     expect(res.clusterProposals.proposals.every((p) => p.groups === p.tasks)).toBe(true);
     // The pool page reads the same proposals.
     expect(await viewer.pools.clusterProposals({ poolId: res.poolId })).toEqual(res.clusterProposals);

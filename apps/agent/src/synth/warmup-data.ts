@@ -1,11 +1,11 @@
 import { formatAnswer, renderRepairPrompt, type SftSample, type TaskSpec } from "@agentlab/core";
 import { rng, type Rng } from "./learnable";
 
-// The tiny base's warm-up data. Random weights write nothing parseable, so before an
-// experiment the base learns the answer format and copying — and nothing else: every sample is a
-// TRAIN task's repair prompt answered with that task's buggy MAIN file unchanged ("echo"). The
-// repair is never shown, so the warmed-up base still fails every task, and the adapter's gain is
-// the repair alone. Copies with identifiers and integers renamed (to identifiers and integers of
+// The tiny base's echo warm-up data. Random weights write nothing parseable, so before an
+// experiment the base learns the answer format and copying: every sample is a TRAIN task's repair
+// prompt answered with that task's buggy MAIN file unchanged ("echo"). The repair is never shown
+// here (scripts/learning-proof.ts adds the real repairs of some train shapes on purpose, so its
+// base is not at 0%). Copies with identifiers and integers renamed (to identifiers and integers of
 // other train tasks) teach copying rather than memorising the train functions. Only the train
 // tasks passed in are read: dev and test text never reaches the base.
 

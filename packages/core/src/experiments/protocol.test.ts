@@ -60,6 +60,21 @@ describe("rendered-prompt hashes in the protocol", () => {
     );
   });
 
+  it("refuses mispaired rows: the adapter's answers stored under task ids shifted by one", () => {
+    // Each answer carries the hash of the prompt it was generated for, so a row whose task id was
+    // shifted pairs the base's answer to t1 with an answer to t2's prompt and is refused.
+    const prompts = { t1: h("1"), t2: h("2"), t3: h("3"), t4: h("4") };
+    const ids = Object.keys(prompts);
+    const shifted = Object.fromEntries(
+      ids.map((id, i) => [ids[(i + 1) % ids.length] ?? id, prompts[id as keyof typeof prompts]]),
+    );
+    const mispaired = [...rows("base", base, prompts), ...rows("s1e1", adapter, shifted)];
+    expect(promptMismatches(mispaired).map((m) => m.taskId)).toEqual(ids);
+    expect(() => protocolsByModel(mispaired)).toThrow(/rendered prompts differ between models on 4 task\(s\)/);
+    // positive control: the same rows paired by their own task ids are accepted
+    expect(() => protocolsByModel([...rows("base", base, prompts), ...rows("s1e1", adapter, prompts)])).not.toThrow();
+  });
+
   it("compares within a split only, and never against records without a hash", () => {
     // the same task id on dev and test is two evaluations; an old record has no hash to compare
     const split = [...rows("base", base, same, "dev"), ...rows("base", base, { t1: h("9") }, "test")];
