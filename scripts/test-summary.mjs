@@ -42,8 +42,17 @@ export function printSummary(dir, run) {
   const all = suites(dir);
   console.log("\ntiming: ── summary ──");
   if (run) {
-    for (const s of run.steps)
-      console.log(`timing: step ${s.step.padEnd(22)} ${String(s.seconds).padStart(7)} s${s.ok ? "" : "  FAILED"}`);
+    // cpu: the step's process tree's CPU seconds (cpu/wall ≈ cores kept busy); load: 1-min at start → end.
+    for (const s of run.steps) {
+      const cpu =
+        s.cpuSeconds == null
+          ? ""
+          : `  cpu ${String(s.cpuSeconds).padStart(7)} s (${(s.cpuSeconds / Math.max(s.seconds, 0.1)).toFixed(2)} cores)`;
+      const load = s.load ? `  load ${s.load[0].toFixed(1)} → ${s.load[1].toFixed(1)}` : "";
+      console.log(
+        `timing: step ${s.step.padEnd(22)} ${String(s.seconds).padStart(7)} s${cpu}${load}${s.ok ? "" : "  FAILED"}`,
+      );
+    }
     console.log(`timing: total ${String(run.totalSeconds).padStart(24)} s`);
   }
   for (const s of all) {
