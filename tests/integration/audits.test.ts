@@ -129,6 +129,14 @@ describe("task admission audits", () => {
     expect(okAudit?.result?.surviving.length).toBe(
       (okAudit?.mutantsTotal ?? 0) - (okAudit?.result?.mutantsKilled ?? 0),
     );
+    // The killed mutants came back from the agent with their programs and are stored once, apart from the result.
+    const killed = await srv.app.services.db
+      .select()
+      .from(schema.taskAuditMutants)
+      .where(eq(schema.taskAuditMutants.taskRowId, ids[good.id] ?? ""));
+    expect(killed.length).toBe(okAudit?.result?.mutantsKilled);
+    expect(killed.every((m) => m.verdict !== "pass" && m.source.length > 0)).toBe(true);
+    expect(okAudit?.result?.killed).toEqual([]);
 
     const [badAudit] = await viewer.audits.list({ taskId: ids[notBuggy.id] ?? "" });
     expect(badAudit).toMatchObject({ status: "failed", result: { buggyVerdict: "pass" } });

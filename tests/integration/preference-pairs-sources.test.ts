@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { finishAudit, listPreferencePairs, listStages, nearMissAudits, schema, type Db } from "@agentlab/db";
 import { browsePreferencePairs } from "@agentlab/db/queries/pair-browser";
 import {
@@ -223,6 +223,30 @@ describe("pair sources", () => {
     const start = calls.find((c) => !c.payload.spec.score_only)?.payload.startAdapterSha256;
     expect(start).toMatch(/^[0-9a-f]{64}$/);
     expect(mine.every((sc) => sc.payload.referenceAdapterSha256 === start)).toBe(true);
+  });
+
+  it("near-miss pairs alone sample nothing on train and still build every train task's pairs", async () => {
+    const train = idsOf("train");
+    const datasetId = await referenceDataset(t.db, train);
+    const exp = await createExperiment(
+      t.db,
+      baseConfig(splitId, {
+        name: "near-miss only",
+        datasetId,
+        method: "sft+dpo",
+        dpo: { rounds: 1, samples: 2, epochs: 1, pairSources: ["near_miss"] },
+      }),
+      null,
+    );
+    expect(await drive(exp.id)).toEqual({ state: "succeeded", error: null });
+    const sampled = await t.db
+      .select({ id: schema.evaluations.id })
+      .from(schema.evaluations)
+      .where(and(eq(schema.evaluations.experimentId, exp.id), eq(schema.evaluations.split, "train")));
+    expect(sampled).toHaveLength(0);
+    const rows = await listPreferencePairs(t.db, { experimentId: exp.id });
+    expect(rows).toHaveLength(3 * train.length);
+    expect(new Set(rows.map((r) => r.pairSource))).toEqual(new Set(["near_miss"]));
   });
 
   it("the RFT control trains the SFT term alone on the pairs' chosen answers, with DPO's steps", async () => {

@@ -1,4 +1,4 @@
-import { DomainError, dpoStartKey, modelKey, samplingConfig } from "@agentlab/core";
+import { DomainError, dpoStartKey, modelKey, pairSourcesOf, samplingConfig } from "@agentlab/core";
 import { advanceEvaluation, emptyEval } from "../evaluate";
 import { splitTasks } from "../tasks";
 import { dpoRound } from "./dpo-start";
@@ -7,13 +7,22 @@ import { ownOutput, recordedOutput, type StageCtx, type StageResult } from "./co
 // `sample:r<k>`: n sampled answers per TRAIN task from the round's start policy, generated
 // and graded exactly like an evaluation (../evaluate.ts: stored answers, batched grading, bounded
 // retries, no verdict never read as a failure), under the recipe's protocol with the DPO block's
-// sampling. Its graded failures become the rejected answers of the round's pairs.
+// sampling. Its graded failures become the rejected answers of the round's cross-state pairs, its
+// passes and failures the on-policy pairs; a recipe with near-miss pairs only samples nothing.
 
 export async function sampleStage(c: StageCtx): Promise<StageResult<"sample">> {
   const { round, dpo } = dpoRound(c);
   const start = recordedOutput(c, dpoStartKey(round), "dpo_start");
   if (!start) throw new DomainError("PRECONDITION_FAILED", `no start policy recorded for round ${round}`);
   const model = { key: modelKey(start.start), adapter: start.adapter, trainingMethod: start.trainingMethod };
+  const sources = pairSourcesOf(dpo);
+  // Near-miss pairs alone need no sampled answer (both sides are verified programs): nothing to generate.
+  if (!sources.includes("cross_state") && !sources.includes("on_policy"))
+    return {
+      state: "succeeded",
+      output: { ...emptyEval(), round, policy: start.start, modelKey: model.key },
+      jobIds: [],
+    };
   const tasks = await splitTasks(c.services.db, c.config.splitId, "train");
   const step = await advanceEvaluation(
     c.services,
