@@ -28,3 +28,4 @@ export * from "./queries/archive";
 export * from "./queries/task-search";
 export * from "./queries/test-reads";
 export * from "./queries/studies";
+export * from "./queries/episodes";
