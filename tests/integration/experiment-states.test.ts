@@ -31,11 +31,14 @@ describe("stage states shown for an experiment", () => {
     await updateStage(t.db, id, stage.key, { state: "running" });
     const running = await member.experiments.byId({ id });
     expect(running.stages[at]?.state).toBe("running");
+    // Time left is estimated only for a running run; with no agent online it says so.
+    expect(running.remaining).toEqual({ kind: "unknown", reason: "no agent is online" });
     expect(running.stages.slice(at + 1).every((x) => x.state === "pending")).toBe(true);
 
     await member.experiments.cancel({ id });
     const after = await member.experiments.byId({ id });
     expect(after.state).toBe("canceled");
+    expect(after.remaining).toBeNull();
     expect(after.stages[at]?.state).toBe("canceled");
     expect(after.stages.slice(at + 1).every((x) => x.state === "not run")).toBe(true);
     expect(after.stages.slice(0, at).every((x) => x.state === "succeeded")).toBe(true);

@@ -1,5 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { ago, bytes, duration, elapsed, interval, megabytes, pct, pp, pValue, shortId, timestamp } from "./format";
+import {
+  ago,
+  bytes,
+  duration,
+  elapsed,
+  interval,
+  megabytes,
+  pct,
+  pp,
+  pValue,
+  shortId,
+  timeLeftText,
+  timestamp,
+} from "./format";
 
 describe("format", () => {
   const now = Date.parse("2026-01-31T12:00:00Z");
@@ -57,5 +70,13 @@ describe("format", () => {
       pValue(0.0123),
       pValue(0.0004),
     ]).toEqual(["62.5%", "—", "+37.5 pp", "−5.0 pp", "[−10.0 pp, +40.0 pp]", "0.50", "0.012", "< 0.001"]);
+  });
+
+  it("says a run's time left, or why it is unknown", () => {
+    expect(timeLeftText({ kind: "estimate", totalS: 754, note: "" })).toMatch(/^≈ .+ left$/);
+    expect(timeLeftText({ kind: "unknown", reason: "no agent is online" })).toBe(
+      "time left unknown: no agent is online",
+    );
+    expect(timeLeftText(null)).toBeNull();
   });
 });

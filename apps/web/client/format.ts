@@ -92,3 +92,11 @@ export function pValue(p: number | null | undefined): string {
   if (p < 0.001) return "< 0.001";
   return p >= 0.1 ? p.toFixed(2) : p.toPrecision(2);
 }
+
+/** A running experiment's time left (core remainingTime) in one phrase; the reason when there is no estimate. */
+export function timeLeftText(
+  r: { kind: "estimate"; totalS: number; note: string } | { kind: "unknown"; reason: string } | null,
+): string | null {
+  if (!r) return null;
+  return r.kind === "estimate" ? `≈ ${duration(r.totalS * 1000)} left` : `time left unknown: ${r.reason}`;
+}

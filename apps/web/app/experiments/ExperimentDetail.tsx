@@ -14,7 +14,7 @@ import { Table } from "../_components/Table";
 import { useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
 import { StateBadge } from "../_components/StatusBadges";
-import { elapsed, usd } from "../../client/format";
+import { elapsed, timeLeftText, usd } from "../../client/format";
 import { hasPreferenceHalf, modelLabel, type ModelRef } from "@agentlab/core";
 import { StuckBanner } from "../agents/StuckBanner";
 import { TrainingPanel } from "./TrainingPanel";
@@ -142,6 +142,13 @@ export function ExperimentDetail({ id }: { id: string }) {
               value={Math.max(overall, e.progress)}
               label={`${e.stages.filter((s) => s.state === "succeeded").length} of ${e.stages.length} stages`}
             />
+          }
+          hint={
+            e.remaining ? (
+              <span data-testid="time-left" title={e.remaining.kind === "estimate" ? e.remaining.note : undefined}>
+                {timeLeftText(e.remaining)}
+              </span>
+            ) : undefined
           }
         />
         <Stat

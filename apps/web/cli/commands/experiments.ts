@@ -5,7 +5,7 @@ import { ExperimentConfig } from "@agentlab/core";
 import { RunListInput } from "@agentlab/core/experiments/runs";
 import { issuesByField, summarizeFieldIssues } from "@agentlab/core/validation";
 import { UsageError, num, str, writeLine, type CliContext, type Command } from "../command";
-import { duration, interval, pValue, pct, pp } from "../../client/format";
+import { duration, interval, pValue, pct, pp, timeLeftText } from "../../client/format";
 import { isUuid, resolveDataset, resolveExperiment, resolveProvider, resolveSplit } from "./resolve";
 import { queueWaitText } from "../../client/queue-wait";
 
@@ -131,7 +131,7 @@ const show: Command = {
     writeLine(ctx.out, `${e.name} (${e.id}): ${e.state}${e.error ? ` — ${e.error}` : ""}`);
     writeLine(
       ctx.out,
-      `base model ${e.config.baseModel.ref}; seeds ${e.config.seeds.join(", ")}; ${e.config.training.epochs} epochs; progress ${Math.round(e.progress * 100)}%`,
+      `base model ${e.config.baseModel.ref}; seeds ${e.config.seeds.join(", ")}; ${e.config.training.epochs} epochs; progress ${Math.round(e.progress * 100)}%${e.remaining ? `; ${timeLeftText(e.remaining)}` : ""}`,
     );
     for (const s of e.stages) {
       const took = s.startedAt

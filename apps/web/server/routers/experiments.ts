@@ -7,6 +7,7 @@ import {
   parseStageOutput,
   evaluationWork,
   planProgress,
+  remainingTime,
   shownStageState,
   stagePlan,
 } from "@agentlab/core";
@@ -18,10 +19,14 @@ import {
   listExperiments,
   listStages,
   setExperimentState,
+  evaluationCounts,
   queueWaits,
+  type Db,
   stageJobCounts,
   stageJobs,
 } from "@agentlab/db";
+import { trainStageData } from "@agentlab/db/queries/training";
+import { trainPoints } from "@agentlab/core/experiments/training";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 import { createExperiment, resumeExperiment } from "../experiments/service";
 
@@ -85,6 +90,7 @@ export const experimentsRouter = router({
       ...exp,
       config,
       stages,
+      remaining: exp.state === "running" ? await timeLeft(ctx.db, exp.id, exp.splitId, config) : null,
       progress: planProgress(plan, [...rows.values()]),
       selection: (await getSelection(ctx.db, exp.id)) ?? null,
       // Samples dropped before training for being longer than the max length.
@@ -142,3 +148,34 @@ export const experimentsRouter = router({
     return { id: input.id, state: "running" as const };
   }),
 });
+
+/** The whole run's time left (core remainingTime) from the split's size, the stored answers and the trainers' ETAs. */
+async function timeLeft(db: Db, experimentId: string, splitId: string, config: ExperimentConfig) {
+  const [split, counts, throughput, seeds] = await Promise.all([
+    getSplit(db, splitId),
+    evaluationCounts(db, experimentId),
+    recentThroughput(db),
+    trainStageData(db, experimentId),
+  ]);
+  const work = evaluationWork({
+    devTasks: split?.counts.dev?.tasks ?? 0,
+    testTasks: split?.counts.test?.tasks ?? 0,
+    seeds: config.seeds.length,
+    epochs: config.training.epochs,
+    samples: config.evaluation.samples,
+  });
+  const now = Date.now();
+  return remainingTime({
+    work,
+    ...counts,
+    throughput,
+    seeds: seeds.map((s) => ({
+      state:
+        s.stageState === "running" || s.stageState === "succeeded" || s.stageState === "failed"
+          ? s.stageState
+          : "pending",
+      etaS: trainPoints(s.progress).at(-1)?.etaS ?? null,
+      elapsedS: s.startedAt ? ((s.finishedAt?.getTime() ?? now) - s.startedAt.getTime()) / 1000 : null,
+    })),
+  });
+}

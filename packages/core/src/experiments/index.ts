@@ -8,6 +8,7 @@ export * from "./report-tasks";
 export * from "./report-missing";
 export * from "./report-parsing";
 export * from "./stage-state";
+export * from "./remaining";
 export * from "./report-header";
 export * from "./report-stats";
 export * from "./export";

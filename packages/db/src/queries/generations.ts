@@ -120,3 +120,15 @@ export async function answerParseCounts(db: Db, experimentId: string) {
     .orderBy(asc(generations.split), asc(generations.modelKey));
   return rows;
 }
+
+/** Dev and test answers stored so far, and those with a verdict or given up on (the time-left estimate). */
+export async function evaluationCounts(db: Db, experimentId: string) {
+  const [row] = await db
+    .select({
+      generated: sql<number>`count(*)::int`,
+      graded: sql<number>`count(*) filter (where ${generations.gradeState} <> 'pending')::int`,
+    })
+    .from(generations)
+    .where(and(eq(generations.experimentId, experimentId), inArray(generations.split, ["dev", "test"])));
+  return { generated: row?.generated ?? 0, graded: row?.graded ?? 0 };
+}
