@@ -14,6 +14,7 @@ const items = [
   { href: "/collections", label: "Collections" },
   { href: "/datasets", label: "Datasets" },
   { href: "/experiments", label: "Experiments" },
+  { href: "/studies", label: "Studies" },
   { href: "/settings", label: "Settings" },
 ];
 
