@@ -17,6 +17,7 @@ import type { AgentRow } from "../_lib/types";
 import { canAct, useViewer } from "../_lib/viewer";
 import { gpuSummary, isStale, runtimeSummary } from "./capabilities";
 import { EnrollPanel } from "./EnrollPanel";
+import { RegisterPanel } from "./RegisterPanel";
 import { bwrapMissing, INSTALL_BWRAP } from "@agentlab/core/jobs/eligibility";
 
 function StatusCell({ a, now }: { a: AgentRow; now: number }) {
@@ -94,6 +95,7 @@ export function AgentsView() {
   const now = useNow(2_000);
   const [enrolling, setEnrolling] = useState(false);
   const [showRevoked, setShowRevoked] = useState(false);
+  const [registeringId, setRegisteringId] = useState<string | null>(null);
   const agents = useQuery(trpc.agents.list.queryOptions(undefined, { refetchInterval: 3_000 }));
   const revoke = useMutation(
     trpc.agents.revoke.mutationOptions({
@@ -112,6 +114,7 @@ export function AgentsView() {
   const rows = showRevoked ? all : all.filter((a) => !a.revokedAt);
   const online = all.filter((a) => a.online && !a.revokedAt).length;
   const revokedCount = all.filter((a) => a.revokedAt).length;
+  const registering = isAdmin ? all.find((a) => a.id === registeringId && !a.revokedAt) : undefined;
 
   const columns: Column<AgentRow>[] = [
     {
@@ -127,6 +130,11 @@ export function AgentsView() {
                 {l}
               </Badge>
             ))}
+            {a.shellJobs ? (
+              <Badge tone="amber" title="Registered for shell jobs (and their secret environments)">
+                shell jobs
+              </Badge>
+            ) : null}
           </div>
         </div>
       ),
@@ -156,6 +164,12 @@ export function AgentsView() {
           title={a.capabilities?.gpus.map((g) => `${g.name} ${g.uuid} driver ${g.driver}`).join("\n")}
         >
           {a.capabilities ? gpuSummary(a.capabilities) : "—"}
+          {a.registeredGpus !== null ? (
+            <span className="block text-xs text-zinc-500">
+              registered: {a.registeredGpus}
+              {a.registeredGpuMemoryMb !== null ? ` × ${megabytes(a.registeredGpuMemoryMb)}` : ""}
+            </span>
+          ) : null}
         </span>
       ),
     },
@@ -196,21 +210,30 @@ export function AgentsView() {
       className: "w-px text-right",
       cell: (a) =>
         a.revokedAt ? null : (
-          <Button
-            size="sm"
-            variant="danger"
-            disabled={revoke.isPending && revoke.variables.id === a.id}
-            onClick={() => {
-              if (
-                window.confirm(
-                  `Revoke agent "${a.name}"? Its credential stops working and it is disconnected at once; a running job is re-queued.`,
+          <div className="flex justify-end gap-1">
+            <Button
+              size="sm"
+              onClick={() => setRegisteringId(a.id)}
+              title="Record its labels, shell-job opt-in and GPUs: what jobs it may claim"
+            >
+              Register
+            </Button>
+            <Button
+              size="sm"
+              variant="danger"
+              disabled={revoke.isPending && revoke.variables.id === a.id}
+              onClick={() => {
+                if (
+                  window.confirm(
+                    `Revoke agent "${a.name}"? Its credential stops working and it is disconnected at once; a running job is re-queued.`,
+                  )
                 )
-              )
-                revoke.mutate({ id: a.id });
-            }}
-          >
-            Revoke
-          </Button>
+                  revoke.mutate({ id: a.id });
+              }}
+            >
+              Revoke
+            </Button>
+          </div>
         ),
     });
   }
@@ -249,6 +272,11 @@ export function AgentsView() {
       {enrolling ? (
         <Section title="New enrollment token">
           <EnrollPanel onClose={() => setEnrolling(false)} />
+        </Section>
+      ) : null}
+      {registering ? (
+        <Section title={`Registration of ${registering.name}`}>
+          <RegisterPanel key={registering.id} agent={registering} onClose={() => setRegisteringId(null)} />
         </Section>
       ) : null}
       <ErrorBox error={agents.error} title="Could not load agents" onRetry={() => void agents.refetch()} />

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { gpuSummary, isStale, runtimeSummary } from "./capabilities";
 import { enrollCommand, enrollRecipe, parseLabels, shellQuote, unreachableFromOtherBoxes } from "./enroll";
+import { changesSomething, registrationForm, registrationInput } from "./register";
 
 describe("agents page helpers", () => {
   it("groups identical GPUs", () => {
@@ -58,5 +59,37 @@ describe("agents page helpers", () => {
   it("parses labels from commas or spaces, deduplicated", () => {
     expect(parseLabels(" a100, fast-disk  a100,,")).toEqual(["a100", "fast-disk"]);
     expect(parseLabels("")).toEqual([]);
+  });
+});
+
+describe("registration form", () => {
+  const record = { labels: ["a100"], shellJobs: false, registeredGpus: null, registeredGpuMemoryMb: null };
+
+  it("starts from the record and sends only what changed", () => {
+    const form = registrationForm(record);
+    expect(form).toEqual({ labels: "a100", shellJobs: false, gpus: "", gpuMemoryGb: "" });
+    const same = registrationInput("id", record, form);
+    expect(same.ok && changesSomething(same.input)).toBe(false);
+    expect(
+      registrationInput("id", record, {
+        ...form,
+        labels: "fast-disk, a100",
+        shellJobs: true,
+        gpus: "2",
+        gpuMemoryGb: "80",
+      }),
+    ).toEqual({
+      ok: true,
+      input: { id: "id", labels: ["a100", "fast-disk"], shellJobs: true, gpus: 2, gpuMemoryMb: 81_920 },
+    });
+  });
+
+  it("names the field of a value the server would refuse", () => {
+    const form = registrationForm(record);
+    expect(registrationInput("id", record, { ...form, gpus: "1.5" })).toEqual({
+      ok: false,
+      error: "GPUs: a whole number from 0 to 64",
+    });
+    expect(registrationInput("id", record, { ...form, gpuMemoryGb: "lots" })).toMatchObject({ ok: false });
   });
 });
