@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { localAgentState, superviseLocalAgent } from "./local-agent";
+import { localAgentState, restartLocalAgent, superviseLocalAgent } from "./local-agent";
 
 // A process stand-in: `die` ends it as a crash would, `kill` as a signal does.
 class FakeProc extends EventEmitter {
@@ -63,5 +63,28 @@ describe("local agent supervisor", () => {
     expect(localAgentState()).toEqual({ state: "off" });
     await vi.advanceTimersByTimeAsync(120_000);
     expect(procs).toHaveLength(6);
+  });
+
+  it("restarts on request at once (SIGTERM, no backoff), and refuses once stopped", async () => {
+    const procs: FakeProc[] = [];
+    const start = () => {
+      const p = new FakeProc(200 + procs.length);
+      procs.push(p);
+      return p;
+    };
+    const agent = superviseLocalAgent(start, log, { minMs: 5_000, maxMs: 10_000, healthyMs: 60_000 });
+    expect(restartLocalAgent()).toBe(true);
+    expect(procs[0]?.signalCode).toBe("SIGTERM");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(procs).toHaveLength(2);
+    expect(localAgentState()).toEqual({ state: "running", restarts: 1 });
+    // Control: a crash right after still waits the backoff.
+    procs.at(-1)?.die();
+    await vi.advanceTimersByTimeAsync(4_900);
+    expect(procs).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(procs).toHaveLength(3);
+    await agent.stop();
+    expect(restartLocalAgent()).toBe(false);
   });
 });

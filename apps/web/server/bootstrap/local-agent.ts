@@ -75,7 +75,15 @@ export const localAgentState = (): LocalAgentState =>
       }
     : current;
 
-export type LocalAgent = { stop(): Promise<void> };
+export type LocalAgent = {
+  stop(): Promise<void>;
+  /** Stops the running agent (SIGTERM: its jobs are handed back) and starts it again at once; false when none runs. */
+  restart(): boolean;
+};
+
+// The restart an admin asks for from the Agents page reaches this process's one supervisor.
+let supervisor: LocalAgent | null = null;
+export const restartLocalAgent = (): boolean => supervisor?.restart() ?? false;
 
 /** The part of a ChildProcess the supervisor uses (a test hands it a stand-in). */
 export type AgentProcess = {
@@ -106,6 +114,7 @@ export function superviseLocalAgent(
   let timer: NodeJS.Timeout | null = null;
   let restarts = 0;
   let delay = backoff.minMs;
+  let asked = false;
   const launch = () => {
     timer = null;
     const startedAt = Date.now();
@@ -117,8 +126,16 @@ export function superviseLocalAgent(
     proc.once("exit", (code, signal) => {
       child = null;
       if (stopping) return;
-      if (Date.now() - startedAt >= backoff.healthyMs) delay = backoff.minMs;
       restarts += 1;
+      if (asked) {
+        // Asked for: no backoff, and the next crash still starts the backoff where it was.
+        asked = false;
+        current = { state: "restarting", restarts, retryAt: Date.now() };
+        log.info({ code, signal, restarts }, "local agent restarted on request");
+        timer = setTimeout(launch, 0);
+        return;
+      }
+      if (Date.now() - startedAt >= backoff.healthyMs) delay = backoff.minMs;
       current = { state: "restarting", restarts, retryAt: Date.now() + delay };
       log.warn({ code, signal, restartInMs: delay, restarts }, "local agent exited; restarting");
       timer = setTimeout(launch, delay);
@@ -126,9 +143,17 @@ export function superviseLocalAgent(
     });
   };
   launch();
-  return {
+  const self: LocalAgent = {
+    restart() {
+      const proc = child;
+      if (stopping || !proc || proc.exitCode !== null || proc.signalCode !== null) return false;
+      asked = true;
+      proc.kill("SIGTERM");
+      return true;
+    },
     async stop() {
       stopping = true;
+      if (supervisor === self) supervisor = null;
       if (timer) clearTimeout(timer);
       current = { state: "off" };
       const proc = child;
@@ -141,4 +166,6 @@ export function superviseLocalAgent(
       clearTimeout(hard);
     },
   };
+  supervisor = self;
+  return self;
 }

@@ -3,6 +3,7 @@ import { DomainError } from "@agentlab/core";
 import { createEnrollmentToken, listAgents, registerAgent, revokeAgent } from "@agentlab/db";
 import { explainStuck } from "../agents/stuck";
 import { adminProcedure, router, viewerProcedure } from "../trpc/init";
+import { restartLocalAgent } from "../bootstrap/local-agent";
 
 export const agentsRouter = router({
   list: viewerProcedure.query(({ ctx }) => listAgents(ctx.db)),
@@ -63,6 +64,17 @@ export const agentsRouter = router({
   revoke: adminProcedure.input(z.object({ id: z.string().uuid() })).mutation(async ({ ctx, input }) => {
     await revokeAgent(ctx.db, input.id);
     ctx.agentHub.disconnect(input.id);
+    return { ok: true };
+  }),
+
+  /** Restarts the local agent this server supervises (`npm start`): its running jobs are handed back and requeued. */
+  restartLocal: adminProcedure.mutation(({ ctx }) => {
+    if (!restartLocalAgent())
+      throw new DomainError(
+        "PRECONDITION_FAILED",
+        "this server runs no local agent (started without one, or stopping)",
+      );
+    ctx.log.info("local agent restart requested");
     return { ok: true };
   }),
 
