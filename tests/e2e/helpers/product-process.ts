@@ -130,7 +130,9 @@ export async function startProductProcess(
     const url = `http://127.0.0.1:${port}`;
     const hasExited = () => proc.exitCode !== null;
     const notStarted = () => `product "${name}" did not start:\n${out}`;
-    await until(() => /agentlab is running/.test(out), 180_000, hasExited, notStarted);
+    // Generous: on the 2-core box at load 30 a start beside two others and a running file took
+    // over 180 s (at load ≤ 4 it takes 10–30 s).
+    await until(() => /agentlab is running/.test(out), 420_000, hasExited, notStarted);
     // Without an admin it issued the one-time link before that line and prints it in the next
     // write, which may arrive in a later chunk: wait for the link's whole line.
     const admins = await db.db.select({ id: users.id }).from(users).where(eq(users.role, "admin")).limit(1);

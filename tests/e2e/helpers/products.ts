@@ -81,7 +81,13 @@ export function productService(template: string) {
       if (!PRODUCTS[name].shared && handedOut.has(name))
         throw new Error(`product "${name}" belongs to one file; another file asked for it`);
       handedOut.add(name);
-      return (await start(name)).info;
+      try {
+        return (await start(name)).info;
+      } catch {
+        // Started ahead, it can time out on a loaded box while other files run: once more, now.
+        started.delete(name);
+        return (await start(name)).info;
+      }
     },
     /** A file is done with `name`: a file's own product stops, a shared one runs on. */
     async release(name: ProductName) {
