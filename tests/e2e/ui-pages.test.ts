@@ -99,6 +99,8 @@ describe("web UI: shell, agents and jobs", () => {
     const row = page.locator("tr", { hasText: "local" }).first();
     await row.getByText("online").waitFor({ timeout: 30_000 });
     await row.getByText("CPUs").waitFor();
+    // This server supervises its local agent: an admin can restart it from here (not clicked: shared product).
+    await page.getByTestId("local-agent").getByRole("button", { name: "Restart local agent" }).waitFor();
     await page.getByRole("button", { name: "Enroll an agent" }).click();
     await page.getByLabel("Agent name").fill("gpu-box-7");
     await page.getByLabel(/Labels/).fill("a100, fast-disk");

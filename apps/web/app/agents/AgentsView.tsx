@@ -17,6 +17,7 @@ import type { AgentRow } from "../_lib/types";
 import { canAct, useViewer } from "../_lib/viewer";
 import { gpuSummary, isStale, runtimeSummary } from "./capabilities";
 import { EnrollPanel } from "./EnrollPanel";
+import { LocalAgentRestart } from "./LocalAgentRestart";
 import { RegisterPanel } from "./RegisterPanel";
 import { bwrapMissing, INSTALL_BWRAP } from "@agentlab/core/jobs/eligibility";
 
@@ -262,10 +263,15 @@ export function AgentsView() {
           ) : null
         }
         actions={
-          isAdmin && !enrolling ? (
-            <Button variant="primary" onClick={() => setEnrolling(true)}>
-              Enroll an agent
-            </Button>
+          isAdmin ? (
+            <>
+              <LocalAgentRestart />
+              {!enrolling ? (
+                <Button variant="primary" onClick={() => setEnrolling(true)}>
+                  Enroll an agent
+                </Button>
+              ) : null}
+            </>
           ) : null
         }
       />
