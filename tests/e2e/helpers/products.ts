@@ -12,7 +12,8 @@ import { startProductProcess, type ProductInfo, type ProductProcess } from "./pr
 //
 // The global setup (helpers/global-setup.ts) serves them over a small HTTP endpoint on 127.0.0.1:
 // a file's useProduct(name) (helpers/app.ts) asks for one and gets its ProductInfo once it runs.
-// The products the run's files name are started ahead, two at a time, while earlier files run.
+// The products the run's files name are started ahead, one at a time (a file that asks for one not
+// yet started starts it at once), while earlier files run.
 
 export const PRODUCTS = {
   /** With its local agent; shared. */
@@ -37,7 +38,7 @@ export function productsNamedIn(file: string): ProductName[] {
   return [...source.matchAll(/useProduct\("([a-z-]+)"\)/g)].map((m) => m[1] ?? "").filter(isProductName);
 }
 
-const PRESTART_AT_ONCE = 2;
+const PRESTART_AT_ONCE = 1;
 
 /** Starts products on request (and ahead, for `prestart`), each at most once; stops them all at the end. */
 export function productService(template: string) {
