@@ -33,6 +33,7 @@ class Context:
     def __init__(self, sandboxed: bool, ini: str, scratch: str, spawn: socket.socket):
         self.sandboxed, self.ini, self.scratch, self.spawn = sandboxed, ini, scratch, spawn
         self.config = None  # pytest's parsed configuration, shared by every request (pytest_config.prepare_config)
+        self.warm = True  # sessions collect the tests once, in a template judge (agentlab_grader/warm.py)
 
 
 def read_request(fd: int):

@@ -16,6 +16,7 @@ import signal
 import socket
 import sys
 import time
+from typing import Any
 
 from . import candidate as cand
 from . import deaths, isolation, judge_plugin, request_check, wire
@@ -140,9 +141,31 @@ def handle(req: dict, ctx) -> dict:
     return grade_in(req, ctx, ws, out, tmp, res)
 
 
-def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict) -> dict:
+class ChildJudge:
+    """A judge process of its own, forked here."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+
+    def fileno(self):
+        return None
+
+    def poll(self):
+        wpid, st, ru = os.wait4(self.pid, os.WNOHANG)
+        return (st, ru) if wpid == self.pid else None
+
+    def wait(self):
+        _, st, ru = os.wait4(self.pid, 0)
+        return st, ru
+
+    def kill(self) -> None:
+        kill(self.pid)
+
+
+def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict, template=None) -> dict:
     """One candidate against the tests in the prepared workspace: its own candidate process and
-    its own judge process, both forked before either sees anything of this candidate."""
+    its own judge process, both forked before either sees anything of this candidate (the judge
+    process from a session's warm template, when there is one: warm.py)."""
     lim = req["limits"]
     judged = req["isolation"] == "judge"
     candidates = []
@@ -151,15 +174,26 @@ def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict) -> dict:
     ctl_judge, ctl_sup = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     rfd, wfd = os.pipe()
     t0 = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        ctx.spawn.close()
-        ctl_sup.close()
-        os.close(rfd)
-        chan = candidates[0][1] if candidates else -1
-        for c in candidates:
-            os.close(c[2])
-        run_judge_process(req, ws, out, tmp, wfd, chan, ctl_judge, ctx)
+    proc: ChildJudge | Any
+    if template is not None:
+        report_fd = os.open(
+            os.path.join(out, "plugin.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600
+        )
+        try:
+            proc = template.start(candidates[0][1], ctl_judge.fileno(), wfd, report_fd)
+        finally:
+            os.close(report_fd)
+    else:
+        pid = os.fork()
+        if pid == 0:
+            ctx.spawn.close()
+            ctl_sup.close()
+            os.close(rfd)
+            chan = candidates[0][1] if candidates else -1
+            for c in candidates:
+                os.close(c[2])
+            run_judge_process(req, ws, out, tmp, wfd, chan, ctl_judge, ctx)
+        proc = ChildJudge(pid)
     os.close(wfd)
     ctl_judge.close()
     for c in candidates:
@@ -170,6 +204,8 @@ def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict) -> dict:
     sel.register(ctl_sup, selectors.EVENT_READ, "ctl")
     for c in candidates:
         sel.register(c[2], selectors.EVENT_READ, "cand")
+    if proc.fileno() is not None:
+        sel.register(proc.fileno(), selectors.EVENT_READ, "proc")  # the template reports the end
     deadline = t0 + lim["wallTimeoutS"]
     status = rusage = None
     pipe_open = True
@@ -177,9 +213,9 @@ def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict) -> dict:
     hard_cap = lim["maxOutputBytes"] * 64
     while True:
         if status is None:
-            wpid, st, ru = os.wait4(pid, os.WNOHANG)
-            if wpid == pid:
-                status, rusage = st, ru
+            ended = proc.poll()
+            if ended is not None:
+                status, rusage = ended
                 deadline = min(deadline, time.monotonic() + 0.5)  # drain what is left, briefly
         if status is not None and not pipe_open:
             break
@@ -187,11 +223,13 @@ def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict) -> dict:
         if now >= deadline:
             if status is None:
                 res["limit"], res["limit_detail"] = "timeout", f"wall clock exceeded {lim['wallTimeoutS']} s"
-                kill(pid)
+                proc.kill()
                 deadline = float("inf")
                 continue
             break
         for key, _ in sel.select(min(0.05, max(0.0, deadline - now))):
+            if key.data == "proc":
+                continue  # its end is read by proc.poll() above
             if key.data == "ctl":
                 msg = ctl_sup.recv(16)
                 if not msg:
@@ -223,12 +261,12 @@ def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict) -> dict:
             (judge_out if key.data == "judge" else cand_out).add(chunk)
             if judge_out.total + cand_out.total > hard_cap and res["limit"] is None:
                 res["limit"], res["limit_detail"] = "resource_limit", f"output exceeded {hard_cap} bytes"
-                kill(pid)
+                proc.kill()
     for c in candidates:
         kill(c[0])
     if status is None:
-        kill(pid)
-        _, status, rusage = os.wait4(pid, 0)
+        proc.kill()
+        status, rusage = proc.wait()
     res["wall_ms"] = (time.monotonic() - t0) * 1000
     res["stdout"], res["candidate_output"] = (
         tail(bytes(judge_out.buf), lim["maxOutputBytes"]),
@@ -250,7 +288,7 @@ def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict) -> dict:
     # next judge process is forked from this one, and a socket collected there would close
     # whatever descriptor then has its number.
     for key in list(sel.get_map().values()):
-        if key.fileobj is not ctl_sup:
+        if key.fileobj is not ctl_sup and key.data != "proc":
             os.close(key.fd)
     sel.close()
     ctl_sup.close()

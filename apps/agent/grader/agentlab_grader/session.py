@@ -14,7 +14,17 @@ import os
 import shutil
 import signal
 
-from . import isolation, judge, request_check
+from . import isolation, judge, request_check, warm
+
+
+class _Cold:
+    warm, ns_pid = False, 0
+
+    def close(self) -> None:
+        pass
+
+
+_COLD = _Cold()
 
 
 class Reaper:
@@ -36,17 +46,28 @@ class Reaper:
             os.close(self.cmd_w)
             os.close(self.ack_r)
             signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # reparented orphans are reaped by the kernel
-            while os.read(self.cmd_r, 1):
-                try:
-                    os.kill(-1, signal.SIGKILL)  # from PID 1: every process of the namespace but itself
-                except ProcessLookupError:
-                    pass
+            while True:
+                keep = os.read(self.cmd_r, 16)
+                if not keep:
+                    break
+                if keep == b"0":
+                    try:
+                        os.kill(-1, signal.SIGKILL)  # from PID 1: every process of the namespace but itself
+                    except ProcessLookupError:
+                        pass
+                else:  # a warm template stays: every other process of the namespace goes
+                    for name in os.listdir("/proc"):
+                        if name.isdigit() and name not in ("1", keep.decode()):
+                            try:
+                                os.kill(int(name), signal.SIGKILL)
+                            except ProcessLookupError:
+                                pass
                 os.write(self.ack_w, b"k")
         finally:
             os._exit(0)
 
-    def kill_all(self) -> None:
-        os.write(self.cmd_w, b"k")
+    def kill_all(self, keep: int = 0) -> None:
+        os.write(self.cmd_w, str(keep).encode())
         if os.read(self.ack_r, 1) != b"k":
             raise RuntimeError("the session's reaper is gone")
 
@@ -84,6 +105,7 @@ def handle_session(req: dict, ctx, read_next, answer) -> None:
     total = req["session"]
     dirs: tuple[str, str, str] | None = None
     reaper = None
+    template: warm.Template | _Cold = _COLD
     for index in range(total):
         if index > 0:
             msg = check_candidate(read_next(), index)
@@ -94,12 +116,24 @@ def handle_session(req: dict, ctx, read_next, answer) -> None:
             if dirs is None:
                 dirs = judge.workspace(req, ctx, False)
                 reaper = Reaper() if ctx.sandboxed else None
+                if total > 1 and ctx.warm:
+                    template = warm.Template(req, ctx, dirs[0], dirs[2])
             try:
-                judge.grade_in(req, ctx, dirs[0], dirs[1], dirs[2], res)
+                judge.grade_in(
+                    req,
+                    ctx,
+                    dirs[0],
+                    dirs[1],
+                    dirs[2],
+                    res,
+                    template if isinstance(template, warm.Template) and template.warm else None,
+                )
             except Exception as e:  # noqa: BLE001  (this candidate gets no verdict; the session goes on)
                 res["infra_error"] = f"{type(e).__name__}: {e}"
             if reaper is not None:
-                reaper.kill_all()
+                reaper.kill_all(template.ns_pid if template.warm else 0)
             for d in (dirs[1], dirs[2], *(("/tmp", "/dev/shm") if ctx.sandboxed else ())):
                 _empty(d)
         answer(res)
+    if template.warm:
+        template.close()

@@ -28,6 +28,8 @@ export type GradeOptions = {
   isolation?: GradingIsolation;
   /** The job's signal: an abort (shutdown, cancel) kills the sandbox and yields infra_error. */
   signal?: AbortSignal;
+  /** A session's result for its candidate `index`, as soon as it is known (progress). */
+  onResult?: (index: number, result: GradeResult) => void;
 };
 
 /** The candidate's files restricted to the task's main files; everything else is reported and ignored. */
@@ -129,7 +131,8 @@ export class Grader {
   /**
    * Several candidates of one task in one judge session (one warm sandbox, the workspace made
    * once, a fresh judge and candidate process per candidate): one result per candidate, in order.
-   * The in-process mode grades one candidate per request.
+   * The in-process mode grades one candidate per request. After an abort, the candidates the
+   * session never started get no result (the array is shorter).
    */
   async gradeSession(task: TaskSpec, candidates: CandidateFile[][], opts: GradeOptions): Promise<GradeResult[]> {
     const asked = GradeLimits.parse({ ...this.limits, ...opts.limits });
@@ -161,15 +164,23 @@ export class Grader {
             request(spaces[0]?.main ?? []),
             spaces.slice(1).map((w) => w.main),
             opts.signal,
+            (i, res) => opts.onResult?.(i, this.resultOf(res, spaces[i]?.ignored ?? [], isolation, canary.id, opts)),
           )
         : await Promise.all(spaces.map((w) => this.runRaw(request(w.main), opts.signal)));
-    return answers.map((res, i) => this.resultOf(res, spaces[i]?.ignored ?? [], isolation, canary.id, opts));
+    return answers
+      .filter((res) => !res.unsent)
+      .map((res, i) => this.resultOf(res, spaces[i]?.ignored ?? [], isolation, canary.id, opts));
   }
 
-  private async runSession(req: RunnerRequest, more: CandidateFile[][], signal?: AbortSignal) {
+  private async runSession(
+    req: RunnerRequest,
+    more: CandidateFile[][],
+    signal: AbortSignal | undefined,
+    onAnswer: (index: number, res: RunnerResponse) => void,
+  ) {
     const z = await this.acquire();
     try {
-      return await z.session(req, more, signal);
+      return await z.session(req, more, signal, onAnswer);
     } catch (e) {
       const error = emptyResponse({ infra_error: e instanceof Error ? e.message : String(e) });
       return [req, ...more].map(() => ({ ...error }));

@@ -29,6 +29,8 @@ export type RunnerRequest = Omit<CoreRunnerRequest, "id" | "addressSpaceLimit" |
 export type RunnerResponse = CoreRunnerResponse & {
   /** Set when the agent itself stopped the grade (shutdown, cancel): never a verdict. */
   interrupted: string | null;
+  /** A session's candidate that was never sent (the session ended before it): not graded at all. */
+  unsent?: boolean;
   stderr: string;
   cgroup_peak_kb: number | null;
 };
@@ -209,6 +211,7 @@ export class Zygote {
     req: RunnerRequest,
     more: RunnerCandidate["candidate"][],
     signal?: AbortSignal,
+    onAnswer?: (index: number, res: RunnerResponse) => void,
   ): Promise<RunnerResponse[]> {
     // An abort answers at once, also while the sandbox is still starting; it is killed, not waited for.
     // The listener goes when the request does: a job's signal outlives many requests (an audit).
@@ -219,7 +222,7 @@ export class Zygote {
       signal.addEventListener("abort", onAbort, { once: true });
     });
     try {
-      return await this.grade(req, more, aborted, signal);
+      return await this.grade(req, more, aborted, signal, onAnswer);
     } finally {
       if (onAbort) signal?.removeEventListener("abort", onAbort);
     }
@@ -230,11 +233,13 @@ export class Zygote {
     more: RunnerCandidate["candidate"][],
     aborted: Promise<null>,
     signal?: AbortSignal,
+    onAnswer?: (index: number, res: RunnerResponse) => void,
   ): Promise<RunnerResponse[]> {
     const total = more.length + 1;
     const out: RunnerResponse[] = [];
+    let sent = 0;
     const rest = (r: RunnerResponse) => {
-      while (out.length < total) out.push({ ...r });
+      while (out.length < total) out.push({ ...r, unsent: out.length >= sent });
       return out;
     };
     const interrupted = () => {
@@ -265,6 +270,7 @@ export class Zygote {
           : CoreRunnerCandidate.parse({ id, candidate: more[k - 1] });
       const body = Buffer.from(JSON.stringify(message));
       child.stdin?.write(Buffer.concat([Buffer.from(`${body.length}\n`), body]));
+      sent++;
       const waiting = this.nextLine((req.limits.wallTimeoutS + 15) * 1000);
       const line = signal ? await Promise.race([waiting, aborted]) : await waiting;
       if (signal?.aborted) return interrupted();
@@ -282,6 +288,7 @@ export class Zygote {
       }
       const why = res.runner_lost ? "runner lost" : res.id !== id ? "answer for another request" : null;
       out.push(res);
+      onAnswer?.(k, res);
       if (why) {
         this.replacedBecause = why;
         this.stop();
