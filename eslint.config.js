@@ -61,8 +61,12 @@ const serverLayers = [
   { name: "teacher", paths: ["teacher", "audits", "bootstrap"] },
   // Batched grading with retries alone, shared by experiments and teacher collections.
   { name: "grading", paths: ["grading"] },
-  // The services every layer is handed, and the adapters they are made of.
-  { name: "base", paths: ["services.ts", "env.ts", "queue.ts", "logger.ts", "artifacts", "auth", "events"] },
+  // The services every layer is handed, and the adapters they are made of (imports: the task
+  // import's worker thread).
+  {
+    name: "base",
+    paths: ["services.ts", "env.ts", "queue.ts", "logger.ts", "artifacts", "auth", "events", "imports"],
+  },
 ];
 const serverPath = (p) => `./apps/web/server/${p}`;
 const serverZones = serverLayers.slice(1).map((layer, i) => ({
