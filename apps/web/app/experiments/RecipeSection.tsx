@@ -1,10 +1,11 @@
 "use client";
 
 import Link from "next/link";
-import { DPO_LR_DIVISOR, dpoRecipeOf, type DpoRecipe, type ExperimentConfig } from "@agentlab/core";
+import { DPO_LR_DIVISOR, dpoRecipeOf, pairSourcesOf, type DpoRecipe, type ExperimentConfig } from "@agentlab/core";
 import { Section } from "../_components/PageHeader";
 import { Fields } from "../_components/Stat";
 import { usd } from "../../client/format";
+import { PAIR_SOURCE_TEXT } from "../_lib/pairs";
 
 // The experiment page's recipe summary; an sft+dpo recipe also shows its DPO block,
 // with the defaults filled as the runner reads them.
@@ -46,7 +47,17 @@ export function RecipeSection({ config: c }: { config: ExperimentConfig }) {
             label: "Training",
             value: `LoRA r=${c.training.lora.r} α=${c.training.lora.alpha}, lr ${c.training.learningRate}, batch ${c.training.batchSize}, ${c.training.quantization}`,
           },
-          ...(dpo ? [{ label: "DPO", value: dpoText(dpo) }] : []),
+          ...(dpo
+            ? [
+                {
+                  // sft+rft: the control arm, the SFT term alone on the same pairs and steps
+                  label: c.method === "sft+rft" ? "RFT control (SFT term only)" : "DPO",
+                  value: `${dpoText(dpo)}; pairs: ${pairSourcesOf(dpo)
+                    .map((x) => PAIR_SOURCE_TEXT[x])
+                    .join(", ")}`,
+                },
+              ]
+            : []),
           {
             label: "Protocol",
             value: `greedy, max ${c.evaluation.maxNewTokens} new tokens, ${c.evaluation.graderVersion}`,
