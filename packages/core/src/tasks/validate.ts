@@ -134,7 +134,7 @@ export async function validateTaskStream(
     );
   }
   if (problems.length > 0) tasks.length = 0;
-  if (lines === 0 || (tasks.length === 0 && problems.length === 0)) {
+  if (!size.over && (lines === 0 || (tasks.length === 0 && problems.length === 0))) {
     problems.push({ line: 1, field: "", code: "empty_file", message: "the file holds no tasks" });
   }
   return { tasks, problems, lines };
