@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -128,12 +129,70 @@ def evaluate(model, samples: Sequence[D.Encoded], pad_id: int, device: str, batc
 # ---------------------------------------------------------------- main loop
 
 
-def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
-    import torch
+@dataclass
+class _Run:
+    """What the loop works with, built once by `_prepare` (the order of its steps fixes the RNG)."""
 
+    cfg: dict[str, Any]
+    device: str
+    dist: distributed.Dist | None
+    fsdp: bool
+    model: Any
+    wrapped: Any
+    loss_of: Any
+    trainable: list[Any]
+    optimizer: Any
+    scheduler: Any
+    train_samples: list[D.Encoded]
+    eval_samples: list[D.Encoded] | None
+    pad_id: int
+    out_dir: Path
+    method: str
+    base_hash: str
+    total_steps: int
+    record: dict[str, Any]
+
+
+@dataclass
+class _Totals:
+    """The counters of the whole run (every epoch), for the progress events and the record."""
+
+    step: int = 0
+    sup_tokens: int = 0
+    all_tokens: int = 0
+    train_time: float = 0.0
+    last_loss: float = float("nan")
+
+
+def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
+    """Epochs of optimizer steps over accumulation windows, a snapshot after each epoch; the record
+    says what ran (also when canceled, carried by the Canceled it raises)."""
     t_start = time.time()
     started_at = datetime.now(timezone.utc).isoformat()
-    cfg = normalize_spec(spec)
+    run = _prepare(normalize_spec(spec), started_at)
+    totals = _Totals()
+    try:
+        for epoch in range(1, run.cfg["epochs"] + 1):
+            train_loss = _train_epoch(run, epoch, totals, cancel)
+            eval_loss = _evaluate_epoch(run)
+            _snapshot_epoch(run, epoch, totals.step, train_loss, eval_loss)
+        run.record["status"] = "succeeded"
+    except Canceled:
+        run.record["status"] = "canceled"
+        raise_canceled = True
+    else:
+        raise_canceled = False
+    finally:
+        _finish(run, totals, t_start)
+    if raise_canceled:
+        raise Canceled(run.record)
+    return run.record
+
+
+def _prepare(cfg: dict[str, Any], started_at: str) -> _Run:
+    """Device and ranks, tokenizer and samples, the model with its adapter, optimizer and schedule, and the record."""
+    import torch
+
     if cfg["torch_threads"]:
         torch.set_num_threads(int(cfg["torch_threads"]))
     # An explicit method fixes the device too: lora-fp32 is a CPU method on every box.
@@ -182,8 +241,6 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     model.train()
     wrap = distributed.wrap_fsdp if fsdp else distributed.wrap_ddp
     wrapped = wrap(model, rank_device) if dist else None
-    # FSDP: the sharded model computes only through the wrapper's forward (evaluation included).
-    loss_of = wrapped if fsdp else None
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=float(cfg["learning_rate"]), weight_decay=float(cfg["weight_decay"]))
 
@@ -227,110 +284,144 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         "snapshots": [],
         "started_at": started_at,
     }
+    return _Run(
+        cfg=cfg,
+        device=device,
+        dist=dist,
+        fsdp=fsdp,
+        model=model,
+        wrapped=wrapped,
+        # FSDP: the sharded model computes only through the wrapper's forward (evaluation included).
+        loss_of=wrapped if fsdp else None,
+        trainable=trainable,
+        optimizer=optimizer,
+        scheduler=scheduler,
+        train_samples=train_samples,
+        eval_samples=eval_samples,
+        pad_id=pad_id,
+        out_dir=out_dir,
+        method=method,
+        base_hash=base_hash,
+        total_steps=total_steps,
+        record=record,
+    )
 
-    step = 0
-    sup_tokens = 0
-    all_tokens = 0
-    train_time = 0.0
-    last_loss = float("nan")
-    try:
-        for epoch in range(1, cfg["epochs"] + 1):
-            windows = plan_windows(train_samples, cfg["batch_size"], cfg["grad_accum"], order_seed(seed, epoch))
-            epoch_loss_sum, epoch_tokens = 0.0, 0
-            for w_idx, window in enumerate(windows):
-                cancel.raise_if_set()
-                t0 = time.perf_counter()
-                if dist and wrapped is not None:
-                    share = distributed.shard_window(window, dist, cfg["batch_size"])
-                    micro, dummy = distributed.collate_share(train_samples, share, pad_id, device)
-                    loss, n = distributed.window_backward(wrapped, micro, dist, dummy, cancel, device)
-                else:
-                    micro = [D.collate([train_samples[i] for i in b], pad_id, device) for b in window]
-                    loss, n = window_backward(model, micro, cancel, device)
-                if cfg["max_grad_norm"] and float(cfg["max_grad_norm"]) > 0:
-                    torch.nn.utils.clip_grad_norm_(trainable, float(cfg["max_grad_norm"]))
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
-                if device == "cuda":
-                    torch.cuda.synchronize()
-                train_time += time.perf_counter() - t0
-                step += 1
-                sup_tokens += n
-                all_tokens += sum(int(m["attention_mask"].sum()) for m in micro)
-                epoch_loss_sum += loss * n
-                epoch_tokens += n
-                last_loss = loss
-                if step % cfg["log_every_steps"] == 0 or step == total_steps:
-                    tps = sup_tokens / train_time if train_time > 0 else 0.0
-                    emit(
-                        "progress",
-                        step=step,
-                        total_steps=total_steps,
-                        epoch=epoch,
-                        epoch_progress=round((w_idx + 1) / len(windows), 6),
-                        loss=round(loss, 6),
-                        lr=scheduler.get_last_lr()[0],
-                        tokens_per_s=round(tps, 2),
-                        eta_s=round(train_time / step * (total_steps - step), 2),
-                        memory_mb=round(memory_mb(device), 1),
-                    )
-            train_loss = epoch_loss_sum / max(epoch_tokens, 1)
-            eval_loss = (
-                evaluate(model, eval_samples, pad_id, device, cfg["eval_batch_size"] or cfg["batch_size"], loss_of)
-                if eval_samples
-                else None
-            )
-            meta = {
-                "epoch": epoch,
-                "step": step,
-                "train_loss": train_loss,
-                "eval_loss": eval_loss,
-                "method": method,
-                "base_model_weights_sha256": base_hash,
-                "chat_template_sha256": record["chat_template_sha256"],
-                "dataset_sha256": record["dataset_sha256"],
-            }
-            # FSDP: every rank takes part in gathering the adapter's shards (the base stays sharded).
-            adapter = distributed.adapter_state(model) if fsdp else None
-            if dist and not dist.is_main:
-                continue  # rank 0 writes the snapshots (every rank holds the same weights)
-            path, digest, files = save_snapshot(model, out_dir, epoch, meta, adapter)
-            snap = {
-                "epoch": epoch,
-                "path": str(path),
-                "sha256": digest,
-                "files": files,
-                "train_loss": train_loss,
-                "eval_loss": eval_loss,
-                "step": step,
-            }
-            record["snapshots"].append(snap)
-            record["epochs_completed"] = epoch
-            emit("artifact", kind="adapter", **snap)
-            log(
-                f"epoch {epoch}: train loss {train_loss:.4f}"
-                + (f", eval loss {eval_loss:.4f}" if eval_loss is not None else "")
-            )
-        record["status"] = "succeeded"
-    except Canceled:
-        record["status"] = "canceled"
-        raise_canceled = True
+
+def _train_epoch(run: _Run, epoch: int, totals: _Totals, cancel: CancelFlag) -> float:
+    """One epoch's optimizer steps (one per accumulation window); returns its per-token train loss."""
+    cfg = run.cfg
+    windows = plan_windows(run.train_samples, cfg["batch_size"], cfg["grad_accum"], order_seed(int(cfg["seed"]), epoch))
+    epoch_loss_sum, epoch_tokens = 0.0, 0
+    for w_idx, window in enumerate(windows):
+        cancel.raise_if_set()
+        t0 = time.perf_counter()
+        loss, n, tokens = _optimizer_step(run, window, cancel)
+        totals.train_time += time.perf_counter() - t0
+        totals.step += 1
+        totals.sup_tokens += n
+        totals.all_tokens += tokens
+        epoch_loss_sum += loss * n
+        epoch_tokens += n
+        totals.last_loss = loss
+        if totals.step % cfg["log_every_steps"] == 0 or totals.step == run.total_steps:
+            _emit_progress(run, totals, epoch, (w_idx + 1) / len(windows), loss)
+    return epoch_loss_sum / max(epoch_tokens, 1)
+
+
+def _optimizer_step(run: _Run, window: list[list[int]], cancel: CancelFlag) -> tuple[float, int, int]:
+    """Backward over the window's micro-batches (this rank's share under torchrun), clip, step.
+    Returns the window's loss, its supervised tokens and all its tokens."""
+    import torch
+
+    cfg, device = run.cfg, run.device
+    if run.dist and run.wrapped is not None:
+        share = distributed.shard_window(window, run.dist, cfg["batch_size"])
+        micro, dummy = distributed.collate_share(run.train_samples, share, run.pad_id, device)
+        loss, n = distributed.window_backward(run.wrapped, micro, run.dist, dummy, cancel, device)
     else:
-        raise_canceled = False
-    finally:
-        record["steps"] = step
-        record["final_train_loss"] = last_loss if not math.isnan(last_loss) else None
-        record["final_eval_loss"] = record["snapshots"][-1]["eval_loss"] if record["snapshots"] else None
-        finish_record(record, device, t_start, train_time, sup_tokens)
-        record["total_tokens_per_s"] = round(all_tokens / train_time, 3) if train_time > 0 else 0.0
-        record["world_size"] = dist.world_size if dist else 1
-        record["parallel"] = cfg["parallel"] if dist else None
-        if dist:
-            distributed.shutdown()
-    if raise_canceled:
-        raise Canceled(record)
-    return record
+        micro = [D.collate([run.train_samples[i] for i in b], run.pad_id, device) for b in window]
+        loss, n = window_backward(run.model, micro, cancel, device)
+    if cfg["max_grad_norm"] and float(cfg["max_grad_norm"]) > 0:
+        torch.nn.utils.clip_grad_norm_(run.trainable, float(cfg["max_grad_norm"]))
+    run.optimizer.step()
+    run.scheduler.step()
+    run.optimizer.zero_grad(set_to_none=True)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return loss, n, sum(int(m["attention_mask"].sum()) for m in micro)
+
+
+def _emit_progress(run: _Run, totals: _Totals, epoch: int, epoch_progress: float, loss: float) -> None:
+    tps = totals.sup_tokens / totals.train_time if totals.train_time > 0 else 0.0
+    emit(
+        "progress",
+        step=totals.step,
+        total_steps=run.total_steps,
+        epoch=epoch,
+        epoch_progress=round(epoch_progress, 6),
+        loss=round(loss, 6),
+        lr=run.scheduler.get_last_lr()[0],
+        tokens_per_s=round(tps, 2),
+        eta_s=round(totals.train_time / totals.step * (run.total_steps - totals.step), 2),
+        memory_mb=round(memory_mb(run.device), 1),
+    )
+
+
+def _evaluate_epoch(run: _Run) -> float | None:
+    if not run.eval_samples:
+        return None
+    batch_size = run.cfg["eval_batch_size"] or run.cfg["batch_size"]
+    return evaluate(run.model, run.eval_samples, run.pad_id, run.device, batch_size, run.loss_of)
+
+
+def _snapshot_epoch(run: _Run, epoch: int, step: int, train_loss: float, eval_loss: float | None) -> None:
+    """The epoch's adapter snapshot, written by rank 0 and announced as an artifact."""
+    record = run.record
+    meta = {
+        "epoch": epoch,
+        "step": step,
+        "train_loss": train_loss,
+        "eval_loss": eval_loss,
+        "method": run.method,
+        "base_model_weights_sha256": run.base_hash,
+        "chat_template_sha256": record["chat_template_sha256"],
+        "dataset_sha256": record["dataset_sha256"],
+    }
+    # FSDP: every rank takes part in gathering the adapter's shards (the base stays sharded).
+    adapter = distributed.adapter_state(run.model) if run.fsdp else None
+    if run.dist and not run.dist.is_main:
+        return  # rank 0 writes the snapshots (every rank holds the same weights)
+    path, digest, files = save_snapshot(run.model, run.out_dir, epoch, meta, adapter)
+    snap = {
+        "epoch": epoch,
+        "path": str(path),
+        "sha256": digest,
+        "files": files,
+        "train_loss": train_loss,
+        "eval_loss": eval_loss,
+        "step": step,
+    }
+    record["snapshots"].append(snap)
+    record["epochs_completed"] = epoch
+    emit("artifact", kind="adapter", **snap)
+    log(
+        f"epoch {epoch}: train loss {train_loss:.4f}"
+        + (f", eval loss {eval_loss:.4f}" if eval_loss is not None else "")
+    )
+
+
+def _finish(run: _Run, totals: _Totals, t_start: float) -> None:
+    """What the record says however the run ended (succeeded, canceled, or an error on its way up)."""
+    record, dist = run.record, run.dist
+    record["steps"] = totals.step
+    record["final_train_loss"] = totals.last_loss if not math.isnan(totals.last_loss) else None
+    record["final_eval_loss"] = record["snapshots"][-1]["eval_loss"] if record["snapshots"] else None
+    finish_record(record, run.device, t_start, totals.train_time, totals.sup_tokens)
+    record["total_tokens_per_s"] = round(totals.all_tokens / totals.train_time, 3) if totals.train_time > 0 else 0.0
+    record["world_size"] = dist.world_size if dist else 1
+    record["parallel"] = run.cfg["parallel"] if dist else None
+    if dist:
+        distributed.shutdown()
 
 
 def main(spec: dict[str, Any], cancel: CancelFlag) -> None:
