@@ -10,6 +10,7 @@ import { opsCommands } from "./ops";
 import { pairCommands } from "./pairs";
 import { studyCommands } from "./studies";
 import { loginCommands } from "./login";
+import { episodeCommands } from "./episodes";
 
 // Later areas (collect, datasets export, experiments, reports) add a file and one spread here.
 export const commands: Command[] = [
@@ -24,4 +25,5 @@ export const commands: Command[] = [
   ...pairCommands,
   ...loginCommands,
   ...studyCommands,
+  ...episodeCommands,
 ];

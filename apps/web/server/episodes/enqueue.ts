@@ -37,7 +37,11 @@ export async function episodePayload(db: Db, req: EpisodeRequest): Promise<Episo
   };
 }
 
-export async function enqueueEpisode(services: Pick<Services, "db" | "queue">, req: EpisodeRequest) {
+export async function enqueueEpisode(
+  services: Pick<Services, "db" | "queue">,
+  req: EpisodeRequest,
+  createdBy?: string,
+) {
   const payload = await episodePayload(services.db, req);
-  return services.queue.enqueue({ type: "episode", payload });
+  return services.queue.enqueue({ type: "episode", payload, ...(createdBy ? { createdBy } : {}) });
 }

@@ -19,6 +19,7 @@ import { pairsRouter } from "./pairs";
 import { dpoRouter } from "./dpo";
 import { modelsRouter } from "./models";
 import { studiesRouter } from "./studies";
+import { episodesRouter } from "./episodes";
 
 // One router per domain (apps/web/server/routers/<domain>.ts).
 export const appRouter = router({
@@ -42,6 +43,7 @@ export const appRouter = router({
   dpo: dpoRouter,
   models: modelsRouter,
   studies: studiesRouter,
+  episodes: episodesRouter,
 });
 
 export type AppRouter = typeof appRouter;
