@@ -1,13 +1,24 @@
 "use client";
 
-import { DPO_LR_DIVISOR, MAX_DPO_ROUNDS } from "@agentlab/core";
+import { DPO_LR_DIVISOR, MAX_DPO_ROUNDS, type PairSource } from "@agentlab/core";
+import { FieldError } from "../_components/ErrorBox";
 import { defaultForm, type ExperimentForm } from "./form";
 import { Field, inputClass } from "./FormField";
 
 // The recipe's method and, for sft+dpo, its dpo block. The inputs only hint at bounds;
 // the server's schema (core DpoRecipe) is the judge and its refusals appear under each input.
 
-type DpoKey = Extract<keyof ExperimentForm, `dpo${string}`>;
+type DpoKey = Exclude<Extract<keyof ExperimentForm, `dpo${string}`>, "dpoPairSources">;
+const METHODS = ["sft", "sft+dpo", "sft+rft"] as const;
+const PAIR_SOURCES: { value: PairSource; label: string; hint: string }[] = [
+  { value: "cross_state", label: "cross-state", hint: "a passing answer against a failing one of the same train task" },
+  {
+    value: "near_miss",
+    label: "near-miss",
+    hint: "a verified answer against the buggy file or a killed mutant of the reference",
+  },
+  { value: "on_policy", label: "on-policy", hint: "a passing and a failing sample of the start policy, same prompt" },
+];
 const MARGIN_MODES = ["off", "drop", "downweight"] as const;
 const marginMode = (v: string): ExperimentForm["dpoMarginMode"] => MARGIN_MODES.find((m) => m === v) ?? "off";
 
@@ -20,6 +31,7 @@ export function DpoFields({
   setF: (f: ExperimentForm) => void;
   error: unknown;
 }) {
+  const preference = f.method !== "sft";
   const set = (k: DpoKey) => (e: { target: { value: string } }) => setF({ ...f, [k]: e.target.value });
   const num = (
     k: DpoKey,
@@ -54,13 +66,14 @@ export function DpoFields({
             className={inputClass}
             name="method"
             value={f.method}
-            onChange={(e) => setF({ ...f, method: e.target.value === "sft+dpo" ? "sft+dpo" : "sft" })}
+            onChange={(e) => setF({ ...f, method: METHODS.find((m) => m === e.target.value) ?? "sft" })}
           >
             <option value="sft">sft</option>
             <option value="sft+dpo">sft+dpo</option>
+            <option value="sft+rft">sft+rft (control: the SFT term alone on the same pairs)</option>
           </select>
         </Field>
-        {f.method === "sft+dpo" ? (
+        {preference ? (
           <>
             {num("dpoBeta", "beta", "β", { min: 0, max: 100, hint: "Rewards are β·(log π − log π_ref)." })}
             {num("dpoRounds", "rounds", "Rounds", {
@@ -76,8 +89,30 @@ export function DpoFields({
           </>
         ) : null}
       </div>
-      {f.method === "sft+dpo" ? (
+      {preference ? (
         <>
+          <fieldset className="flex flex-wrap items-center gap-3 text-sm" aria-label="pair sources">
+            <legend className="mb-1 text-xs font-medium text-zinc-600">Pair sources</legend>
+            {PAIR_SOURCES.map((src) => (
+              <label key={src.value} className="flex items-center gap-1" title={src.hint}>
+                <input
+                  type="checkbox"
+                  name={`pairSource-${src.value}`}
+                  checked={f.dpoPairSources.includes(src.value)}
+                  onChange={(e) =>
+                    setF({
+                      ...f,
+                      dpoPairSources: e.target.checked
+                        ? [...f.dpoPairSources, src.value]
+                        : f.dpoPairSources.filter((x) => x !== src.value),
+                    })
+                  }
+                />
+                {src.label}
+              </label>
+            ))}
+            <FieldError error={error} path="dpo.pairSources" />
+          </fieldset>
           <div className="grid gap-3 sm:grid-cols-4">
             {num("dpoTemperature", "temperature", "Sampling temperature", { min: 0, max: 10 })}
             {num("dpoTopP", "topP", "Sampling top_p", { min: 0, max: 1 })}

@@ -109,6 +109,21 @@ describe("experiment form", () => {
     ).toBe(1e-5);
   });
 
+  it("sends the RFT control and non-default pair sources; the default sources send no key (stored hashes unchanged)", () => {
+    const form = { ...defaultForm, ...ids, name: "x", baseModel: "/models/tiny" };
+    const rft = ExperimentConfig.parse(toConfig({ ...form, method: "sft+rft" }));
+    expect(rft.method).toBe("sft+rft");
+    expect(rft.dpo?.pairSources).toBeUndefined();
+    const sources = ExperimentConfig.parse(
+      toConfig({ ...form, method: "sft+dpo", dpoPairSources: ["near_miss", "on_policy"] }),
+    );
+    expect(sources.dpo?.pairSources).toEqual(["near_miss", "on_policy"]);
+    // No source at all is the server's to refuse, under the field.
+    expect(ExperimentConfig.safeParse(toConfig({ ...form, method: "sft+dpo", dpoPairSources: [] })).success).toBe(
+      false,
+    );
+  });
+
   it("leaves the dpo bounds to the server, which names the field", () => {
     const form = { ...defaultForm, ...ids, name: "x", baseModel: "/models/tiny", method: "sft+dpo" as const };
     const bad = ExperimentConfig.safeParse(toConfig({ ...form, dpoBeta: "0", dpoRounds: "9" }));

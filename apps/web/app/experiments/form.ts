@@ -5,6 +5,7 @@ import {
   modelShape,
   type ExperimentConfigInput,
   type InspectModelSummary,
+  type PairSource,
 } from "@agentlab/core";
 
 const DPO_DEFAULTS = DpoRecipe.parse({});
@@ -46,8 +47,10 @@ export type ExperimentForm = {
   reuseAnswers: boolean;
   graderVersion: string;
   seeds: string;
-  /** Plain SFT, or SFT then DPO from execution-graded pairs (the dpo* fields). */
-  method: "sft" | "sft+dpo";
+  /** Plain SFT, or SFT then DPO from execution-graded pairs (the dpo* fields), or its RFT control. */
+  method: "sft" | "sft+dpo" | "sft+rft";
+  /** Where the pairs come from; only cross_state (the recipe's default) sends no pairSources key. */
+  dpoPairSources: PairSource[];
   dpoBeta: string;
   dpoRounds: string;
   /** Answers sampled per train task from the start policy (its failures are the rejected answers). */
@@ -96,6 +99,7 @@ export const defaultForm: ExperimentForm = {
   seeds: "0, 1",
   // The dpo block's defaults as the recipe schema (core DpoRecipe) fills them.
   method: "sft",
+  dpoPairSources: ["cross_state"],
   dpoBeta: String(DPO_DEFAULTS.beta),
   dpoRounds: String(DPO_DEFAULTS.rounds),
   dpoSamples: String(DPO_DEFAULTS.samples),
@@ -166,12 +170,14 @@ export function toConfig(f: ExperimentForm, facts: InspectModelSummary | null = 
   };
 }
 
-/** sft sends no dpo key at all (the schema refuses one); sft+dpo sends every field of the block. */
+/** sft sends no dpo key at all (the schema refuses one); sft+dpo and sft+rft send every field of the block. */
 function dpoFields(f: ExperimentForm, num: (label: string, v: string) => number) {
-  if (f.method !== "sft+dpo") return {};
+  if (f.method === "sft") return {};
+  const defaultSources = f.dpoPairSources.length === 1 && f.dpoPairSources[0] === "cross_state";
   return {
-    method: "sft+dpo" as const,
+    method: f.method,
     dpo: {
+      ...(defaultSources ? {} : { pairSources: f.dpoPairSources }),
       beta: num("β", f.dpoBeta),
       rounds: num("rounds", f.dpoRounds),
       samples: num("negative samples per task", f.dpoSamples),
