@@ -6,8 +6,8 @@
 //   A/A:     the main's selected adapter against itself, two sampling seeds at T = 0.7, on the same
 //            test tasks and with the report's clustered statistics: the noise floor, never significant
 //            but by the rule's α.
-// The base is warmed up on the train repairs of a quarter of the shapes, so it starts at roughly a
-// quarter of test: a control can regress, and its paired test sees discordant pairs.
+// The base is warmed up on the train repairs of a quarter of the shapes, meant to start above 0% of
+// test so that a control can regress (measured at 0%: see warmupSamples in learning-proof.ts).
 // Each report's own significance rule decides. Tasks and model are synthetic: nothing here is about
 // real models. The last line is one JSON object naming the three reports' JSON files.
 import { mkdir, writeFile } from "node:fs/promises";
@@ -24,6 +24,7 @@ import {
   schema,
 } from "@agentlab/db";
 import {
+  modelLabel,
   parseStageOutput,
   reportToJson,
   significanceLabel,
@@ -197,9 +198,9 @@ async function main() {
   const warm = tiny.warmup;
   if (!warm) throw new Error("the tiny base was not warmed up");
   say(
-    `tiny base${tiny.cached ? " (cached)" : ""}: ${tiny.parameters} parameters, vocab ${tiny.vocab_size}; warm-up on ${warm.samples} echo samples of ${warm.task_ids.length} TRAIN tasks only (${warm.steps} steps, loss ${String(warm.final_loss)}, data sha256 ${warm.dataset_sha256.slice(0, 12)}): ${warm.description}`,
+    `tiny base${tiny.cached ? " (cached)" : ""}: ${tiny.parameters} parameters, vocab ${tiny.vocab_size}; warm-up on ${warm.samples} samples of ${warm.task_ids.length} TRAIN tasks only (${warm.steps} steps, loss ${String(warm.final_loss)}, data sha256 ${warm.dataset_sha256.slice(0, 12)}): ${warm.description}`,
   );
-  const baseNote = ` Base: ${tiny.parameters}-parameter tiny model, warm-up data sha256 ${warm.dataset_sha256} (${warm.samples} echo samples of ${warm.task_ids.length} train tasks, ${warm.steps} steps).`;
+  const baseNote = ` Base: ${tiny.parameters}-parameter tiny model, warm-up data sha256 ${warm.dataset_sha256} (${warm.samples} samples of ${warm.task_ids.length} train tasks: echo, and the repairs of a quarter of the shapes; ${warm.steps} steps).`;
 
   const agent = await startLocalAgent(app.services, url, {
     PATH: env.PATH ?? "",
@@ -368,8 +369,12 @@ async function aaControl(
   python: string,
   runDir: string,
 ) {
-  const ref = report.outcome.selected;
-  if (ref.model !== "adapter") return null;
+  // The selected adapter; when the base was kept, the best adapter on dev (what was compared).
+  const ref =
+    report.outcome.selected.model === "adapter"
+      ? report.outcome.selected
+      : [...report.selection.table].filter((r) => r.ref.model === "adapter").sort((a, b) => b.pass1 - a.pass1)[0]?.ref;
+  if (ref?.model !== "adapter") return null;
   const [stage] = await db
     .select()
     .from(schema.experimentStages)
@@ -382,7 +387,7 @@ async function aaControl(
   const snap = parseStageOutput("train", trainKey(ref.seed), stage?.output)?.snapshots?.find(
     (x) => x.epoch === ref.epoch,
   );
-  if (!snap) throw new Error(`no snapshot of the selected adapter ${report.outcome.selectedLabel}`);
+  if (!snap) throw new Error(`no snapshot of ${modelLabel(ref)}`);
   const adapter: Snapshot = { path: snap.path, sha256: snap.sha256 };
   const grader = new Grader(
     {
@@ -406,7 +411,7 @@ async function aaControl(
     const body = {
       kind: "aa-control",
       synthetic: true,
-      comparison: `${report.outcome.selectedLabel} seed 1 vs seed 2 (T = ${AA_TEMPERATURE})`,
+      comparison: `${modelLabel(ref)} sampling seed 1 vs seed 2 (T = ${AA_TEMPERATURE})`,
       experimentId: report.experimentId,
       adapterSha256: adapter.sha256,
       tasks: test.length,
