@@ -22,7 +22,7 @@ export type EpisodePolicy = {
 };
 
 /** Bump when a scripted policy's behaviour changes: its hash, and so its episodes' identity, change with it. */
-const SCRIPTED_VERSION = 1;
+const SCRIPTED_VERSION = 2;
 
 /** What the wrong edit appends: valid Python that changes nothing the tests see. */
 export const WRONG_EDIT_MARK = "\n# attempted fix: behaviour unchanged\n";
@@ -44,7 +44,9 @@ function decide(name: ScriptedPolicyName, reference: readonly CandidateFile[], v
   const lastTests = tests[tests.length - 1];
   const fixing =
     name === "solver" ||
-    (name === "recoverer" && edits.length > 0 && tests.some(testsFailed)) ||
+    // the recoverer fixes after its first test run whatever it said (a task whose public tests miss
+    // the bug gives no recovery state, but the control still passes)
+    (name === "recoverer" && edits.length > 0 && tests.length > 0) ||
     (name === "coin" && coin(view.seed));
   if (fixing) {
     if (tests.length === 0) return { tool: "run_public_tests", args: {} };
