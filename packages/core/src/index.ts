@@ -6,6 +6,7 @@ export * from "./tasks";
 export * from "./jobs/schemas";
 export * from "./jobs/contracts";
 export * from "./jobs/dpo";
+export * from "./jobs/grpo";
 export * from "./jobs/score";
 export * from "./jobs/recipe";
 export * from "./jobs/requirements";

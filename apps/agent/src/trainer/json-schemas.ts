@@ -2,6 +2,8 @@ import { z } from "zod";
 import {
   DpoSpec,
   GenerateSpec,
+  GrpoSpec,
+  GrpoStepProgress,
   InspectModelSpec,
   ScoreSpec,
   TinyModelSpec,
@@ -21,6 +23,7 @@ export const TRAINER_SPEC_SCHEMAS = {
   "tiny-model": TinyModelSpec,
   train: TrainSpec,
   dpo: DpoSpec,
+  grpo: GrpoSpec,
   score: ScoreSpec,
   generate: GenerateSpec,
   tokenize: TokenizeSpec,
@@ -30,7 +33,7 @@ export const TRAINER_SPEC_SCHEMAS = {
 // The events the trainer emits that a job contract defines, generated the same way: the trainer
 // checks each progress event against progress.json before it writes it (common.emit), as the server
 // checks it where it receives it (JOB_CONTRACTS[type].progress). Output mode: what is emitted.
-export const TRAINER_EVENT_SCHEMAS = { progress: TrainStepProgress } as const;
+export const TRAINER_EVENT_SCHEMAS = { progress: TrainStepProgress, grpo_step: GrpoStepProgress } as const;
 
 /** Folder of the checked-in schemas, relative to the repository root. */
 export const TRAINER_SCHEMA_DIR = "apps/agent/python/src/agentlab_trainer/schemas";

@@ -10,10 +10,11 @@ import {
 } from "../trainer/schemas";
 import { InspectModelJobPayload, InspectModelJobResult, TinyModelJobPayload, TinyModelJobResult } from "./model-jobs";
 import { DpoJobPayload, DpoJobResult } from "./dpo";
+import { GrpoJobPayload, GrpoJobResult } from "./grpo";
 import { ScoreJobPayload, ScoreJobResult } from "./score";
 import { EpisodeJobPayload, EpisodeJobResult } from "../episodes/job";
 import { JobRequirements, type JobType, ShellJobPayload } from "./schemas";
-import { DpoStepProgress, ItemsProgress, NoProgress, TrainStepProgress } from "./progress";
+import { DpoStepProgress, GrpoStepProgress, ItemsProgress, NoProgress, TrainStepProgress } from "./progress";
 
 // One payload, one result and one progress schema per job type: what the control plane enqueues,
 // what the agent's handler receives (parsed with the payload schema) and returns (parsed with the
@@ -137,6 +138,7 @@ export const JOB_CONTRACTS = {
   audit: { payload: AuditJobPayload, result: AuditJobResult, progress: NoProgress },
   train: { payload: TrainJobPayload, result: TrainJobResult, progress: TrainStepProgress },
   dpo: { payload: DpoJobPayload, result: DpoJobResult, progress: DpoStepProgress },
+  grpo: { payload: GrpoJobPayload, result: GrpoJobResult, progress: GrpoStepProgress },
   score: { payload: ScoreJobPayload, result: ScoreJobResult, progress: NoProgress },
   generate: { payload: GenerateJobPayload, result: GenerateJobResult, progress: ItemsProgress },
   tokenize: { payload: TokenizeJobPayload, result: TokenizeJobResult, progress: NoProgress },
@@ -236,6 +238,7 @@ export const EnqueueJob = z.discriminatedUnion("type", [
   enqueueOf("audit"),
   enqueueOf("train"),
   enqueueOf("dpo"),
+  enqueueOf("grpo"),
   enqueueOf("score"),
   enqueueOf("generate"),
   enqueueOf("tokenize"),
@@ -254,6 +257,7 @@ export const CreateJob = z.discriminatedUnion("type", [
   createOf("audit"),
   createOf("train"),
   createOf("dpo"),
+  createOf("grpo"),
   createOf("score"),
   createOf("generate"),
   createOf("tokenize"),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { TrainerProgressEvent } from "../trainer/schemas";
+import { TrainerGrpoStepEvent, TrainerProgressEvent } from "../trainer/schemas";
 
 // A running job's progress events: what a handler reports, what the server parses where it
 // receives them (with the job type's own variant, JOB_CONTRACTS[type].progress) and stores as
@@ -25,6 +25,15 @@ export const DpoStepProgress = TrainStepProgress.required({
 });
 export type DpoStepProgress = z.infer<typeof DpoStepProgress>;
 
+/**
+ * One optimizer step of a grpo job: reward mean and spread, zero-variance groups, completion
+ * length and truncation, KL (β > 0), judge throughput and the reward-hacking audit (tampered,
+ * timeouts, unparseable, infra errors and judge flags of the step's completions). The trainer's
+ * stdout event, forwarded as is and checked by the trainer against schemas/grpo_step.json.
+ */
+export const GrpoStepProgress = TrainerGrpoStepEvent.strict();
+export type GrpoStepProgress = z.infer<typeof GrpoStepProgress>;
+
 /** Items done of a total: generate (answers written), grade-batch (items graded, with verdict counts). */
 export const ItemsProgress = z
   .strictObject({
@@ -37,7 +46,7 @@ export const ItemsProgress = z
   .refine((p) => p.done <= p.total, { message: "done exceeds total", path: ["done"] });
 export type ItemsProgress = z.infer<typeof ItemsProgress>;
 
-export const JobProgress = z.discriminatedUnion("event", [TrainStepProgress, ItemsProgress]);
+export const JobProgress = z.discriminatedUnion("event", [TrainStepProgress, GrpoStepProgress, ItemsProgress]);
 export type JobProgress = z.infer<typeof JobProgress>;
 
 /** The job types that report no progress: any event they send breaks their contract. */

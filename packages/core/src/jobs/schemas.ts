@@ -8,6 +8,7 @@ export const JobType = z.enum([
   "audit",
   "train",
   "dpo",
+  "grpo",
   "score",
   "generate",
   "tokenize",
@@ -18,7 +19,7 @@ export const JobType = z.enum([
 export type JobType = z.infer<typeof JobType>;
 
 /** Job types that run untrusted code: only agents whose sandbox passed its self-test claim them. */
-export const SANDBOXED_JOB_TYPES: readonly JobType[] = ["grade", "grade-batch", "audit", "episode"];
+export const SANDBOXED_JOB_TYPES: readonly JobType[] = ["grade", "grade-batch", "audit", "episode", "grpo"];
 
 // Vocabularies are `as const` tuples so that the database's pgEnum (packages/db) and the UI reuse
 // the very same values; the zod enums are built from them.

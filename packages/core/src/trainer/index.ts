@@ -1,5 +1,6 @@
 export * from "./schemas";
 export * from "./dpo";
+export * from "./grpo";
 export * from "./score";
 export * from "./inspect";
 export * from "./memory";

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DpoRecord, DpoSpec } from "./dpo";
+import { GrpoRecord, GrpoSpec, GrpoStepMetrics } from "./grpo";
 import { ScoreRecord, ScoreSpec } from "./score";
 import { InspectModelSpec, InspectModelSummary } from "./inspect";
 import { AdapterSnapshot, ChatMessage, Sha256, TrainerEnvironment, TRAINING_RUN_FIELDS, TrainMethod } from "./shared";
@@ -11,7 +12,16 @@ export { AdapterSnapshot, ChatMessage, LoraConfig, LrSchedule, TrainerEnvironmen
 // the trainer answers with JSON lines on stdout, each one a TrainerEvent. Keys are snake_case on
 // both sides, like the task format.
 
-export const TrainerCommand = z.enum(["tiny-model", "train", "dpo", "score", "generate", "tokenize", "inspect-model"]);
+export const TrainerCommand = z.enum([
+  "tiny-model",
+  "train",
+  "dpo",
+  "grpo",
+  "score",
+  "generate",
+  "tokenize",
+  "inspect-model",
+]);
 export type TrainerCommand = z.infer<typeof TrainerCommand>;
 
 /** Exit codes of the trainer CLI. */
@@ -148,6 +158,7 @@ export type TrainerSpecs = {
   "tiny-model": z.input<typeof TinyModelSpec>;
   train: z.input<typeof TrainSpec>;
   dpo: z.input<typeof DpoSpec>;
+  grpo: z.input<typeof GrpoSpec>;
   score: z.input<typeof ScoreSpec>;
   generate: z.input<typeof GenerateSpec>;
   tokenize: z.input<typeof TokenizeSpec>;
@@ -335,6 +346,10 @@ export const TrainerGenerationEvent = z.object({
 });
 export type TrainerGenerationEvent = z.infer<typeof TrainerGenerationEvent>;
 
+/** One grpo optimizer step: its reward, group and judge-audit figures (jobs/progress.ts GrpoStepProgress). */
+export const TrainerGrpoStepEvent = GrpoStepMetrics.extend({ event: z.literal("grpo_step") });
+export type TrainerGrpoStepEvent = z.infer<typeof TrainerGrpoStepEvent>;
+
 export const TrainerLogEvent = z.object({
   event: z.literal("log"),
   level: z.enum(["debug", "info", "warning", "error"]).default("info"),
@@ -357,6 +372,8 @@ export const TrainerResultEvent = z.object({
   record: RunRecord.optional(),
   /** dpo: its run record (also on cancel, with the finished epochs' snapshots). */
   dpo: DpoRecord.optional(),
+  /** grpo: its run record (also on cancel, with the snapshots taken so far). */
+  grpo: GrpoRecord.optional(),
   /** score: the log-probs of the pairs under the reference and each policy. */
   score: ScoreRecord.optional(),
   generate: GenerateSummary.optional(),
@@ -370,6 +387,7 @@ export const TrainerEvent = z.discriminatedUnion("event", [
   TrainerProgressEvent,
   TrainerArtifactEvent,
   TrainerGenerationEvent,
+  TrainerGrpoStepEvent,
   TrainerLogEvent,
   TrainerResultEvent,
 ]);

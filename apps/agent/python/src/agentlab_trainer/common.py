@@ -43,7 +43,7 @@ def emit(event: str, **fields: Any) -> None:
 
 # Events a job contract defines (schemas/<event>.json, generated from packages/core/src/jobs/progress.ts):
 # the server refuses one that breaks it and fails the attempt, so the trainer refuses to emit it.
-_CONTRACTED_EVENTS = {"progress"}
+_CONTRACTED_EVENTS = {"progress", "grpo_step"}
 
 
 def check_event(event: str, value: Any) -> None:
