@@ -8,6 +8,7 @@ import { makeGradeBatchHandler } from "./grade-batch";
 import { refuseShellJob, shellJob } from "./shell";
 import { trainJob, type TrainRanks } from "./train";
 import { dpoJob } from "./dpo";
+import { grpoJob } from "./grpo";
 import { scoreJob } from "./score";
 import { generateJob } from "./generate";
 import { tokenizeJob } from "./tokenize";
@@ -34,18 +35,23 @@ export function jobHandlers(opts: {
     tokenize: tokenizeJob(opts.graceMs),
     "inspect-model": inspectModelJob(opts.graceMs),
     "tiny-model": tinyModelJob(opts.graceMs),
-    ...(opts.grading ? gradingHandlers(opts.grading) : {}),
+    ...(opts.grading ? gradingHandlers(opts.grading, opts.graceMs) : {}),
   };
   return handlers;
 }
 
 // One reference-id cache for both kinds of grade job: a task's reference runs once per agent.
-function gradingHandlers(grading: { grader: Grader; sandbox: SandboxConfig }): { [T in JobType]?: JobHandler } {
+function gradingHandlers(
+  grading: { grader: Grader; sandbox: SandboxConfig },
+  graceMs: number,
+): { [T in JobType]?: JobHandler } {
   const refs = new ReferenceIds(grading.grader);
   return {
     grade: makeGradeHandler(grading.grader, refs),
     "grade-batch": makeGradeBatchHandler(grading.grader, refs),
     audit: makeAuditHandler(grading.grader, grading.sandbox),
     episode: makeEpisodeHandler({ ...grading, refs }),
+    // online RL needs the judge for its reward: only an agent that grades runs it
+    grpo: grpoJob(graceMs, { grader: grading.grader, refs }),
   };
 }

@@ -39,7 +39,38 @@ const task: TaskSpec = {
   reference: [{ path: "solution.py", content: "def f():\n    return 1\n" }],
 };
 
+const grpoPayload = {
+  splitId: "00000000-0000-4000-8000-000000000001",
+  tasks: [{ task, part: "train" }],
+  spec: { base_model: "m", max_steps: 4, snapshot_every_steps: 2 },
+} as const;
+
 describe("job contracts", () => {
+  it("a grpo payload trains on train tasks only, with TRL 1.16's GRPO defaults pinned", () => {
+    const ok = parseJobPayload("grpo", grpoPayload);
+    expect(ok.ok).toBe(true);
+    if (ok.ok)
+      expect(ok.payload.spec).toMatchObject({
+        learning_rate: 1e-6,
+        num_generations: 8,
+        beta: 0,
+        loss_type: "dapo",
+        scale_rewards: "group",
+        epsilon: 0.2,
+        epsilon_high: 0.28,
+        mask_truncated_completions: true,
+      });
+    for (const part of ["dev", "test"]) {
+      const r = parseJobPayload("grpo", { ...grpoPayload, tasks: [{ task, part }] });
+      expect(r.ok, part).toBe(false);
+      if (!r.ok) expect(r.error).toContain("train tasks only");
+    }
+    // the trainer's own paths are the agent's: a payload naming one is refused
+    expect(parseJobPayload("grpo", { ...grpoPayload, spec: { ...grpoPayload.spec, reward_socket: "/x" } }).ok).toBe(
+      false,
+    );
+  });
+
   it("refuse unknown keys in every payload; the positive control passes", () => {
     const valid = {
       shell: { argv: ["true"] },
@@ -57,6 +88,7 @@ describe("job contracts", () => {
       "inspect-model": { model: "Qwen/Qwen2.5-1.5B", revision: "main" },
       "tiny-model": { corpusSha256: H("f"), trainTaskIds: ["t/0"], shape: { hidden_size: 64 } },
       episode: { task, policy: { kind: "scripted", name: "wrong" }, seed: 1 },
+      grpo: grpoPayload,
     } as const;
     for (const [type, payload] of Object.entries(valid)) {
       const t = type as keyof typeof valid;
@@ -75,6 +107,7 @@ describe("job contracts", () => {
       "generate",
       "grade",
       "grade-batch",
+      "grpo",
       "inspect-model",
       "score",
       "shell",
