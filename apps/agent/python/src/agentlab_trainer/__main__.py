@@ -1,4 +1,4 @@
-"""CLI: python -m agentlab_trainer {tiny-model,train,dpo,score,generate,tokenize,inspect-model} --spec FILE
+"""CLI: python -m agentlab_trainer {tiny-model,train,dpo,grpo,score,generate,tokenize,inspect-model} --spec FILE
 
 stdout carries JSON lines only (progress / artifact / generation / log / result); human logs go to
 stderr. Exit codes: 0 ok, 1 internal error, 2 bad usage, 3 user error (spec or data), 143 canceled."""
@@ -22,7 +22,7 @@ from .common import (
     log,
 )
 
-COMMANDS = ("tiny-model", "train", "dpo", "score", "generate", "tokenize", "inspect-model")
+COMMANDS = ("tiny-model", "train", "dpo", "grpo", "score", "generate", "tokenize", "inspect-model")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,6 +49,10 @@ def main(argv: list[str] | None = None) -> int:
             from . import dpo
 
             dpo.main(spec, cancel)
+        elif args.command == "grpo":
+            from . import grpo
+
+            grpo.main(spec, cancel)
         elif args.command == "score":
             from . import score
 
@@ -69,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     except Canceled as e:
         payload = e.args[0] if e.args and isinstance(e.args[0], dict) else None
         # train and dpo report the epochs they finished with their run record
-        key = {"train": "record", "dpo": "dpo"}.get(args.command)
+        key = {"train": "record", "dpo": "dpo", "grpo": "grpo"}.get(args.command)
         fields = {key: payload} if payload is not None and key else {}
         emit(
             "result",
