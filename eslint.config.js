@@ -57,7 +57,9 @@ const serverLayers = [
   { name: "endpoints", paths: ["routers", "http", "agents"] },
   { name: "trpc", paths: ["trpc"] },
   { name: "models", paths: ["models"] },
-  { name: "experiments", paths: ["experiments"] },
+  // Studies run their arms as experiments and hold their test stage (evaluation.ts asks the study);
+  // episodes store the episode jobs' results beside them.
+  { name: "experiments", paths: ["experiments", "studies", "episodes"] },
   { name: "teacher", paths: ["teacher", "audits", "bootstrap"] },
   // Batched grading with retries alone, shared by experiments and teacher collections.
   { name: "grading", paths: ["grading"] },
