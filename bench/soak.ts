@@ -5,20 +5,38 @@
 // and attributes each re-run to an agent kill or, when its agent was not killed meanwhile, to the
 // server restart. Every loop has a deadline.
 //   npm run bench -- soak [JOBS=2000] [AGENTS=4] [DOWN_S=60]
+// The `import-outage` variant has no restarts and no kills: a 100k-task upload runs while the jobs
+// do, and the server's database goes away (connections cut, new ones refused) for OUTAGE_S, shorter
+// than the lease; nothing may be lost, duplicated or re-run.
+//   npm run bench -- soak import-outage [JOBS=2000] [AGENTS=4] [OUTAGE_S=8] [IMPORT_TASKS=100000]
+// Both report max_loop_delay_ms, the server process's worst event-loop delay over the run.
+import { request } from "node:http";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { gzipSync } from "node:zlib";
 import { sql } from "drizzle-orm";
-import { queryRows } from "@agentlab/db";
+import { createApiToken, queryRows, schema } from "@agentlab/db";
 import { agentHome, spawnAgent, type AgentProcess } from "../tests/integration/helpers/agent-process";
 import { startTestServer, waitFor } from "../tests/integration/helpers/server";
+import { databaseOutage } from "../tests/integration/security-outage-helpers";
+import { makePool, toJsonl } from "../tests/fixtures/tasks/generate";
 
-const JOBS = Number(process.argv[3] ?? 2000);
-const AGENTS = Number(process.argv[4] ?? 4);
-const DOWN_MS = Number(process.argv[5] ?? 60) * 1000;
-const KILLS = 6;
+const VARIANT = process.argv[3] === "import-outage" ? "import-outage" : "restarts";
+const args = VARIANT === "restarts" ? process.argv.slice(3) : process.argv.slice(4);
+const JOBS = Number(args[0] ?? 2000);
+const AGENTS = Number(args[1] ?? 4);
+const DOWN_MS = Number(args[2] ?? (VARIANT === "restarts" ? 60 : 8)) * 1000;
+const IMPORT_TASKS = Number(args[3] ?? 100_000);
+const KILLS = VARIANT === "restarts" ? 6 : 0;
 const LONG_JOBS = 24; // long enough to be running across a restart, so results land while the server is down
-const TTL_MS = 5000;
+// The variant's lease outlasts its outage by half again.
+const TTL_MS = VARIANT === "restarts" ? 5000 : Math.round(DOWN_MS * 1.5);
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 const t0 = Date.now();
 const log = (msg: string) => console.error(`[soak +${Math.round((Date.now() - t0) / 1000)}s] ${msg}`);
 
+// Made before anything runs: building 100k tasks blocks this process (the server's) for a while.
+const file = VARIANT === "import-outage" ? gzipSync(toJsonl(makePool(IMPORT_TASKS, 1))) : new Uint8Array(0);
+loopDelay.enable();
 const server = await startTestServer({ AGENTLAB_LEASE_TTL_MS: String(TTL_MS), AGENTLAB_HEARTBEAT_MS: "1000" });
 const db = server.db.db;
 const count = async (where: ReturnType<typeof sql>) =>
@@ -49,7 +67,10 @@ const online = async () =>
   (
     await queryRows<{ n: number }>(db, sql`select count(*)::int as n from agents where online and revoked_at is null`)
   )[0]?.n ?? 0;
-await waitFor(async () => (await online()) === AGENTS, 120_000, 200);
+await waitFor(async () => (await online()) === AGENTS, 300_000, 200).catch((err: unknown) => {
+  for (const a of agents) log(`agent ${a.agentId} never came online: ${a.proc.output().slice(-2000)}`);
+  throw err;
+});
 log(`${AGENTS} agents online`);
 
 // Mostly short jobs, some long ones spread through the queue.
@@ -106,10 +127,56 @@ async function restart(downMs: number) {
   entry.reconnectedAt = Date.now();
   log(`server back; agents online after ${((entry.reconnectedAt - up) / 1000).toFixed(1)}s`);
 }
-await new Promise((r) => setTimeout(r, 5000));
-await restart(DOWN_MS);
-await new Promise((r) => setTimeout(r, 10_000));
-await restart(3000);
+// The variant's member upload: a 100k-task file through the HTTP import, as a member would send it.
+async function importTasks(): Promise<{ ok: boolean; s: number }> {
+  const [u] = await db
+    .insert(schema.users)
+    .values({ email: "soak-member@example.test", name: "soak member", passwordHash: "x", role: "member" })
+    .returning();
+  if (!u) throw new Error("no user");
+  const { token } = await createApiToken(db, { userId: u.id, name: "soak" });
+  log(`importing ${IMPORT_TASKS} tasks (${file.length} gzip bytes)`);
+  const t = Date.now();
+  // node:http, not fetch: fetch gives up on an answer after 300 s, and a loaded machine takes longer.
+  const res = await new Promise<{ status: number; body: { ok?: boolean; imported?: number } }>((resolve, reject) => {
+    const req = request(
+      `${server.url}/api/tasks/import?pool=soak`,
+      { method: "POST", headers: { authorization: `Bearer ${token}`, "content-length": file.length } },
+      (r) => {
+        const parts: Buffer[] = [];
+        r.on("data", (c: Buffer) => parts.push(c));
+        r.on("end", () => resolve({ status: r.statusCode ?? 0, body: JSON.parse(Buffer.concat(parts).toString()) }));
+        r.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(file);
+  });
+  const body = res.body;
+  log(`import answered ${res.status} after ${((Date.now() - t) / 1000).toFixed(1)}s (${String(body.imported)} tasks)`);
+  return { ok: res.status === 200 && body.imported === IMPORT_TASKS, s: (Date.now() - t) / 1000 };
+}
+let imported: { ok: boolean; s: number } | null = null;
+let outages = 0;
+if (VARIANT === "restarts") {
+  await new Promise((r) => setTimeout(r, 5000));
+  await restart(DOWN_MS);
+  await new Promise((r) => setTimeout(r, 10_000));
+  await restart(3000);
+} else {
+  const importing = importTasks();
+  // The outage while long jobs run, so some of their results come in while the database is away.
+  await waitFor(
+    async () => (await count(sql`state = 'running' and payload::text like '%sleep 20%'`)) > 0,
+    120_000,
+    200,
+  ).catch(() => null);
+  log(`database away for ${DOWN_MS / 1000}s (lease ${TTL_MS / 1000}s)`);
+  const { terminated } = await databaseOutage(server.db.url, DOWN_MS);
+  outages++;
+  log(`database back (${terminated} connections had been cut)`);
+  imported = await importing;
+}
 
 await waitFor(async () => (await done()) >= JOBS, 30 * 60_000, 500);
 await killer;
@@ -154,6 +221,7 @@ await server.close();
 console.log(
   JSON.stringify({
     bench: "soak",
+    variant: VARIANT,
     jobs: JOBS,
     agents: AGENTS,
     server_restarts: restarts,
@@ -164,7 +232,14 @@ console.log(
     rerun_by_kill: byKill,
     unexpected_agent_exits: unexpectedExits,
     rerun_by_restart: failedAttempts.length - byKill,
-    longest_down_s: Math.round(Math.max(...restartTimes.map((r) => r.up - r.down)) / 1000),
+    longest_down_s: Math.round(Math.max(0, ...restartTimes.map((r) => r.up - r.down)) / 1000),
+    db_outages: outages,
+    db_outage_s: outages > 0 ? DOWN_MS / 1000 : 0,
+    lease_s: TTL_MS / 1000,
+    import_tasks: imported ? IMPORT_TASKS : 0,
+    import_ok: imported?.ok ?? null,
+    import_s: imported ? Math.round(imported.s) : null,
+    max_loop_delay_ms: Math.round(loopDelay.max / 1e6),
     reconnect_s: reconnect.map((s) => Math.round(s * 10) / 10),
     wall_s: Math.round(wallS),
   }),
