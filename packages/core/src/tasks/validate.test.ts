@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createTaskValidator, validateTaskStream } from "./validate";
+import { createTaskValidator, nestingDepth, validateTaskStream } from "./validate";
 import { formatProblem, type TaskProblem } from "./spec";
 
 const enc = new TextEncoder();
@@ -229,5 +229,24 @@ describe("validateTaskStream", () => {
     expect(only((await validateTaskStream([enc.encode("\n\n")])).problems)).toEqual([
       { field: "", code: "empty_file" },
     ]);
+  });
+});
+
+describe("file limits", () => {
+  it("counts nesting outside strings only, and stops past the limit", () => {
+    expect(nestingDepth('{"a":[{"b":"[[[[{{{{"}]}')).toBe(3);
+    expect(nestingDepth('{"a":"\\"[[["}')).toBe(1);
+    expect(nestingDepth(`${"[".repeat(100)}${"]".repeat(100)}`, 10)).toBe(11);
+  });
+
+  it("refuses a line nested past maxDepth and a file past maxTasks, naming the limit", async () => {
+    const line = (depth: number) => `{"id":"x","metadata":{"v":${"[".repeat(depth)}${"]".repeat(depth)}}}\n`;
+    const deep = await validateTaskStream([new TextEncoder().encode(line(40))]);
+    expect(deep.problems).toEqual([
+      expect.objectContaining({ line: 1, code: "too_deep", message: expect.stringContaining("maxDepth") }),
+    ]);
+    const many = await validateTaskStream([new TextEncoder().encode("{}\n{}\n{}\n")], { limits: { maxTasks: 2 } });
+    expect(many.problems.at(-1)).toMatchObject({ line: 3, code: "too_many_tasks" });
+    expect(many.problems.at(-1)?.message).toContain("maxTasks");
   });
 });
