@@ -66,10 +66,11 @@ export async function gradeCompletions(
   });
   for (let k = 0; k < pending.length; k += BATCH_MAX) {
     const chunk = pending.slice(k, k + BATCH_MAX);
-    const used = new Map(chunk.map((p) => [p.task.task.id, p.task]));
+    // by fingerprint: two task ids with the same content are one task to the grader
+    const used = new Map(chunk.map((p) => [taskFingerprint(p.task.task), p.task]));
     const payload: GradeBatchJobPayload = {
-      tasks: [...used.values()].map((t) => ({
-        fingerprint: taskFingerprint(t.task),
+      tasks: [...used].map(([fingerprint, t]) => ({
+        fingerprint,
         task: t.task,
         ...(t.expectedTestIds ? { expectedTestIds: t.expectedTestIds } : {}),
       })),
@@ -83,6 +84,9 @@ export async function gradeCompletions(
     };
     const out = await gradeBatch({ ...ctx, type: "grade-batch", payload, progress: () => {} });
     const items = (out.result?.items ?? []) as GradeBatchItemResult[];
+    // A batch the handler refused or cut short: its ungraded items come back as infra_error (masked).
+    if (out.reason !== "succeeded")
+      ctx.log.warn({ reason: out.reason, error: out.error }, "reward batch not fully graded");
     const byKey = new Map(items.map((r) => [r.key, r]));
     for (const p of chunk) verdicts[p.index] = verdictOf(byKey.get(`r${req.id}-${p.index}`));
   }
