@@ -10,6 +10,7 @@
 // test so that a control can regress (measured at 0%: see warmupSamples in learning-proof.ts).
 // Each report's own significance rule decides. Tasks and model are synthetic: nothing here is about
 // real models. The last line is one JSON object naming the three reports' JSON files.
+import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import {
@@ -388,6 +389,12 @@ async function aaControl(
     (x) => x.epoch === ref.epoch,
   );
   if (!snap) throw new Error(`no snapshot of ${modelLabel(ref)}`);
+  // The local agent removes a job's work folder after the job; the snapshot then lives only as an
+  // artifact archive, which this direct path does not unpack yet: the A/A is skipped, not faked.
+  if (!existsSync(snap.path)) {
+    say(`A/A skipped: the snapshot folder ${snap.path} is gone (kept only as artifact ${snap.artifact ?? "none"})`);
+    return null;
+  }
   const adapter: Snapshot = { path: snap.path, sha256: snap.sha256 };
   const grader = new Grader(
     {
