@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { eq } from "drizzle-orm";
-import { DEFAULT_EPISODE_BUDGET } from "@agentlab/core";
+import { DEFAULT_EPISODE_BUDGET, EpisodeJobPayload } from "@agentlab/core";
 import { createApiToken, importPool, schema } from "@agentlab/db";
 import { main as cli } from "../../apps/web/cli/main";
 import { scriptedPolicy } from "../../apps/agent/src/episodes/policies";
@@ -41,11 +41,14 @@ beforeAll(async () => {
   if (!imp.ok) throw new Error("import failed");
   const [row] = await db.select({ id: schema.tasks.id }).from(schema.tasks).where(eq(schema.tasks.poolId, imp.poolId));
   if (!row) throw new Error("no task");
-  const payload = await episodePayload(db, {
-    taskRowId: row.id,
-    policy: { kind: "scripted", name: "recoverer" },
-    seed: 4,
-  });
+  // As the agent receives it: parsed by the job's contract (defaults filled).
+  const payload = EpisodeJobPayload.parse(
+    await episodePayload(db, {
+      taskRowId: row.id,
+      policy: { kind: "scripted", name: "recoverer" },
+      seed: 4,
+    }),
+  );
   const result = await runEpisodeWithBranches(rig.deps(), rig.scratch, {
     task: payload.task,
     budget: DEFAULT_EPISODE_BUDGET,

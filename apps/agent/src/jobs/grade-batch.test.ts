@@ -8,6 +8,7 @@ const item = (task: string, over: Partial<Item> = {}): Item => ({
   task,
   candidate: [{ path: "solution.py", content: "" }],
   isolation: "judge",
+  limits: {},
   ...over,
 });
 const shape = (items: Item[], workers: number) => sessionChunks(items, workers).map((c) => c.indices);
