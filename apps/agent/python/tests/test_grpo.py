@@ -20,7 +20,8 @@ class FakeParent:
     """Answers each reward request with `answer(request) -> verdicts`; keeps what it was sent."""
 
     def __init__(self, path: Path, answer):
-        self.path, self.answer, self.requests = str(path), answer, []
+        self.path, self.answer = str(path), answer
+        self.requests: list[dict] = []
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(self.path)
         self.server.listen(1)

@@ -132,7 +132,8 @@ class _StepReporter:
         self.reward, self.cfg, self.device, self.out_dir = reward, cfg, device, out_dir
         self.record, self.cancel = record, cancel
         self.t0 = time.time()
-        self.model = None
+        # The trainer's (LoRA-wrapped) model, set once GRPOTrainer has built it.
+        self.model: Any = None
 
     def hook(self):
         from transformers import TrainerCallback
