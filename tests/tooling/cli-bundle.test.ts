@@ -30,15 +30,17 @@ describe("the CLI's start-up bundle", () => {
     expect(second.how).toBe("bundle");
     expect(second.stdout).toBe(first.stdout);
     // A source file newer than the bundle (what an edit does): the next start rebuilds.
-    const now = new Date(Date.now() + 2000);
+    const now = new Date();
     utimesSync(join(root, "apps/web/cli/command.ts"), now, now);
     expect(cli("--help").how).toBe("rebuilt");
   }, 120_000);
 
   it("falls back to tsx when the cached bundle cannot be loaded, and still runs the command", () => {
     cli("--help");
-    // A bundle that looks fresh (newest file in the cache) but throws on import.
+    // A bundle that looks fresh (newer than every input) but throws on import.
     writeFileSync(join(cache, "cli.mjs"), "throw new Error('corrupt bundle');\n");
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(cache, "cli.mjs"), later, later);
     const r = cli("--help");
     expect(r.stderr).toContain("corrupt bundle");
     expect(r.how).toBe("tsx");
