@@ -190,6 +190,10 @@ def shutdown() -> None:
     import torch.distributed as tdist
 
     if tdist.is_initialized():
+        # Every rank reaches the teardown together: a gloo rank that destroys its group while a
+        # peer is still tearing down can leave that peer waiting forever (seen once in
+        # test_distributed: both ranks had written their results, one hung in destroy).
+        tdist.barrier()
         tdist.destroy_process_group()
 
 
