@@ -218,6 +218,8 @@ describe("the report in the browser", () => {
     // The primary action at the top: a new experiment with this split already chosen.
     await page.getByRole("link", { name: "Start an experiment on this split" }).click();
     await page.waitForURL(`**/experiments/new?split=${splitId}`);
+    // The splits load after the form: the choice shows once its option exists.
+    await page.locator(`select[name="splitId"] option[value="${splitId}"]`).waitFor({ state: "attached" });
     await expect(page.locator('select[name="splitId"]').inputValue()).resolves.toBe(splitId);
     await page.close();
   });
