@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { updateStage } from "@agentlab/db";
+import { setExperimentState, updateStage } from "@agentlab/db";
 import type { Services } from "../../apps/web/server/services";
 import { userCaller, type Caller } from "./helpers/callers";
 import { createTestDatabase, type TestDb } from "./helpers/db";
@@ -39,6 +39,9 @@ describe("stage states shown for an experiment", () => {
     const after = await member.experiments.byId({ id });
     expect(after.state).toBe("canceled");
     expect(after.remaining).toBeNull();
+    // A runner step still going when the cancel landed cannot turn it into "failed" afterwards.
+    await setExperimentState(t.db, id, "failed", "collect: no provider");
+    expect((await member.experiments.byId({ id })).state).toBe("canceled");
     expect(after.stages[at]?.state).toBe("canceled");
     expect(after.stages.slice(at + 1).every((x) => x.state === "not run")).toBe(true);
     expect(after.stages.slice(0, at).every((x) => x.state === "succeeded")).toBe(true);

@@ -69,10 +69,13 @@ export async function setExperimentState(
   error: string | null = null,
 ): Promise<void> {
   const finished = state === "running" ? null : sql`now()`;
+  // The runner's own end (failed, succeeded) only ends a running experiment: a user's cancel that
+  // landed while a step was still going stays the experiment's state.
+  const own = state === "failed" || state === "succeeded" ? eq(experiments.state, "running") : undefined;
   await db
     .update(experiments)
     .set({ state, error, updatedAt: sql`now()`, finishedAt: finished })
-    .where(eq(experiments.id, id));
+    .where(and(eq(experiments.id, id), own));
 }
 
 export const listStages = (db: Db, experimentId: string): Promise<StageRow[]> =>
