@@ -1,53 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import postgres from "postgres";
 import { and, eq } from "drizzle-orm";
-import { openDatabase, schema, type Database } from "@agentlab/db";
-import { createApp, type App } from "../../apps/web/server/app";
-import { loadEnv } from "../../apps/web/server/env";
-import { createLogger } from "../../apps/web/server/logger";
+import { schema } from "@agentlab/db";
 import { LEADER_LOCK_KEY } from "../../apps/web/server/events/leadership";
 import { baseConfig, makeSplit, startExperiment } from "./experiments-harness";
 import { ADMIN_URL, createTestDatabase, type TestDb } from "./helpers/db";
+import { startInstance, type Instance } from "./helpers/instance";
 import { waitFor } from "./helpers/server";
 
 // Two web instances over one Postgres, each with its own connection pool (as two processes would
 // have): exactly one runs the background loops, and when its lock session dies the other takes
 // them over within a few leader retries (AGENTLAB_LEADER_RETRY_MS, 300 ms here).
-
-type Instance = { name: string; app: App; database: Database; close(): Promise<void> };
-
-async function startInstance(name: string, url: string): Promise<Instance> {
-  const database = await openDatabase({ url, maxConnections: 5 });
-  const dataDir = await mkdtemp(join(tmpdir(), `agentlab-lead-${name}-`));
-  const env = loadEnv({
-    NODE_ENV: "test",
-    AGENTLAB_DATA_DIR: dataDir,
-    LOG_LEVEL: "silent",
-    AGENTLAB_SWEEP_MS: "600000",
-    AGENTLAB_LEADER_RETRY_MS: "300",
-  });
-  const app = await createApp({
-    env,
-    db: database.db,
-    log: createLogger("silent"),
-    secret: "test-secret-test-secret-test-secret-0123",
-    listen: database.listen,
-    tryLead: database.tryLead,
-  });
-  return {
-    name,
-    app,
-    database,
-    async close() {
-      await app.close();
-      await database.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 const leaders = (xs: Instance[]) => xs.filter((x) => x.app.background !== null);
 

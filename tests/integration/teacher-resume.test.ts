@@ -1,19 +1,14 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import postgres from "postgres";
 import { eq } from "drizzle-orm";
 import { formatAnswer } from "@agentlab/core";
-import { createSplit, importPool, openDatabase, schema, type Db, type Database } from "@agentlab/db";
-import { createApp, type App } from "../../apps/web/server/app";
-import { loadEnv } from "../../apps/web/server/env";
-import { createLogger } from "../../apps/web/server/logger";
+import { createSplit, importPool, schema, type Db } from "@agentlab/db";
 import { LEADER_LOCK_KEY } from "../../apps/web/server/events/leadership";
 import type { Services } from "../../apps/web/server/services";
 import { callerAs } from "./helpers/callers";
 import { ADMIN_URL, createTestDatabase, type TestDb } from "./helpers/db";
+import { startInstance, type Instance } from "./helpers/instance";
 import { startTestServer, waitFor, type TestServer } from "./helpers/server";
 import { teacherTask } from "./helpers/teacher-fixture";
 
@@ -226,39 +221,6 @@ describe("canceling a teacher collection", () => {
     expect(await col.caller.collections.cancel({ id: col.id })).toEqual({ running: false });
   });
 });
-
-type Instance = { name: string; app: App; database: Database; close(): Promise<void> };
-
-/** A web instance with its own pool that takes turns at leading (as leadership.test.ts's). */
-async function startInstance(name: string, url: string): Promise<Instance> {
-  const database = await openDatabase({ url, maxConnections: 5 });
-  const dataDir = await mkdtemp(join(tmpdir(), `agentlab-resume-${name}-`));
-  const env = loadEnv({
-    NODE_ENV: "test",
-    AGENTLAB_DATA_DIR: dataDir,
-    LOG_LEVEL: "silent",
-    AGENTLAB_SWEEP_MS: "600000",
-    AGENTLAB_LEADER_RETRY_MS: "300",
-  });
-  const app = await createApp({
-    env,
-    db: database.db,
-    log: createLogger("silent"),
-    secret: "test-secret-test-secret-test-secret-0123",
-    listen: database.listen,
-    tryLead: database.tryLead,
-  });
-  return {
-    name,
-    app,
-    database,
-    async close() {
-      await app.close();
-      await database.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 describe("a teacher collection across a change of leader", () => {
   let t: TestDb | undefined;
