@@ -2,9 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
 import { createApiToken, schema } from "@agentlab/db";
-import { main as cli } from "../../apps/web/cli/main";
+import { runCli } from "./helpers/cli";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 // `agentlab login` against the real server: the token is read from standard input, checked,
@@ -15,26 +14,8 @@ let token: string;
 const config = mkdtempSync(join(tmpdir(), "agentlab-login-"));
 const file = join(config, "credentials.json");
 
-function sink() {
-  const chunks: string[] = [];
-  return {
-    w: new Writable({ write: (c: Buffer, _e, cb) => (chunks.push(c.toString()), cb()) }),
-    text: () => chunks.join(""),
-  };
-}
-async function run(args: string[], env: Record<string, string>, stdin = "") {
-  const out = sink();
-  const err = sink();
-  const code = await cli(
-    args,
-    { out: out.w, err: err.w, cwd: config, in: Readable.from([stdin]) },
-    {
-      AGENTLAB_CONFIG_DIR: config,
-      ...env,
-    },
-  );
-  return { code, out: out.text(), err: err.text() };
-}
+const run = (args: string[], env: Record<string, string>, stdin = "") =>
+  runCli(args, { cwd: config, env: { AGENTLAB_CONFIG_DIR: config, ...env }, stdin });
 
 beforeAll(async () => {
   s = await startTestServer({ AGENTLAB_LOCAL_AGENT: "0" });

@@ -2,17 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { eq } from "drizzle-orm";
 import { DEFAULT_EPISODE_BUDGET, EpisodeJobPayload } from "@agentlab/core";
 import { createApiToken, importPool, schema } from "@agentlab/db";
-import { main as cli } from "../../apps/web/cli/main";
 import { scriptedPolicy } from "../../apps/agent/src/episodes/policies";
 import { runEpisodeWithBranches } from "../../apps/agent/src/episodes/runner";
 import { episodePayload } from "../../apps/web/server/episodes/enqueue";
 import { storeEpisodeJob } from "../../apps/web/server/episodes/store";
 import { makeTask } from "../fixtures/tasks/generate";
 import { episodeRig, type EpisodeRig } from "./episodes-rig";
+import { runCli } from "./helpers/cli";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 // `agentlab episodes list/show` through the real HTTP server, on an episode run on the sandbox
@@ -68,17 +67,7 @@ afterAll(async () => {
   await s?.close();
 });
 
-function capture() {
-  const chunks: string[] = [];
-  const w = new Writable({ write: (c: Buffer, _e, cb) => (chunks.push(c.toString()), cb()) });
-  return { w, text: () => chunks.join("") };
-}
-async function run(args: string[]) {
-  const out = capture();
-  const err = capture();
-  const code = await cli(args, { out: out.w, err: err.w, cwd: dir }, { AGENTLAB_URL: s.url, AGENTLAB_TOKEN: token });
-  return { code, out: out.text(), err: err.text() };
-}
+const run = (args: string[]) => runCli(args, { cwd: dir, env: { AGENTLAB_URL: s.url, AGENTLAB_TOKEN: token } });
 
 describe("agentlab episodes", () => {
   it("list shows main episodes, --all their continuations too", async () => {

@@ -2,9 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { createApiToken, schema } from "@agentlab/db";
-import { main as cli } from "../../apps/web/cli/main";
+import { runCli } from "./helpers/cli";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { makeSplit } from "./experiments-harness";
 
@@ -27,17 +26,7 @@ beforeAll(async () => {
 });
 afterAll(async () => s?.close());
 
-function capture() {
-  const chunks: string[] = [];
-  const w = new Writable({ write: (c: Buffer, _e, cb) => (chunks.push(c.toString()), cb()) });
-  return { w, text: () => chunks.join("") };
-}
-async function run(args: string[]) {
-  const out = capture();
-  const err = capture();
-  const code = await cli(args, { out: out.w, err: err.w, cwd: dir }, { AGENTLAB_URL: s.url, AGENTLAB_TOKEN: token });
-  return { code, out: out.text(), err: err.text() };
-}
+const run = (args: string[]) => runCli(args, { cwd: dir, env: { AGENTLAB_URL: s.url, AGENTLAB_TOKEN: token } });
 
 const studyYaml = (armRecipe: string) => `name: lr study
 splitId: ${splitId}
