@@ -12,7 +12,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from . import data as D
@@ -24,20 +23,15 @@ from .common import (
     emit,
     log,
     memory_mb,
-    pick_device,
-    sha256_file,
-    sha256_text,
 )
 from .loss import (
     autocast,
     count_supervised,
-    enable_checkpointing,
-    resolve_checkpointing,
     token_loss_sum,
     window_backward,
 )
-from .modeling import attach_lora, load_model, load_tokenizer, resolve_model
-from .schedule import lr_lambda, order_seed, plan_windows
+from .run_setup import Run, prepare_run
+from .schedule import order_seed, plan_windows
 from .snapshots import finish_record, save_snapshot
 
 DEFAULT_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
@@ -130,30 +124,6 @@ def evaluate(model, samples: Sequence[D.Encoded], pad_id: int, device: str, batc
 
 
 @dataclass
-class _Run:
-    """What the loop works with, built once by `_prepare` (the order of its steps fixes the RNG)."""
-
-    cfg: dict[str, Any]
-    device: str
-    dist: distributed.Dist | None
-    fsdp: bool
-    model: Any
-    wrapped: Any
-    loss_of: Any
-    trainable: list[Any]
-    optimizer: Any
-    scheduler: Any
-    train_samples: list[D.Encoded]
-    eval_samples: list[D.Encoded] | None
-    pad_id: int
-    out_dir: Path
-    method: str
-    base_hash: str
-    total_steps: int
-    record: dict[str, Any]
-
-
-@dataclass
 class _Totals:
     """The counters of the whole run (every epoch), for the progress events and the record."""
 
@@ -169,7 +139,7 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     says what ran (also when canceled, carried by the Canceled it raises)."""
     t_start = time.time()
     started_at = datetime.now(timezone.utc).isoformat()
-    run = _prepare(normalize_spec(spec), started_at)
+    run = prepare_run(normalize_spec(spec), started_at)
     totals = _Totals()
     try:
         for epoch in range(1, run.cfg["epochs"] + 1):
@@ -189,125 +159,7 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     return run.record
 
 
-def _prepare(cfg: dict[str, Any], started_at: str) -> _Run:
-    """Device and ranks, tokenizer and samples, the model with its adapter, optimizer and schedule, and the record."""
-    import torch
-
-    if cfg["torch_threads"]:
-        torch.set_num_threads(int(cfg["torch_threads"]))
-    # An explicit method fixes the device too: lora-fp32 is a CPU method on every box.
-    device = "cpu" if cfg["method"] == "lora-fp32" else pick_device(cfg["device"])
-    # Under torchrun: one rank per GPU, global loss normalization (distributed.py).
-    # init() makes "cuda" this rank's GPU; DDP is told the index.
-    dist = distributed.from_env()
-    rank_device = distributed.init(dist, device) if dist else device
-    seed = int(cfg["seed"])
-    torch.manual_seed(seed)
-    out_dir = Path(cfg["output_dir"])
-    out_dir.mkdir(parents=True, exist_ok=True)
-
-    # a hub id is resolved once: tokenizer and weights come from the same snapshot
-    model_path, _ = resolve_model(cfg["base_model"], cfg["revision"], cfg["local_files_only"])
-    tokenizer = load_tokenizer(model_path, True)
-    eot, eot_id = D.resolve_eot(tokenizer, cfg["eot_token"])
-    train_samples = D.encode_dataset(tokenizer, cfg["dataset"], eot, eot_id, cfg["max_length"], "dataset")
-    eval_samples = (
-        D.encode_dataset(tokenizer, cfg["eval_dataset"], eot, eot_id, cfg["max_length"], "eval_dataset")
-        if cfg["eval_dataset"]
-        else None
-    )
-    pad_id = int(tokenizer.pad_token_id)
-    log(
-        f"{len(train_samples)} training samples, {sum(s.n_supervised for s in train_samples)} supervised tokens per epoch",
-        also_event=True,
-    )
-
-    fsdp = dist is not None and cfg["parallel"] == "fsdp"
-    model, method = load_model(
-        model_path,
-        device=device,
-        quantization=cfg["quantization"],
-        local_files_only=True,
-        method=cfg["method"],
-        # FSDP on GPUs: the base stays in host memory until fully_shard moves each layer's shard
-        # to this rank's GPU, so a base larger than one GPU can still be loaded.
-        place=not (fsdp and device == "cuda"),
-    )
-    base_parameters = sum(p.numel() for p in model.parameters())
-    checkpointing = resolve_checkpointing(cfg["gradient_checkpointing"], base_parameters)
-    if checkpointing:
-        enable_checkpointing(model)
-    model = attach_lora(model, cfg["lora"], seed)
-    model.train()
-    wrap = distributed.wrap_fsdp if fsdp else distributed.wrap_ddp
-    wrapped = wrap(model, rank_device) if dist else None
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(trainable, lr=float(cfg["learning_rate"]), weight_decay=float(cfg["weight_decay"]))
-
-    windows_per_epoch = math.ceil(math.ceil(len(train_samples) / cfg["batch_size"]) / cfg["grad_accum"])
-    total_steps = windows_per_epoch * cfg["epochs"]
-    warmup = (
-        int(cfg["warmup_steps"])
-        if cfg["warmup_steps"] is not None
-        else int(round(float(cfg["warmup_ratio"]) * total_steps))
-    )
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(cfg["lr_schedule"], warmup, total_steps))
-    if device == "cuda":
-        torch.cuda.reset_peak_memory_stats()
-
-    template = tokenizer.chat_template if isinstance(tokenizer.chat_template, str) else str(tokenizer.chat_template)
-    # A hub id is hashed from its resolved snapshot in the local cache (the same rule as generate).
-    from .generate import model_identity
-
-    base_hash = model_identity(
-        {"base_model": cfg["base_model"], "revision": cfg["revision"], "local_files_only": cfg["local_files_only"]}
-    )["weights_sha256"]
-    record: dict[str, Any] = {
-        "status": "running",
-        "method": method,
-        "device": device,
-        "config": cfg,
-        "dataset_sha256": sha256_file(cfg["dataset"]),
-        "eval_dataset_sha256": sha256_file(cfg["eval_dataset"]) if cfg["eval_dataset"] else None,
-        "chat_template_sha256": sha256_text(template),
-        "model": {"id": cfg["model_id"] or cfg["base_model"], "path": cfg["base_model"], "weights_sha256": base_hash},
-        "seed": seed,
-        "eot_token": eot,
-        "samples": len(train_samples),
-        "eval_samples": len(eval_samples) if eval_samples is not None else 0,
-        "supervised_tokens_per_epoch": sum(s.n_supervised for s in train_samples),
-        "trainable_parameters": sum(p.numel() for p in trainable),
-        "gradient_checkpointing": checkpointing,
-        "total_steps": total_steps,
-        "steps": 0,
-        "epochs_completed": 0,
-        "snapshots": [],
-        "started_at": started_at,
-    }
-    return _Run(
-        cfg=cfg,
-        device=device,
-        dist=dist,
-        fsdp=fsdp,
-        model=model,
-        wrapped=wrapped,
-        # FSDP: the sharded model computes only through the wrapper's forward (evaluation included).
-        loss_of=wrapped if fsdp else None,
-        trainable=trainable,
-        optimizer=optimizer,
-        scheduler=scheduler,
-        train_samples=train_samples,
-        eval_samples=eval_samples,
-        pad_id=pad_id,
-        out_dir=out_dir,
-        method=method,
-        base_hash=base_hash,
-        total_steps=total_steps,
-        record=record,
-    )
-
-
-def _train_epoch(run: _Run, epoch: int, totals: _Totals, cancel: CancelFlag) -> float:
+def _train_epoch(run: Run, epoch: int, totals: _Totals, cancel: CancelFlag) -> float:
     """One epoch's optimizer steps (one per accumulation window); returns its per-token train loss."""
     cfg = run.cfg
     windows = plan_windows(run.train_samples, cfg["batch_size"], cfg["grad_accum"], order_seed(int(cfg["seed"]), epoch))
@@ -328,7 +180,7 @@ def _train_epoch(run: _Run, epoch: int, totals: _Totals, cancel: CancelFlag) -> 
     return epoch_loss_sum / max(epoch_tokens, 1)
 
 
-def _optimizer_step(run: _Run, window: list[list[int]], cancel: CancelFlag) -> tuple[float, int, int]:
+def _optimizer_step(run: Run, window: list[list[int]], cancel: CancelFlag) -> tuple[float, int, int]:
     """Backward over the window's micro-batches (this rank's share under torchrun), clip, step.
     Returns the window's loss, its supervised tokens and all its tokens."""
     import torch
@@ -351,7 +203,7 @@ def _optimizer_step(run: _Run, window: list[list[int]], cancel: CancelFlag) -> t
     return loss, n, sum(int(m["attention_mask"].sum()) for m in micro)
 
 
-def _emit_progress(run: _Run, totals: _Totals, epoch: int, epoch_progress: float, loss: float) -> None:
+def _emit_progress(run: Run, totals: _Totals, epoch: int, epoch_progress: float, loss: float) -> None:
     tps = totals.sup_tokens / totals.train_time if totals.train_time > 0 else 0.0
     emit(
         "progress",
@@ -367,14 +219,14 @@ def _emit_progress(run: _Run, totals: _Totals, epoch: int, epoch_progress: float
     )
 
 
-def _evaluate_epoch(run: _Run) -> float | None:
+def _evaluate_epoch(run: Run) -> float | None:
     if not run.eval_samples:
         return None
     batch_size = run.cfg["eval_batch_size"] or run.cfg["batch_size"]
     return evaluate(run.model, run.eval_samples, run.pad_id, run.device, batch_size, run.loss_of)
 
 
-def _snapshot_epoch(run: _Run, epoch: int, step: int, train_loss: float, eval_loss: float | None) -> None:
+def _snapshot_epoch(run: Run, epoch: int, step: int, train_loss: float, eval_loss: float | None) -> None:
     """The epoch's adapter snapshot, written by rank 0 and announced as an artifact."""
     record = run.record
     meta = {
@@ -410,7 +262,7 @@ def _snapshot_epoch(run: _Run, epoch: int, step: int, train_loss: float, eval_lo
     )
 
 
-def _finish(run: _Run, totals: _Totals, t_start: float) -> None:
+def _finish(run: Run, totals: _Totals, t_start: float) -> None:
     """What the record says however the run ended (succeeded, canceled, or an error on its way up)."""
     record, dist = run.record, run.dist
     record["steps"] = totals.step
