@@ -9,3 +9,4 @@ export * from "./preference";
 export * from "./test-reads";
 export * from "./studies";
 export * from "./episodes";
+export * from "./grpo";
