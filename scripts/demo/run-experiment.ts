@@ -1,0 +1,108 @@
+// The demo's experiments through the product: the recipe on the tiny base, then main (reference
+// fixes) and, unless DPO is on, the control (the main's dataset with answers shuffled across
+// train tasks), each waited for and its report written to the run's folder.
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type Db, reportByExperiment, schema } from "@agentlab/db";
+import { parseStageOutput, reportToJson, type ExperimentConfigInput, type ExperimentReport } from "@agentlab/core";
+import { and, eq } from "drizzle-orm";
+import type { Services } from "../../apps/web/server/services";
+import { createExperiment } from "../../apps/web/server/experiments/service";
+import { LEARNING_TRAINING, shuffledAnswersDataset } from "../learning-proof";
+import { DEMO_DPO, DISCLAIMER, DPO_RECIPE, SAMPLING, say } from "./options";
+
+export type DemoReport = { body: ExperimentReport; file: string; id: string };
+
+/** What every demo recipe shares: the frozen split, the reference teacher and the tiny base. */
+export type RecipeBase = { splitId: string; providerId: string; basePath: string; baseNote: string };
+
+export function demoRecipe(base: RecipeBase, name: string, datasetId?: string): ExperimentConfigInput {
+  return {
+    name,
+    splitId: base.splitId,
+    teacher: { providerId: base.providerId, n: 1 },
+    ...(datasetId ? { datasetId } : {}),
+    baseModel: { source: "path", ref: base.basePath },
+    training: {
+      epochs: LEARNING_TRAINING.epochs,
+      learningRate: LEARNING_TRAINING.learningRate,
+      batchSize: LEARNING_TRAINING.batchSize,
+      maxLength: LEARNING_TRAINING.maxLength,
+      quantization: "none",
+      lora: {
+        r: LEARNING_TRAINING.lora.r,
+        alpha: LEARNING_TRAINING.lora.alpha,
+        dropout: LEARNING_TRAINING.lora.dropout,
+        targets: LEARNING_TRAINING.lora.target_modules,
+      },
+    },
+    evaluation: { maxNewTokens: 80, graderVersion: "agentlab-grader/2 judge pytest-8.3.4", ...SAMPLING },
+    seeds: [1],
+    bootstrap: { iterations: 2000, seed: 0 },
+    ...(datasetId ? {} : DPO_RECIPE),
+    disclaimer:
+      DISCLAIMER +
+      base.baseNote +
+      (datasetId ? " CONTROL: answers shuffled across train tasks; the adapter cannot learn the repair." : ""),
+  };
+}
+
+async function waitForExperiment(db: Db, id: string, tag: string): Promise<void> {
+  let last = "";
+  for (;;) {
+    const [row] = await db.select().from(schema.experiments).where(eq(schema.experiments.id, id));
+    const stages = await db.select().from(schema.experimentStages).where(eq(schema.experimentStages.experimentId, id));
+    const line = stages.map((s) => `${s.key}:${s.state}`).join(" ");
+    if (line !== last) say(`${tag} ${line}`);
+    last = line;
+    if (!row || row.state !== "running") {
+      if (row?.state !== "succeeded")
+        throw new Error(`${tag} experiment ${row?.state ?? "missing"}: ${row?.error ?? ""}`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
+
+/** The main experiment, then the control on its dataset with shuffled answers (skipped with DPO). */
+export async function runExperiments(
+  services: Services,
+  base: RecipeBase,
+  adminId: string | null,
+  runDir: string,
+): Promise<Record<string, DemoReport>> {
+  const { db } = services;
+  const reports: Record<string, DemoReport> = {};
+  for (const kind of DEMO_DPO ? (["main"] as const) : (["main", "control"] as const)) {
+    let datasetId: string | undefined;
+    if (kind === "control") {
+      const mainId = reports.main?.body.experimentId ?? "";
+      const [stage] = await db
+        .select()
+        .from(schema.experimentStages)
+        .where(and(eq(schema.experimentStages.experimentId, mainId), eq(schema.experimentStages.key, "dataset")));
+      const source = parseStageOutput("dataset", "dataset", stage?.output)?.datasetId;
+      if (!source) throw new Error("the main experiment recorded no dataset");
+      datasetId = await shuffledAnswersDataset(services, source, 1);
+    }
+    const exp = await createExperiment(
+      db,
+      demoRecipe(
+        base,
+        kind === "main" ? "learning proof: synthetic family, tiny model" : "learning proof CONTROL: answers shuffled",
+        datasetId,
+      ),
+      adminId,
+    );
+    say(`${kind} experiment ${exp.id} started`);
+    await waitForExperiment(db, exp.id, kind);
+    const report = await reportByExperiment(db, exp.id);
+    if (!report) throw new Error(`no ${kind} report stored`);
+    const body = report.body;
+    const file = join(runDir, `${kind}-report.json`);
+    await writeFile(file, reportToJson(body));
+    reports[kind] = { body, file, id: report.id };
+    say(`${kind}: ${body.outcome.headline}`);
+  }
+  return reports;
+}
