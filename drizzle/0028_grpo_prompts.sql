@@ -15,7 +15,6 @@ ALTER TABLE "grpo_prompts" ADD CONSTRAINT "grpo_prompts_split_id_splits_id_fk" F
 ALTER TABLE "grpo_prompts" ADD CONSTRAINT "grpo_prompts_task_row_id_tasks_id_fk" FOREIGN KEY ("task_row_id") REFERENCES "public"."tasks"("id") ON DELETE restrict ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "grpo_prompts_key_idx" ON "grpo_prompts" USING btree ("experiment_id","seed","task_key");--> statement-breakpoint
 CREATE INDEX "grpo_prompts_task_idx" ON "grpo_prompts" USING btree ("task_row_id");--> statement-breakpoint
-CREATE INDEX "job_artifacts_job_idx" ON "job_artifacts" USING btree ("job_id");--> statement-breakpoint
 -- Written by hand: GRPO prompts come from TRAIN tasks only, whatever code path writes them (like
 -- sft_samples_train_only, migration 0009, and preference_pairs_train_only, 0017): the prompt's task
 -- must be assigned to the train part of its split, the split must be frozen and be its
