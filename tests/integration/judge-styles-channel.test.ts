@@ -4,7 +4,8 @@ import { describeStyles, type Style } from "./helpers/styles";
 // pass in-process, pushing tasks into the forgeable mode): operators between the candidate's own
 // objects, handle identity, copy-back of standard containers, exceptions with args and attributes,
 // test-module callbacks, big integers, dict views, aware datetimes, tmp_path files, big answers,
-// environment variables the test sets, signatures, objects of the test module's own classes.
+// environment variables the test sets, signatures, objects of the test module's own classes
+// (their data, methods, class attributes and dataclass behaviour).
 
 const STYLES: Style[] = [
   {
@@ -60,6 +61,14 @@ const STYLES: Style[] = [
       "def reverse(head):\n    prev = None\n    while head is not None and head.next is not None:\n        head.next, prev, head = prev, head, head.next\n    return prev\n\ndef depth(tree):\n    if tree is None:\n        return 0\n    return 1 + depth(tree.left)\n\ndef label(tree, prefix):\n    if tree is not None:\n        tree.name = prefix\n",
     tests:
       'from solution import reverse, depth, label\n\nclass Node:\n    def __init__(self, val, next=None):\n        self.val, self.next = val, next\n\nclass Tree:\n    def __init__(self, val, left=None, right=None):\n        self.val, self.left, self.right, self.name = val, left, right, ""\n\n    def names(self):\n        return [self.name] + (self.left.names() if self.left else []) + (self.right.names() if self.right else [])\n\ndef test_linked_list_reversed_in_place():\n    n1 = Node(1)\n    n2 = Node(2, n1)\n    n3 = Node(3, n2)\n    assert reverse(n3) is n1 and n1.next is n2 and n2.next is n3 and n3.next is None\n\ndef test_tree_read_and_labelled():\n    t = Tree(1, Tree(2, None, Tree(4)), Tree(3))\n    assert depth(t) == 3\n    label(t, "n")\n    assert t.names() == ["n1", "n2", "n4", "n3"]\n',
+  },
+  {
+    name: "methods, class attributes and dataclass behaviour of the test module's classes, used by the candidate",
+    main: "def route(graph, start, goal):\n    seen, todo = {start}, [[start]]\n    while todo:\n        path = todo.pop(0)\n        if path[-1] == goal:\n            return path\n        for n in graph.neighbours(path[-1]):\n            if n not in seen:\n                seen.add(n)\n                todo.append(path + [n])\n    return None\n\ndef cost(graph, path):\n    return sum(graph.weight(a, b) for a, b in zip(path, path[1:])) * type(graph).SCALE\n\ndef nearest(points, origin):\n    return min(points, key=origin.distance)\n\ndef moved(p):\n    return type(p)(p.x + 1, p.y)\n",
+    buggy:
+      "def route(graph, start, goal):\n    seen, todo = {start}, [[start]]\n    while todo:\n        path = todo.pop()\n        if path[-1] == goal:\n            return path\n        for n in graph.neighbours(path[-1]):\n            if n not in seen:\n                seen.add(n)\n                todo.append(path + [n])\n    return None\n\ndef cost(graph, path):\n    return sum(graph.weight(a, b) for a, b in zip(path, path[1:])) \n\ndef nearest(points, origin):\n    return max(points, key=origin.distance)\n\ndef moved(p):\n    return type(p)(p.x, p.y + 1)\n",
+    tests:
+      "import math\nfrom dataclasses import dataclass\nfrom solution import route, cost, nearest, moved\n\nclass Graph:\n    SCALE = 10\n\n    def __init__(self, edges):\n        self.edges = edges\n\n    def neighbours(self, n):\n        return sorted(b for a, b in self.edges if a == n)\n\n    def weight(self, a, b):\n        return 2 if (a, b) in self.edges else math.inf\n\n@dataclass(frozen=True)\nclass Point:\n    x: float\n    y: float = 0.0\n\n    def distance(self, other):\n        return math.hypot(self.x - other.x, self.y - other.y)\n\ndef test_methods_and_class_attributes_of_the_tests_classes():\n    g = Graph({(1, 2), (2, 3), (1, 4), (4, 5), (5, 3)})\n    assert route(g, 1, 3) == [1, 2, 3]\n    assert cost(g, [1, 2, 3]) == 40\n\ndef test_a_dataclass_of_the_tests():\n    o = Point(0, 0)\n    assert nearest([Point(3, 4), Point(1, 1), Point(-5, 0)], o) == Point(1, 1)\n    assert moved(Point(1, 2)) == Point(2, 2)\n",
   },
 ];
 

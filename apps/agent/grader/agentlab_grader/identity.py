@@ -87,6 +87,7 @@ class _Memo:
 
     def __init__(self, record, known):
         self.refs, self.record, self.known = {}, record, known
+        self.classes: set = set()  # test-module class numbers this message already describes
 
     def add(self, v) -> int:
         ref = self.refs[id(v)] = len(self.refs)

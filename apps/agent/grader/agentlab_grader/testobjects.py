@@ -1,19 +1,23 @@
 """Objects of classes the TEST module defines (a test builds `Node`s and hands them to the
-candidate) cross by value: their instance attributes, never their class.
+candidate) cross by value: their instance attributes, and their class as a description.
 
 The hidden tests never enter the candidate's process, so the candidate gets a stand-in: an
-instance of a bare class with the same name, carrying the object's instance attributes (data,
-encoded by the judge's own rules), and nothing of the class (no method, no class attribute, no
-module or qualified name: those would name the hidden test). A stand-in that comes back is
-rebuilt with the judge's own class, and only a class the judge itself sent in this session can be
-named (by a per-session number); its changes are copied back like a support-class object's,
-never hiding a method or property of the class. Functions of wire.Codec (`self` is the codec).
+instance of a class rebuilt in its own interpreter from the judge's description (testclasses.py:
+the class's defs as source, its plain-data class attributes, dataclass fields), never a live object
+of the judge, never the test module's other globals, module or qualified name. A stand-in that
+comes back is rebuilt with the judge's own class, and only a class the judge itself sent in this
+session can be named (by a per-session number); its changes are copied back like a support-class
+object's, never hiding a method or property of the class. Functions of wire.Codec (`self` is the
+codec).
 """
 
+from . import testclasses
 from .frames import ProtocolError
 from .stdtypes import shadows_behaviour
 
-# The tag of such an object: ["OT", memo index, class number, class name, [[attr, value], ...]].
+# The tag of such an object: ["OT", memo index, class number, class name, [[attr, value], ...]],
+# and from the judge a sixth item: the class's description (testclasses.describe), or None when
+# the message already carries it.
 TAG = "OT"
 
 
@@ -31,15 +35,13 @@ def sendable_class(cls: type, test_modules: frozenset) -> bool:
 def encode(self, v, memo, depth):
     """The judge's side: ["OT", …] for an object of a test-module data class, else None."""
     cls = type(v)
-    number = self.test_classes.get(cls)
-    if number is None:
-        if not sendable_class(cls, self.test_modules):
-            return None
-        number = self.test_classes[cls] = len(self.test_classes) + 1
-        self.test_class_of[number] = cls
+    if cls not in self.test_classes and not sendable_class(cls, self.test_modules):
+        return None
+    number = testclasses.number_of(self, cls)
     ref = memo.add(v)
+    desc = testclasses.describe(self, cls, memo, depth)
     attrs = [[k, self._enc(x, memo, depth + 1)] for k, x in vars(v).items() if type(k) is str]
-    return memo.wrap(v, [TAG, ref, number, cls.__name__, attrs])
+    return memo.wrap(v, [TAG, ref, number, cls.__name__, attrs, desc])
 
 
 def encode_stand_in(self, v, memo, depth):
@@ -63,7 +65,7 @@ def _attrs(self, cls, pairs, memo, depth) -> dict:
     return out
 
 
-def _class(self, number, name):
+def _class(self, number, name, desc=None, memo=None, depth=0):
     if type(number) is not int or type(name) is not str:
         raise ProtocolError("malformed test-module object")
     if self.guarded:
@@ -71,16 +73,12 @@ def _class(self, number, name):
         if cls is None:
             raise ProtocolError("an answer names a test-module class the judge never sent")
         return cls
-    cls = self.stand_in_class.get(number)
-    if cls is None:  # one stand-in class per judge class: type(a) is type(b) holds as in-process
-        cls = type(name[:100] or "TestObject", (), {"__module__": "<tests>"})
-        self.stand_in_class[number] = cls
-        self.stand_in_number[cls] = number
-    return cls
+    # one stand-in class per judge class: type(a) is type(b) holds as in-process
+    return testclasses.stand_in(self, number, name, desc, memo, depth)
 
 
 def decode(self, n, memo, depth):
-    cls = _class(self, n[2], n[3])
+    cls = _class(self, n[2], n[3], n[5] if len(n) > 5 else None, memo, depth)
     new = cls.__new__  # the class's own allocator, as pickle does: no __init__ runs
     obj = new(cls)
     memo[n[1]] = obj

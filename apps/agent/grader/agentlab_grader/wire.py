@@ -92,6 +92,9 @@ class Codec:
         self.test_class_of: dict = {}
         self.stand_in_class: dict = {}
         self.stand_in_number: dict = {}
+        self.test_class_static: dict = {}  # judge: class -> what its description needs, computed once
+        self.stand_in_building: set = set()  # candidate: class numbers being rebuilt (testclasses.py)
+        self.stand_in_waiting: dict = {}  # candidate: number -> namespaces that name it, until built
 
     # -- encoding -------------------------------------------------------------------------------
     def encode(self, value, record=None, known=None):
