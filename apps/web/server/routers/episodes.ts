@@ -1,11 +1,13 @@
 import { z } from "zod";
-import { DomainError, EpisodeBranching, EpisodeBudget, EpisodePolicySpec, ToolResult } from "@agentlab/core";
-import { getEpisode, getEpisodeBlobs, listEpisodes } from "@agentlab/db";
+import { EpisodeBranching, EpisodeBudget, EpisodePolicySpec } from "@agentlab/core";
+import { listEpisodes } from "@agentlab/db";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 import { enqueueEpisode } from "../episodes/enqueue";
+import { episodeScopeSplit } from "../episodes/scope";
+import { episodeTrajectory } from "../episodes/trajectory";
 
-// Episodes: the stored runs (main episodes and their continuations), each with its steps (the
-// tool results read back from their content-addressed blobs) and its branch points' values.
+// Episodes: the stored runs (main episodes and their continuations), listed per task or per the
+// split of an experiment or collection; one episode's trajectory (episodes/trajectory.ts).
 
 export const episodesRouter = router({
   list: viewerProcedure
@@ -13,33 +15,28 @@ export const episodesRouter = router({
       z
         .object({
           taskRowId: z.string().uuid().optional(),
+          /** Episodes on the tasks of this experiment's, collection's or split's split. */
+          experimentId: z.string().uuid().optional(),
+          collectionId: z.string().uuid().optional(),
+          splitId: z.string().uuid().optional(),
           all: z.boolean().default(false),
           limit: z.number().int().min(1).max(500).default(50),
         })
         .default({ all: false, limit: 50 }),
     )
-    .query(({ ctx, input }) =>
-      listEpisodes(ctx.db, { taskRowId: input.taskRowId, mainOnly: !input.all, limit: input.limit }),
+    .query(async ({ ctx, input }) =>
+      listEpisodes(ctx.db, {
+        taskRowId: input.taskRowId,
+        splitId: await episodeScopeSplit(ctx.db, input),
+        mainOnly: !input.all,
+        limit: input.limit,
+      }),
     ),
 
-  byId: viewerProcedure.input(z.object({ id: z.string().uuid() })).query(async ({ ctx, input }) => {
-    const found = await getEpisode(ctx.db, input.id);
-    if (!found) throw new DomainError("NOT_FOUND", "no such episode");
-    const blobs = new Map(
-      (
-        await getEpisodeBlobs(
-          ctx.db,
-          found.steps.map((s) => s.resultHash),
-        )
-      ).map((b) => [b.sha256, b.content]),
-    );
-    const steps = found.steps.map((s) => {
-      const raw = blobs.get(s.resultHash);
-      const result = raw === undefined ? null : ToolResult.safeParse(JSON.parse(raw));
-      return { ...s, result: result?.success ? result.data : null };
-    });
-    return { ...found, steps };
-  }),
+  /** One episode's trajectory: steps with observations and file changes, branch points with their runs. */
+  byId: viewerProcedure
+    .input(z.object({ id: z.string().uuid() }))
+    .query(({ ctx, input }) => episodeTrajectory(ctx.db, input.id)),
 
   /** A scripted control episode (the positive controls of the environment); model policies come later. */
   create: memberProcedure

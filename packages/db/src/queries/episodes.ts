@@ -86,13 +86,26 @@ export async function unstoredEpisodeJobs(db: Db, limit = 100) {
     .limit(limit);
 }
 
-export async function listEpisodes(db: Db, opts: { taskRowId?: string; mainOnly?: boolean; limit?: number } = {}) {
+/** Episodes, newest first; `splitId` keeps those on the split's tasks (an experiment's or a collection's). */
+export async function listEpisodes(
+  db: Db,
+  opts: { taskRowId?: string; splitId?: string; mainOnly?: boolean; limit?: number } = {},
+) {
   return db
     .select()
     .from(episodes)
     .where(
       and(
         opts.taskRowId ? eq(episodes.taskRowId, opts.taskRowId) : undefined,
+        opts.splitId
+          ? inArray(
+              episodes.taskRowId,
+              db
+                .select({ id: splitAssignments.taskRowId })
+                .from(splitAssignments)
+                .where(eq(splitAssignments.splitId, opts.splitId)),
+            )
+          : undefined,
         opts.mainOnly ? isNull(episodes.parentEpisodeId) : undefined,
       ),
     )
