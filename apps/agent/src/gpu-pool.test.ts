@@ -36,6 +36,12 @@ describe("GpuPool", () => {
     expect(gpuNeed("generate", spec({ device: "cpu" }))).toEqual({ kind: "cpu" });
     expect(gpuNeed("generate", spec({ device: "auto" }))).toEqual({ kind: "auto" });
     expect(gpuNeed("tokenize", spec({ model: "m" }))).toEqual({ kind: "cpu" });
+    // grpo is one trainer process: a GPU method or CUDA device pins one card, CPU pins none
+    expect(gpuNeed("grpo", spec({ method: "qlora-nf4" }))).toEqual({ kind: "exact", gpus: 1 });
+    expect(gpuNeed("grpo", spec({ device: "cuda" }))).toEqual({ kind: "exact", gpus: 1 });
+    expect(gpuNeed("grpo", spec({ device: "cpu" }))).toEqual({ kind: "cpu" });
+    expect(gpuNeed("grpo", spec({ method: "lora-fp32" }))).toEqual({ kind: "cpu" });
+    expect(gpuNeed("grpo", spec({ device: "auto" }))).toEqual({ kind: "auto" });
   });
 
   it("pins CUDA_VISIBLE_DEVICES: the lease's GPUs, none for a CPU job, a refusal when short", () => {
@@ -92,6 +98,7 @@ describe("concurrent GPU jobs on one agent", () => {
       const ctx: JobContext = {
         jobId: id,
         attemptId: id,
+        earlierArtifacts: [],
         attempt: 1,
         type: "generate",
         payload: {

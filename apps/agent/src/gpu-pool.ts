@@ -51,7 +51,7 @@ const GPU_METHODS = new Set(["lora-bf16", "qlora-nf4"]);
 
 export function gpuNeed(type: string, payload: unknown): GpuNeed {
   const spec = isRecord(payload) && isRecord(payload.spec) ? payload.spec : null;
-  if (!spec || !["train", "dpo", "score", "generate"].includes(type)) return { kind: "cpu" };
+  if (!spec || !["train", "dpo", "score", "generate", "grpo"].includes(type)) return { kind: "cpu" };
   const ranks = typeof spec.world_size === "number" ? spec.world_size : 1;
   if (spec.device === "cpu" || spec.method === "lora-fp32") return { kind: "cpu" };
   const method = typeof spec.method === "string" ? spec.method : "";
