@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -58,11 +58,23 @@ let work: string;
 beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), "agentlab-pg-guard-"));
   writeFileSync(join(work, "child.mjs"), CHILD);
-  // The unpatched driver: the installed one with the patch reversed.
+  // The unpatched driver: a copy of the installed one with the patch's lines (all additions) taken out.
   cpSync(DRIVER, join(work, "postgres"), { recursive: true });
-  execFileSync("patch", ["-R", "-p3", "-s", "-d", join(work, "postgres"), "-i", PATCH]);
+  const file = join(work, "postgres/src/connection.js");
+  const patched = readFileSync(file, "utf8");
+  const added = addedLines(readFileSync(PATCH, "utf8"), "src/connection.js");
+  if (!patched.includes(added)) throw new Error("the installed driver does not carry the patch (postinstall not run?)");
+  writeFileSync(file, patched.replace(added, ""));
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** The lines a patch-package file adds to one file of the package, as one text. */
+function addedLines(patch: string, path: string): string {
+  const section = patch.split("diff --git ").find((d) => d.startsWith(`a/node_modules/postgres/${path} `));
+  if (!section) throw new Error(`the patch does not touch ${path}`);
+  const lines = section.split("\n").filter((l) => l.startsWith("+") && !l.startsWith("+++"));
+  return lines.map((l) => `${l.slice(1)}\n`).join("");
+}
 
 const runChild = (driverDir: string) =>
   spawnSync(process.execPath, [join(work, "child.mjs"), join(driverDir, "src/index.js"), ADMIN_URL], {
