@@ -98,7 +98,10 @@ function ReportSections({ r }: { r: StudyReport }) {
 export function StudyDetail({ id }: { id: string }) {
   const trpc = useTRPC();
   const q = useQuery(
-    trpc.studies.byId.queryOptions({ id }, { refetchInterval: (s) => (s.state.data?.report ? false : 5_000) }),
+    trpc.studies.byId.queryOptions(
+      { id },
+      { refetchInterval: (s) => (s.state.data?.report || s.state.data?.state === "failed" ? false : 5_000) },
+    ),
   );
   if (q.error) return <ErrorBox error={q.error} onRetry={() => void q.refetch()} />;
   const s = q.data;
@@ -112,6 +115,12 @@ export function StudyDetail({ id }: { id: string }) {
         meta={<StateBadge state={s.state} />}
         actions={report ? <Button onClick={() => download(report)}>Export JSON</Button> : null}
       />
+      {s.state === "failed" ? (
+        <div role="alert" className="mb-4 rounded-md border border-red-200 bg-red-50 px-3 py-2.5 text-sm text-red-800">
+          <p className="font-medium">This study ended without a report</p>
+          <p className="mt-0.5 break-words">{s.error ?? "an arm stopped before its test evaluation finished"}</p>
+        </div>
+      ) : null}
       <Section title="Arms" className="mb-4">
         <Table
           bare

@@ -126,6 +126,7 @@ const show: Command = {
     const s = await ctx.api().trpc.studies.byId.query({ id });
     if (values.json) return (writeLine(ctx.out, JSON.stringify(s.report ?? s)), 0);
     writeLine(ctx.out, `${s.name} (${s.id}): ${s.state}`);
+    if (s.state === "failed") writeLine(ctx.out, `ended without a report: ${s.error ?? "an arm stopped"}`);
     for (const a of s.arms)
       writeLine(
         ctx.out,

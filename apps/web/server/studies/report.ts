@@ -113,10 +113,11 @@ async function armOutcomes(
   };
 }
 
-/** The stored report, or the one built now when every arm's test evaluation has finished; null before. */
+/** The stored report, or the one built now when every arm's test evaluation has finished; null before and for a failed study. */
 export async function studyReport(db: Db, study: StudyRow): Promise<StudyReport | null> {
   if (study.report) return study.report;
-  if (!study.testClaimId) return null;
+  // A failed study lost an arm: no contrasts from the arms that happened to finish (settle.ts).
+  if (study.state !== "running" || !study.testClaimId) return null;
   const arms = await listStudyArms(db, study.id);
   const test = await splitTasks(db, study.splitId, "test");
   const clusters = new Map(test.map((t) => [t.id, t.cluster]));
@@ -149,5 +150,6 @@ export async function studyReport(db: Db, study: StudyRow): Promise<StudyReport 
     tokenMatching: d.tokenMatching ?? null,
   });
   await saveStudyReport(db, study.id, report);
-  return (await getStudy(db, study.id))?.report ?? report;
+  // The stored one: this one, or another reader's built a moment earlier; none when the study failed meanwhile.
+  return (await getStudy(db, study.id))?.report ?? null;
 }

@@ -20,6 +20,7 @@ import {
 import type { Services } from "../services";
 import type { StageCtx } from "../experiments/stages/context";
 import { testModels } from "../experiments/stages/select";
+import { endStudyOnStoppedArm } from "./settle";
 
 // The study's hold on its arms' test evaluation (brief §11): an arm never claims the split's test
 // set on its own. Its test stage waits until every arm's dev selection is frozen; then the first
@@ -72,6 +73,10 @@ async function claimForStudy(services: Services, study: StudyRow): Promise<boole
 export async function studyTestHold(c: StageCtx): Promise<TestHold> {
   let of = await studyOfExperiment(c.services.db, c.experimentId);
   if (!of) return null;
+  // A study that lost an arm ends here for the arms still waiting: each fails naming that arm.
+  const study = await endStudyOnStoppedArm(c.services.db, of.study);
+  if (study.state === "failed")
+    throw new DomainError("PRECONDITION_FAILED", `study "${study.name}" ended: ${study.error ?? "it failed"}`);
   if (!of.study.testClaimId) {
     if (!(await claimForStudy(c.services, of.study))) return "waiting";
     of = await studyOfExperiment(c.services.db, c.experimentId);

@@ -126,16 +126,22 @@ export async function studyTestClaim(db: Db, claimId: string) {
   return row;
 }
 
-/** Stores the report once; false when one is already stored. */
+/** Stores the report once, on a running study only (a failed study never gets one); false otherwise. */
 export async function saveStudyReport(db: Db, studyId: string, report: StudyReport): Promise<boolean> {
   const rows = await db
     .update(studies)
     .set({ report, reportAt: new Date(report.generatedAt), state: "succeeded", updatedAt: new Date() })
-    .where(and(eq(studies.id, studyId), isNull(studies.report)))
+    .where(and(eq(studies.id, studyId), eq(studies.state, "running"), isNull(studies.report)))
     .returning({ id: studies.id });
   return rows.length > 0;
 }
 
-export async function setStudyState(db: Db, studyId: string, state: StudyRow["state"], error: string | null = null) {
-  await db.update(studies).set({ state, error, updatedAt: new Date() }).where(eq(studies.id, studyId));
+/** Ends a running study without a report, with why; false when it had already ended (or has its report). */
+export async function failStudy(db: Db, studyId: string, error: string): Promise<boolean> {
+  const rows = await db
+    .update(studies)
+    .set({ state: "failed", error, updatedAt: new Date() })
+    .where(and(eq(studies.id, studyId), eq(studies.state, "running"), isNull(studies.report)))
+    .returning({ id: studies.id });
+  return rows.length > 0;
 }
