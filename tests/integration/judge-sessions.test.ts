@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
-import type { CandidateFile, GradingIsolation, TaskSpec } from "@agentlab/core";
+import type { CandidateFile, GradeResult, GradingIsolation, TaskSpec } from "@agentlab/core";
 import { Grader } from "../../apps/agent/src/grading/grader";
 import { probeTask, sandboxCfg } from "./helpers/judge";
 
@@ -11,6 +11,8 @@ import { probeTask, sandboxCfg } from "./helpers/judge";
 // the tests need the candidate while they are collected (then it grades each one cold), and
 // nothing one candidate leaves may reach the next of its session. Positive control for the
 // latter: the same spy pair in the unprotected in-process mode, where the second one passes.
+// That a session went warm is asserted from what each result says of its judge process
+// (`judgeStart`): forked from the template, or a collection of its own.
 
 const RUN = randomBytes(5).toString("hex");
 const LIMITS = { wallTimeoutS: 8, testTimeoutS: 2, memoryMb: 256, pids: 48 };
@@ -103,10 +105,21 @@ describe("judge sessions", () => {
     it(`give the verdicts single grades give (${name})`, async () => {
       for (const task of [PROBE, AT_COLLECTION]) {
         const opts = await expected(g(), task);
-        const single = [];
-        for (const c of CANDIDATES) single.push((await g().grade(task, c, opts)).verdict);
-        const session = (await g().gradeSession(task, CANDIDATES, opts)).map((r) => r.verdict);
-        expect(session, task.id).toEqual(single);
+        const singleResults: GradeResult[] = [];
+        for (const c of CANDIDATES) singleResults.push(await g().grade(task, c, opts));
+        const single = singleResults.map((r) => r.verdict);
+        const session = await g().gradeSession(task, CANDIDATES, opts);
+        expect(
+          session.map((r) => r.verdict),
+          task.id,
+        ).toEqual(single);
+        // Warm: every candidate of a session that got a judge process (all but the syntax error)
+        // ran in one forked from the template, none collected the tests again. Positive control:
+        // each single grade reports its own collection, and so does the cold fallback's session.
+        const started = (r: GradeResult) => r.verdict !== "fail_syntax";
+        const starts = session.filter(started).map((r) => r.judgeStart);
+        expect(starts, task.id).toEqual(starts.map(() => (task === PROBE ? "forked" : "collected")));
+        expect(singleResults.filter(started).every((r) => r.judgeStart === "collected")).toBe(true);
         if (task === PROBE)
           expect(single.slice(0, 5), task.id).toEqual(["pass", "fail_public", "fail_hidden", "fail_syntax", "timeout"]);
         expect(single.at(-1)).toBe("pass");

@@ -112,6 +112,9 @@ def new_result(req: dict) -> dict:
         "maxrss_kb": None,
         "isolation": req["isolation"],
         "candidate_restarts": 0,
+        # How this candidate's judge process began: "collected" (it ran pytest's collection
+        # itself) or "forked" (from a session's template that had collected the tests: warm.py).
+        "judge_start": None,
     }
 
 
@@ -175,6 +178,7 @@ def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict, template=No
     rfd, wfd = os.pipe()
     t0 = time.monotonic()
     proc: ChildJudge | Any
+    res["judge_start"] = "collected" if template is None else "forked"
     if template is not None:
         report_fd = os.open(
             os.path.join(out, "plugin.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600

@@ -229,6 +229,7 @@ export class Grader {
       wallTimeMs: res.wall_ms ?? 0,
       cpuTimeMs: res.cpu_ms,
       peakMemoryKb: res.cgroup_peak_kb ?? res.maxrss_kb,
+      judgeStart: res.judge_start,
     };
   }
 

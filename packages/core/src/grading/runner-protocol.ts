@@ -73,6 +73,8 @@ export const RunnerResponse = z.object({
   stdout: z.string().default(""),
   candidate_output: z.string().default(""),
   candidate_restarts: z.number().int().default(0),
+  /** The candidate's judge process ran pytest's collection itself, or was forked from a session's template that had. */
+  judge_start: z.enum(["collected", "forked"]).nullable().default(null),
   output_truncated: z.boolean().default(false),
   wall_ms: z.number().default(0),
   cpu_ms: z.number().nullable().default(null),

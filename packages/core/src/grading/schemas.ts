@@ -89,6 +89,8 @@ export const GradeResult = z.object({
   wallTimeMs: z.number().nonnegative(),
   cpuTimeMs: z.number().nonnegative().nullable(),
   peakMemoryKb: z.number().nonnegative().nullable(),
+  /** "collected": this grade's judge process collected the tests; "forked": from a warm template that had. */
+  judgeStart: z.enum(["collected", "forked"]).nullable().optional(),
 });
 export type GradeResult = z.infer<typeof GradeResult>;
 
