@@ -15,6 +15,7 @@ const items = [
   { href: "/datasets", label: "Datasets" },
   { href: "/experiments", label: "Experiments" },
   { href: "/studies", label: "Studies" },
+  { href: "/episodes", label: "Episodes" },
   { href: "/settings", label: "Settings" },
 ];
 
