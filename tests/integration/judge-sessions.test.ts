@@ -78,16 +78,21 @@ const FIND = file(
 
 let bwrap: Grader;
 let bare: Grader;
+let lingering: Grader;
 beforeAll(() => {
-  bwrap = new Grader(sandboxCfg(), { workers: 1, limits: LIMITS });
+  // Single grades here are single: no session kept open for the next grade (lingerMs 0).
+  bwrap = new Grader(sandboxCfg(), { workers: 1, limits: LIMITS, lingerMs: 0 });
   bare = new Grader(sandboxCfg({ backend: "process", scratchDir: "/tmp/agentlab-test-scratch-process" }), {
     workers: 1,
     limits: LIMITS,
+    lingerMs: 0,
   });
+  lingering = new Grader(sandboxCfg(), { workers: 1, limits: LIMITS });
 });
 afterAll(() => {
   bwrap.close();
   bare.close();
+  lingering.close();
   rmSync(`/tmp/${NAME}`, { force: true }); // the in-process control's planted file
 });
 
@@ -130,6 +135,28 @@ describe("judge sessions", () => {
           .every((s) => s.replacedBecause === null),
       ).toBe(true);
     });
+
+  it("keep a single grade's session open for the same task's next grade (lingering)", async () => {
+    const opts = await expected(bwrap, PROBE);
+    const single = [];
+    for (const c of CANDIDATES) single.push((await bwrap.grade(PROBE, c, opts)).verdict);
+    const warm = [];
+    for (const c of CANDIDATES) warm.push(await lingering.grade(PROBE, c, opts));
+    expect(warm.map((r) => r.verdict)).toEqual(single);
+    const started = warm.filter((r) => r.verdict !== "fail_syntax");
+    expect(started.map((r) => r.judgeStart)).toEqual(started.map(() => "forked"));
+    // Once idle past lingerMs the session ends and the sandbox passes the usual checks.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(lingering.sandboxes().map((s) => [s.starts, s.replacedBecause])).toEqual([[1, null]]);
+    const spyOpts = await expected(bwrap, SPY_TASK);
+    const spies = [];
+    for (const c of [PLANT, FIND, FIND]) spies.push((await lingering.grade(SPY_TASK, c, spyOpts)).verdict);
+    expect(spies, "the spy finds nothing in a lingering session").toEqual([
+      "fail_hidden",
+      "fail_hidden",
+      "fail_hidden",
+    ]);
+  });
 
   it("let nothing one candidate leaves reach the next (positive control: in-process)", async () => {
     const inProcess = await expected(bare, SPY_TASK, "in_process");

@@ -4,7 +4,9 @@ The supervisor reads the session's request (the task's tests, support files, lim
 candidate), makes the judge's namespaces and workspace once, and then grades each candidate as
 a single request is graded (judge.grade_in): a fresh candidate process from the candidate
 zygote and a fresh judge process forked before either sees anything of that candidate. The next
-candidate is read only after the previous one's answer. Between candidates nothing survives:
+candidate is read only after the previous one's answer; `session` is the most it may send, and
+`{"end": true}` ends a session early (the host keeps one open after a single grade, for the
+next grade of the same task). Between candidates nothing survives:
 a reaper (PID 1 of the session's PID namespace) kills every process left in it, and the report
 directory, the judge's temporary directories, /tmp and /dev/shm are emptied. Candidates never
 shared anything in the first place: each has its own namespaces and tmpfs (candidate.py).
@@ -25,6 +27,7 @@ class _Cold:
 
 
 _COLD = _Cold()
+END = {"end": True}
 
 
 class Reaper:
@@ -108,7 +111,10 @@ def handle_session(req: dict, ctx, read_next, answer) -> None:
     template: warm.Template | _Cold = _COLD
     for index in range(total):
         if index > 0:
-            msg = check_candidate(read_next(), index)
+            msg = read_next()
+            if msg == END:  # the host ends a session early (a lingering one: no more of this task)
+                break
+            msg = check_candidate(msg, index)
             req = {**req, "id": msg["id"], "candidate": msg["candidate"]}
         res = judge.new_result(req)
         res["syntax_errors"] = judge.syntax_errors(req["candidate"])

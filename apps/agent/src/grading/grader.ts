@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import {
   decideVerdict,
   DEFAULT_GRADE_LIMITS,
@@ -10,7 +10,14 @@ import {
   type TaskSpec,
   type TestOutcome,
 } from "@agentlab/core";
-import { emptyResponse, Zygote, type RunnerRequest, type RunnerResponse, type RunnerTest } from "../sandbox/zygote";
+import {
+  emptyResponse,
+  lingerKey,
+  Zygote,
+  type RunnerRequest,
+  type RunnerResponse,
+  type RunnerTest,
+} from "../sandbox/zygote";
 import type { SandboxConfig } from "../sandbox/types";
 
 // Three-layer grading (syntax → public tests → hidden tests) by a judge the candidate cannot
@@ -72,19 +79,27 @@ const asOutcomes = (tests: RunnerTest[] | null): TestOutcome[] | null =>
     message: t.message ?? "",
   })) ?? null;
 
+/** How long a sandbox keeps a single grade's judge session open for the same task's next grade. */
+export const DEFAULT_LINGER_MS = 1000;
+/** Canaries kept per task for lingering sessions: a task's next grade must send the same request. */
+const CANARIES_KEPT = 256;
+
 export class Grader {
   private readonly idle: Zygote[] = [];
   private readonly waiting: ((z: Zygote) => void)[] = [];
   private readonly all: Zygote[] = [];
   private readonly limits: GradeLimits;
+  /** The judge's canary per task (insertion order: the oldest goes first), so that grades of one task
+   * in a row are one request and the sandbox's lingering session takes them (zygote.ts). */
+  private readonly canaries = new Map<string, ReturnType<typeof makeCanary>>();
 
   constructor(
     private readonly cfg: SandboxConfig,
-    opts: { workers: number; limits?: Partial<GradeLimits> },
+    opts: { workers: number; limits?: Partial<GradeLimits>; lingerMs?: number },
   ) {
     this.limits = GradeLimits.parse({ ...DEFAULT_GRADE_LIMITS, ...opts.limits });
     for (let i = 0; i < Math.max(1, opts.workers); i++) {
-      const z = new Zygote(cfg, this.limits);
+      const z = new Zygote(cfg, this.limits, opts.lingerMs ?? DEFAULT_LINGER_MS);
       this.all.push(z);
       this.idle.push(z);
     }
@@ -99,8 +114,10 @@ export class Grader {
     return this.all.length;
   }
 
-  private acquire(): Promise<Zygote> {
-    const z = this.idle.pop();
+  /** An idle sandbox, the one whose lingering session is for `key` when there is one. */
+  private acquire(key?: string): Promise<Zygote> {
+    const at = key === undefined ? -1 : this.idle.findIndex((x) => x.lingeringOn === key);
+    const z = at >= 0 ? this.idle.splice(at, 1)[0] : this.idle.pop();
     if (z) return Promise.resolve(z);
     return new Promise((resolve) => this.waiting.push(resolve));
   }
@@ -112,7 +129,7 @@ export class Grader {
   }
 
   async runRaw(req: RunnerRequest, signal?: AbortSignal): Promise<RunnerResponse> {
-    const z = await this.acquire();
+    const z = await this.acquire(req.isolation === "judge" ? lingerKey(req) : undefined);
     try {
       return await z.request(req, signal);
     } catch (e) {
@@ -140,13 +157,13 @@ export class Grader {
     // budget meant for candidates (derived from this run: budgetFromReference).
     const limits =
       opts.expectedIds === null ? { ...asked, testTimeoutS: Math.max(asked.testTimeoutS, asked.wallTimeoutS) } : asked;
-    const canary = makeCanary(task);
+    const isolation = opts.isolation ?? "judge";
+    const canary = this.canaryFor(task, limits, isolation);
     const tests = [
       ...task.public_tests.map((t) => ({ ...t, layer: "public" as const })),
       ...task.hidden_tests.map((t) => ({ ...t, layer: "hidden" as const })),
       { path: canary.path, content: canary.content, layer: "canary" as const },
     ];
-    const isolation = opts.isolation ?? "judge";
     const support = task.files.filter((f) => f.role !== "main").map(({ path, content }) => ({ path, content }));
     const original = task.files.filter((f) => f.role === "main").map(({ path, content }) => ({ path, content }));
     const spaces = candidates.map((c) => buildWorkspace(task, c));
@@ -170,6 +187,24 @@ export class Grader {
     return answers
       .filter((res) => !res.unsent)
       .map((res, i) => this.resultOf(res, spaces[i]?.ignored ?? [], isolation, canary.id, opts));
+  }
+
+  /**
+   * In the judge, one canary per task and limits (the candidate never sees the tests, so it never
+   * learns it; a session shares one already); in-process, where the candidate runs beside the
+   * tests, a fresh one per grade.
+   */
+  private canaryFor(task: TaskSpec, limits: GradeLimits, isolation: GradingIsolation) {
+    if (isolation !== "judge") return makeCanary(task);
+    const key = createHash("sha256")
+      .update(JSON.stringify([task.files, task.public_tests, task.hidden_tests, limits]))
+      .digest("hex");
+    const kept = this.canaries.get(key);
+    if (kept) return kept;
+    const made = makeCanary(task);
+    if (this.canaries.size >= CANARIES_KEPT) this.canaries.delete(this.canaries.keys().next().value ?? "");
+    this.canaries.set(key, made);
+    return made;
   }
 
   private async runSession(

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { bwrapArgv, confinedArgv, GRADER_MOUNT, SANDBOX_ENV } from "./bwrap";
 import { createCgroup, type Cgroup } from "./cgroup";
 import {
@@ -10,6 +10,7 @@ import {
   RunnerReady,
   RunnerRequest as CoreRunnerRequest,
   RunnerResponse as CoreRunnerResponse,
+  RunnerSessionEnd,
   type RunnerCandidate,
 } from "@agentlab/core";
 import type { SandboxConfig, SandboxLimits } from "./types";
@@ -43,6 +44,20 @@ export const emptyResponse = (over: Partial<RunnerResponse> = {}): RunnerRespons
   ...over,
 });
 const lost = (why: string): RunnerResponse => emptyResponse({ runner_lost: true, stderr: why });
+
+/**
+ * A single grade in the judge opens a session of up to this many candidates and keeps it open
+ * (lingering) for `lingerMs`: the next grade of the same request (tests, files, limits) is sent
+ * as its next candidate and gets a judge process forked from the session's warm template.
+ */
+const LINGER_CANDIDATES = 64;
+
+/** What makes two requests the same task for a lingering session: everything but the candidate. */
+export function lingerKey(req: RunnerRequest): string {
+  return createHash("sha256")
+    .update(JSON.stringify({ ...req, candidate: null }))
+    .digest("hex");
+}
 
 /** Memory a warm sandbox may keep above its post-start charge before it is replaced. */
 const MEMORY_SLACK_KB = 48 << 10;
@@ -80,10 +95,15 @@ export class Zygote {
   private startCount = 0;
   /** Bumped by every start and stop: a start that an abort overtook must not install itself. */
   private generation = 0;
+  /** A session kept open after a single grade, for the same request's next candidate. */
+  private lingering: { key: string; left: number; timer: NodeJS.Timeout } | null = null;
+  /** Grades and a lingering session's end take turns (the idle timer fires between grades). */
+  private turn: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly cfg: SandboxConfig,
     private readonly limits: SandboxLimits,
+    private readonly lingerMs = 0,
   ) {
     this.scratch = join(cfg.scratchDir, `zygote-${process.pid}-${randomBytes(4).toString("hex")}`);
   }
@@ -222,7 +242,7 @@ export class Zygote {
       signal.addEventListener("abort", onAbort, { once: true });
     });
     try {
-      return await this.grade(req, more, aborted, signal, onAnswer);
+      return await this.exclusive(() => this.grade(req, more, aborted, signal, onAnswer));
     } finally {
       if (onAbort) signal?.removeEventListener("abort", onAbort);
     }
@@ -238,6 +258,10 @@ export class Zygote {
     const total = more.length + 1;
     const out: RunnerResponse[] = [];
     let sent = 0;
+    const key = more.length === 0 && req.isolation === "judge" && this.lingerMs > 0 ? lingerKey(req) : null;
+    const resumed = key !== null && this.lingering?.key === key && this.lingering.left > 0 ? this.lingering : null;
+    if (this.lingering && !resumed) await this.endLingering();
+    if (resumed) clearTimeout(resumed.timer);
     const rest = (r: RunnerResponse) => {
       while (out.length < total) out.push({ ...r, unsent: out.length >= sent });
       return out;
@@ -259,15 +283,16 @@ export class Zygote {
       this.cg?.resetPeak();
       const before = this.cg?.counters();
       const id = randomBytes(6).toString("hex");
+      const sessionSize = total > 1 ? total : key !== null ? LINGER_CANDIDATES : null;
       const message =
-        k === 0
+        k === 0 && !resumed
           ? CoreRunnerRequest.parse({
               id,
               ...req,
               addressSpaceLimit: !this.cg,
-              ...(total > 1 ? { session: total } : {}),
+              ...(sessionSize !== null ? { session: sessionSize } : {}),
             })
-          : CoreRunnerCandidate.parse({ id, candidate: more[k - 1] });
+          : CoreRunnerCandidate.parse({ id, candidate: k === 0 ? req.candidate : more[k - 1] });
       const body = Buffer.from(JSON.stringify(message));
       child.stdin?.write(Buffer.concat([Buffer.from(`${body.length}\n`), body]));
       sent++;
@@ -295,6 +320,47 @@ export class Zygote {
         return rest(lost(`the grading sandbox was replaced (${why}) before this candidate was graded`));
       }
     }
+    if (key !== null) {
+      // The session stays open: its processes (supervisor, reaper, template) are expected until
+      // it ends, when the checks below run (endLingering).
+      const left = (resumed ? resumed.left : LINGER_CANDIDATES) - 1;
+      const timer = setTimeout(() => void this.exclusive(() => this.endLingering()), this.lingerMs);
+      timer.unref();
+      this.lingering = { key, left, timer };
+      return out;
+    }
+    await this.checkAfterRequest();
+    return out;
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(fn, fn);
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The key of the request whose session this sandbox keeps open, if any (the grader prefers it). */
+  get lingeringOn(): string | null {
+    return this.lingering && this.lingering.left > 0 ? this.lingering.key : null;
+  }
+
+  /** Ends a lingering session: its supervisor closes the template and exits; then the usual checks. */
+  private async endLingering(): Promise<void> {
+    const open = this.lingering;
+    if (!open) return;
+    clearTimeout(open.timer);
+    this.lingering = null;
+    const child = this.child;
+    if (!child) return;
+    if (open.left > 0) {
+      // After its last candidate the session has ended by itself: no end then.
+      const body = Buffer.from(JSON.stringify(RunnerSessionEnd.parse({ end: true })));
+      child.stdin?.write(Buffer.concat([Buffer.from(`${body.length}\n`), body]));
+    }
+    await this.checkAfterRequest();
+  }
+
+  private async checkAfterRequest(): Promise<void> {
     // Anything unusual: never reuse this sandbox for another candidate. The request's own processes
     // exit just after it answers, so the count gets a moment to return to its baseline.
     const extra = await this.settled();
@@ -304,7 +370,6 @@ export class Zygote {
       this.replacedBecause = why;
       this.stop();
     }
-    return out;
   }
 
   /**
@@ -336,6 +401,8 @@ export class Zygote {
   }
 
   stop(): void {
+    if (this.lingering) clearTimeout(this.lingering.timer);
+    this.lingering = null;
     this.generation++;
     const child = this.child;
     this.child = null;

@@ -36,7 +36,8 @@ export const RunnerRequest = z.strictObject({
   /**
    * A judge session: this request's candidate is the first of `session` candidates of one task
    * (same tests, support files, limits); each of the others follows as a RunnerCandidate, sent
-   * after the previous one's answer. One answer line per candidate, in order. Absent: one grade.
+   * after the previous one's answer. One answer line per candidate, in order; a RunnerSessionEnd
+   * instead of a candidate ends it early. Absent: one grade.
    */
   session: z.number().int().min(1).max(64).optional(),
 });
@@ -45,6 +46,9 @@ export type RunnerRequest = z.infer<typeof RunnerRequest>;
 /** A further candidate of a judge session (RunnerRequest.session), framed like a request. */
 export const RunnerCandidate = z.strictObject({ id: z.string(), candidate: z.array(File) });
 export type RunnerCandidate = z.infer<typeof RunnerCandidate>;
+/** Ends a judge session before its `session` candidates were sent (one kept open for the task's next grade). */
+export const RunnerSessionEnd = z.strictObject({ end: z.literal(true) });
+export type RunnerSessionEnd = z.infer<typeof RunnerSessionEnd>;
 
 export const RunnerTest = z.object({
   id: z.string(),
