@@ -5,9 +5,13 @@
 //               sandbox's overhead is sandboxed_p50 / bare_p50;
 //   naive     — a fresh bwrap running `python -m pytest` per candidate (what a simple sandboxed
 //               grader does): the judge's speed-up is runs_per_s / naive_runs_per_s.
+//   again     — the same task graded again soon: BENCH_GRADE_AGAIN tasks (default 50), each graded
+//               4× in a row (buggy, reference, buggy, reference) as single grades, with the
+//               sandbox's lingering session (zygote.ts) and without (lingerMs 0):
+//               again_runs_per_s / again_cold_runs_per_s is what the warm template gives them.
 // BENCH_GRADE_RUNS (default 200) candidates per way.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import { availableParallelism, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import type { TaskSpec } from "@agentlab/core";
@@ -68,6 +72,33 @@ async function judged(backend: SandboxBackend): Promise<Pass> {
   }
 }
 
+/** Each lane grades one task 4× in a row (single grades), the next task after that. */
+async function again(lingerMs?: number): Promise<Pass> {
+  const some = tasks.slice(0, Number(process.env.BENCH_GRADE_AGAIN ?? 50));
+  const grader = new Grader(cfg("bwrap"), { workers, lingerMs });
+  try {
+    const ids = new Map<string, string[]>();
+    for (const t of some) ids.set(t.id, (await grader.referenceIds(t)).ids);
+    const times: number[] = [];
+    let next = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: workers }, async () => {
+        for (let t = some[next++]; t; t = some[next++]) {
+          for (const c of [buggy(t), t.reference, buggy(t), t.reference]) {
+            const s = performance.now();
+            await grader.grade(t, c, { expectedIds: ids.get(t.id) ?? null });
+            times.push(performance.now() - s);
+          }
+        }
+      }),
+    );
+    return { p50: p50(times), perS: times.length / ((performance.now() - t0) / 1000), verdicts: {} };
+  } finally {
+    grader.close();
+  }
+}
+
 async function naive(): Promise<Pass> {
   const c = cfg("bwrap");
   return lanes(async (t) => {
@@ -99,6 +130,8 @@ mkdirSync(join(root, ".agentlab/scratch"), { recursive: true });
 const bare = await judged("process");
 const sandboxed = await judged("bwrap");
 const simple = await naive();
+const warmAgain = await again();
+const coldAgain = await again(0);
 console.error(
   `grade bench: sandboxed ${JSON.stringify(sandboxed.verdicts)}, bare ${JSON.stringify(bare.verdicts)} (${bare.perS.toFixed(1)} runs/s), naive ${JSON.stringify(simple.verdicts)}`,
 );
@@ -113,5 +146,10 @@ console.log(
     overhead_ratio: Math.round((sandboxed.p50 / bare.p50) * 1000) / 1000,
     naive_runs_per_s: Math.round(simple.perS * 10) / 10,
     naive_p50_ms: Math.round(simple.p50 * 10) / 10,
+    again_runs_per_s: Math.round(warmAgain.perS * 10) / 10,
+    again_p50_ms: Math.round(warmAgain.p50 * 10) / 10,
+    again_cold_runs_per_s: Math.round(coldAgain.perS * 10) / 10,
+    again_cold_p50_ms: Math.round(coldAgain.p50 * 10) / 10,
+    load: Math.round(loadavg()[0] * 10) / 10,
   }),
 );
