@@ -1,14 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { EpisodeJobPayload } from "@agentlab/core";
 import { createSplit, importPool, schema } from "@agentlab/db";
-import { scriptedPolicy } from "../../apps/agent/src/episodes/policies";
-import { runEpisodeWithBranches } from "../../apps/agent/src/episodes/runner";
-import { episodePayload } from "../../apps/web/server/episodes/enqueue";
 import { storeEpisodeJob } from "../../apps/web/server/episodes/store";
 import { makeTask } from "../fixtures/tasks/generate";
-import { episodeRig, type EpisodeRig } from "../integration/episodes-rig";
+import { episodeRig, finishedEpisodeJob, type EpisodeRig } from "../integration/episodes-rig";
 import { launchBrowser, signedInAdmin, useProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot } from "./helpers/screenshots";
 
@@ -43,23 +39,14 @@ beforeAll(async () => {
   } = await createSplit(db, { poolId: imp.poolId, seed: 3, devRatio: 0, testRatio: 0 }));
   const [row] = await db.select({ id: schema.tasks.id }).from(schema.tasks).where(eq(schema.tasks.poolId, imp.poolId));
   if (!row) throw new Error("no task");
-  const payload = EpisodeJobPayload.parse(
-    await episodePayload(db, { taskRowId: row.id, policy: { kind: "scripted", name: "recoverer" }, seed: 6 }),
-  );
-  const result = await runEpisodeWithBranches(rig.deps(), rig.scratch, {
-    task: payload.task,
-    budget: payload.budget,
-    policy: scriptedPolicy("recoverer", payload.controlReference),
+  const job = await finishedEpisodeJob(db, rig, {
+    taskRowId: row.id,
+    policy: { kind: "scripted", name: "recoverer" },
     seed: 6,
     branching: { k: 1, seedBase: 20 },
   });
-  stepCount = result.episode.steps.length;
-  const [job] = await db
-    .insert(schema.jobs)
-    .values({ type: "episode", payload, state: "succeeded", result, finishedAt: new Date() })
-    .returning({ id: schema.jobs.id });
-  if (!job) throw new Error("no job");
-  episodeId = (await storeEpisodeJob(db, { id: job.id, payload, result })).id;
+  stepCount = job.result.episode.steps.length;
+  episodeId = (await storeEpisodeJob(db, { id: job.jobId, payload: job.payload, result: job.result })).id;
   signedIn = await signedInAdmin(browser, db, app.url, {
     email: "episodes@example.com",
     name: "Erin Episodes",

@@ -1,10 +1,22 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { DEFAULT_EPISODE_BUDGET, type EpisodeBudget, type TaskSpec, type ToolCall } from "@agentlab/core";
+import {
+  DEFAULT_EPISODE_BUDGET,
+  parseJobPayload,
+  type EpisodeBranching,
+  type EpisodeBudget,
+  type EpisodeJobResult,
+  type EpisodePolicySpec,
+  type TaskSpec,
+  type ToolCall,
+} from "@agentlab/core";
+import { schema, type Db } from "@agentlab/db";
 import { Grader } from "../../apps/agent/src/grading/grader";
 import { ReferenceIds } from "../../apps/agent/src/grading/reference-ids";
 import type { EnvironmentDeps } from "../../apps/agent/src/episodes/deps";
 import { RepairEnvironment } from "../../apps/agent/src/episodes/environment";
-import type { EpisodePolicy } from "../../apps/agent/src/episodes/policies";
+import { scriptedPolicy, type EpisodePolicy } from "../../apps/agent/src/episodes/policies";
+import { runEpisodeWithBranches } from "../../apps/agent/src/episodes/runner";
+import { episodePayload } from "../../apps/web/server/episodes/enqueue";
 import { ContentStore } from "../../apps/agent/src/episodes/store";
 import type { SandboxConfig } from "../../apps/agent/src/sandbox/types";
 import { sandboxCfg } from "./helpers/judge";
@@ -79,4 +91,31 @@ export function incrementTask(id: string, marker = "no-marker"): TaskSpec {
     ],
     reference: [{ path: "solution.py", content: `# ${marker}\ndef f(x):\n    return x + 1\n` }],
   };
+}
+
+/**
+ * Runs an episode job's work as the agent would (its payload from the server's own enqueue code,
+ * the policy on this machine's sandbox and judge) and files it as a succeeded job, unstored.
+ */
+export async function finishedEpisodeJob(
+  db: Db,
+  rig: EpisodeRig,
+  req: { taskRowId: string; policy: EpisodePolicySpec; seed: number; branching?: Partial<EpisodeBranching> },
+): Promise<{ jobId: string; payload: unknown; result: EpisodeJobResult }> {
+  const parsed = parseJobPayload("episode", await episodePayload(db, req));
+  if (!parsed.ok) throw new Error(parsed.error);
+  const p = parsed.payload;
+  const result = await runEpisodeWithBranches(rig.deps(), rig.scratch, {
+    task: p.task,
+    budget: p.budget,
+    policy: p.policy.name === "wrong" ? scriptedPolicy("wrong") : scriptedPolicy(p.policy.name, p.controlReference),
+    seed: p.seed,
+    branching: p.branching,
+  });
+  const [job] = await db
+    .insert(schema.jobs)
+    .values({ type: "episode", payload: p, state: "succeeded", result, finishedAt: new Date() })
+    .returning({ id: schema.jobs.id });
+  if (!job) throw new Error("no job");
+  return { jobId: job.id, payload: p, result };
 }

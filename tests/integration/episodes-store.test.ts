@@ -1,15 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
 import pino from "pino";
-import { parseJobPayload, sha256Hex, treeHash, type EpisodeJobResult, type EpisodePolicySpec } from "@agentlab/core";
+import { sha256Hex, treeHash, type EpisodeJobResult, type EpisodePolicySpec } from "@agentlab/core";
 import { getEpisode, listEpisodes, schema, useEpisodesForTraining, type Db } from "@agentlab/db";
-import { scriptedPolicy } from "../../apps/agent/src/episodes/policies";
-import { runEpisodeWithBranches } from "../../apps/agent/src/episodes/runner";
-import { episodePayload } from "../../apps/web/server/episodes/enqueue";
 import { loadStoredState, storeEpisodeJob, syncEpisodes } from "../../apps/web/server/episodes/store";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { makeSplit } from "./experiments-harness";
-import { episodeRig, type EpisodeRig } from "./episodes-rig";
+import { episodeRig, finishedEpisodeJob, type EpisodeRig } from "./episodes-rig";
 
 // Episodes into the database: a real episode job's result (run on the sandbox and judge) stored by
 // the server's sweep in one transaction, content addresses checked first, read back as episodes,
@@ -43,26 +40,8 @@ afterAll(async () => {
   await tdb.drop();
 });
 
-/** Runs the episode job's work on this machine's sandbox and files it as a succeeded job. */
-async function finishedJob(taskRowId: string, policy: EpisodePolicySpec, k: number) {
-  const payload = await episodePayload(db, { taskRowId, policy, seed: 1, branching: { k, seedBase: 50 } });
-  const parsed = parseJobPayload("episode", payload);
-  if (!parsed.ok) throw new Error(parsed.error);
-  const p = parsed.payload;
-  const result = await runEpisodeWithBranches(rig.deps(), rig.scratch, {
-    task: p.task,
-    budget: p.budget,
-    policy: p.policy.name === "wrong" ? scriptedPolicy("wrong") : scriptedPolicy(p.policy.name, p.controlReference),
-    seed: p.seed,
-    branching: p.branching,
-  });
-  const [job] = await db
-    .insert(schema.jobs)
-    .values({ type: "episode", payload: p, state: "succeeded", result, finishedAt: new Date() })
-    .returning({ id: schema.jobs.id });
-  if (!job) throw new Error("no job");
-  return { jobId: job.id, result };
-}
+const finishedJob = (taskRowId: string, policy: EpisodePolicySpec, k: number) =>
+  finishedEpisodeJob(db, rig, { taskRowId, policy, seed: 1, branching: { k, seedBase: 50 } });
 
 let trainEpisode = "";
 let devEpisode = "";

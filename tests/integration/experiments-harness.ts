@@ -57,6 +57,8 @@ export type Behaviour = {
   dpo?(payload: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** The result of a score job (held-out dev pairs); without it a score job is unexpected. */
   score?(payload: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** The result of a grpo job (the real handler in experiment-grpo.test.ts); without it a grpo job is unexpected. */
+  grpo?(payload: Record<string, unknown>): Promise<Record<string, unknown>>;
 };
 
 /** Every spec the simulated agent received, by job type: what the server actually sent. */
@@ -256,6 +258,8 @@ export async function agentStep(
     result = await behaviour.dpo(p);
   } else if (job.type === "score" && behaviour.score) {
     result = await behaviour.score(p);
+  } else if (job.type === "grpo" && behaviour.grpo) {
+    result = await behaviour.grpo(p);
   } else throw new Error(`unexpected job type ${job.type}`);
   await finishAttempt(db, {
     jobId: job.jobId,

@@ -29,3 +29,4 @@ export * from "./queries/task-search";
 export * from "./queries/test-reads";
 export * from "./queries/studies";
 export * from "./queries/episodes";
+export * from "./queries/episode-trajectories";

@@ -4,6 +4,7 @@ import {
   canonicalJson,
   chainTranscript,
   EMPTY_TRANSCRIPT_HASH,
+  initialObservation,
   makeState,
   sha256Hex,
   ToolCall,
@@ -22,7 +23,7 @@ import {
 } from "@agentlab/core";
 import type { EnvironmentDeps } from "./deps";
 import { EpisodeInfraError } from "./deps";
-import { initialObservation, truncateObservation } from "./observe";
+import { truncateObservation } from "./observe";
 import { executeTool, type Executed } from "./tools";
 import { Workspace } from "./workspace";
 

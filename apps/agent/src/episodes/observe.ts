@@ -1,4 +1,4 @@
-import type { EpisodeStep, TaskSpec } from "@agentlab/core";
+import type { EpisodeStep } from "@agentlab/core";
 
 // How tool results read to a policy, after SWE-agent / mini-swe-agent: file windows with line
 // numbers and a header naming the range and the file's length, long outputs cut in the middle
@@ -31,17 +31,6 @@ export function fileWindow(path: string, content: string, start?: number, end?: 
 export function windowText(observation: string): string {
   const [, ...rows] = observation.split("\n");
   return rows.map((r) => r.slice(r.indexOf("\t") + 1)).join("\n");
-}
-
-/** The first message of an episode: the task's instruction and the tools' contract. */
-export function initialObservation(task: TaskSpec, files: readonly string[]): string {
-  return [
-    task.instruction,
-    "",
-    `Files in the workspace: ${files.join(", ")}`,
-    "Tools: list_files(), read_file(path, start, end), edit_file(path, old, new) — `old` must occur exactly once; " +
-      "an empty `old` creates a new file —, run_public_tests(), submit(). The hidden tests run when you submit.",
-  ].join("\n");
 }
 
 /** Steps that called `tool` and were not refused. */

@@ -1,5 +1,6 @@
 import {
   canonicalJson,
+  PUBLIC_TESTS_PASSED,
   sha256Hex,
   type CandidateFile,
   type EpisodeStep,
@@ -107,7 +108,7 @@ const argPath = (s: EpisodeStep): string | null => {
   return typeof a === "object" && a !== null && "path" in a && typeof a.path === "string" ? a.path : null;
 };
 
-const testsFailed = (s: EpisodeStep) => !s.result.output.startsWith("public tests: passed");
+const testsFailed = (s: EpisodeStep) => !s.result.output.startsWith(PUBLIC_TESTS_PASSED);
 const lastEditIndex = (steps: readonly EpisodeStep[]) =>
   okCalls(steps, "edit_file").reduce((m, s) => Math.max(m, s.index), -1);
 

@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { TaskSpec } from "@agentlab/core";
+import { PUBLIC_TESTS_PASSED, type TaskSpec } from "@agentlab/core";
 import { GRADER_MOUNT } from "../sandbox/bwrap";
 import { run, WORK } from "../sandbox/run";
 import { DEFAULT_SANDBOX_LIMITS, type SandboxConfig, type SandboxLimits } from "../sandbox/types";
@@ -91,7 +91,9 @@ export async function runPublicTests(
     const passed = r.exitCode === 0;
     const head = r.timedOut
       ? `public tests: timed out after ${limits.wallTimeoutS ?? 60} s`
-      : `public tests: ${passed ? "passed" : `failed (pytest exit code ${String(r.exitCode ?? r.signal)})`}`;
+      : passed
+        ? PUBLIC_TESTS_PASSED
+        : `public tests: failed (pytest exit code ${String(r.exitCode ?? r.signal)})`;
     const tail = r.stderr.trim() ? `\n${r.stderr.trim()}` : "";
     return { passed, exitCode: r.exitCode, timedOut: r.timedOut, output: `${head}\n${r.stdout.trim()}${tail}` };
   });

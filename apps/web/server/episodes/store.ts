@@ -7,10 +7,9 @@ import {
   type EpisodeRun,
 } from "@agentlab/core";
 import {
-  getEpisodeBlobs,
-  getEpisodeSnapshot,
   getEpisodeState,
   insertEpisodeJob,
+  snapshotFiles,
   unstoredEpisodeJobs,
   type Db,
   type NewEpisode,
@@ -138,21 +137,5 @@ export async function syncEpisodes(services: Pick<Services, "db" | "log">): Prom
 export async function loadStoredState(db: Db, hash: string) {
   const state = await getEpisodeState(db, hash);
   if (!state) throw new DomainError("NOT_FOUND", `episode state ${hash} not found`);
-  const snapshot = await getEpisodeSnapshot(db, state.treeHash);
-  if (!snapshot) throw new DomainError("NOT_FOUND", `snapshot ${state.treeHash} not found`);
-  const blobs = new Map(
-    (
-      await getEpisodeBlobs(
-        db,
-        snapshot.manifest.files.map((f) => f.sha256),
-      )
-    ).map((b) => [b.sha256, b.content]),
-  );
-  const files = snapshot.manifest.files.map((f) => {
-    const content = blobs.get(f.sha256);
-    if (content === undefined || sha256Hex(content) !== f.sha256)
-      throw new DomainError("INTERNAL", `snapshot ${state.treeHash}: the content of ${f.path} is missing or corrupt`);
-    return { path: f.path, content };
-  });
-  return { state, files };
+  return { state, files: await snapshotFiles(db, state.treeHash) };
 }

@@ -53,9 +53,12 @@ export async function roundPairs(
   const prompts = new Map(
     opts.tasks.map((t) => [t.id, PromptMessage.array().parse(renderRepairPrompt(publicContext(t)))]),
   );
-  // Neither side of a pair rests on an in-process verdict (forgeable by the candidate).
-  const samples = (await allDatasetSamples(db, opts.datasetId)).filter(
-    ({ candidate, task }) => trainsOn(candidate.gradeResult?.isolation) && trainsOn(task.gradingIsolation),
+  // Neither side of a pair rests on an in-process verdict (forgeable by the candidate); an
+  // episode's trajectory is no single-shot answer to pair.
+  const samples = (await allDatasetSamples(db, opts.datasetId)).flatMap(({ sample, candidate, task }) =>
+    candidate && trainsOn(candidate.gradeResult?.isolation) && trainsOn(task.gradingIsolation)
+      ? [{ sample, candidate }]
+      : [],
   );
   const chosen: ChosenAnswer[] = samples.map(({ sample, candidate }) => ({
     taskId: sample.taskKey,

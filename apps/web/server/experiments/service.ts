@@ -13,6 +13,7 @@ import {
   DomainError,
   ExperimentConfig,
   dpoRecipeOf,
+  grpoRecipeOf,
   parseStageOutput,
   stagePlan,
   type ExperimentConfigInput,
@@ -57,11 +58,13 @@ export async function resolveProtocol(db: Db, config: ExperimentConfig): Promise
     );
   // sft+dpo without a dpo block gets the defaults now, so the stored recipe says what ran.
   const dpo = dpoRecipeOf(config);
+  const grpo = grpoRecipeOf(config);
   return {
     ...config,
     evaluation: { ...ev, device, dtype },
     training: { ...config.training, method },
     ...(dpo ? { dpo } : {}),
+    ...(grpo ? { grpo } : {}),
   };
 }
 

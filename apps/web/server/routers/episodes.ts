@@ -1,9 +1,16 @@
 import { z } from "zod";
-import { EpisodeBranching, EpisodeBudget, EpisodePolicySpec } from "@agentlab/core";
+import {
+  EpisodeBranching,
+  EpisodeBudget,
+  EpisodePolicySpec,
+  NAME_MAX_LENGTH,
+  TrajectorySelection,
+} from "@agentlab/core";
 import { listEpisodes } from "@agentlab/db";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 import { enqueueEpisode } from "../episodes/enqueue";
 import { episodeScopeSplit } from "../episodes/scope";
+import { createEpisodeDataset } from "../episodes/sft";
 import { episodeTrajectory } from "../episodes/trajectory";
 
 // Episodes: the stored runs (main episodes and their continuations), listed per task or per the
@@ -52,5 +59,23 @@ export const episodesRouter = router({
     .mutation(async ({ ctx, input }) => {
       const job = await enqueueEpisode(ctx, input, ctx.viewer.userId);
       return { jobId: job.id };
+    }),
+
+  /** An SFT snapshot (a dataset like any other) of verified, train-only episode trajectories. */
+  toDataset: memberProcedure
+    .input(
+      z.strictObject({
+        name: z.string().min(1).max(NAME_MAX_LENGTH),
+        splitId: z.string().uuid(),
+        kinds: TrajectorySelection.default("both"),
+        episodeIds: z.array(z.string().uuid()).min(1).max(5000).optional(),
+        policyName: z.string().min(1).max(200).optional(),
+        experimentId: z.string().uuid().optional(),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const d = await createEpisodeDataset(ctx, { ...input, createdBy: ctx.viewer.userId });
+      ctx.log.info({ datasetId: d.id, hash: d.hash, samples: d.sampleCount }, "episode trajectories snapshot created");
+      return d;
     }),
 });

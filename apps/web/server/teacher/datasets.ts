@@ -17,6 +17,7 @@ import {
 } from "@agentlab/core";
 import {
   allDatasetSamples,
+  episodeFinalFiles,
   finishReplay,
   getDataset,
   getReplay,
@@ -47,6 +48,8 @@ export async function writeSnapshot(
     sourceCollectionIds: string[];
     parentId: string | null;
     createdBy: string | null;
+    /** The prompt the samples were rendered with; the single-shot repair template unless named. */
+    promptHash?: string;
   },
   built: Built[],
 ): Promise<DatasetRow> {
@@ -58,7 +61,7 @@ export async function writeSnapshot(
     {
       ...meta,
       hash,
-      promptHash: PROMPT_TEMPLATE_HASH,
+      promptHash: meta.promptHash ?? PROMPT_TEMPLATE_HASH,
       sampleCount: ordered.length,
       taskCount: new Set(ordered.map((s) => s.taskRowId)).size,
       oracleSamples: ordered.filter((s) => s.oracle).length,
@@ -155,6 +158,20 @@ const assistantFiles = (s: SftSample, mains: string[]) => {
     : ({ ok: false, reason: "no assistant turn" } as const);
 };
 
+/**
+ * What a replay grades: a teacher sample's answer as trained on, or an episode's submission (the
+ * files of its final workspace less the public tests, as the environment submitted them).
+ */
+async function replayedFiles(services: Services, r: Awaited<ReturnType<typeof allDatasetSamples>>[number]) {
+  if (r.sample.episodeId) {
+    const publicPaths = new Set(r.task.publicTests.map((t) => t.path));
+    return (await episodeFinalFiles(services.db, r.sample.episodeId)).filter((f) => !publicPaths.has(f.path));
+  }
+  const parsed = assistantFiles({ messages: r.sample.messages }, mainPaths(r.task));
+  if (!parsed.ok) throw new DomainError("INTERNAL", `sample ${r.sample.ordinal} does not parse: ${parsed.reason}`);
+  return parsed.files;
+}
+
 /** Re-grades every sample (the assistant turn as trained on, against the task as it is now). */
 export async function startReplay(services: Services, datasetId: string) {
   const dataset = await getDataset(services.db, datasetId);
@@ -163,11 +180,9 @@ export async function startReplay(services: Services, datasetId: string) {
   const rows = await allDatasetSamples(services.db, datasetId);
   const jobs: Record<string, string> = {};
   for (const r of rows) {
-    const parsed = assistantFiles({ messages: r.sample.messages }, mainPaths(r.task));
-    if (!parsed.ok) throw new DomainError("INTERNAL", `sample ${r.sample.ordinal} does not parse: ${parsed.reason}`);
     const job = await services.queue.enqueue({
       type: "grade",
-      payload: gradePayload(r.task, parsed.files),
+      payload: gradePayload(r.task, await replayedFiles(services, r)),
       dedupeKey: `replay:${replayKey}:${r.sample.ordinal}`,
       maxDurationS: 900,
     });

@@ -1,3 +1,4 @@
 export * from "./schemas";
 export * from "./job";
 export * from "./hashing";
+export * from "./trajectory-sft";

@@ -89,7 +89,7 @@ export type TrainingConfig = z.infer<typeof TrainingConfig>;
  * on the chosen answers alone (objective rft: same steps, tokens and learning rate), so a DPO win
  * over it is a win of the preference term, not of more training.
  */
-export const EXPERIMENT_METHODS = ["sft", "sft+dpo", "sft+rft"] as const;
+export const EXPERIMENT_METHODS = ["sft", "sft+dpo", "sft+rft", "sft+grpo"] as const;
 export const ExperimentMethod = z.enum(EXPERIMENT_METHODS);
 export type ExperimentMethod = z.infer<typeof ExperimentMethod>;
 
@@ -164,6 +164,52 @@ export function dpoRecipeOf(config: {
   const sft = config.training?.learningRate;
   if (dpo.learningRate !== undefined || sft === undefined) return dpo;
   return { ...dpo, learningRate: sft / DPO_LR_DIVISOR };
+}
+
+// ------------------------------------------------------------------ online RL (sft+grpo)
+// GRPO from the dev-selected SFT start (the base competes) on the train tasks' prompts, rewarded by
+// the agent's judge. Every GRPO setting is here with TRL 1.16's GRPOConfig default (trainer/grpo.ts
+// names them), filled at creation, so the stored recipe is the protocol record. Jobs: jobs/recipe.ts
+// (payload), jobs/requirements.ts.
+
+export const GrpoRecipe = z.strictObject({
+  /** Optimizer steps of each seed's run (training length counted in steps). */
+  steps: z.number().int().min(1).max(100_000).default(50),
+  /** An adapter snapshot every K steps and at the last: the "epochs" dev evaluates. */
+  snapshotEverySteps: z.number().int().min(1).max(100_000).default(10),
+  /** Completions per prompt: the group whose rewards are normalised together. */
+  numGenerations: z.number().int().min(2).max(64).default(8),
+  promptsPerStep: z.number().int().min(1).max(256).default(1),
+  learningRate: z.number().positive().max(1).default(1e-6),
+  /** KL coefficient to the start policy; 0 = no reference model. */
+  beta: z.number().min(0).max(100).default(0),
+  lossType: z.enum(["dapo", "grpo", "dr_grpo", "bnpo"]).default("dapo"),
+  scaleRewards: z.enum(["group", "batch", "none"]).default("group"),
+  epsilon: z.number().positive().max(10).default(0.2),
+  epsilonHigh: z.number().positive().max(10).default(0.28),
+  maskTruncatedCompletions: z.boolean().default(true),
+  /** Absent: the evaluation's maxNewTokens, so RL writes answers as long as dev and test read. */
+  maxCompletionLength: z.number().int().min(1).max(32_768).optional(),
+  temperature: z.number().positive().max(10).default(1),
+  topP: z.number().gt(0).max(1).default(1),
+});
+export type GrpoRecipe = z.infer<typeof GrpoRecipe>;
+
+/**
+ * The GRPO settings of an sft+grpo recipe (defaults when the block was left out, the completion
+ * length from the evaluation's when absent and the evaluation block is given); null otherwise.
+ */
+export function grpoRecipeOf(config: {
+  method?: ExperimentMethod;
+  grpo?: GrpoRecipe;
+  evaluation?: { maxNewTokens?: number };
+}): GrpoRecipe | null {
+  if (config.method !== "sft+grpo") return null;
+  const grpo = config.grpo ?? GrpoRecipe.parse({});
+  const tokens = config.evaluation?.maxNewTokens;
+  return grpo.maxCompletionLength !== undefined || tokens === undefined
+    ? grpo
+    : { ...grpo, maxCompletionLength: tokens };
 }
 
 /** What must be identical for base and adapter to be compared (brief §2 invariants). */
@@ -244,6 +290,8 @@ export const ExperimentConfig = z
     method: ExperimentMethod.optional(),
     /** The DPO settings; only with method "sft+dpo" (filled with defaults at creation when left out). */
     dpo: DpoRecipe.optional(),
+    /** The GRPO settings; only with method "sft+grpo" (filled with defaults at creation when left out). */
+    grpo: GrpoRecipe.optional(),
   })
   .refine((c) => new Set(c.seeds).size === c.seeds.length, { message: "seeds must be distinct", path: ["seeds"] })
   .refine((c) => c.training.gpus === 1 || c.training.method !== "lora-fp32", {
@@ -257,6 +305,10 @@ export const ExperimentConfig = z
   .refine((c) => hasPreferenceHalf(c.method) || c.dpo === undefined, {
     message: 'dpo settings need method "sft+dpo" (or its control "sft+rft")',
     path: ["dpo"],
+  })
+  .refine((c) => c.method === "sft+grpo" || c.grpo === undefined, {
+    message: 'grpo settings need method "sft+grpo"',
+    path: ["grpo"],
   })
   // n greedy answers would be n copies of one answer: more samples than one need sampled decoding.
   .refine((c) => c.evaluation.samples === 1 || c.evaluation.decoding.doSample, {

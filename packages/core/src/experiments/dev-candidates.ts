@@ -1,4 +1,4 @@
-import { dpoRecipeOf, type ExperimentConfig } from "./config";
+import { dpoRecipeOf, grpoRecipeOf, type ExperimentConfig } from "./config";
 import { modelKey, type DevCandidate } from "./selection";
 
 // The dev pass counts selection compares (selectByDev), from the stored dev verdicts. Pure, so the
@@ -10,13 +10,14 @@ export type DevVerdictRow = { modelKey: string; taskId: string; verdict: string 
  * One candidate per model with dev verdicts, over the dev tasks that hold a verdict for every
  * candidate: a task in `noVerdictTaskIds` (grading failed for at least one model) is left out for
  * all of them, so no infra error reads as a model failure. Order: the base, then each seed in
- * config order, epochs ascending, then (sft+dpo) each round's DPO epochs per seed; models without
+ * config order, epochs ascending, then (sft+dpo) each round's DPO epochs per seed, (sft+grpo) each
+ * seed's GRPO snapshots (one per K steps and the last: ceil(steps / K)); models without
  * verdicts are absent.
  */
 export function devCandidates(
   rows: readonly DevVerdictRow[],
   noVerdictTaskIds: ReadonlySet<string>,
-  config: Pick<ExperimentConfig, "seeds" | "method" | "dpo"> & {
+  config: Pick<ExperimentConfig, "seeds" | "method" | "dpo" | "grpo"> & {
     training: Pick<ExperimentConfig["training"], "epochs">;
   },
 ): DevCandidate[] {
@@ -46,5 +47,14 @@ export function devCandidates(
         if (c) out.push({ ref, ...c });
       }
     });
+  const grpo = grpoRecipeOf({ method: config.method, grpo: config.grpo });
+  const snapshots = grpo ? Math.ceil(grpo.steps / grpo.snapshotEverySteps) : 0;
+  config.seeds.forEach((seed, seedIndex) => {
+    for (let epoch = 1; epoch <= snapshots; epoch++) {
+      const ref = { model: "grpo" as const, seed, seedIndex, epoch };
+      const c = counts.get(modelKey(ref));
+      if (c) out.push({ ref, ...c });
+    }
+  });
   return out;
 }

@@ -20,5 +20,6 @@ export * from "./generation-cache";
 export * from "./dev-candidates";
 export * from "./estimate";
 export * from "./report-dpo";
+export * from "./report-grpo";
 export * from "./test-reads";
 export * from "./answer-contamination";

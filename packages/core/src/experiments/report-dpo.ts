@@ -37,7 +37,13 @@ const NOTE =
   "Each comparison pairs the tasks graded for both models on test, clustered by source group like the main comparison; " +
   "the SFT and DPO models are each dev's best of their kind, so the three tests share the dev selection's optimism only through that choice.";
 
-function compare(a: ModelRef, b: ModelRef, test: DpoReportInput["test"], stats: DpoReportInput["stats"]) {
+/** One pairwise comparison on test over the tasks graded for both models. */
+function pairedTestComparison(
+  a: ModelRef,
+  b: ModelRef,
+  test: DpoReportInput["test"],
+  stats: DpoReportInput["stats"],
+): DpoComparison {
   const as = test[modelKey(a)] ?? [];
   const bs = new Map((test[modelKey(b)] ?? []).map((o) => [o.taskId, o]));
   const paired = as.flatMap((x) => {
@@ -54,25 +60,41 @@ function compare(a: ModelRef, b: ModelRef, test: DpoReportInput["test"], stats: 
   return { a, aLabel: modelLabel(a), b, bLabel: modelLabel(b), row };
 }
 
-export function dpoSection(input: DpoReportInput): DpoReportSection {
+/**
+ * The dev-best SFT model and the dev-best model of `kind` (each within its kind, the selection's
+ * tie rule), and base vs SFT, base vs it, SFT vs it on test where both sides were tested. Shared by
+ * the DPO and GRPO sections.
+ */
+export function threeWayComparisons(
+  input: Omit<DpoReportInput, "rounds">,
+  kind: "dpo" | "grpo",
+): { sft: ModelRef | null; best: ModelRef | null; comparisons: DpoComparison[] } {
   const candidates: DevCandidate[] = input.table.map((r) => ({ ref: r.ref, n: r.n, passed: r.passed }));
   const sft = bestBy(candidates, (r) => r.model === "adapter")?.ref ?? null;
-  const dpo = bestBy(candidates, (r) => r.model === "dpo")?.ref ?? null;
+  const best = bestBy(candidates, (r) => r.model === kind)?.ref ?? null;
   const base: ModelRef = { model: "base" };
   const onTest = (r: ModelRef | null): r is ModelRef => r !== null && input.test[modelKey(r)] !== undefined;
   const pairs: [ModelRef | null, ModelRef | null][] = [
     [base, sft],
-    [base, dpo],
-    [sft, dpo],
+    [base, best],
+    [sft, best],
   ];
+  const comparisons = pairs.flatMap(([a, b]) =>
+    onTest(a) && onTest(b) ? [pairedTestComparison(a, b, input.test, input.stats)] : [],
+  );
+  return { sft, best, comparisons };
+}
+
+export function dpoSection(input: DpoReportInput): DpoReportSection {
+  const { sft, best, comparisons } = threeWayComparisons(input, "dpo");
   return {
     rounds: input.rounds,
     selectedSft: sft,
-    selectedDpo: dpo,
+    selectedDpo: best,
     devPoints: input.table.flatMap((r) =>
       r.ref.model === "dpo" ? [{ round: r.ref.round, seed: r.ref.seed, epoch: r.ref.epoch, pass1: r.pass1 }] : [],
     ),
-    comparisons: pairs.flatMap(([a, b]) => (onTest(a) && onTest(b) ? [compare(a, b, input.test, input.stats)] : [])),
+    comparisons,
     note: NOTE,
   };
 }

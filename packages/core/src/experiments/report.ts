@@ -9,6 +9,7 @@ import type { TestReads } from "./test-reads";
 import type { AnswerContamination } from "./answer-contamination";
 import { unitsText } from "./export-stats";
 import { dpoSection, type DpoReportSection, type DpoRoundSummary } from "./report-dpo";
+import { grpoSection, type GrpoReportSection } from "./report-grpo";
 import { noVerdictSection, type NoVerdictSection } from "./report-missing";
 import type { AnswerParsing } from "./report-parsing";
 import { outcomeScore, passed, samplesSection, type SamplesSection } from "./report-samples";
@@ -84,6 +85,8 @@ export type ExperimentReport = {
   samples?: SamplesSection;
   /** sft+dpo: each round's pairs, the dev-best SFT and DPO models and their pairwise test comparisons. */
   dpo?: DpoReportSection;
+  /** sft+grpo: the dev-best SFT and GRPO models and their pairwise test comparisons. */
+  grpo?: GrpoReportSection;
   /** The split's test-read ledger: stored as it was at the build, refreshed on every read (absent before the ledger). */
   testReads?: TestReads;
   /** Test and dev references against every answer trained on (SFT, DPO); absent in reports built before it. */
@@ -308,6 +311,9 @@ export function buildReport(input: ReportInput): ExperimentReport {
     ...(samples ? { samples } : {}),
     ...(input.dpoRounds
       ? { dpo: dpoSection({ rounds: input.dpoRounds, table: selection.table, test: input.test, stats }) }
+      : {}),
+    ...(input.config.method === "sft+grpo"
+      ? { grpo: grpoSection({ table: selection.table, test: input.test, stats }) }
       : {}),
     ...(input.testReads ? { testReads: input.testReads } : {}),
     ...(input.answerContamination ? { answerContamination: input.answerContamination } : {}),

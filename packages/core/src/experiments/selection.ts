@@ -23,18 +23,27 @@ export const ModelRef = z.discriminatedUnion("model", [
     round: z.number().int().min(1),
     epoch: z.number().int().min(1),
   }),
+  /** A GRPO snapshot of one seed (`epoch`: the snapshot's number, one per K steps), from the SFT start. */
+  z.object({
+    model: z.literal("grpo"),
+    seed: z.number().int(),
+    seedIndex: z.number().int().min(0),
+    epoch: z.number().int().min(1),
+  }),
 ]);
 export type ModelRef = z.infer<typeof ModelRef>;
 
 export function modelLabel(m: ModelRef): string {
   if (m.model === "base") return "base";
   if (m.model === "dpo") return `DPO r${m.round} · seed ${m.seed} · epoch ${m.epoch}`;
+  if (m.model === "grpo") return `GRPO · seed ${m.seed} · snapshot ${m.epoch}`;
   return `seed ${m.seed} · epoch ${m.epoch}`;
 }
 /** The evaluations' model key; no ':' (grade-batch item keys are `model:task:sample`). */
 export function modelKey(m: ModelRef): string {
   if (m.model === "base") return "base";
   if (m.model === "dpo") return `dpo-s${m.seed}r${m.round}e${m.epoch}`;
+  if (m.model === "grpo") return `grpo-s${m.seed}e${m.epoch}`;
   return `s${m.seed}e${m.epoch}`;
 }
 
@@ -61,6 +70,12 @@ export const SELECTION_RULE =
   "Highest dev pass@1 among the base and every epoch of every seed; the base is listed first and a candidate must be strictly better " +
   "to displace the current best, so a tie keeps the base, and ties between adapters keep the lower seed index, then the earlier epoch.";
 
+/** The rule when GRPO snapshots compete too (sft+grpo recipes). */
+export const SELECTION_RULE_GRPO =
+  "Highest dev pass@1 among the base, every SFT epoch of every seed and every GRPO snapshot of every seed; a candidate must be " +
+  "strictly better to displace the current best in the order base, SFT (seed index, epoch), GRPO (seed index, snapshot), so a tie " +
+  "keeps the simpler model: the base before SFT before GRPO, then the lower seed index, the earlier snapshot.";
+
 /** The rule when DPO epochs compete too (sft+dpo recipes). */
 export const SELECTION_RULE_DPO =
   "Highest dev pass@1 among the base, every SFT epoch of every seed and every DPO epoch of every round and seed; a candidate must be " +
@@ -70,6 +85,7 @@ export const SELECTION_RULE_DPO =
 function order(r: ModelRef): [number, number, number, number] {
   if (r.model === "base") return [0, 0, 0, 0];
   if (r.model === "adapter") return [1, 0, r.seedIndex, r.epoch];
+  if (r.model === "grpo") return [3, 0, r.seedIndex, r.epoch];
   return [2, r.round, r.seedIndex, r.epoch];
 }
 
@@ -105,7 +121,11 @@ export function selectByDev(candidates: readonly DevCandidate[]): SelectionDecis
     .filter((c) => c.ref.model !== "base")
     .reduce<DevCandidate | null>((acc, c) => (!acc || better(c, acc) ? c : acc), null);
   const pct = (c: DevCandidate) => `${(100 * pass1(c)).toFixed(1)}% (${c.passed}/${c.n})`;
-  const rule = candidates.some((c) => c.ref.model === "dpo") ? SELECTION_RULE_DPO : SELECTION_RULE;
+  const rule = candidates.some((c) => c.ref.model === "dpo")
+    ? SELECTION_RULE_DPO
+    : candidates.some((c) => c.ref.model === "grpo")
+      ? SELECTION_RULE_GRPO
+      : SELECTION_RULE;
   if (best.ref.model === "base") {
     const reason = bestAdapter
       ? `No adapter beat the base on dev pass@1: the best adapter (${modelLabel(bestAdapter.ref)}) scored ${pct(bestAdapter)} against the base's ${pct(baseRow)}; a tie keeps the base.`
@@ -123,11 +143,12 @@ export function selectByDev(candidates: readonly DevCandidate[]): SelectionDecis
 
 /**
  * Each seed's best epoch by the same rule (earlier epoch on ties); these go to the test evaluation
- * for the per-seed table. `kind` "dpo": each seed's best DPO epoch over every round instead.
+ * for the per-seed table. `kind` "dpo": each seed's best DPO epoch over every round instead;
+ * "grpo": each seed's best GRPO snapshot.
  */
 export function bestEpochPerSeed(
   candidates: readonly DevCandidate[],
-  kind: "adapter" | "dpo" = "adapter",
+  kind: "adapter" | "dpo" | "grpo" = "adapter",
 ): DevCandidate[] {
   const bySeed = new Map<number, DevCandidate>();
   for (const c of [...candidates].sort((a, b) => compareOrder(a.ref, b.ref))) {

@@ -223,6 +223,32 @@ export const DpoOutput = z.object({
   heldOut: HeldOutScore.optional(),
 });
 
+// The output of the sft+grpo stage.
+
+export const GrpoSnapshotOutput = RecordedSnapshot.extend({ step: z.number().int(), rewardMean: z.number() });
+export type GrpoSnapshotOutput = z.infer<typeof GrpoSnapshotOutput>;
+
+/** A seed's GRPO run: its start (dev selection among base and SFT), the train prompts stored, the run's audit totals. */
+export const GrpoOutput = z.object({
+  start: ModelRef,
+  startLabel: z.string(),
+  startReason: z.string(),
+  /** null: the base (a fresh LoRA on it). */
+  adapter: AdapterRef.nullable(),
+  /** Train prompts stored for the run (grpo_prompts; the database refuses any other part). */
+  prompts: z.number().int(),
+  jobId: z.string().optional(),
+  method: TrainMethod.optional(),
+  snapshots: z.array(GrpoSnapshotOutput).optional(),
+  steps: z.number().int().optional(),
+  gradedCompletions: z.number().int().optional(),
+  maskedGroups: z.number().int().optional(),
+  /** Completions the judge flagged over the run: tampered, timeout, resource_limit, unparseable. */
+  audit: z.record(z.string(), z.number().int()).optional(),
+  trainTimeS: z.number().optional(),
+  gradeTimeS: z.number().optional(),
+});
+
 export const STAGE_OUTPUTS = {
   collect: CollectOutput,
   verify: VerifyOutput,
@@ -236,6 +262,7 @@ export const STAGE_OUTPUTS = {
   sample: SampleOutput,
   pairs: PairsOutput,
   dpo: DpoOutput,
+  grpo: GrpoOutput,
 } as const satisfies { [K in StageKind]: z.ZodType };
 
 export type StageOutputs = { [K in StageKind]: z.infer<(typeof STAGE_OUTPUTS)[K]> };

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { dpoRecipeOf, type ExperimentConfig } from "./config";
+import { dpoRecipeOf, grpoRecipeOf, type ExperimentConfig } from "./config";
 
 // The experiment as a stage graph. Pure: given the stored stage records it says what may run
 // next, so a restarted server resumes exactly where the database says it stopped.
@@ -18,6 +18,8 @@ export const StageKind = z.enum([
   "sample",
   "pairs",
   "dpo",
+  // sft+grpo: online RL per seed from the dev-selected SFT start
+  "grpo",
 ]);
 export type StageKind = z.infer<typeof StageKind>;
 
@@ -47,7 +49,8 @@ export const GENERATION_GRADE_STATES = ["pending", "graded", "no_verdict"] as co
 export type StageTarget =
   | { model: "base" }
   | { model: "seed"; seed: number; seedIndex: number }
-  | { model: "dpo"; seed: number; seedIndex: number; round: number };
+  | { model: "dpo"; seed: number; seedIndex: number; round: number }
+  | { model: "grpo"; seed: number; seedIndex: number };
 
 /** `round`: the DPO round (1-based) of a dpo_start, sample, pairs, dpo or DPO dev_eval stage. */
 export type StageDef = { key: string; kind: StageKind; target: StageTarget | null; after: string[]; round?: number };
@@ -58,12 +61,14 @@ export const trainKey = (seed: number) => `train:s${seed}`;
 export function devKey(t: StageTarget): string {
   if (t.model === "base") return "dev_eval:base";
   if (t.model === "dpo") return `dev_eval:dpo:s${t.seed}:r${t.round}`;
+  if (t.model === "grpo") return `dev_eval:grpo:s${t.seed}`;
   return `dev_eval:s${t.seed}`;
 }
 export const dpoStartKey = (round: number) => `dpo_start:r${round}`;
 export const sampleKey = (round: number) => `sample:r${round}`;
 export const pairsKey = (round: number) => `pairs:r${round}`;
 export const dpoKey = (seed: number, round: number) => `dpo:s${seed}:r${round}`;
+export const grpoKey = (seed: number) => `grpo:s${seed}`;
 
 /**
  * collect → verify → dataset → train per seed → dev eval (base and every epoch of each seed) →
@@ -74,8 +79,11 @@ export const dpoKey = (seed: number, round: number) => `dpo:s${seed}:r${round}`;
  * the SFT start among base and SFT epochs; k > 1: round k−1's dev-best DPO epoch) → sample (n
  * answers per train task from that policy, graded) → pairs → dpo per seed → dev eval of every DPO
  * epoch; select then waits for every dev evaluation of every round.
+ *
+ * sft+grpo inserts before select, per seed: grpo (its start is the dev selection among base and SFT
+ * epochs, so it waits for their dev evaluations) → dev eval of every GRPO snapshot.
  */
-export function stagePlan(config: Pick<ExperimentConfig, "seeds" | "method" | "dpo">): StageDef[] {
+export function stagePlan(config: Pick<ExperimentConfig, "seeds" | "method" | "dpo" | "grpo">): StageDef[] {
   const seeds = config.seeds.map((seed, seedIndex) => ({ model: "seed" as const, seed, seedIndex }));
   const base: StageTarget = { model: "base" };
   const sftDev = [devKey(base), ...seeds.map(devKey)];
@@ -96,7 +104,12 @@ export function stagePlan(config: Pick<ExperimentConfig, "seeds" | "method" | "d
     );
     previous = runs.map(devKey);
   }
-  const allDev = [...sftDev, ...dpo.filter((s) => s.kind === "dev_eval").map((s) => s.key)];
+  const grpoRuns = grpoRecipeOf(config) ? seeds.map((t) => ({ ...t, model: "grpo" as const })) : [];
+  const grpo: StageDef[] = grpoRuns.flatMap((t): StageDef[] => [
+    { key: grpoKey(t.seed), kind: "grpo", target: t, after: sftDev },
+    { key: devKey(t), kind: "dev_eval", target: t, after: [grpoKey(t.seed)] },
+  ]);
+  const allDev = [...sftDev, ...[...dpo, ...grpo].filter((s) => s.kind === "dev_eval").map((s) => s.key)];
   return [
     { key: "collect", kind: "collect", target: null, after: [] },
     { key: "verify", kind: "verify", target: null, after: ["collect"] },
@@ -105,6 +118,7 @@ export function stagePlan(config: Pick<ExperimentConfig, "seeds" | "method" | "d
     { key: devKey(base), kind: "dev_eval", target: base, after: [] },
     ...seeds.map((t): StageDef => ({ key: devKey(t), kind: "dev_eval", target: t, after: [trainKey(t.seed)] })),
     ...dpo,
+    ...grpo,
     { key: "select", kind: "select", target: null, after: allDev },
     { key: "test_eval", kind: "test_eval", target: null, after: ["select"] },
     { key: "report", kind: "report", target: null, after: ["test_eval"] },

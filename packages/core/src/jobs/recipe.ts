@@ -1,12 +1,13 @@
 import type { z } from "zod";
-import { DPO_LR_DIVISOR, type DpoRecipe, type ExperimentConfig } from "../experiments/config";
+import { DPO_LR_DIVISOR, type DpoRecipe, type ExperimentConfig, type GrpoRecipe } from "../experiments/config";
 import type { TaskSpec } from "../tasks";
 import { PROMPT_TEMPLATE_HASH, publicContext, renderRepairPrompt } from "../teacher/prompt";
 import type { GenerateJobPayload, TrainJobPayload } from "./contracts";
 import type { DpoJobPayload } from "./dpo";
+import type { GrpoJobPayload } from "./grpo";
 import type { ScoreJobPayload } from "./score";
 
-// The experiment recipe → the train, dpo and generate jobs' payloads (their requirements:
+// The experiment recipe → the train, dpo, grpo and generate jobs' payloads (their requirements:
 // ./requirements.ts). Everything that decides the weights, the pairs' answers, the margins or the
 // answers comes from the stored recipe, never from the agent that claims the job.
 
@@ -101,6 +102,24 @@ export function samplingConfig(config: ExperimentConfig, dpo: DpoRecipe): Experi
   };
 }
 
+/** The start adapter of a dpo or grpo job by archive and hash; one without an archive could not be fetched. */
+function startAdapterFields(start: DpoStartAdapter, job: "dpo" | "grpo") {
+  if (start && !start.artifact)
+    throw new Error(`the start adapter has no archive in the artifact store: a ${job} job could not fetch it`);
+  return { startAdapterArtifact: start?.artifact ?? null, startAdapterSha256: start?.sha256 ?? null };
+}
+
+/** The model of a run that may start from an adapter: a fresh LoRA on the base takes the recipe's shape; a start adapter keeps its own. */
+function startedRunModel(config: ExperimentConfig) {
+  const tc = config.training;
+  return {
+    base_model: config.baseModel.ref,
+    revision: config.baseModel.revision ?? null,
+    local_files_only: config.baseModel.source === "path",
+    lora: { r: tc.lora.r, alpha: tc.lora.alpha, dropout: tc.lora.dropout, target_modules: tc.lora.targets },
+  };
+}
+
 /** A dpo job: training from the round's start policy (its reference), or scoring the pairs under it. */
 export function dpoJobPayload(
   config: ExperimentConfig,
@@ -108,18 +127,11 @@ export function dpoJobPayload(
   opts: { seed: number; pairsHash: string; start: DpoStartAdapter; scoreOnly: boolean },
 ): DpoJobPayload {
   const tc = config.training;
-  if (opts.start && !opts.start.artifact)
-    throw new Error("the start adapter has no archive in the artifact store: a dpo job could not fetch it");
   return {
     pairsHash: opts.pairsHash,
-    startAdapterArtifact: opts.start?.artifact ?? null,
-    startAdapterSha256: opts.start?.sha256 ?? null,
+    ...startAdapterFields(opts.start, "dpo"),
     spec: {
-      base_model: config.baseModel.ref,
-      revision: config.baseModel.revision ?? null,
-      local_files_only: config.baseModel.source === "path",
-      // A fresh LoRA on the base takes the recipe's shape; a start adapter keeps its own.
-      lora: { r: tc.lora.r, alpha: tc.lora.alpha, dropout: tc.lora.dropout, target_modules: tc.lora.targets },
+      ...startedRunModel(config),
       epochs: dpo.epochs,
       learning_rate: dpo.learningRate ?? tc.learningRate / DPO_LR_DIVISOR,
       lr_schedule: tc.schedule,
@@ -171,6 +183,50 @@ export function scoreJobPayload(
       quantization: tc.quantization,
       max_length: tc.maxLength,
       batch_size: dpo.batchSize,
+    },
+  };
+}
+
+// ------------------------------------------------------------------ grpo (the sft+grpo recipe)
+
+/**
+ * A grpo job: one seed's online RL run from the dev-selected start (null: a fresh LoRA on the base)
+ * on the train tasks the stage stored as its prompts. Every GRPO setting comes from the recipe's
+ * grpo block (filled at creation), the model, LoRA shape, schedule and method from the SFT recipe.
+ */
+export function grpoJobPayload(
+  config: ExperimentConfig,
+  grpo: GrpoRecipe,
+  opts: { seed: number; tasks: readonly TaskSpec[]; start: DpoStartAdapter },
+): GrpoJobPayload {
+  const tc = config.training;
+  return {
+    splitId: config.splitId,
+    // Only train tasks reach here (the stage read them from grpo_prompts, which refuses any other part).
+    tasks: opts.tasks.map((task) => ({ task, part: "train" as const })),
+    ...startAdapterFields(opts.start, "grpo"),
+    spec: {
+      ...startedRunModel(config),
+      lr_schedule: tc.schedule,
+      grad_accum: tc.gradAccum,
+      max_length: tc.maxLength,
+      seed: opts.seed,
+      quantization: tc.quantization,
+      method: tc.method ?? null,
+      learning_rate: grpo.learningRate,
+      num_generations: grpo.numGenerations,
+      prompts_per_step: grpo.promptsPerStep,
+      beta: grpo.beta,
+      loss_type: grpo.lossType,
+      scale_rewards: grpo.scaleRewards,
+      epsilon: grpo.epsilon,
+      epsilon_high: grpo.epsilonHigh,
+      mask_truncated_completions: grpo.maskTruncatedCompletions,
+      max_completion_length: grpo.maxCompletionLength ?? config.evaluation.maxNewTokens,
+      temperature: grpo.temperature,
+      top_p: grpo.topP,
+      max_steps: grpo.steps,
+      snapshot_every_steps: grpo.snapshotEverySteps,
     },
   };
 }

@@ -1,4 +1,4 @@
-import { dpoRecipeOf, DpoRecipe, type ExperimentConfig } from "../experiments/config";
+import { dpoRecipeOf, DpoRecipe, grpoRecipeOf, GrpoRecipe, type ExperimentConfig } from "../experiments/config";
 import type { ModelShape } from "../trainer/inspect";
 import {
   estimateGenerateMemory,
@@ -9,7 +9,7 @@ import {
 } from "../trainer/memory";
 import type { JobRequirements } from "./schemas";
 
-// What the train, dpo and generate jobs of an experiment need from the agent that claims them:
+// What the train, dpo, grpo and generate jobs of an experiment need from the agent that claims them:
 // a GPU for the GPU methods and devices, with at least the memory the estimate (trainer/memory.ts)
 // gives for the base model's shape, when the form inspected it. The tiny CPU model needs nothing.
 // GPU jobs are exclusive (no gpuShare): the claim never gives a second one to an agent whose GPUs
@@ -101,6 +101,22 @@ export function dpoMemoryEstimate(config: ExperimentConfig): MemoryEstimate | nu
 export function dpoJobRequirements(config: ExperimentConfig): JobRequirements {
   if (!trainsOnGpu(config)) return { labels: [], gpus: 0, gpuMemoryMb: 0 };
   return { labels: [], gpus: 1, gpuMemoryMb: dpoMemoryEstimate(config)?.totalMb ?? 0 };
+}
+
+/**
+ * A grpo job is one trainer process on one GPU for a GPU method, like dpo; its memory is the
+ * one-process estimate at a micro-batch of the step's completions (num_generations × prompts).
+ */
+export function grpoJobRequirements(config: ExperimentConfig): JobRequirements {
+  if (!trainsOnGpu(config)) return { labels: [], gpus: 0, gpuMemoryMb: 0 };
+  const grpo = grpoRecipeOf(config) ?? GrpoRecipe.parse({});
+  const shape = shapeOf(config);
+  const recipe = { ...trainRecipe(config), batchSize: grpo.numGenerations * grpo.promptsPerStep, ranks: 1 };
+  return {
+    labels: [],
+    gpus: 1,
+    gpuMemoryMb: shape ? estimateTrainMemory(shape, { ...recipe, parallel: "ddp" }).totalMb : 0,
+  };
 }
 
 export function generateJobRequirements(config: ExperimentConfig, withAdapter = true): JobRequirements {

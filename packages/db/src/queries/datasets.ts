@@ -101,11 +101,12 @@ export async function datasetSamplesPage(
   return { items, nextCursor: rows.length > opts.limit ? (items[items.length - 1]?.ordinal ?? null) : null };
 }
 
+/** Every sample in order, with its task; `candidate` is null for a sample made from an episode. */
 export async function allDatasetSamples(db: Db, datasetId: string) {
   return db
     .select({ sample: sftSamples, candidate: teacherCandidates, task: tasks })
     .from(sftSamples)
-    .innerJoin(teacherCandidates, eq(teacherCandidates.id, sftSamples.candidateId))
+    .leftJoin(teacherCandidates, eq(teacherCandidates.id, sftSamples.candidateId))
     .innerJoin(tasks, eq(tasks.id, sftSamples.taskRowId))
     .where(eq(sftSamples.datasetId, datasetId))
     .orderBy(asc(sftSamples.ordinal));

@@ -1,7 +1,8 @@
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import { DomainError, type PairSource, type ScoredPair } from "@agentlab/core";
+import { and, asc, eq, sql } from "drizzle-orm";
+import type { PairSource, ScoredPair } from "@agentlab/core";
 import type { Db } from "../client";
-import { experiments, preferencePairs, splitAssignments, tasks } from "../schema";
+import { preferencePairs, tasks } from "../schema";
+import { experimentTaskRows } from "./experiment-task-rows";
 
 // Preference pairs of an experiment's DPO rounds. One round's pairs are written in one
 // transaction, all or none; the database refuses a pair of a dev or test task (trigger).
@@ -14,32 +15,19 @@ export async function insertPreferencePairs(
   opts: { experimentId: string; round: number; pairs: readonly ScoredPair[] },
 ): Promise<number> {
   return db.transaction(async (tx) => {
-    const [exp] = await tx
-      .select({ splitId: experiments.splitId })
-      .from(experiments)
-      .where(eq(experiments.id, opts.experimentId));
-    if (!exp) throw new DomainError("NOT_FOUND", `experiment ${opts.experimentId} not found`);
-    const keys = [...new Set(opts.pairs.map((p) => p.taskId))];
-    const rows = keys.length
-      ? await tx
-          .select({ taskId: splitAssignments.taskId, taskRowId: splitAssignments.taskRowId })
-          .from(splitAssignments)
-          .where(and(eq(splitAssignments.splitId, exp.splitId), inArray(splitAssignments.taskId, keys)))
-      : [];
-    const rowOf = new Map(rows.map((r) => [r.taskId, r.taskRowId]));
-    const missing = keys.filter((k) => !rowOf.has(k));
-    if (missing.length)
-      throw new DomainError(
-        "BAD_REQUEST",
-        `pairs name tasks not in the experiment's split: ${missing.slice(0, 5).join(", ")}`,
-      );
+    const { splitId, rowOf } = await experimentTaskRows(
+      tx,
+      opts.experimentId,
+      opts.pairs.map((p) => p.taskId),
+      "pairs",
+    );
     let written = 0;
     for (let i = 0; i < opts.pairs.length; i += 200) {
       const chunk = opts.pairs.slice(i, i + 200).map((p) => ({
         experimentId: opts.experimentId,
         round: opts.round,
         pairKey: p.pairKey,
-        splitId: exp.splitId,
+        splitId,
         taskRowId: rowOf.get(p.taskId) ?? "",
         taskKey: p.taskId,
         pairSource: p.pairSource,

@@ -1,6 +1,6 @@
 import { check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
-import type { PromptMessage } from "@agentlab/core";
+import type { ChatMessage } from "@agentlab/core";
 import { experiments } from "./experiments";
 import { splits, tasks } from "./tasks";
 
@@ -26,7 +26,7 @@ export const grpoPrompts = pgTable(
       .references(() => tasks.id, { onDelete: "restrict" }),
     taskKey: text("task_key").notNull(),
     /** The repair prompt as the policy is asked it (system and user turns; the public context only). */
-    prompt: jsonb("prompt").$type<PromptMessage[]>().notNull(),
+    prompt: jsonb("prompt").$type<ChatMessage[]>().notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

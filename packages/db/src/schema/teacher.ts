@@ -27,6 +27,7 @@ import {
 import { users } from "./users";
 import { splits, tasks } from "./tasks";
 import { jobs } from "./jobs";
+import { episodes } from "./episodes";
 
 // Teacher providers, candidates (a cache keyed by what determines an answer), collections, the
 // budget ledger, and immutable SFT dataset snapshots (docs/teacher.md).
@@ -240,9 +241,9 @@ export const sftSamples = pgTable(
       .references(() => sftDatasets.id, { onDelete: "cascade" }),
     ordinal: integer("ordinal").notNull(),
     hash: text("hash").notNull(),
-    candidateId: uuid("candidate_id")
-      .notNull()
-      .references(() => teacherCandidates.id, { onDelete: "restrict" }),
+    // A sample is a teacher's verified answer (candidate) or a verified episode trajectory, never both.
+    candidateId: uuid("candidate_id").references(() => teacherCandidates.id, { onDelete: "restrict" }),
+    episodeId: uuid("episode_id").references(() => episodes.id, { onDelete: "restrict" }),
     taskRowId: uuid("task_row_id")
       .notNull()
       .references(() => tasks.id, { onDelete: "restrict" }),
@@ -250,7 +251,12 @@ export const sftSamples = pgTable(
     oracle: boolean("oracle").notNull(),
     messages: jsonb("messages").$type<ChatMessage[]>().notNull(),
   },
-  (t) => [primaryKey({ columns: [t.datasetId, t.ordinal] }), index("sft_samples_candidate_idx").on(t.candidateId)],
+  (t) => [
+    primaryKey({ columns: [t.datasetId, t.ordinal] }),
+    index("sft_samples_candidate_idx").on(t.candidateId),
+    index("sft_samples_episode_idx").on(t.episodeId),
+    check("sft_samples_one_source", sql`(${t.candidateId} is null) <> (${t.episodeId} is null)`),
+  ],
 );
 
 export const replayStateEnum = pgEnum("replay_state", REPLAY_STATES);

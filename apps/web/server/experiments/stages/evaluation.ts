@@ -1,5 +1,14 @@
 import { claimTestRun, getTestRun, listStages, recordTestClaim, updateStage } from "@agentlab/db";
-import { DomainError, dpoKey, isDomainError, modelKey, modelLabel, parseStageOutput, recipeHash } from "@agentlab/core";
+import {
+  DomainError,
+  dpoKey,
+  grpoKey,
+  isDomainError,
+  modelKey,
+  modelLabel,
+  parseStageOutput,
+  recipeHash,
+} from "@agentlab/core";
 import { advanceEvaluation, emptyEval, type EvalModel } from "../evaluate";
 import { splitTasks } from "../tasks";
 import { ownOutput, type StageCtx, type StageResult } from "./context";
@@ -7,11 +16,12 @@ import { testModels } from "./select";
 import { trainOutput } from "./train";
 import { evalModelOf } from "./models";
 import { dpoOutput } from "./dpo";
+import { grpoOutput } from "./grpo";
 import { studyTestHold } from "../../studies/test-hold";
 
 // `dev_eval:*` and `test_eval`: generation + grading of one split (../evaluate.ts), for the base or
-// one seed's snapshots on dev (SFT, or one round's DPO epochs), for the base and each seed's best dev
-// epoch on test (with sft+dpo also each seed's best DPO epoch).
+// one seed's snapshots on dev (SFT, one round's DPO epochs or GRPO snapshots), for the base and each
+// seed's best dev epoch on test (with sft+dpo / sft+grpo also each seed's best DPO epoch / GRPO snapshot).
 
 export async function devStage(c: StageCtx): Promise<StageResult<"dev_eval">> {
   const t = c.stage.target;
@@ -21,6 +31,13 @@ export async function devStage(c: StageCtx): Promise<StageResult<"dev_eval">> {
     const out = dpoOutput(c, dpoKey(t.seed, t.round));
     models = (out?.snapshots ?? []).map((s) => ({
       key: modelKey({ model: "dpo", seed: t.seed, seedIndex: t.seedIndex, round: t.round, epoch: s.epoch }),
+      adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null },
+      trainingMethod: out?.method ?? null,
+    }));
+  } else if (t.model === "grpo") {
+    const out = grpoOutput(c, grpoKey(t.seed));
+    models = (out?.snapshots ?? []).map((s) => ({
+      key: modelKey({ model: "grpo", seed: t.seed, seedIndex: t.seedIndex, epoch: s.epoch }),
       adapter: { path: s.path, sha256: s.sha256, artifact: s.artifact ?? null },
       trainingMethod: out?.method ?? null,
     }));

@@ -9,6 +9,7 @@ import { dpoStartStage } from "./dpo-start";
 import { sampleStage } from "./sample";
 import { pairsStage } from "./pairs";
 import { dpoStage } from "./dpo";
+import { grpoStage } from "./grpo";
 
 export type { StageCtx, StageResult } from "./context";
 
@@ -30,6 +31,7 @@ export const STAGE_HANDLERS: StageRegistry = {
   sample: sampleStage,
   pairs: pairsStage,
   dpo: dpoStage,
+  grpo: grpoStage,
 };
 
 export const runStage = (c: StageCtx): Promise<StageResult> => STAGE_HANDLERS[c.stage.kind](c);

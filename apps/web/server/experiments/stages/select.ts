@@ -48,5 +48,7 @@ export async function testModels(c: StageCtx): Promise<ModelRef[]> {
   const seeds = bestEpochPerSeed(candidates).map((d) => d.ref);
   // sft+dpo: each seed's best DPO epoch too, so the report compares base, SFT and DPO on test.
   const dpo = bestEpochPerSeed(candidates, "dpo").map((d) => d.ref);
-  return [{ model: "base" }, ...seeds, ...dpo];
+  // sft+grpo: each seed's best GRPO snapshot, so the report compares base, SFT and GRPO on test.
+  const grpo = bestEpochPerSeed(candidates, "grpo").map((d) => d.ref);
+  return [{ model: "base" }, ...seeds, ...dpo, ...grpo];
 }

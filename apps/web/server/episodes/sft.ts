@@ -1,0 +1,187 @@
+import {
+  DomainError,
+  EPISODE_PROMPT_HASH,
+  ToolResult,
+  datasetHash,
+  initialObservation,
+  orderSamples,
+  sampleHash,
+  selects,
+  sftLine,
+  startingPaths,
+  trainsOn,
+  trajectoryKind,
+  trajectorySftSample,
+  type TrajectorySelection,
+  type TrajectoryTurn,
+} from "@agentlab/core";
+import {
+  getEpisode,
+  getEpisodeBlobs,
+  toTaskSpec,
+  trajectoryEpisodes,
+  useEpisodesForTraining,
+  type DatasetRow,
+  type Db,
+} from "@agentlab/db";
+import type { Services } from "../services";
+import { writeSnapshot, type Built } from "../teacher/datasets";
+
+// Verified episode trajectories become SFT data in the same snapshots as teacher answers
+// (teacher/datasets.ts writeSnapshot: ordered, hashed, exported, replayable). An episode qualifies
+// when the judge passed what it submitted, in the isolated judge, and the policy itself submitted
+// (a budget's submit is no behaviour to learn). Its task must be in the train part of the frozen
+// split: a selection holding a dev or test episode is refused by name, and the rows are guarded
+// again by the episode_training_uses and sft_samples triggers. A continuation's trajectory is its
+// parent's steps up to the state it resumed, then its own.
+
+export type EpisodeDatasetInput = {
+  name: string;
+  splitId: string;
+  kinds: TrajectorySelection;
+  /** The episodes to use, each refused by name unless it qualifies; without them, every passing episode on the split's train tasks. */
+  episodeIds?: string[];
+  policyName?: string;
+  experimentId?: string | null;
+  createdBy?: string | null;
+};
+
+type Candidate = Awaited<ReturnType<typeof trajectoryEpisodes>>[number];
+
+/** Why an episode cannot be a training trajectory, or null when it can. */
+function unverified(c: Candidate): string | null {
+  if (c.episode.verdict !== "pass") return `its verdict is ${c.episode.verdict}`;
+  if (!trainsOn(c.episode.grade.isolation) || !trainsOn(c.task.gradingIsolation))
+    return "it was graded in-process (forgeable)";
+  if (c.episode.submittedBy !== "policy") return `the budget submitted it (${c.episode.exhausted ?? "exhausted"})`;
+  return null;
+}
+
+type IndexedTurn = TrajectoryTurn & { index: number };
+
+async function turnsOf(db: Db, ids: string[]): Promise<Map<string, IndexedTurn[]>> {
+  const out = new Map<string, IndexedTurn[]>();
+  for (const id of ids) {
+    const found = await getEpisode(db, id);
+    if (!found) throw new DomainError("NOT_FOUND", `episode ${id} not found`);
+    const blobs = new Map(
+      (
+        await getEpisodeBlobs(
+          db,
+          found.steps.map((s) => s.resultHash),
+        )
+      ).map((b) => [b.sha256, b]),
+    );
+    out.set(
+      id,
+      found.steps.map((s) => {
+        const raw = blobs.get(s.resultHash)?.content;
+        const result = raw === undefined ? null : ToolResult.safeParse(JSON.parse(raw));
+        if (!result?.success) throw new DomainError("INTERNAL", `episode ${id} step ${s.index}: its result is missing`);
+        return {
+          index: s.index,
+          role: s.role,
+          tool: s.tool,
+          args: s.args,
+          status: s.status,
+          output: result.data.output,
+          changed: s.snapshotBefore !== s.snapshotAfter,
+        };
+      }),
+    );
+  }
+  return out;
+}
+
+/**
+ * The full transcript of each episode. A continuation numbers its steps on from the state it
+ * resumed, so its prefix is its parent's steps before its own first index.
+ */
+async function transcripts(db: Db, chosen: Candidate[]): Promise<Map<string, TrajectoryTurn[]>> {
+  const parents = chosen.flatMap((c) => (c.episode.parentEpisodeId ? [c.episode.parentEpisodeId] : []));
+  const all = await turnsOf(db, [...new Set([...chosen.map((c) => c.episode.id), ...parents])]);
+  return new Map(
+    chosen.map((c) => {
+      const own = all.get(c.episode.id) ?? [];
+      const from = own[0]?.index ?? 0;
+      const prefix = c.episode.parentEpisodeId
+        ? (all.get(c.episode.parentEpisodeId) ?? []).filter((s) => s.index < from)
+        : [];
+      if (prefix.length !== from)
+        throw new DomainError("INTERNAL", `episode ${c.episode.id}: its parent's steps before ${from} are incomplete`);
+      return [c.episode.id, [...prefix, ...own].map(({ index: _index, ...turn }) => turn)];
+    }),
+  );
+}
+
+export async function createEpisodeDataset(services: Services, input: EpisodeDatasetInput): Promise<DatasetRow> {
+  const { db } = services;
+  const found = await trajectoryEpisodes(db, input);
+  if (input.episodeIds) {
+    const known = new Set(found.map((c) => c.episode.id));
+    const missing = input.episodeIds.filter((id) => !known.has(id));
+    if (missing.length) throw new DomainError("NOT_FOUND", `episode(s) not found: ${missing.slice(0, 5).join(", ")}`);
+  }
+  // SFT data comes from train tasks only: dev serves selection, test the one final evaluation.
+  const outside = found.filter((c) => c.part !== "train");
+  if (outside.length)
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `SFT data comes from train tasks only; ${outside.length} episode(s) are on dev/test tasks or outside the split: ${outside
+        .slice(0, 5)
+        .map((c) => `${c.episode.id} (task ${c.task.taskId}, ${c.part ?? "not in the split"})`)
+        .join(", ")}`,
+    );
+  const refused = found.flatMap((c) => {
+    const why = unverified(c);
+    return why ? [`${c.episode.id}: ${why}`] : [];
+  });
+  // Named episodes are the caller's choice: one that does not qualify is an error, not a silent drop.
+  if (input.episodeIds && refused.length)
+    throw new DomainError("PRECONDITION_FAILED", `not verified trajectories: ${refused.slice(0, 5).join("; ")}`);
+  const verified = found.filter((c) => unverified(c) === null);
+  const turns = await transcripts(db, verified);
+  const chosen = verified.filter((c) => selects(input.kinds, trajectoryKind(turns.get(c.episode.id) ?? [])));
+  if (chosen.length === 0)
+    throw new DomainError("PRECONDITION_FAILED", `no verified ${input.kinds} trajectories on this split's train tasks`);
+  const seen = new Set<string>();
+  const built: Built[] = [];
+  for (const c of chosen) {
+    const spec = toTaskSpec(c.task);
+    const sample = trajectorySftSample(initialObservation(c.task, startingPaths(spec)), turns.get(c.episode.id) ?? []);
+    const hash = sampleHash(sample);
+    if (seen.has(hash)) continue;
+    seen.add(hash);
+    built.push({
+      ordinal: 0,
+      hash,
+      candidateId: null,
+      episodeId: c.episode.id,
+      taskRowId: c.task.id,
+      taskKey: c.task.taskId,
+      // The scripted controls apply the task's reference: an oracle, like the reference provider.
+      oracle: c.episode.policyName.startsWith("scripted:"),
+      messages: sample.messages,
+      line: sftLine(sample),
+    });
+  }
+  const snapshotHash = datasetHash(orderSamples(built).map((b) => b.line));
+  await useEpisodesForTraining(db, {
+    splitId: input.splitId,
+    episodeIds: built.flatMap((b) => (b.episodeId ? [b.episodeId] : [])),
+    purpose: `sft:${snapshotHash}`,
+  });
+  return writeSnapshot(
+    services,
+    {
+      name: input.name,
+      splitId: input.splitId,
+      experimentId: input.experimentId ?? null,
+      sourceCollectionIds: [],
+      parentId: null,
+      createdBy: input.createdBy ?? null,
+      promptHash: EPISODE_PROMPT_HASH,
+    },
+    built,
+  );
+}
