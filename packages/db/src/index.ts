@@ -18,6 +18,7 @@ export * from "./queries/datasets";
 export * from "./queries/experiments";
 export * from "./queries/generations";
 export * from "./queries/preference-pairs";
+export * from "./queries/grpo-prompts";
 export * from "./queries/near-miss";
 export * from "./queries/throughput";
 export * from "./queries/reports";
