@@ -2,3 +2,4 @@ export * from "./schemas";
 export * from "./job";
 export * from "./hashing";
 export * from "./trajectory-sft";
+export * from "./report-agentic";

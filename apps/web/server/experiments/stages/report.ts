@@ -26,6 +26,7 @@ import {
   type TaskOutcome,
   type TrainedAnswer,
 } from "@agentlab/core";
+import { agenticReport } from "../../episodes/report";
 import { headerFacts } from "../report-facts";
 import { recordedOutput, type StageCtx, type StageResult } from "./context";
 import { splitTasks } from "../tasks";
@@ -175,6 +176,7 @@ export async function reportStage(c: StageCtx): Promise<StageResult<"report">> {
     // Train-split generations are the DPO sampler's, not an evaluation.
     parsing: parseCounts.flatMap((p) => (p.split === "train" ? [] : [{ ...p, split: p.split }])),
   });
-  const row = await saveReport(db, c.experimentId, report);
+  const agentic = await agenticReport(db, { splitId: c.config.splitId, devTasks, bootstrap: c.config.bootstrap });
+  const row = await saveReport(db, c.experimentId, { ...report, ...agentic });
   return { state: "succeeded", output: { reportId: row.id } };
 }
