@@ -26,7 +26,7 @@ WANT="$(hash_inputs)"
 
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT" && -x "$VENV/bin/python" ]]; then
   # Editable install: source changes need nothing; a quick import check guards a broken venv.
-  if "$VENV/bin/python" -c "import agentlab_trainer, torch" >/dev/null 2>&1; then
+  if "$VENV/bin/python" -c "import agentlab_trainer, agentlab_schema, torch" >/dev/null 2>&1; then
     echo "setup-python: up to date ($VENV)" >&2
     exit 0
   fi
@@ -48,6 +48,9 @@ fi
 CONSTRAINT="$(mktemp)"
 trap 'rm -f "$CONSTRAINT"' EXIT
 echo "$TORCH_SPEC" > "$CONSTRAINT"
+# The JSON Schema validator the trainer shares with the grader (standard library only), editable:
+# a change to it needs nothing here.
+"$VENV/bin/python" -m pip install --quiet -e "$ROOT/apps/agent/python-schema"
 if [[ "$AGENTLAB_GPU" == "1" ]]; then
   "$VENV/bin/python" -m pip install --quiet -c "$CONSTRAINT" -e "$PKG[dev,gpu]"
   # vLLM in its own venv: it pins torch 2.14 and transformers < 5.21, which would replace the trainer's.

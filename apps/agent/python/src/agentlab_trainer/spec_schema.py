@@ -1,141 +1,35 @@
-"""Validation of a job spec against its JSON Schema (schemas/<command>.json).
+"""The trainer's job-spec and event contracts (schemas/<name>.json), checked with agentlab_schema.
 
-The schemas are generated from the zod schemas in packages/core/src/trainer/schemas.ts by
-scripts/gen-trainer-schemas.ts (`npm run gen:schemas`), so the trainer reads the same contract as
-the agent: a key the spec does not define is refused (additionalProperties: false), not ignored.
-
-A small validator of the keywords zod's JSON Schema output uses, instead of the `jsonschema`
-package: the trainer's environment is installed offline on agent boxes with pinned wheels, and one
-more dependency there is one more thing to mirror; the schemas are ours and use a dozen keywords.
-A keyword this validator does not know makes it fail loudly (SchemaError), so a zod change that
-needs more cannot pass silently.
+The schemas are generated from the zod schemas in packages/core/src/trainer/schemas.ts and
+packages/core/src/jobs/progress.ts by scripts/gen-trainer-schemas.ts (`npm run gen:schemas`), so
+the trainer reads the same contract as the agent: a key the spec does not define is refused, not
+ignored. The validator itself (apps/agent/python-schema) is the one the grader checks its requests
+with; the defaults a command fills in are read from its schema (spec_defaults), never restated.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from functools import cache
 from pathlib import Path
 from typing import Any
 
+from agentlab_schema import SchemaError, defaults, errors, load
+
+__all__ = ["SchemaError", "errors", "load_schema", "spec_defaults", "validate_spec"]
+
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 
-# Keywords that only annotate.
-_ANNOTATIONS = {"$schema", "$comment", "title", "description", "default", "examples"}
-_KNOWN = _ANNOTATIONS | {
-    "type",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "enum",
-    "const",
-    "anyOf",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "minItems",
-    "maxItems",
-}
 
-
-class SchemaError(Exception):
-    """The schema uses a keyword this validator does not implement."""
-
-
-@cache
-def load_schema(command: str) -> dict[str, Any]:
-    path = SCHEMA_DIR / f"{command}.json"
-    schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return schema
-
-
-def _type_ok(value: Any, t: str) -> bool:
-    if t == "object":
-        return isinstance(value, dict)
-    if t == "array":
-        return isinstance(value, list)
-    if t == "string":
-        return isinstance(value, str)
-    if t == "boolean":
-        return isinstance(value, bool)
-    if t == "null":
-        return value is None
-    if t == "integer":
-        return (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and value.is_integer()
-        )
-    if t == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    raise SchemaError(f"unknown type {t!r}")
-
-
-def _length(value: str | list[Any], schema: dict[str, Any], lo: str, hi: str, unit: str, path: str) -> list[str]:
-    out = []
-    if lo in schema and len(value) < schema[lo]:
-        out.append(f"{path}: must have at least {schema[lo]} {unit}")
-    if hi in schema and len(value) > schema[hi]:
-        out.append(f"{path}: must have at most {schema[hi]} {unit}")
-    return out
-
-
-def errors(value: Any, schema: dict[str, Any], path: str = "spec") -> list[str]:
-    """Every violation of `schema` by `value`, as 'path: message' strings (empty: valid)."""
-    unknown = set(schema) - _KNOWN
-    if unknown:
-        raise SchemaError(f"{path}: schema keyword(s) not supported: {sorted(unknown)}")
-    if "anyOf" in schema:
-        branches = [errors(value, s, path) for s in schema["anyOf"]]
-        if all(branches):
-            return [f"{path}: matches none of the allowed forms ({'; '.join(b[0] for b in branches)})"]
-    if "type" in schema:
-        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        if not any(_type_ok(value, t) for t in types):
-            return [f"{path}: expected {' or '.join(types)}, got {type(value).__name__}"]
-    out: list[str] = []
-    if "enum" in schema and value not in schema["enum"]:
-        out.append(f"{path}: must be one of {schema['enum']}")
-    if "const" in schema and value != schema["const"]:
-        out.append(f"{path}: must be {schema['const']!r}")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            out.append(f"{path}: must be >= {schema['minimum']}")
-        if "maximum" in schema and value > schema["maximum"]:
-            out.append(f"{path}: must be <= {schema['maximum']}")
-        if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
-            out.append(f"{path}: must be > {schema['exclusiveMinimum']}")
-        if "exclusiveMaximum" in schema and value >= schema["exclusiveMaximum"]:
-            out.append(f"{path}: must be < {schema['exclusiveMaximum']}")
-    if isinstance(value, str):
-        out.extend(_length(value, schema, "minLength", "maxLength", "character(s)", path))
-        if "pattern" in schema and not re.search(schema["pattern"], value):
-            out.append(f"{path}: must match {schema['pattern']}")
-    if isinstance(value, list):
-        out.extend(_length(value, schema, "minItems", "maxItems", "item(s)", path))
-        if "items" in schema:
-            for i, item in enumerate(value):
-                out.extend(errors(item, schema["items"], f"{path}[{i}]"))
-    if isinstance(value, dict):
-        props: dict[str, Any] = schema.get("properties", {})
-        for key in schema.get("required", []):
-            if key not in value:
-                out.append(f"{path}.{key}: required")
-        extra = schema.get("additionalProperties", True)
-        for key, item in value.items():
-            if key in props:
-                out.extend(errors(item, props[key], f"{path}.{key}"))
-            elif extra is False:
-                out.append(f"{path}.{key}: unknown key (not in the {path} contract)")
-            elif isinstance(extra, dict):
-                out.extend(errors(item, extra, f"{path}.{key}"))
-    return out
+def load_schema(name: str) -> dict[str, Any]:
+    """A command's spec schema, or a contracted event's (read once; do not mutate it)."""
+    return load(SCHEMA_DIR / f"{name}.json")
 
 
 def validate_spec(command: str, spec: Any) -> list[str]:
     """Violations of the command's spec contract (empty: the spec is valid)."""
-    return errors(spec, load_schema(command))
+    return errors(spec, load_schema(command), "spec")
+
+
+def spec_defaults(command: str) -> dict[str, Any]:
+    """Each optional key of the command's spec with the value it takes when left out (the zod
+    default, else None): what the command's normalize_spec starts from."""
+    return defaults(load_schema(command))
