@@ -31,10 +31,10 @@ import { startLocalAgent } from "../../apps/web/server/bootstrap/local-agent";
 import { findPython } from "../../apps/agent/src/trainer/python";
 import { buildWarmBase, LEARNING_SHAPE, learnableSplit } from "../learning-proof";
 import { withCacheLock } from "../tiny-base-cache";
-import { aaControl } from "./aa-control";
+import { aaControl, type AaControl } from "./aa-control";
 import { DEMO_DIR, DEMO_DPO, ROOT, say, t0 } from "./options";
 import { printDemoEnd } from "./output";
-import { runExperiments, type DemoReport } from "./run-experiment";
+import { runExperiments } from "./run-experiment";
 
 async function main() {
   const dataDir = DEMO_DIR;
@@ -97,7 +97,8 @@ async function main() {
       extraParams: {},
     }));
 
-  let reports: Record<string, DemoReport>;
+  let reports: Awaited<ReturnType<typeof runExperiments>>;
+  let aa: AaControl | null = null;
   try {
     reports = await runExperiments(
       app.services,
@@ -105,13 +106,12 @@ async function main() {
       admin?.id ?? null,
       runDir,
     );
+    // The A/A's generate jobs run on the agent too (it fetches the adapter from the store), so it stops after them.
+    if (!DEMO_DPO) aa = await aaControl(app.services, reports.main.body, test, runDir);
   } finally {
     await agent.stop();
   }
-  const mainReport = reports.main;
-  const control = reports.control;
-  if (!mainReport || (!control && !DEMO_DPO)) throw new Error("a report is missing");
-  const aa = DEMO_DPO ? null : await aaControl(db, mainReport.body, test, tiny.path, python, runDir);
+  const { main: mainReport, control } = reports;
   const { token } = await createShareLink(db, {
     reportId: mainReport.id,
     label: "demo",

@@ -70,7 +70,7 @@ export async function runExperiments(
   base: RecipeBase,
   adminId: string | null,
   runDir: string,
-): Promise<Record<string, DemoReport>> {
+): Promise<{ main: DemoReport; control: DemoReport | undefined }> {
   const { db } = services;
   const reports: Record<string, DemoReport> = {};
   for (const kind of DEMO_DPO ? (["main"] as const) : (["main", "control"] as const)) {
@@ -104,5 +104,7 @@ export async function runExperiments(
     reports[kind] = { body, file, id: report.id };
     say(`${kind}: ${body.outcome.headline}`);
   }
-  return reports;
+  const { main, control } = reports;
+  if (!main || (!control && !DEMO_DPO)) throw new Error("a report is missing");
+  return { main, control };
 }
