@@ -41,6 +41,7 @@ const ctx = (): JobContext => {
   return {
     jobId: "j",
     attemptId: "a",
+    earlierArtifacts: [],
     attempt: 1,
     type: "grpo",
     payload: {},

@@ -85,7 +85,12 @@ describe("trainer jobs on the agent", () => {
     expect(record.dataset_sha256).toBe(datasetHash);
     expect(record.snapshots.map((s) => s.epoch)).toEqual([1, 2]);
     const artifacts = await listJobArtifacts(server.db.db, train.id);
-    expect(artifacts.map((a) => a.name).sort()).toEqual(["adapter-epoch-1", "adapter-epoch-2"]);
+    // every epoch's adapter, and the state a resumption after epoch 1 would load
+    expect(artifacts.map((a) => a.name).sort()).toEqual([
+      "adapter-epoch-1",
+      "adapter-epoch-2",
+      "trainer-state-epoch-1",
+    ]);
     const last = record.snapshots[1];
     expect(last?.artifact).toBe(artifacts.find((a) => a.name === "adapter-epoch-2")?.sha256);
     expect(await server.app.services.artifacts.has(last?.artifact ?? "")).toBe(true);
@@ -144,4 +149,55 @@ describe("trainer jobs on the agent", () => {
       }),
     ).toEqual([]);
   });
+
+  it("a run whose agent is lost resumes on the next agent after the last epoch it uploaded", async () => {
+    const rows = Array.from({ length: 160 }, (_, i) => JSON.stringify(sample(i))).join("\n") + "\n";
+    const datasetHash = await server.app.services.artifacts.put(rows);
+    const epochs = 6; // five epochs of slack between the first state upload and the end of the run
+    const train = await server.app.services.queue.enqueue({
+      type: "train",
+      maxAttempts: 2,
+      payload: {
+        datasetHash,
+        spec: {
+          base_model: model,
+          epochs,
+          batch_size: 4,
+          max_length: 128,
+          seed: 2,
+          learning_rate: 1e-3,
+          local_files_only: true,
+          torch_threads: 1,
+          lora: { r: 4, alpha: 8, dropout: 0.1, target_modules: ["q_proj", "v_proj"] },
+        },
+      },
+    });
+    const firstState = await waitFor(
+      async () => (await listJobArtifacts(server.db.db, train.id)).find((a) => a.kind === "trainer_state"),
+      240_000,
+      50,
+    );
+    await agent.stop(); // the box goes away mid-run: its attempt ends as an infra error and is retried
+    const lost = await listJobArtifacts(server.db.db, train.id);
+    expect((await getJob(server.db.db, train.id))?.state).not.toBe("succeeded");
+    agent = await startInProcessAgent(server, "trainer-2", { python, pollMs: 500 });
+    const done = await finished(train.id);
+    expect(done.error).toBeNull();
+    expect([done.state, done.attempts]).toEqual(["succeeded", 2]);
+    const record = done.result as {
+      resumed_from_epoch?: number;
+      snapshots: Array<{ epoch: number; artifact: string | null }>;
+      steps: number;
+      total_steps: number;
+    };
+    const k = record.resumed_from_epoch ?? 0;
+    expect(k).toBeGreaterThanOrEqual(Number(firstState.meta.epoch));
+    expect(k).toBeLessThan(epochs);
+    expect(record.snapshots.map((s) => s.epoch)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(record.steps).toBe(record.total_steps);
+    // epochs 1..k are the lost attempt's uploads, not trained again
+    const lostAdapter = (e: number) => lost.find((a) => a.kind === "adapter" && a.meta.epoch === e)?.sha256;
+    for (const s of record.snapshots.filter((x) => x.epoch <= k)) expect(s.artifact).toBe(lostAdapter(s.epoch));
+    expect(record.snapshots.every((s) => s.artifact !== null)).toBe(true);
+  }, 300_000);
 });

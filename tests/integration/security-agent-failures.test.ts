@@ -65,7 +65,15 @@ describe("background failures in the agent", () => {
     // end the agent process with an unhandled rejection.
     const train: JobHandler = trainerJob("train", 500, async (ctx) => {
       const uploads = epochUploads(ctx);
-      uploads.add({ epoch: 1, path: adapter, sha256: "c".repeat(64), train_loss: 1, eval_loss: null });
+      uploads.add({
+        epoch: 1,
+        path: adapter,
+        sha256: "c".repeat(64),
+        train_loss: 1,
+        eval_loss: null,
+        step: 1,
+        files: [],
+      });
       await new Promise((r) => setTimeout(r, 1500));
       await uploads.done();
       return { reason: "infra_error", error: "the upload did not fail" };

@@ -124,4 +124,77 @@ describe("training curves", () => {
       [2, 1.4],
     ]);
   });
+
+  it("a retried run that resumed continues the curve with a restart mark; its claim hands back the earlier attempt's adapters and state", async () => {
+    const { splitId } = await makeSplit(t.db);
+    const id = await startExperiment(s, baseConfig(splitId, { seeds: [1] }));
+    const fit = await makeAgent(t.db, { shellJobs: true });
+    const job = await enqueueJob(t.db, { type: "shell", payload: { argv: ["true"] }, maxAttempts: 2 });
+    await updateStage(t.db, id, "train:s1", { state: "running", jobIds: [job.id] });
+    const first = await claimJob(t.db, { ...fit, shellJobs: true });
+    if (!first) throw new Error("not claimed");
+    expect(first.earlierArtifacts).toEqual([]);
+    for (const [seq, step] of [1, 2, 3, 4, 5].entries())
+      await recordProgress(
+        t.db,
+        fit.agentId,
+        job.id,
+        first.attemptId,
+        seq,
+        event(step, step <= 4 ? 1 : 2, 3 - step / 4),
+      );
+    const upload = async (name: string, kind: string, meta: Record<string, unknown>) => {
+      const sha = sha256Hex(`${job.id}:${name}`);
+      await recordArtifactBlob(t.db, sha, 10);
+      await attachArtifact(t.db, fit.agentId, {
+        jobId: job.id,
+        attemptId: first.attemptId,
+        name,
+        kind,
+        sha256: sha,
+        meta,
+      });
+      return sha;
+    };
+    const adapter = await upload("adapter-epoch-1", "adapter", { epoch: 1, trainLoss: 2.5, evalLoss: 2.6 });
+    const state = await upload("trainer-state-epoch-1", "trainer_state", { epoch: 1 });
+    await upload("log-bundle", "logs", {}); // not a kind a job resumes from
+    // The agent is lost mid-epoch 2: the attempt ends as an infra error and the job is retried.
+    await finishAttempt(
+      t.db,
+      {
+        jobId: job.id,
+        attemptId: first.attemptId,
+        reason: "infra_error",
+        exitCode: null,
+        signal: null,
+        result: null,
+        error: "agent lost",
+      },
+      fit.agentId,
+    );
+    const second = await claimJob(t.db, { ...fit, shellJobs: true });
+    if (!second) throw new Error("not claimed again");
+    expect(second.attempt).toBe(2);
+    expect(second.earlierArtifacts.map((a) => [a.kind, a.sha256, a.meta.epoch])).toEqual([
+      ["adapter", adapter, 1],
+      ["trainer_state", state, 1],
+    ]);
+    // Resumed after epoch 1: the second attempt reports from step 5 on (its step 5 replaces the lost one's).
+    for (const [seq, step] of [5, 6, 7, 8].entries())
+      await recordProgress(t.db, fit.agentId, job.id, second.attemptId, seq, event(step, 2, 1 - step / 16));
+    const [run] = await viewer.runs.training({ id });
+    expect(run?.restarts).toEqual([{ attempt: 2, step: 5, resumed: true }]);
+    expect(run?.points.map((p) => [p.step, p.loss])).toEqual([
+      [1, 2.75],
+      [2, 2.5],
+      [3, 2.25],
+      [4, 2],
+      [5, 1 - 5 / 16],
+      [6, 1 - 6 / 16],
+      [7, 1 - 7 / 16],
+      [8, 0.5],
+    ]);
+    expect(run?.epochs.map((e) => e.epoch)).toContain(1); // the lost attempt's adapter still counts
+  });
 });

@@ -29,6 +29,7 @@ OVERFIT_BOUND = 0.75
 EVENT_KEYS = {
     "progress": {"step", "total_steps", "epoch", "epoch_progress", "loss", "lr", "tokens_per_s", "eta_s", "memory_mb"},
     "artifact": {"kind", "path", "sha256", "epoch", "files", "train_loss", "eval_loss", "step"},
+    "trainer_state": {"epoch", "path", "sha256"},
     "log": {"level", "message"},
     "result": {"command", "status"},
     "generation": {"task_id", "text", "prompt_tokens", "completion_tokens", "finish_reason"},

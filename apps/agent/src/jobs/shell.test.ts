@@ -21,6 +21,7 @@ describe("shell job opt-in", () => {
     const ctx = (argv: string[]): JobContext => ({
       jobId: "j",
       attemptId: "a",
+      earlierArtifacts: [],
       attempt: 1,
       type: "shell",
       payload: { argv },

@@ -1,13 +1,15 @@
 import { join } from "node:path";
 import { runPython } from "../trainer/python";
 import { epochUploads, fetchBlob, trainerJob } from "./trainer-common";
+import { resumeSpec } from "./train-resume";
 
 // `train`: SFT on a dataset snapshot fetched by hash; every epoch's adapter is uploaded as soon as
 // it exists, so a canceled run keeps its finished epochs (brief §6). Payload and result: TrainJobPayload
 // and TrainJobResult in core. spec.world_size N > 1: the trainer runs itself under
 // torchrun with N ranks in the process group runPython starts, so cancel reaches every rank; rank 0
 // alone reports progress and snapshots; a dead rank makes torchrun stop the others and the job fails
-// with the dead rank's exit (agentlab_trainer/distributed.py).
+// with the dead rank's exit (agentlab_trainer/distributed.py). A retried one-process run resumes
+// after the last epoch an earlier attempt uploaded with its trainer state (train-resume.ts).
 
 /** What this box offers a multi-rank run: its GPUs, and whether ranks may run as CPU processes. */
 export type TrainRanks = { gpus: number; cpuRanks: boolean };
@@ -35,14 +37,23 @@ export const trainJob = (graceMs: number, ranks: TrainRanks = { gpus: 0, cpuRank
     try {
       const dataset = await fetchBlob(ctx, datasetHash);
       const evalDataset = evalDatasetHash ? await fetchBlob(ctx, evalDatasetHash) : undefined;
+      const resumed = await resumeSpec(ctx, spec);
+      for (const [epoch, sha] of resumed?.artifacts ?? []) uploads.artifacts.set(epoch, sha);
       const result = await runPython(
         "train",
-        { ...spec, dataset, eval_dataset: evalDataset, output_dir: join(ctx.workDir, "out") },
+        {
+          ...spec,
+          dataset,
+          eval_dataset: evalDataset,
+          output_dir: join(ctx.workDir, "out"),
+          ...(resumed ? { resume: resumed.resume } : {}),
+        },
         {
           ...python,
           onEvent: (ev) => {
             if (ev.event === "progress") ctx.progress({ ...ev });
             if (ev.event === "artifact") uploads.add(ev);
+            if (ev.event === "trainer_state") uploads.addState(ev);
           },
         },
       );

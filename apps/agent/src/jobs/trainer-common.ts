@@ -113,42 +113,65 @@ export function trainerJob<T extends JobType>(
 }
 
 /** What an `artifact` event carries that the upload needs (train and dpo alike). */
-type SnapshotEvent = { epoch: number; path: string; sha256: string; train_loss: number; eval_loss: number | null };
+type SnapshotEvent = {
+  epoch: number;
+  path: string;
+  sha256: string;
+  train_loss: number;
+  eval_loss: number | null;
+  step: number;
+  files: string[];
+};
 
 /**
- * Uploads each epoch's adapter as soon as the trainer reports it, one after another, so a
- * canceled or failed run still delivers the epochs it finished. `artifacts`: epoch → archive hash.
- * A failed upload is caught where it happens and kept: the chain itself never rejects, because it
- * sits unawaited while the trainer runs on, and a rejection nobody awaits ends the agent process.
+ * Uploads each epoch's adapter (and, for SFT, the trainer state a resumption needs) as soon as the
+ * trainer reports it, one after another, so a canceled, failed or lost run still delivers the
+ * epochs it finished. `artifacts`: epoch → adapter archive hash. A failed upload is caught where it
+ * happens and kept: the chain itself never rejects, because it sits unawaited while the trainer
+ * runs on, and a rejection nobody awaits ends the agent process.
  */
 export function epochUploads(ctx: JobContext, extraMeta: (ev: SnapshotEvent) => Record<string, unknown> = () => ({})) {
   const artifacts = new Map<number, string>();
   let failure: Error | null = null;
   let chain = Promise.resolve();
+  const upload = (epoch: number, what: string, body: () => Promise<void>) => {
+    chain = chain.then(body).catch((err: unknown) => {
+      const why = err instanceof Error ? err.message : String(err);
+      ctx.log.error({ epoch, err: why }, `${what} upload failed`);
+      failure ??= new Error(`the ${what} of epoch ${epoch} could not be uploaded: ${why}`);
+    });
+  };
   return {
     artifacts,
     add(ev: SnapshotEvent): void {
-      chain = chain
-        .then(async () => {
-          const tar = await tarDirectory(ev.path, join(ctx.workDir, `epoch-${ev.epoch}.tar`));
-          const sha = await ctx.uploadArtifact(tar, {
-            name: `adapter-epoch-${ev.epoch}`,
-            kind: "adapter",
-            meta: {
-              epoch: ev.epoch,
-              snapshotSha256: ev.sha256,
-              trainLoss: ev.train_loss,
-              evalLoss: ev.eval_loss,
-              ...extraMeta(ev),
-            },
-          });
-          artifacts.set(ev.epoch, sha);
-        })
-        .catch((err: unknown) => {
-          const why = err instanceof Error ? err.message : String(err);
-          ctx.log.error({ epoch: ev.epoch, err: why }, "adapter upload failed");
-          failure ??= new Error(`the adapter of epoch ${ev.epoch} could not be uploaded: ${why}`);
+      upload(ev.epoch, "adapter", async () => {
+        const tar = await tarDirectory(ev.path, join(ctx.workDir, `epoch-${ev.epoch}.tar`));
+        const sha = await ctx.uploadArtifact(tar, {
+          name: `adapter-epoch-${ev.epoch}`,
+          kind: "adapter",
+          meta: {
+            epoch: ev.epoch,
+            snapshotSha256: ev.sha256,
+            trainLoss: ev.train_loss,
+            evalLoss: ev.eval_loss,
+            step: ev.step,
+            files: ev.files,
+            ...extraMeta(ev),
+          },
         });
+        artifacts.set(ev.epoch, sha);
+      });
+    },
+    /** The optimizer/schedule/RNG state after an epoch (train.py `trainer_state` events). */
+    addState(ev: { epoch: number; path: string; sha256: string }): void {
+      upload(ev.epoch, "trainer state", async () => {
+        const tar = await tarDirectory(ev.path, join(ctx.workDir, `state-epoch-${ev.epoch}.tar`));
+        await ctx.uploadArtifact(tar, {
+          name: `trainer-state-epoch-${ev.epoch}`,
+          kind: "trainer_state",
+          meta: { epoch: ev.epoch, stateSha256: ev.sha256 },
+        });
+      });
     },
     /** Waits for every upload; rejects with the first failure (which epoch, and why). */
     done: async () => {

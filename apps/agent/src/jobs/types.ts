@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { GpuPool } from "../gpu-pool";
-import type { JobPayload, JobProgress, JobResult, JobType, TerminalReason } from "@agentlab/core";
+import type { EarlierArtifact, JobPayload, JobProgress, JobResult, JobType, TerminalReason } from "@agentlab/core";
 
 // What a job handler gets from the agent's supervisor. Handlers never talk to the server directly:
 // logs, progress and artifacts go through the supervisor, which fences them by attempt.
@@ -10,6 +10,8 @@ export type JobContext = {
   attempt: number;
   type: string;
   payload: Record<string, unknown>;
+  /** What earlier attempts of this job uploaded that it can resume from (empty on a first attempt). */
+  earlierArtifacts: EarlierArtifact[];
   /** Aborted on cancel, lost lease (self-fencing), max_duration or agent shutdown; see `abortReason`. */
   signal: AbortSignal;
   abortReason(): AbortReason | null;

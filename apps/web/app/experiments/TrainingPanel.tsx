@@ -42,6 +42,13 @@ export function TrainingPanel({ experimentId, live }: { experimentId: string; li
     ...new Map(
       started.flatMap((s) => s.marks).map((m) => [`epoch ${m.epoch}`, { x: m.step, label: `epoch ${m.epoch}` }]),
     ).values(),
+    // A lost run retried: where the next attempt took over, resumed after an epoch or from step 0.
+    ...started.flatMap((s) =>
+      s.restarts.map((r) => ({
+        x: r.step,
+        label: `seed ${s.seed} attempt ${r.attempt}: ${r.resumed ? `resumed at step ${r.step}` : "restarted from step 0"}`,
+      })),
+    ),
   ];
   const hasEval = seeds.some((s) => s.epochs.some((e) => e.evalLoss !== null));
 

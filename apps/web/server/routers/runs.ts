@@ -8,7 +8,14 @@ import {
   RunListInput,
   outcomeMatrix,
 } from "@agentlab/core/experiments/runs";
-import { epochLosses, epochMarks, thin, trainFraction, trainPoints } from "@agentlab/core/experiments/training";
+import {
+  epochLosses,
+  epochMarks,
+  restartMarks,
+  thin,
+  trainFraction,
+  trainPoints,
+} from "@agentlab/core/experiments/training";
 import { getExperiment } from "@agentlab/db";
 import { trainStageData } from "@agentlab/db/queries/training";
 import { annotateRun, listRuns, recentBaseModels, reportsOf, runTags, setRunArchived } from "@agentlab/db/queries/runs";
@@ -57,6 +64,7 @@ export const runsRouter = router({
         jobState: s.job?.state ?? null,
         points: thin(points, 1500),
         marks: epochMarks(points),
+        restarts: restartMarks(s.progress),
         epochs: epochLosses(s.adapters, s.job?.result ?? null, points),
         fraction: s.stageState === "succeeded" ? 1 : trainFraction(points),
         etaS: running && last ? last.etaS : null,

@@ -5,6 +5,7 @@ import {
   epochLosses,
   epochMarks,
   ratchet,
+  restartMarks,
   smooth,
   thin,
   trainFraction,
@@ -27,6 +28,24 @@ const ev = (step: number, epoch: number, loss: number) => ({
 });
 
 describe("training curves", () => {
+  it("a later attempt replaces the steps from its first one on and is marked where it took over", () => {
+    const at = (attempt: number, step: number, loss: number) => ({ ...ev(step, 1, loss), attempt });
+    // resumed after step 2: the lost attempt's steps 1-2 stay, its step 3 is replaced
+    const resumed = [at(1, 1, 9), at(1, 2, 8), at(1, 3, 7), at(2, 3, 6), at(2, 4, 5)];
+    expect(trainPoints(resumed).map((p) => [p.step, p.loss])).toEqual([
+      [1, 9],
+      [2, 8],
+      [3, 6],
+      [4, 5],
+    ]);
+    expect(restartMarks(resumed)).toEqual([{ attempt: 2, step: 3, resumed: true }]);
+    // restarted from step 0: nothing of the lost attempt is left on the curve
+    const scratch = [at(1, 1, 9), at(1, 2, 8), at(1, 3, 7), at(2, 1, 9.5), at(2, 2, 8.5)];
+    expect(trainPoints(scratch).map((p) => p.loss)).toEqual([9.5, 8.5]);
+    expect(restartMarks(scratch)).toEqual([{ attempt: 2, step: 1, resumed: false }]);
+    expect(restartMarks([at(1, 1, 9), at(1, 2, 8)])).toEqual([]);
+  });
+
   it("reads trainer progress events, skips other progress and keeps the last report of a step", () => {
     const pts = trainPoints([
       ev(2, 1, 1.5),

@@ -18,18 +18,45 @@ export type TrainPoint = {
 export type EpochMark = { epoch: number; step: number };
 export type EpochLoss = { epoch: number; step: number; trainLoss: number | null; evalLoss: number | null };
 
+/** A stored progress row; `attempt`: the job attempt that reported it (rows come in attempt order). */
+export type ProgressRow = { data: unknown; attempt?: number };
+
 /**
  * The trainer's step events among progress rows (anything else, a shell job's progress, is skipped),
- * one per step in step order: a retried delivery or a second attempt may repeat a step, and its
- * last report wins. The one reader of step events, for SFT's curves and DPO's alike.
+ * one per step in step order: a retried delivery may repeat a step, and its last report wins. A
+ * later attempt replaces every step from its first one on, so a run restarted from step 0 shows
+ * its own curve and a run resumed after an epoch continues the earlier one. The one reader of
+ * step events, for SFT's curves and DPO's alike.
  */
-function stepEvents(rows: readonly { data: unknown }[]): TrainStepProgress[] {
+function stepEvents(rows: readonly ProgressRow[]): TrainStepProgress[] {
   const byStep = new Map<number, TrainStepProgress>();
+  let attempt: number | undefined;
   for (const r of rows) {
     const ev = TrainStepProgress.safeParse(r.data);
-    if (ev.success) byStep.set(ev.data.step, ev.data);
+    if (!ev.success) continue;
+    if (r.attempt !== attempt) {
+      attempt = r.attempt;
+      for (const step of byStep.keys()) if (step >= ev.data.step) byStep.delete(step);
+    }
+    byStep.set(ev.data.step, ev.data);
   }
   return [...byStep.values()].sort((a, b) => a.step - b.step);
+}
+
+/** Where a later attempt of the job took over: its first step (1: restarted from scratch; more: resumed). */
+export type RestartMark = { attempt: number; step: number; resumed: boolean };
+
+export function restartMarks(rows: readonly ProgressRow[]): RestartMark[] {
+  const marks: RestartMark[] = [];
+  let attempt: number | undefined;
+  for (const r of rows) {
+    const ev = TrainStepProgress.safeParse(r.data);
+    if (!ev.success || r.attempt === attempt) continue;
+    if (attempt !== undefined && r.attempt !== undefined)
+      marks.push({ attempt: r.attempt, step: ev.data.step, resumed: ev.data.step > 1 });
+    attempt = r.attempt;
+  }
+  return marks;
 }
 
 const trainPoint = (e: TrainStepProgress): TrainPoint => ({
@@ -44,7 +71,7 @@ const trainPoint = (e: TrainStepProgress): TrainPoint => ({
 });
 
 /** Progress rows that are trainer step events (train and dpo jobs), as the training panel's points. */
-export function trainPoints(rows: readonly { data: unknown }[]): TrainPoint[] {
+export function trainPoints(rows: readonly ProgressRow[]): TrainPoint[] {
   return stepEvents(rows).map(trainPoint);
 }
 
@@ -67,7 +94,7 @@ export type DpoPoint = TrainPoint & {
 };
 
 /** The DPO panel's points: the step events that carry DPO figures (a train job's steps are skipped). */
-export function dpoPoints(rows: readonly { data: unknown }[]): DpoPoint[] {
+export function dpoPoints(rows: readonly ProgressRow[]): DpoPoint[] {
   return stepEvents(rows).flatMap((e) => {
     const d = DpoStepProgress.safeParse(e);
     if (!d.success) return [];

@@ -5,6 +5,9 @@ import { JobType, TerminalReason } from "../jobs/schemas";
 // Agent <-> server messages over socket.io (architecture brief §4). Both ends parse on receipt.
 // Every request is acknowledged; the agent retries until it gets an ack, so handlers are idempotent.
 export const PROTOCOL_VERSION = 1 as const;
+/** The artifact kinds a claim hands back to a retried job, and at most how many (the newest). */
+export const RESUMABLE_ARTIFACT_KINDS = ["adapter", "trainer_state"] as const;
+export const RESUME_ARTIFACTS_MAX = 64;
 const v = z.literal(PROTOCOL_VERSION);
 
 export const AttemptRef = z.object({ jobId: z.string().uuid(), attemptId: z.string().uuid() });
@@ -20,11 +23,21 @@ export const HelloAck = z.object({
 export type HelloAck = z.infer<typeof HelloAck>;
 
 export const ClaimMsg = z.object({ version: v });
+/** An artifact an earlier attempt of the same job uploaded (a lost training run resumes from them). */
+export const EarlierArtifact = z.object({
+  name: z.string(),
+  kind: z.string(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  meta: z.record(z.string(), z.unknown()),
+});
+export type EarlierArtifact = z.infer<typeof EarlierArtifact>;
 export const ClaimedJob = AttemptRef.extend({
   type: JobType,
   payload: z.record(z.string(), z.unknown()),
   maxDurationS: z.number().int().positive(),
   attempt: z.number().int().positive(),
+  /** Only the kinds a job can resume from (RESUMABLE_ARTIFACT_KINDS), newest last. */
+  earlierArtifacts: z.array(EarlierArtifact).max(RESUME_ARTIFACTS_MAX).default([]),
 });
 export type ClaimedJob = z.infer<typeof ClaimedJob>;
 export const ClaimAck = z.object({ job: ClaimedJob.nullable() });

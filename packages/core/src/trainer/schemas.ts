@@ -100,6 +100,19 @@ export const TrainSpec = z.strictObject({
    * layer, torch FSDP2; rank 0 gathers the LoRA adapter alone to write each snapshot).
    */
   parallel: z.enum(["ddp", "fsdp"]).default("ddp"),
+  /**
+   * Continue a lost run after its epoch `epoch`: the adapter folder and the trainer state folder
+   * (optimizer, schedule, RNG, counters) that epoch left, and the snapshots of epochs 1..epoch,
+   * which the record lists first. One-process runs only; the state must be this run's.
+   */
+  resume: z
+    .strictObject({
+      epoch: z.number().int().min(1),
+      adapter: z.string().min(1),
+      state: z.string().min(1),
+      snapshots: z.array(AdapterSnapshot),
+    })
+    .optional(),
 });
 export type TrainSpec = z.infer<typeof TrainSpec>;
 
@@ -193,6 +206,8 @@ export const RunRecord = z.object({
   steps: z.number().int(),
   epochs_completed: z.number().int(),
   snapshots: z.array(AdapterSnapshot),
+  /** The epoch a lost run was resumed after (its earlier snapshots came from that run); absent: trained from step 0. */
+  resumed_from_epoch: z.number().int().min(1).optional(),
   final_train_loss: z.number().nullable(),
   final_eval_loss: z.number().nullable(),
   started_at: z.string(),
@@ -332,6 +347,15 @@ export const TrainerArtifactEvent = AdapterSnapshot.extend({
 });
 export type TrainerArtifactEvent = z.infer<typeof TrainerArtifactEvent>;
 
+/** After each epoch but the last of a one-process SFT run: what a resumption after that epoch loads (spec.resume). */
+export const TrainerStateEvent = z.object({
+  event: z.literal("trainer_state"),
+  epoch: z.number().int().min(1),
+  path: z.string(),
+  sha256: Sha256,
+});
+export type TrainerStateEvent = z.infer<typeof TrainerStateEvent>;
+
 export const TrainerGenerationEvent = z.object({
   event: z.literal("generation"),
   task_id: z.string(),
@@ -386,6 +410,7 @@ export type TrainerResultEvent = z.infer<typeof TrainerResultEvent>;
 export const TrainerEvent = z.discriminatedUnion("event", [
   TrainerProgressEvent,
   TrainerArtifactEvent,
+  TrainerStateEvent,
   TrainerGenerationEvent,
   TrainerGrpoStepEvent,
   TrainerLogEvent,

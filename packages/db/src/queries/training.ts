@@ -1,9 +1,10 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import type { Db } from "../client";
-import { experimentStages, jobArtifacts, jobProgress, jobs } from "../schema";
+import { experimentStages, jobArtifacts, jobAttempts, jobProgress, jobs } from "../schema";
 
-// What the experiment page's training panel reads: each train stage's newest job, that job's
-// current attempt's progress rows (the trainer's events) and the adapters it uploaded per epoch.
+// What the experiment page's training panel reads: each train stage's newest job, the progress rows
+// (the trainer's events) of every attempt of that job, numbered, and the adapters they uploaded per
+// epoch: a retried run that resumed after an epoch continues the curve, and the restart is marked.
 
 export type TrainStageData = {
   key: string;
@@ -11,7 +12,8 @@ export type TrainStageData = {
   startedAt: Date | null;
   finishedAt: Date | null;
   job: { id: string; state: string; result: Record<string, unknown> | null; attemptId: string | null } | null;
-  progress: { seq: number; data: unknown }[];
+  /** In attempt order, then seq. */
+  progress: { attempt: number; seq: number; data: unknown }[];
   adapters: { name: string; meta: Record<string, unknown> }[];
 };
 
@@ -33,7 +35,14 @@ export async function trainStageData(
         .from(jobs)
         .where(inArray(jobs.id, jobIds))
     : [];
-  const attemptIds = jobRows.flatMap((j) => (j.attemptId ? [j.attemptId] : []));
+  const attempts = jobIds.length
+    ? await db
+        .select({ id: jobAttempts.id, jobId: jobAttempts.jobId, number: jobAttempts.number })
+        .from(jobAttempts)
+        .where(inArray(jobAttempts.jobId, jobIds))
+    : [];
+  const attemptIds = attempts.map((a) => a.id);
+  const number = new Map(attempts.map((a) => [a.id, a.number]));
   const progress = attemptIds.length
     ? await db
         .select({ attemptId: jobProgress.attemptId, seq: jobProgress.seq, data: jobProgress.data })
@@ -46,18 +55,23 @@ export async function trainStageData(
         .select({ attemptId: jobArtifacts.attemptId, name: jobArtifacts.name, meta: jobArtifacts.meta })
         .from(jobArtifacts)
         .where(and(inArray(jobArtifacts.attemptId, attemptIds), eq(jobArtifacts.kind, "adapter")))
+        .orderBy(asc(jobArtifacts.createdAt))
     : [];
+  const jobOf = new Map(attempts.map((a) => [a.id, a.jobId]));
   return stages.map((s) => {
     const job = jobRows.find((j) => j.id === s.jobIds.at(-1)) ?? null;
-    const att = job?.attemptId ?? null;
+    const ofJob = (attemptId: string) => job !== null && jobOf.get(attemptId) === job.id;
     return {
       key: s.key,
       stageState: s.state,
       startedAt: s.startedAt,
       finishedAt: s.finishedAt,
       job,
-      progress: progress.filter((p) => p.attemptId === att).map(({ seq, data }) => ({ seq, data })),
-      adapters: adapters.filter((a) => a.attemptId === att).map(({ name, meta }) => ({ name, meta })),
+      progress: progress
+        .filter((p) => ofJob(p.attemptId))
+        .map(({ attemptId, seq, data }) => ({ attempt: number.get(attemptId) ?? 0, seq, data }))
+        .sort((a, b) => a.attempt - b.attempt || a.seq - b.seq),
+      adapters: adapters.filter((a) => ofJob(a.attemptId)).map(({ name, meta }) => ({ name, meta })),
     };
   });
 }

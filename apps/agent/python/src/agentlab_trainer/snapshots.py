@@ -34,6 +34,7 @@ def save_snapshot(
     readme = tmp / "README.md"  # peft's model card: boilerplate, not part of the artifact
     if readme.exists():
         readme.unlink()
+    _sort_target_modules(tmp / "adapter_config.json")
     (tmp / "agentlab-snapshot.json").write_text(json.dumps(meta, indent=2, sort_keys=True))
     digest = sha256_tree(tmp)
     files = sorted(p.relative_to(tmp).as_posix() for p in tmp.rglob("*") if p.is_file())
@@ -42,6 +43,19 @@ def save_snapshot(
         if p.is_file():
             p.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
     return final, digest, files
+
+
+def _sort_target_modules(config: Path) -> None:
+    """peft writes target_modules from a set, in an order that changes with the process's string
+    hashing; sorted, two runs that trained the same weights leave the same snapshot hash."""
+    import json
+
+    if not config.exists():
+        return
+    cfg = json.loads(config.read_text())
+    if isinstance(cfg.get("target_modules"), list):
+        cfg["target_modules"] = sorted(cfg["target_modules"])
+        config.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
 
 
 def finish_record(record: dict[str, Any], device: Any, t_start: float, train_time: float, sup_tokens: int) -> None:

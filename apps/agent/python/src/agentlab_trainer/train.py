@@ -30,6 +30,7 @@ from .loss import (
     token_loss_sum,
     window_backward,
 )
+from .resume import restore, save_state
 from .run_setup import Run, prepare_run
 from .schedule import order_seed, plan_windows
 from .snapshots import finish_record, save_snapshot
@@ -62,6 +63,7 @@ TRAIN_DEFAULTS: dict[str, Any] = {
     "gradient_checkpointing": None,
     "world_size": 1,
     "parallel": "ddp",
+    "resume": None,
 }
 LORA_DEFAULTS: dict[str, Any] = {"r": 16, "alpha": 32, "dropout": 0.05, "target_modules": DEFAULT_TARGETS}
 
@@ -141,11 +143,18 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
     started_at = datetime.now(timezone.utc).isoformat()
     run = prepare_run(normalize_spec(spec), started_at)
     totals = _Totals()
+    first = 1
+    if run.cfg["resume"]:
+        totals = _Totals(**restore(run, run.cfg["resume"]))
+        first = int(run.cfg["resume"]["epoch"]) + 1
+        log(f"resumed after epoch {first - 1} (step {totals.step})", also_event=True)
     try:
-        for epoch in range(1, run.cfg["epochs"] + 1):
+        for epoch in range(first, run.cfg["epochs"] + 1):
             train_loss = _train_epoch(run, epoch, totals, cancel)
             eval_loss = _evaluate_epoch(run)
             _snapshot_epoch(run, epoch, totals.step, train_loss, eval_loss)
+            if epoch < run.cfg["epochs"]:
+                save_state(run, epoch, vars(totals))
         run.record["status"] = "succeeded"
     except Canceled:
         run.record["status"] = "canceled"

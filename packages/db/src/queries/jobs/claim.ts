@@ -1,5 +1,13 @@
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
-import { SANDBOXED_JOB_TYPES, type Capabilities, type ClaimedJob, type JobType } from "@agentlab/core";
+import {
+  EarlierArtifact,
+  RESUMABLE_ARTIFACT_KINDS,
+  RESUME_ARTIFACTS_MAX,
+  SANDBOXED_JOB_TYPES,
+  type Capabilities,
+  type ClaimedJob,
+  type JobType,
+} from "@agentlab/core";
 import { queryRows, type Db } from "../../client";
 import { jobs } from "../../schema";
 import type { Agent } from "../agents";
@@ -49,6 +57,7 @@ export type ClaimedRow = {
   max_duration_s: number;
   attempt_id: string;
   number: number;
+  earlier_artifacts: unknown;
 };
 
 export const claimed = (r: ClaimedRow): ClaimedJob => ({
@@ -58,7 +67,17 @@ export const claimed = (r: ClaimedRow): ClaimedJob => ({
   payload: r.payload,
   maxDurationS: r.max_duration_s,
   attempt: r.number,
+  earlierArtifacts: EarlierArtifact.array().parse(r.earlier_artifacts ?? []),
 });
+
+/**
+ * The resumable artifacts earlier attempts of job `job` uploaded (the newest RESUME_ARTIFACTS_MAX,
+ * oldest first), as one JSON array: a first attempt's is empty.
+ */
+const earlierArtifacts = (job: SQL) => sql`(select coalesce(jsonb_agg(e order by e.created_at), '[]'::jsonb) from (
+    select ja.name, ja.kind, ja.sha256, ja.meta, ja.created_at from job_artifacts ja
+    where ja.job_id = ${job} and ja.kind = any(${`{${RESUMABLE_ARTIFACT_KINDS.join(",")}}`}::text[])
+    order by ja.created_at desc limit ${RESUME_ARTIFACTS_MAX}) e) as earlier_artifacts`;
 
 /**
  * Claims the best queued job this agent can run, in one statement: FOR UPDATE SKIP LOCKED lets
@@ -122,7 +141,8 @@ export function claimCtes(fit: AgentFit, gate: SQL = sql`true`): SQL {
             agent_id = ${fit.agentId}, lease_expires_at = now() + make_interval(secs => ${fit.leaseTtlMs / 1000}),
             not_before = null, started_at = coalesce(cj.started_at, now())
           from att where cj.id = att.job_id
-          returning cj.id, cj.type, cj.payload, cj.max_duration_s, att.id as attempt_id, att.number
+          returning cj.id, cj.type, cj.payload, cj.max_duration_s, att.id as attempt_id, att.number,
+            ${earlierArtifacts(sql`cj.id`)}
         )`;
 }
 
@@ -135,7 +155,8 @@ export function claimCtes(fit: AgentFit, gate: SQL = sql`true`): SQL {
 export async function claimedWithResult(db: Db, agentId: string, attemptId: string): Promise<ClaimedJob | null> {
   const [r] = await queryRows<ClaimedRow>(
     db,
-    sql`select j.id, j.type, j.payload, j.max_duration_s, a.id as attempt_id, a.number
+    sql`select j.id, j.type, j.payload, j.max_duration_s, a.id as attempt_id, a.number,
+          ${earlierArtifacts(sql`j.id`)}
         from job_attempts prev
         join job_attempts a on a.agent_id = prev.agent_id and a.started_at = prev.finished_at and a.id <> prev.id
         join jobs j on j.current_attempt_id = a.id and j.state = 'running' and j.agent_id = ${agentId}
