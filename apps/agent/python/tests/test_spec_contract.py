@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from agentlab_trainer import dpo, generate, score, tiny_model, train
+from agentlab_trainer import dpo, generate, grpo, score, tiny_model, train
 from agentlab_trainer.common import EXIT_USER, UserError, load_spec
-from agentlab_trainer.spec_schema import SchemaError, errors, load_schema, validate_spec
+from agentlab_trainer.spec_schema import SchemaError, errors, load_schema, spec_defaults, validate_spec
 
 COMMANDS = ("tiny-model", "train", "dpo", "generate", "tokenize")
 TRAIN = {"base_model": "m", "dataset": "/d.jsonl", "output_dir": "/o"}
@@ -80,12 +80,22 @@ def _defaults(command: str) -> dict:
 
 
 @pytest.mark.parametrize(
+    ("command", "python_defaults"),
+    [
+        ("dpo", dpo.DPO_DEFAULTS),
+        ("grpo", grpo.GRPO_DEFAULTS),
+        ("score", score.SCORE_DEFAULTS),
+        ("generate", generate.GEN_DEFAULTS),
+    ],
+)
+def test_a_command_starts_from_the_contract_defaults(command, python_defaults):
+    assert python_defaults == spec_defaults(command)
+
+
+@pytest.mark.parametrize(
     ("command", "python_defaults", "internal"),
     [
         ("train", train.TRAIN_DEFAULTS, set()),
-        ("dpo", dpo.DPO_DEFAULTS, set()),
-        ("score", score.SCORE_DEFAULTS, set()),
-        ("generate", generate.GEN_DEFAULTS, set()),
         # embedding_std_milli is a constant of the tiny model, not a spec key.
         ("tiny-model", tiny_model.DEFAULTS, {"embedding_std_milli"}),
     ],

@@ -38,44 +38,10 @@ from .dpo_dynamics import disable_dropout, displacement_warning, logp_deltas
 from .modeling import attach_lora, load_model, load_tokenizer
 from .schedule import lr_lambda, order_seed, plan_windows
 from .snapshots import finish_record, save_snapshot
-from .train import LORA_DEFAULTS, TRAIN_DEFAULTS
+from .spec_schema import spec_defaults
 
-# The keys that mean what they mean for `train` take train's defaults (named, so a key train adds
-# later is not silently a dpo key too).
-_FROM_TRAIN = (
-    "model_id",
-    "epochs",
-    "lr_schedule",
-    "warmup_ratio",
-    "warmup_steps",
-    "grad_accum",
-    "max_length",
-    "seed",
-    "weight_decay",
-    "max_grad_norm",
-    "quantization",
-    "device",
-    "eot_token",
-    "log_every_steps",
-    "torch_threads",
-    "local_files_only",
-    "method",
-    "revision",
-)
-DPO_DEFAULTS: dict[str, Any] = {
-    **{k: TRAIN_DEFAULTS[k] for k in _FROM_TRAIN},
-    "learning_rate": 5e-5,
-    "batch_size": 2,
-    "beta": 0.1,
-    # The SFT term keeps the chosen answer likely (without it the margin grows by pushing both down).
-    "sft_weight": 1.0,
-    "start_adapter": None,
-    "expected_start_adapter_sha256": None,
-    "score_only": False,
-    # "rft": the control arm. The same pairs, batches, steps and learning rate, the SFT term on the
-    # chosen answers alone (weight 1, no preference term): a DPO win is then a win over more SFT.
-    "objective": "dpo",
-}
+# The values of the keys a spec may leave out: the contract's (zod) defaults, read from its schema.
+DPO_DEFAULTS: dict[str, Any] = spec_defaults("dpo")
 
 
 def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
@@ -83,7 +49,7 @@ def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(spec.get(key), str) or not spec[key]:
             raise UserError(f"dpo spec needs {key}")
     cfg = {**DPO_DEFAULTS, **{k: v for k, v in spec.items() if v is not None}}
-    cfg["lora"] = {**LORA_DEFAULTS, **(spec.get("lora") or {})}
+    cfg["lora"] = {**DPO_DEFAULTS["lora"], **(spec.get("lora") or {})}
     if not float(cfg["beta"]) > 0:
         raise UserError("beta must be > 0")
     if float(cfg["sft_weight"]) < 0:

@@ -31,26 +31,11 @@ from .common import (
     weights_hash,
 )
 from .sampling import is_sampling, make_per_row_sampler, sample_seeds, task_seed
+from .spec_schema import spec_defaults
 from .stops import prompts_sha256, stop_token_ids, task_prompts_sha256
 
-GEN_DEFAULTS: dict[str, Any] = {
-    "adapter": None,
-    "max_new_tokens": 512,
-    "do_sample": False,
-    "samples": 1,
-    "temperature": 1.0,
-    "top_p": 1.0,
-    "seed": 0,
-    "batch_size": 8,
-    "backend": "auto",
-    "device": "auto",
-    "eot_token": None,
-    "local_files_only": False,
-    "dtype": "auto",
-    "revision": None,
-    "use_checkpoint_generation_config": False,
-    "expected_adapter_sha256": None,
-}
+# The values of the keys a spec may leave out: the contract's (zod) defaults, read from its schema.
+GEN_DEFAULTS: dict[str, Any] = spec_defaults("generate")
 
 
 def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:

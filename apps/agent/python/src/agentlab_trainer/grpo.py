@@ -31,26 +31,10 @@ from .dpo import load_policy
 from .grpo_reward import JudgeReward, RewardChannel
 from .modeling import load_tokenizer, resolve_model
 from .snapshots import finish_record, save_snapshot
-from .train import LORA_DEFAULTS, TRAIN_DEFAULTS
+from .spec_schema import spec_defaults
 
-GRPO_DEFAULTS: dict[str, Any] = {
-    **TRAIN_DEFAULTS,
-    "learning_rate": 1e-6,
-    "num_generations": 8,
-    "prompts_per_step": 1,
-    "beta": 0.0,
-    "loss_type": "dapo",
-    "scale_rewards": "group",
-    "epsilon": 0.2,
-    "epsilon_high": 0.28,
-    "mask_truncated_completions": True,
-    "max_completion_length": 512,
-    "temperature": 1.0,
-    "top_p": 1.0,
-    "reward_timeout_s": 1800.0,
-    "start_adapter": None,
-    "expected_start_adapter_sha256": None,
-}
+# The values of the keys a spec may leave out: the contract's (zod) defaults, read from its schema.
+GRPO_DEFAULTS: dict[str, Any] = spec_defaults("grpo")
 # The settings that go to GRPOConfig as they are (the record's `config` lists what TRL ran).
 _TRL_KEYS = (
     "learning_rate",
@@ -79,7 +63,7 @@ def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(spec.get(key), int) or spec[key] < 1:
             raise UserError(f"grpo spec needs {key} >= 1")
     cfg = {**GRPO_DEFAULTS, **{k: v for k, v in spec.items() if v is not None}}
-    cfg["lora"] = {**LORA_DEFAULTS, **(spec.get("lora") or {})}
+    cfg["lora"] = {**GRPO_DEFAULTS["lora"], **(spec.get("lora") or {})}
     if cfg["start_adapter"] and not Path(cfg["start_adapter"]).is_dir():
         raise UserError(f"start_adapter folder not found: {cfg['start_adapter']}")
     return cfg

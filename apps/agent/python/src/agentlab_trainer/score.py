@@ -16,21 +16,10 @@ from . import data as D
 from .common import UserError, emit, log, pick_device, sha256_file, sha256_tree
 from .dpo_data import Pair, load_pairs, pair_batch, sequence_logps
 from .modeling import load_model, load_tokenizer
+from .spec_schema import spec_defaults
 
-SCORE_DEFAULTS: dict[str, Any] = {
-    "model_id": None,
-    "revision": None,
-    "local_files_only": False,
-    "method": None,
-    "quantization": "auto",
-    "device": "auto",
-    "max_length": 2048,
-    "eot_token": None,
-    "torch_threads": None,
-    "batch_size": 2,
-    "reference_adapter": None,
-    "expected_reference_adapter_sha256": None,
-}
+# The values of the keys a spec may leave out: the contract's (zod) defaults, read from its schema.
+SCORE_DEFAULTS: dict[str, Any] = spec_defaults("score")
 
 
 def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
