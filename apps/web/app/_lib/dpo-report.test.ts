@@ -49,6 +49,21 @@ describe("threeWayRows", () => {
   });
 });
 
+describe("the sft+rft control", () => {
+  it("is labelled RFT in the selection labels, the three comparisons and the dev series, never DPO", () => {
+    const rft: ModelRef = { model: "dpo", seed: 1, seedIndex: 0, round: 1, epoch: 2, objective: "rft" };
+    const test = { base: outcomes(2), [modelKey(sft)]: outcomes(5), [modelKey(rft)]: outcomes(6) };
+    const s = dpoSection({ rounds: [], table: [row(base, 2), row(sft, 5), row(rft, 6)], test, stats });
+    expect(s.arm).toBe("RFT");
+    expect(threeWayRows(s).map((r) => r.title)).toEqual(["base vs SFT", "base vs RFT", "SFT vs RFT"]);
+    expect(s.comparisons.map((c) => c.bLabel)).toContain("RFT r1 · seed 1 · epoch 2");
+    expect(s.note).toContain("SFT and RFT models");
+    expect(dpoDevSeries(s.devPoints, s.arm)[0]?.name).toBe("RFT r1 · seed 1");
+    // the key is the slot's, whatever it trained: evaluations stored under it are found
+    expect(modelKey(rft)).toBe(modelKey(dpo(2)));
+  });
+});
+
 describe("dpoDevSeries", () => {
   it("one series per round and seed, epochs in order", () => {
     const series = dpoDevSeries([

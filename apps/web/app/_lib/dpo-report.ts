@@ -12,14 +12,15 @@ const same = (a: ModelRef, b: ModelRef) => JSON.stringify(a) === JSON.stringify(
 
 export function threeWayRows(section: DpoReportSection): ThreeWayRow[] {
   const base: ModelRef = { model: "base" };
+  const arm = section.arm ?? "DPO";
   const slots: { title: string; a: ModelRef | null; b: ModelRef | null; none: string }[] = [
     { title: "base vs SFT", a: base, b: section.selectedSft, none: "no SFT epoch was evaluated on dev" },
-    { title: "base vs DPO", a: base, b: section.selectedDpo, none: "no DPO epoch was evaluated on dev" },
+    { title: `base vs ${arm}`, a: base, b: section.selectedDpo, none: `no ${arm} epoch was evaluated on dev` },
     {
-      title: "SFT vs DPO",
+      title: `SFT vs ${arm}`,
       a: section.selectedSft,
       b: section.selectedDpo,
-      none: `no ${section.selectedSft ? "DPO" : "SFT"} epoch was evaluated on dev`,
+      none: `no ${section.selectedSft ? arm : "SFT"} epoch was evaluated on dev`,
     },
   ];
   return slots.map(({ title, a, b, none }) => {
@@ -34,11 +35,11 @@ export function threeWayRows(section: DpoReportSection): ThreeWayRow[] {
 export type DevSeries = { name: string; round: number; seed: number; points: { x: number; y: number }[] };
 
 /** Dev pass@1 by DPO epoch, one series per (round, seed), in round then seed order. */
-export function dpoDevSeries(points: DpoReportSection["devPoints"]): DevSeries[] {
+export function dpoDevSeries(points: DpoReportSection["devPoints"], arm: "DPO" | "RFT" = "DPO"): DevSeries[] {
   const by = new Map<string, DevSeries>();
   for (const p of points) {
     const k = `${p.round}:${p.seed}`;
-    const s = by.get(k) ?? { name: `DPO r${p.round} · seed ${p.seed}`, round: p.round, seed: p.seed, points: [] };
+    const s = by.get(k) ?? { name: `${arm} r${p.round} · seed ${p.seed}`, round: p.round, seed: p.seed, points: [] };
     s.points.push({ x: p.epoch, y: p.pass1 });
     by.set(k, s);
   }

@@ -83,7 +83,8 @@ function ThreeWay({ section }: { section: DpoReportSection }) {
 }
 
 function DevCurve({ report, section }: { report: ExperimentReport; section: DpoReportSection }) {
-  const series = dpoDevSeries(section.devPoints);
+  const arm = section.arm ?? "DPO";
+  const series = dpoDevSeries(section.devPoints, arm);
   const sftRow = section.selectedSft
     ? report.selection.table.find((r) => modelKey(r.ref) === modelKey(section.selectedSft ?? { model: "base" }))
     : undefined;
@@ -97,7 +98,7 @@ function DevCurve({ report, section }: { report: ExperimentReport; section: DpoR
         series={series}
         refLines={refs}
         integerX
-        xLabel="DPO epoch"
+        xLabel={`${arm} epoch`}
         yLabel="dev pass@1"
         yDomain={[0, 1]}
         height={220}
@@ -155,22 +156,24 @@ function Rounds({ section, experimentId }: { section: DpoReportSection; experime
 export function DpoReport({ report, experimentId }: { report: ExperimentReport; experimentId?: string }) {
   const section = report.dpo;
   if (!section) return null;
+  // "RFT" for the sft+rft control: the same slot trained with the SFT term alone on the chosen answers.
+  const arm = section.arm ?? "DPO";
   return (
-    <Section title="Base, SFT and DPO (test, pairwise; 95% intervals clustered by source group)">
+    <Section title={`Base, SFT and ${arm} (test, pairwise; 95% intervals clustered by source group)`}>
       <div className="space-y-4" data-testid="dpo-report">
         <ThreeWay section={section} />
         <Explain>
           <p>{section.note}</p>
           <p>
-            The SFT model is dev&apos;s best SFT epoch and the DPO model dev&apos;s best DPO epoch, each within its kind
-            (a tie keeps the earlier); the experiment&apos;s own selection (base before SFT before DPO on a tie) is the
-            outcome above. Δ is B − A in percentage points.
+            The SFT model is dev&apos;s best SFT epoch and the {arm} model dev&apos;s best {arm} epoch, each within its
+            kind (a tie keeps the earlier); the experiment&apos;s own selection (base before SFT before {arm} on a tie)
+            is the outcome above. Δ is B − A in percentage points.
           </p>
         </Explain>
         <div className="grid gap-5 lg:grid-cols-2">
           <div>
             <h3 className="mb-1 text-xs font-medium text-zinc-500">
-              Dev pass@1 by DPO epoch (selection: no inference)
+              Dev pass@1 by {arm} epoch (selection: no inference)
             </h3>
             <DevCurve report={report} section={section} />
           </div>

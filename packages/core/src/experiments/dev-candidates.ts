@@ -42,7 +42,14 @@ export function devCandidates(
   for (let round = 1; round <= (dpo?.rounds ?? 0); round++)
     config.seeds.forEach((seed, seedIndex) => {
       for (let epoch = 1; epoch <= (dpo?.epochs ?? 0); epoch++) {
-        const ref = { model: "dpo" as const, seed, seedIndex, round, epoch };
+        const ref = {
+          model: "dpo" as const,
+          seed,
+          seedIndex,
+          round,
+          epoch,
+          ...(config.method === "sft+rft" ? { objective: "rft" as const } : {}),
+        };
         const c = counts.get(modelKey(ref));
         if (c) out.push({ ref, ...c });
       }

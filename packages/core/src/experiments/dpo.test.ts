@@ -193,6 +193,18 @@ describe("selection among base, SFT and DPO", () => {
     expect(cs.map((c) => modelKey(c.ref))).toEqual(["base", "s1e1", "dpo-s1r1e2", "dpo-s2r2e1"]);
     expect(bestEpochPerSeed(cs, "dpo").map((c) => c.ref)).toEqual([dpo(1, 0, 2), dpo(2, 1, 1)]);
     expect(bestEpochPerSeed(cs).map((c) => c.ref)).toEqual([sft(0, 1)]);
+    // the sft+rft control's runs of the same slots are found under the same keys and named RFT
+    const rft = ExperimentConfig.parse(
+      input({ method: "sft+rft", dpo: { rounds: 2, epochs: 2 }, training: { epochs: 1 } }),
+    );
+    const rc = devCandidates(rows, new Set(), rft);
+    expect(rc.map((c) => modelKey(c.ref))).toEqual(["base", "s1e1", "dpo-s1r1e2", "dpo-s2r2e1"]);
+    expect(selectByDev(rc).table.map((r) => r.label)).toEqual([
+      "base",
+      "seed 1 · epoch 1",
+      "RFT r1 · seed 1 · epoch 2",
+      "RFT r2 · seed 2 · epoch 1",
+    ]);
   });
 });
 

@@ -24,6 +24,8 @@ export type DpoReportSection = {
   devPoints: { round: number; seed: number; epoch: number; pass1: number }[];
   comparisons: DpoComparison[];
   note: string;
+  /** What the preference slot trained: "RFT" for the sft+rft control; absent in reports from before it was named. */
+  arm?: "DPO" | "RFT";
 };
 
 export type DpoReportInput = {
@@ -33,9 +35,9 @@ export type DpoReportInput = {
   stats: CompareOptions & { iterations: number; seed: number };
 };
 
-const NOTE =
+const note = (arm: string) =>
   "Each comparison pairs the tasks graded for both models on test, clustered by source group like the main comparison; " +
-  "the SFT and DPO models are each dev's best of their kind, so the three tests share the dev selection's optimism only through that choice.";
+  `the SFT and ${arm} models are each dev's best of their kind, so the three tests share the dev selection's optimism only through that choice.`;
 
 /** One pairwise comparison on test over the tasks graded for both models. */
 function pairedTestComparison(
@@ -87,6 +89,7 @@ export function threeWayComparisons(
 
 export function dpoSection(input: DpoReportInput): DpoReportSection {
   const { sft, best, comparisons } = threeWayComparisons(input, "dpo");
+  const arm = input.table.some((r) => r.ref.model === "dpo" && r.ref.objective === "rft") ? "RFT" : "DPO";
   return {
     rounds: input.rounds,
     selectedSft: sft,
@@ -95,6 +98,7 @@ export function dpoSection(input: DpoReportInput): DpoReportSection {
       r.ref.model === "dpo" ? [{ round: r.ref.round, seed: r.ref.seed, epoch: r.ref.epoch, pass1: r.pass1 }] : [],
     ),
     comparisons,
-    note: NOTE,
+    note: note(arm),
+    arm,
   };
 }

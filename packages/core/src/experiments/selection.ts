@@ -15,13 +15,18 @@ export const ModelRef = z.discriminatedUnion("model", [
     seedIndex: z.number().int().min(0),
     epoch: z.number().int().min(1),
   }),
-  /** A DPO epoch of one seed in one round, trained from that round's start policy. */
+  /**
+   * A DPO epoch of one seed in one round, trained from that round's start policy. `objective`
+   * "rft": the sft+rft control's run of the same slot (the SFT term alone on the chosen answers),
+   * labelled RFT; absent: DPO. It names the run, never its key (modelKey).
+   */
   z.object({
     model: z.literal("dpo"),
     seed: z.number().int(),
     seedIndex: z.number().int().min(0),
     round: z.number().int().min(1),
     epoch: z.number().int().min(1),
+    objective: z.enum(["dpo", "rft"]).optional(),
   }),
   /** A GRPO snapshot of one seed (`epoch`: the snapshot's number, one per K steps), from the SFT start. */
   z.object({
@@ -35,7 +40,8 @@ export type ModelRef = z.infer<typeof ModelRef>;
 
 export function modelLabel(m: ModelRef): string {
   if (m.model === "base") return "base";
-  if (m.model === "dpo") return `DPO r${m.round} · seed ${m.seed} · epoch ${m.epoch}`;
+  if (m.model === "dpo")
+    return `${m.objective === "rft" ? "RFT" : "DPO"} r${m.round} · seed ${m.seed} · epoch ${m.epoch}`;
   if (m.model === "grpo") return `GRPO · seed ${m.seed} · snapshot ${m.epoch}`;
   return `seed ${m.seed} · epoch ${m.epoch}`;
 }
