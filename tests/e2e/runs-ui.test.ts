@@ -4,6 +4,7 @@ import {
   claimJob,
   createSplit,
   enqueueJob,
+  finishAttempt,
   importPool,
   listSplits,
   recordProgress,
@@ -139,7 +140,7 @@ describe("daily workflow pages", () => {
     expect(await page.getByTestId("runs-total").textContent()).toBe("1–1 of 1");
   });
 
-  it("draws per-seed training curves with epoch marks and an ETA on the experiment page", async () => {
+  it("draws per-seed training curves with epoch marks, a resumed attempt's mark and an ETA on the experiment page", async () => {
     const db = app.db.db;
     const s = await makeServices(db);
     const [split] = await listSplits(db, {});
@@ -175,8 +176,40 @@ describe("daily workflow pages", () => {
         memory_mb: 600,
       });
     }
+    // The box is lost after step 30; the retried attempt resumes after epoch 1 (step 16 on).
+    await finishAttempt(
+      db,
+      {
+        jobId: job.id,
+        attemptId: claimed.attemptId,
+        reason: "infra_error",
+        exitCode: null,
+        signal: null,
+        result: null,
+        error: "agent lost",
+      },
+      fit.agentId,
+    );
+    let again = await claimJob(db, { ...fit, labels: ["e2e-train"], shellJobs: true });
+    for (let i = 0; again && again.jobId !== job.id && i < 50; i++)
+      again = await claimJob(db, { ...fit, labels: ["e2e-train"], shellJobs: true });
+    if (!again || again.jobId !== job.id) throw new Error("not claimed again");
+    for (let step = 16; step <= 30; step++)
+      await recordProgress(db, fit.agentId, job.id, again.attemptId, step, {
+        event: "progress",
+        step,
+        total_steps: 40,
+        epoch: 2,
+        epoch_progress: (step - 16) / 15,
+        loss: 2 * Math.exp(-step / 12) + 0.1 * Math.sin(step),
+        lr: 2e-4 * (1 - step / 40),
+        tokens_per_s: 900 + step,
+        eta_s: (40 - step) * 3,
+        memory_mb: 600,
+      });
     await page.goto(`${app.url}/experiments/${ids.training}`);
     await page.getByRole("img", { name: "loss by step" }).waitFor();
+    expect(await page.getByText("seed 1 attempt 2: resumed at step 16").count()).toBeGreaterThan(0);
     expect(await page.getByTestId("seed-progress").textContent()).toContain("step 30/40 · epoch 2");
     expect(await page.getByTestId("eta-1").textContent()).toBe("30.0s");
     expect(await page.getByText("epoch 2", { exact: true }).count()).toBeGreaterThan(0);
