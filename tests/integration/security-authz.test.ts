@@ -65,6 +65,7 @@ describe("router-walking authorization", () => {
       .sort();
     // A new public procedure is a security decision: add it here on purpose, with a reason in docs/security.md.
     // share.view: the one report a share token opens, read-only (docs/security.md, "Share links").
+    // share.study: the one study a share token opens, read-only, without its definition (same section).
     expect(pub).toEqual([
       "auth.acceptInvite",
       "auth.linkInfo",
@@ -72,6 +73,7 @@ describe("router-walking authorization", () => {
       "auth.logout",
       "auth.me",
       "auth.setupFirstAdmin",
+      "share.study",
       "share.view",
     ]);
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { getStudy, listStudyArms, schema, splitTestReads, updateStage } from "@agentlab/db";
+import { getStudy, listStudyArms, schema, setExperimentState, splitTestReads, updateStage } from "@agentlab/db";
 import { sha256Hex, type StudyDefinitionInput, type TaskSpec } from "@agentlab/core";
 import { createExperimentRunner, type ExperimentRunner } from "../../apps/web/server/experiments/runner";
 import { createStudy } from "../../apps/web/server/studies/service";
@@ -158,5 +158,18 @@ describe("a study whose arm fails", () => {
     if (!study) throw new Error("no study");
     expect(await studyReport(s.db, study)).toBeNull();
     expect((await getStudy(s.db, studyId))?.report).toBeNull();
+  });
+
+  it("after its test evaluation (positive control): an arm canceled then takes nothing from the study, which reports", async () => {
+    const { studyId, ref, arm } = await newStudy("cancel after test");
+    await driveArm("high-lr", arm, waiting);
+    await driveArm("reference", ref, (st) => st.get("test_eval") === "succeeded");
+    await driveArm("high-lr", arm, (st) => st.get("test_eval") === "succeeded");
+    await setExperimentState(s.db, arm, "canceled", "canceled by a user");
+    const view = await studyView(s.db, studyId);
+    expect(view.state).toBe("succeeded");
+    expect(view.error).toBeNull();
+    expect(view.report?.arms.map((a) => a.name)).toEqual(["reference", "high-lr"]);
+    expect(view.report?.contrasts.map((c) => c.arms)).toEqual([["high-lr", "reference"]]);
   });
 });

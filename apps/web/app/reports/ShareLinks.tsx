@@ -13,11 +13,12 @@ const EXPIRY_CHOICES: { label: string; hours: number | undefined }[] = [
   { label: "never", hours: undefined },
 ];
 
-/** Creates read-only links to this report and revokes them; a token is shown once, when created. */
-export function ShareLinks({ reportId }: { reportId: string }) {
+/** Creates read-only links to this report (or study) and revokes them; a token is shown once, when created. */
+export function ShareLinks(target: { reportId: string } | { studyId: string }) {
   const trpc = useTRPC();
   const [expiry, setExpiry] = useState("in 7 days");
-  const links = useQuery(trpc.share.list.queryOptions({ reportId }));
+  const of = "reportId" in target ? { reportId: target.reportId } : { studyId: target.studyId };
+  const links = useQuery(trpc.share.list.queryOptions(of));
   const create = useMutation(trpc.share.create.mutationOptions({ onSuccess: () => void links.refetch() }));
   const revoke = useMutation(trpc.share.revoke.mutationOptions({ onSuccess: () => void links.refetch() }));
   const origin = typeof window === "undefined" ? "" : window.location.origin;
@@ -42,7 +43,7 @@ export function ShareLinks({ reportId }: { reportId: string }) {
         <button
           className="rounded border px-2 py-1 text-sm"
           onClick={() =>
-            create.mutate({ reportId, expiresInHours: EXPIRY_CHOICES.find((c) => c.label === expiry)?.hours })
+            create.mutate({ ...of, expiresInHours: EXPIRY_CHOICES.find((c) => c.label === expiry)?.hours })
           }
           disabled={create.isPending}
         >

@@ -140,24 +140,6 @@ export const reports = pgTable("reports", {
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
-export const shareLinks = pgTable(
-  "share_links",
-  {
-    id: uuid("id").primaryKey().defaultRandom(),
-    reportId: uuid("report_id")
-      .notNull()
-      .references(() => reports.id, { onDelete: "cascade" }),
-    /** sha256 of the token; the token itself is shown once and never stored. */
-    tokenHash: text("token_hash").notNull().unique(),
-    label: text("label"),
-    expiresAt: timestamp("expires_at", { withTimezone: true }),
-    revokedAt: timestamp("revoked_at", { withTimezone: true }),
-    createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-  },
-  (t) => [index("share_links_report_idx").on(t.reportId)],
-);
-
 export const gradeStateEnum = pgEnum("generation_grade_state", GENERATION_GRADE_STATES);
 
 // Every generated answer, stored when its generate job succeeds (not only inside the job's

@@ -8,5 +8,6 @@ export * from "./audits";
 export * from "./preference";
 export * from "./test-reads";
 export * from "./studies";
+export * from "./share-links";
 export * from "./episodes";
 export * from "./grpo";

@@ -5,6 +5,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { ReportView } from "../../reports/ReportView";
 import { CopyButton } from "../../_components/CopyButton";
+import { DeadLink } from "../DeadLink";
 
 /** Public, read-only: the one report this token opens, with no workspace chrome around it. */
 export default function SharePage({ params }: { params: Promise<{ token: string }> }) {
@@ -26,22 +27,6 @@ export default function SharePage({ params }: { params: Promise<{ token: string 
         <CopyButton text={typeof window === "undefined" ? "" : window.location.href} label="Copy link" />
       </p>
       <ReportView report={q.data.report} />
-    </div>
-  );
-}
-
-/** One plain page for a revoked, expired or unknown link: what happened and what to do. */
-function DeadLink({ message }: { message: string }) {
-  const title = message.includes("revoked")
-    ? "This link was revoked"
-    : message.includes("expired")
-      ? "This link has expired"
-      : "This link does not open a report";
-  return (
-    <div className="mx-auto mt-16 max-w-md text-center" role="alert" aria-label="dead share link">
-      <h1 className="mb-2 text-xl font-semibold">{title}</h1>
-      <p className="mb-1 text-sm text-zinc-600">{message}.</p>
-      <p className="text-sm text-zinc-500">Ask whoever sent it for a new link.</p>
     </div>
   );
 }
