@@ -136,5 +136,6 @@ export const jobArtifacts = pgTable(
     meta: jsonb("meta").$type<Record<string, unknown>>().notNull().default({}),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex("job_artifacts_name_idx").on(t.attemptId, t.name)],
+  // job_idx: a claim lists the artifacts earlier attempts of its job uploaded (resumption).
+  (t) => [uniqueIndex("job_artifacts_name_idx").on(t.attemptId, t.name), index("job_artifacts_job_idx").on(t.jobId)],
 );

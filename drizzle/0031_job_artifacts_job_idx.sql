@@ -1,0 +1,1 @@
+CREATE INDEX "job_artifacts_job_idx" ON "job_artifacts" USING btree ("job_id");
