@@ -82,6 +82,7 @@ def _defaults(command: str) -> dict:
 @pytest.mark.parametrize(
     ("command", "python_defaults"),
     [
+        ("train", train.TRAIN_DEFAULTS),
         ("dpo", dpo.DPO_DEFAULTS),
         ("grpo", grpo.GRPO_DEFAULTS),
         ("score", score.SCORE_DEFAULTS),
@@ -95,7 +96,6 @@ def test_a_command_starts_from_the_contract_defaults(command, python_defaults):
 @pytest.mark.parametrize(
     ("command", "python_defaults", "internal"),
     [
-        ("train", train.TRAIN_DEFAULTS, set()),
         # embedding_std_milli is a constant of the tiny model, not a spec key.
         ("tiny-model", tiny_model.DEFAULTS, {"embedding_std_milli"}),
     ],

@@ -34,38 +34,11 @@ from .resume import restore, save_state
 from .run_setup import Run, prepare_run
 from .schedule import order_seed, plan_windows
 from .snapshots import finish_record, save_snapshot
+from .spec_schema import spec_defaults
 
-DEFAULT_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-
-TRAIN_DEFAULTS: dict[str, Any] = {
-    "eval_dataset": None,
-    "model_id": None,
-    "epochs": 1,
-    "learning_rate": 2e-4,
-    "lr_schedule": "cosine",
-    "warmup_ratio": 0.0,
-    "warmup_steps": None,
-    "batch_size": 4,
-    "grad_accum": 1,
-    "max_length": 2048,
-    "seed": 0,
-    "weight_decay": 0.0,
-    "max_grad_norm": 1.0,
-    "quantization": "auto",
-    "device": "auto",
-    "eot_token": None,
-    "log_every_steps": 1,
-    "eval_batch_size": None,
-    "torch_threads": None,
-    "local_files_only": False,
-    "method": None,
-    "revision": None,
-    "gradient_checkpointing": None,
-    "world_size": 1,
-    "parallel": "ddp",
-    "resume": None,
-}
-LORA_DEFAULTS: dict[str, Any] = {"r": 16, "alpha": 32, "dropout": 0.05, "target_modules": DEFAULT_TARGETS}
+# The values of the keys a spec may leave out: the contract's (zod) defaults, read from its schema.
+TRAIN_DEFAULTS: dict[str, Any] = spec_defaults("train")
+LORA_DEFAULTS: dict[str, Any] = TRAIN_DEFAULTS["lora"]
 
 
 def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
