@@ -10,7 +10,7 @@ import { StateBadge } from "../_components/StatusBadges";
 import { Table } from "../_components/Table";
 import { useTRPC } from "../_lib/trpc";
 import { ShareLinks } from "../reports/ShareLinks";
-import { StudyReportSections } from "./StudyReportSections";
+import { StudyLedger, StudyReportSections, armColumns } from "./StudyReportSections";
 
 // One study: its arms (each an experiment), the one test claim, and once every arm is done the
 // arms × metrics matrix and the Holm-adjusted contrasts. Non-significant reads as such.
@@ -57,10 +57,7 @@ export function StudyDetail({ id }: { id: string }) {
           rowKey={(a) => a.name}
           rowHref={(a) => `/experiments/${a.experimentId}`}
           columns={[
-            { key: "name", header: "Arm", cell: (a) => a.name },
-            { key: "role", header: "Role", cell: (a) => a.role },
-            { key: "factor", header: "Factor", cell: (a) => a.factor ?? "—" },
-            { key: "state", header: "State", cell: (a) => <StateBadge state={a.state} /> },
+            ...armColumns<(typeof s.arms)[number]>(),
             {
               key: "progress",
               header: "Progress",
@@ -76,14 +73,7 @@ export function StudyDetail({ id }: { id: string }) {
           ]}
         />
       </Section>
-      <Section title="Test-read ledger" className="mb-4">
-        <p className="px-4 py-3 text-sm">
-          {s.testClaim
-            ? `Claimed once at ${new Date(s.testClaim.claimedAt).toISOString()} for ${s.testClaim.models.length} models over ${s.arms.length} arms.`
-            : "Not claimed yet: the test set is read once, after every arm's dev selection is frozen."}
-          {report ? ` The split's test set has been read ${report.testClaim.readsOfSplit} time(s) in all.` : ""}
-        </p>
-      </Section>
+      <StudyLedger claim={s.testClaim} arms={s.arms.length} report={report} />
       {report ? <StudyReportSections r={report} linkArms /> : null}
       <Section title="Share" className="mb-4">
         <div className="px-4 py-3">

@@ -4,10 +4,44 @@ import Link from "next/link";
 import type { StudyReport } from "@agentlab/core";
 import { interval, pct, pp, pValue } from "../../client/format";
 import { Section } from "../_components/PageHeader";
-import { Table } from "../_components/Table";
+import { StateBadge } from "../_components/StatusBadges";
+import { Table, type Column } from "../_components/Table";
 
-// A study's report as the study page and its share link show it: the arms × metrics matrix, the
-// Holm-adjusted primary contrasts (non-significant reads as such), the A/A arm and token matching.
+// A study as the study page and its share link show it: its arms' columns, the test-read ledger,
+// and the report: the arms × metrics matrix, the Holm-adjusted primary contrasts (non-significant
+// reads as such), the A/A arm and token matching.
+
+type ArmRow = { name: string; role: string; factor: string | null; state: string };
+
+/** The arm columns every view of a study shows (the study page adds each arm's progress). */
+export const armColumns = <A extends ArmRow>(): Column<A>[] => [
+  { key: "name", header: "Arm", cell: (a) => a.name },
+  { key: "role", header: "Role", cell: (a) => a.role },
+  { key: "factor", header: "Factor", cell: (a) => a.factor ?? "—" },
+  { key: "state", header: "State", cell: (a) => <StateBadge state={a.state} /> },
+];
+
+/** The study's one test claim, and how often its split's test set has been read in all (once reported). */
+export function StudyLedger({
+  claim,
+  arms,
+  report,
+}: {
+  claim: { claimedAt: Date | string; models: string[] } | null;
+  arms: number;
+  report: StudyReport | null;
+}) {
+  return (
+    <Section title="Test-read ledger" className="mb-4">
+      <p className="px-4 py-3 text-sm">
+        {claim
+          ? `Claimed once at ${new Date(claim.claimedAt).toISOString()} for ${claim.models.length} models over ${arms} arms.`
+          : "Not claimed yet: the test set is read once, after every arm's dev selection is frozen."}
+        {report ? ` The split's test set has been read ${report.testClaim.readsOfSplit} time(s) in all.` : ""}
+      </p>
+    </Section>
+  );
+}
 
 /** The report's sections; `linkArms`: each arm links to its experiment (inside the workspace only). */
 export function StudyReportSections({ r, linkArms = false }: { r: StudyReport; linkArms?: boolean }) {

@@ -7,7 +7,7 @@ import { CopyButton } from "../../../_components/CopyButton";
 import { StateBadge } from "../../../_components/StatusBadges";
 import { Section } from "../../../_components/PageHeader";
 import { Table } from "../../../_components/Table";
-import { StudyReportSections } from "../../../studies/StudyReportSections";
+import { StudyLedger, StudyReportSections, armColumns } from "../../../studies/StudyReportSections";
 import { DeadLink } from "../../DeadLink";
 
 /** Public, read-only: the one study this token opens (arms, test claim, report), with no workspace chrome. */
@@ -37,26 +37,9 @@ export default function StudySharePage({ params }: { params: Promise<{ token: st
         </p>
       ) : null}
       <Section title="Arms" className="mb-4">
-        <Table
-          bare
-          rows={s.arms}
-          rowKey={(a) => a.name}
-          columns={[
-            { key: "name", header: "Arm", cell: (a) => a.name },
-            { key: "role", header: "Role", cell: (a) => a.role },
-            { key: "factor", header: "Factor", cell: (a) => a.factor ?? "—" },
-            { key: "state", header: "State", cell: (a) => <StateBadge state={a.state} /> },
-          ]}
-        />
+        <Table bare rows={s.arms} rowKey={(a) => a.name} columns={armColumns()} />
       </Section>
-      <Section title="Test-read ledger" className="mb-4">
-        <p className="px-4 py-3 text-sm">
-          {s.testClaim
-            ? `Claimed once at ${new Date(s.testClaim.claimedAt).toISOString()} for ${s.testClaim.models.length} models over ${s.arms.length} arms.`
-            : "Not claimed: the test set is read once, after every arm's dev selection is frozen."}
-          {s.report ? ` The split's test set has been read ${s.report.testClaim.readsOfSplit} time(s) in all.` : ""}
-        </p>
-      </Section>
+      <StudyLedger claim={s.testClaim} arms={s.arms.length} report={s.report} />
       {s.report ? <StudyReportSections r={s.report} /> : null}
     </div>
   );
