@@ -93,6 +93,27 @@ export async function gradeCompletions(
   return verdicts.map((v) => v ?? { verdict: "infra_error", flags: ["no_result"] });
 }
 
+/**
+ * The shuffled-reward control: each consecutive group of `groupSize` (TRL lays a prompt's
+ * completions out together) permuted among itself (Fisher-Yates with `random`), so every group
+ * keeps its verdicts' counts and none moves to another prompt's group.
+ */
+export function shuffleWithinGroups<T>(items: readonly T[], groupSize: number, random: () => number): T[] {
+  const out = [...items];
+  for (let start = 0; start < out.length; start += groupSize) {
+    const end = Math.min(out.length, start + groupSize);
+    for (let i = end - 1; i > start; i--) {
+      const j = start + Math.floor(random() * (i - start + 1));
+      const a = out[i];
+      const b = out[j];
+      if (a === undefined || b === undefined) continue;
+      out[i] = b;
+      out[j] = a;
+    }
+  }
+  return out;
+}
+
 /** Listens on `path`; each line from the trainer is a request, each answer one line back. */
 export async function serveRewards(
   path: string,

@@ -1,19 +1,20 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { publicContext, renderRepairPrompt } from "@agentlab/core";
+import { deriveSeed, mulberry32, publicContext, renderRepairPrompt } from "@agentlab/core";
 import type { Grader } from "../grading/grader";
 import type { ReferenceIds } from "../grading/reference-ids";
 import { runPython } from "../trainer/python";
 import { makeGradeBatchHandler } from "./grade-batch";
-import { gradeCompletions, serveRewards, type RewardStats } from "./grpo-reward";
+import { gradeCompletions, serveRewards, shuffleWithinGroups, type RewardStats } from "./grpo-reward";
 import { adapterDir, epochUploads, trainerJob } from "./trainer-common";
 
 // `grpo`: online RL (TRL GRPOTrainer, LoRA) whose reward is this agent's isolated judge. The
 // trainer gets the train tasks' repair prompts only (rendered here from each task's public
 // context, as the policy is asked them at evaluation); the hidden tests stay on this side, in the
 // judge. Its reward function sends each batch of completions back over a Unix socket
-// (grpo-reward.ts), where they are graded like any grade-batch. Every snapshot's adapter is
+// (grpo-reward.ts), where they are graded like any grade-batch (and, in the shuffled-reward
+// control arm, permuted within each group before they go back). Every snapshot's adapter is
 // uploaded as soon as it exists, like train's epochs. Payload and result: core jobs/grpo.ts.
 
 export const grpoJob = (graceMs: number, grading: { grader: Grader; refs: ReferenceIds }) => {
@@ -29,7 +30,12 @@ export const grpoJob = (graceMs: number, grading: { grader: Grader; refs: Refere
     const stats: RewardStats = { batches: 0, graded: 0, gradeTimeS: 0 };
     const server = await serveRewards(
       join(sockDir, "reward.sock"),
-      (req) => gradeCompletions(ctx, gradeBatch, byId, req),
+      async (req) => {
+        const verdicts = await gradeCompletions(ctx, gradeBatch, byId, req);
+        if (payload.rewardControl !== "shuffle_within_group") return verdicts;
+        const random = mulberry32(deriveSeed(spec.seed, req.id));
+        return shuffleWithinGroups(verdicts, spec.num_generations, random);
+      },
       stats,
     );
     try {

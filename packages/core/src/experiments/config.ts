@@ -6,6 +6,7 @@ import { ModelShape } from "../trainer/inspect";
 import { TrainMethod } from "../trainer/schemas";
 import { LORA_DEFAULT_TARGETS } from "../trainer/shared";
 import { MarginFilter, PairSource } from "../preference/pairs";
+import { GrpoRewardControl } from "../jobs/grpo";
 
 // An experiment's full recipe (brief §2). Everything that influences a number in the report is
 // here, so the stored config plus the frozen split reproduce the experiment.
@@ -192,6 +193,8 @@ export const GrpoRecipe = z.strictObject({
   maxCompletionLength: z.number().int().min(1).max(32_768).optional(),
   temperature: z.number().positive().max(10).default(1),
   topP: z.number().gt(0).max(1).default(1),
+  /** "shuffle_within_group": the control arm, rewards permuted within each group (core jobs/grpo.ts). */
+  rewardControl: GrpoRewardControl.default("none"),
 });
 export type GrpoRecipe = z.infer<typeof GrpoRecipe>;
 

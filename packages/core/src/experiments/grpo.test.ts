@@ -85,6 +85,11 @@ describe("the sft+grpo recipe", () => {
       beta: 0,
       loss_type: "dapo",
     });
+    expect(parsed.rewardControl).toBe("none");
+    // the shuffled-reward control arm differs in that field only
+    const control = { ...grpo, rewardControl: "shuffle_within_group" as const };
+    const shuffled = GrpoJobPayload.parse(grpoJobPayload(cfg, control, { seed: 2, tasks: [task], start: null }));
+    expect({ ...shuffled, rewardControl: "none" }).toEqual(parsed);
     expect(() =>
       grpoJobPayload(cfg, grpo, { seed: 2, tasks: [task], start: { sha256: "a".repeat(64), artifact: null } }),
     ).toThrow(/no archive/);

@@ -34,6 +34,17 @@ export const GrpoTask = z.strictObject({
 });
 export type GrpoTask = z.input<typeof GrpoTask>;
 
+/**
+ * Where the rewards come from. `none`: each completion's own verdict. `shuffle_within_group`: the
+ * control arm; each group's verdicts are permuted among its completions before the trainer sees
+ * them (seeded by the run's seed and the request), so a group's rewards keep their mean and spread
+ * but say nothing about which candidate earned them: a gain over the start under this control is
+ * not a gain from the judge's signal.
+ */
+export const GRPO_REWARD_CONTROLS = ["none", "shuffle_within_group"] as const;
+export const GrpoRewardControl = z.enum(GRPO_REWARD_CONTROLS);
+export type GrpoRewardControl = z.infer<typeof GrpoRewardControl>;
+
 export const GrpoJobPayload = z
   .strictObject({
     /** The frozen split the tasks' parts were read from. */
@@ -42,6 +53,7 @@ export const GrpoJobPayload = z
     startAdapterArtifact: Sha256.nullable().optional(),
     startAdapterSha256: Sha256.nullable().optional(),
     spec: GrpoJobSpec,
+    rewardControl: GrpoRewardControl.default("none"),
   })
   .superRefine((p, ctx) => {
     if (!p.startAdapterArtifact !== !p.startAdapterSha256)

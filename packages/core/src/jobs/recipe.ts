@@ -205,6 +205,7 @@ export function grpoJobPayload(
     // Only train tasks reach here (the stage read them from grpo_prompts, which refuses any other part).
     tasks: opts.tasks.map((task) => ({ task, part: "train" as const })),
     ...startAdapterFields(opts.start, "grpo"),
+    rewardControl: grpo.rewardControl,
     spec: {
       ...startedRunModel(config),
       lr_schedule: tc.schedule,
