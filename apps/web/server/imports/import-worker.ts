@@ -12,8 +12,9 @@ import type { TaskLimits } from "@agentlab/core/tasks/spec";
 const port = parentPort;
 if (!port) throw new Error("import-worker.ts runs as a worker thread (see worker-preparer.ts)");
 const preparer = createImportPreparer();
+const encoder = new TextEncoder();
 const queue = chunkQueue();
-const reply = (m: ImportWorkerReply) => port.postMessage(m);
+const reply = (m: ImportWorkerReply, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
 const failed = (err: unknown) => reply({ kind: "failed", message: err instanceof Error ? err.message : String(err) });
 
 port.on("message", (m: ImportWorkerRequest) => {
@@ -27,7 +28,15 @@ port.on("message", (m: ImportWorkerRequest) => {
 });
 
 function start(limits: Partial<TaskLimits> | undefined) {
-  preparer.prepare(queue.chunks(), limits).then((result) => reply({ kind: "prepared", result }), failed);
+  preparer.prepare(queue.chunks(), limits).then((result) => {
+    if (!result.ok) return reply({ kind: "refused", problems: result.problems });
+    // Moved, not cloned: the parent only decodes one batch at a time (see worker-preparer.ts).
+    const batches = result.batches.map((b) => encoder.encode(b));
+    reply(
+      { kind: "rows", tasks: result.tasks, batches },
+      batches.map((b) => b.buffer),
+    );
+  }, failed);
 }
 
 /** The posted chunks as an async iterable; validation pulls them as it goes. */

@@ -1,11 +1,5 @@
 import { Worker } from "node:worker_threads";
-import type {
-  ImportFindings,
-  ImportPreparer,
-  ImportWorkerReply,
-  ImportWorkerRequest,
-  PreparedImport,
-} from "@agentlab/core";
+import type { ImportPreparer, ImportWorkerReply, ImportWorkerRequest } from "@agentlab/core";
 
 // The server's import preparer: the core one, in a worker thread of its own per import. A 100k-task
 // file took the event loop for minutes when parsed in line (agents' heartbeats went unanswered and
@@ -16,6 +10,7 @@ import type {
 const BOOT = new URL("./boot.mjs", import.meta.url);
 const ENTRY = new URL("./import-worker.ts", import.meta.url).href;
 const HEAP_MB = 4096;
+const decoder = new TextDecoder();
 
 export function workerImportPreparer(): ImportPreparer {
   const worker = new Worker(BOOT, {
@@ -57,23 +52,26 @@ export function workerImportPreparer(): ImportPreparer {
       // drained, so the caller still gets its 400 on an intact connection.
       for await (const bytes of chunks) if (!answered) post({ kind: "chunk", bytes });
       if (!answered) post({ kind: "end" });
-      return expect(await reply, "prepared");
+      const m = await reply;
+      if (m.kind === "refused") return { ok: false, problems: m.problems };
+      if (m.kind !== "rows") throw new Error(`task import worker answered ${m.kind}, expected rows`);
+      // One batch decoded per turn of the event loop: all of them at once is seconds at 100k tasks.
+      const batches: string[] = [];
+      for (const bytes of m.batches) {
+        batches.push(decoder.decode(bytes));
+        await new Promise((r) => setImmediate(r));
+      }
+      return { ok: true, tasks: m.tasks, batches };
     },
     async findings(existingJson, merged, mergeThreshold) {
       const reply = nextReply();
       post({ kind: "findings", existingJson, merged, mergeThreshold });
-      return expect(await reply, "findings");
+      const m = await reply;
+      if (m.kind !== "findings") throw new Error(`task import worker answered ${m.kind}, expected findings`);
+      return m.result;
     },
     async close() {
       await worker.terminate();
     },
   };
-}
-
-function expect(m: ImportWorkerReply, kind: "prepared"): PreparedImport;
-function expect(m: ImportWorkerReply, kind: "findings"): ImportFindings;
-function expect(m: ImportWorkerReply, kind: "prepared" | "findings"): PreparedImport | ImportFindings {
-  if (m.kind === "prepared" && kind === "prepared") return m.result;
-  if (m.kind === "findings" && kind === "findings") return m.result;
-  throw new Error(`task import worker answered ${m.kind}, expected ${kind}`);
 }

@@ -132,8 +132,13 @@ export type ImportWorkerRequest =
   | { kind: "end" }
   | { kind: "findings"; existingJson: string; merged: Map<string, string>; mergeThreshold?: number };
 
-/** What the import worker thread answers: one reply to `end` and one to `findings`. */
+/**
+ * What the import worker thread answers: one reply to `end` (`refused` or `rows`) and one to
+ * `findings`. The rows' batches travel as UTF-8 bytes whose buffers are transferred, not copied:
+ * deserializing them as strings held the server's event loop for seconds at 100k tasks.
+ */
 export type ImportWorkerReply =
-  | { kind: "prepared"; result: PreparedImport }
+  | { kind: "refused"; problems: TaskProblem[] }
+  | { kind: "rows"; tasks: ImportTaskRef[]; batches: Uint8Array[] }
   | { kind: "findings"; result: ImportFindings }
   | { kind: "failed"; message: string };
