@@ -72,11 +72,13 @@ describe("the trajectory viewer", () => {
     // This split holds this file's one main episode and nothing else.
     expect(await rows.count()).toBe(1);
     expect(await rows.first().textContent()).toMatch(/scripted:recoverer.*6.*main.*pass.*7 \/ 30.*2 \/ 8/);
-    await page.getByLabel("with continuations").check();
+    // The box follows the URL (the page's state), so it turns checked once the navigation lands.
+    await page.getByLabel("with continuations").click();
     await page.waitForURL(/all=1/);
     await page.locator("tbody tr").nth(2).waitFor();
     expect(await page.locator("tbody tr").count()).toBe(3);
     expect(await page.locator("tbody tr", { hasText: "continuation" }).count()).toBe(2);
+    expect(await page.getByLabel("with continuations").isChecked()).toBe(true);
   });
 
   it("shows every step's call, observation, diff and budget used, and the branch points", async () => {
