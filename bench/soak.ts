@@ -6,8 +6,9 @@
 // server restart. Every loop has a deadline.
 //   npm run bench -- soak [JOBS=2000] [AGENTS=4] [DOWN_S=60]
 // The `import-outage` variant has no restarts and no kills: a 100k-task upload runs while the jobs
-// do, and the server's database goes away (connections cut, new ones refused) for OUTAGE_S, shorter
-// than the lease; nothing may be lost, duplicated or re-run.
+// do, and once the import is inside its transaction the server's database goes away (connections
+// cut, new ones refused) for OUTAGE_S, shorter than the lease; nothing may be lost, duplicated or
+// re-run, and the import answers (500 when its transaction was cut).
 //   npm run bench -- soak import-outage [JOBS=2000] [AGENTS=4] [OUTAGE_S=8] [IMPORT_TASKS=100000]
 // Both report max_loop_delay_ms, the server process's worst event-loop delay over the run.
 import { request } from "node:http";
@@ -17,7 +18,7 @@ import { sql } from "drizzle-orm";
 import { createApiToken, queryRows, schema } from "@agentlab/db";
 import { agentHome, spawnAgent, type AgentProcess } from "../tests/integration/helpers/agent-process";
 import { startTestServer, waitFor } from "../tests/integration/helpers/server";
-import { databaseOutage } from "../tests/integration/security-outage-helpers";
+import { databaseOutage, importTransactionOpen } from "../tests/integration/security-outage-helpers";
 import { makePool, toJsonl } from "../tests/fixtures/tasks/generate";
 
 const VARIANT = process.argv[3] === "import-outage" ? "import-outage" : "restarts";
@@ -128,7 +129,7 @@ async function restart(downMs: number) {
   log(`server back; agents online after ${((entry.reconnectedAt - up) / 1000).toFixed(1)}s`);
 }
 // The variant's member upload: a 100k-task file through the HTTP import, as a member would send it.
-async function importTasks(): Promise<{ ok: boolean; s: number }> {
+async function importTasks(): Promise<{ ok: boolean; status: number; s: number }> {
   const [u] = await db
     .insert(schema.users)
     .values({ email: "soak-member@example.test", name: "soak member", passwordHash: "x", role: "member" })
@@ -154,9 +155,9 @@ async function importTasks(): Promise<{ ok: boolean; s: number }> {
   });
   const body = res.body;
   log(`import answered ${res.status} after ${((Date.now() - t) / 1000).toFixed(1)}s (${String(body.imported)} tasks)`);
-  return { ok: res.status === 200 && body.imported === IMPORT_TASKS, s: (Date.now() - t) / 1000 };
+  return { ok: res.status === 200 && body.imported === IMPORT_TASKS, status: res.status, s: (Date.now() - t) / 1000 };
 }
-let imported: { ok: boolean; s: number } | null = null;
+let imported: { ok: boolean; status: number; s: number } | null = null;
 let outages = 0;
 if (VARIANT === "restarts") {
   await new Promise((r) => setTimeout(r, 5000));
@@ -165,12 +166,10 @@ if (VARIANT === "restarts") {
   await restart(3000);
 } else {
   const importing = importTasks();
-  // The outage while long jobs run, so some of their results come in while the database is away.
-  await waitFor(
-    async () => (await count(sql`state = 'running' and payload::text like '%sleep 20%'`)) > 0,
-    120_000,
-    200,
-  ).catch(() => null);
+  // The outage once the import is inside its transaction (the moment a cut connection once took the
+  // server down), while jobs run; if the import never gets there, once long jobs run.
+  await waitFor(() => importTransactionOpen(server.db.url), 30 * 60_000, 50).catch(() => null);
+  log(`import ${(await importTransactionOpen(server.db.url)) ? "inside its transaction" : "not writing"}`);
   log(`database away for ${DOWN_MS / 1000}s (lease ${TTL_MS / 1000}s)`);
   const { terminated } = await databaseOutage(server.db.url, DOWN_MS);
   outages++;
@@ -238,6 +237,8 @@ console.log(
     lease_s: TTL_MS / 1000,
     import_tasks: imported ? IMPORT_TASKS : 0,
     import_ok: imported?.ok ?? null,
+    // 500 when the outage cut the import's transaction (all or nothing: nothing was written).
+    import_status: imported?.status ?? null,
     import_s: imported ? Math.round(imported.s) : null,
     max_loop_delay_ms: Math.round(loopDelay.max / 1e6),
     reconnect_s: reconnect.map((s) => Math.round(s * 10) / 10),

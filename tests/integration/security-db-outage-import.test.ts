@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import { createApiToken, queryRows, schema } from "@agentlab/db";
 import { ADMIN_URL } from "./helpers/db";
 import { startTestServer, waitFor, type TestServer } from "./helpers/server";
-import { databaseOutage } from "./security-outage-helpers";
+import { databaseOutage, importTransactionOpen } from "./security-outage-helpers";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
 
 // A database outage in the middle of a task import once took the whole server down: postgres-js
@@ -132,22 +132,11 @@ describe("a database outage during a task import", () => {
       req.on("error", reject);
       req.end(file);
     });
-  const dbName = () => new URL(s.db.url).pathname.slice(1);
-  // An open write transaction on the import's tables: the import is past parsing, inside its transaction.
-  const importWriting = async () =>
-    (
-      await queryRows<{ n: number }>(
-        s.db.db,
-        sql`select count(*)::int as n from pg_stat_activity
-            where datname = ${dbName()} and backend_xid is not null and query ilike '%tasks%'`,
-      )
-    )[0]?.n ?? 0;
-
   it("fails the import, keeps the server up, and the same file imports in full once the database is back", async () => {
     const N = 8000;
     const file = gzipSync(toJsonl(makePool(N, 4)));
     const first = upload(file);
-    await waitFor(async () => (await importWriting()) > 0, 300_000, 20);
+    await waitFor(() => importTransactionOpen(s.db.url), 300_000, 20);
     const { terminated } = await databaseOutage(s.db.url, 3000);
     expect(terminated).toBeGreaterThan(0);
     const cut = await first;

@@ -18,3 +18,17 @@ export async function databaseOutage(dbUrl: string, downMs: number): Promise<{ t
     await admin.end({ timeout: 5 });
   }
 }
+
+/** Whether a task import into `dbUrl`'s database is inside its transaction (an open write on the task tables). */
+export async function importTransactionOpen(dbUrl: string): Promise<boolean> {
+  const name = new URL(dbUrl).pathname.slice(1);
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await admin<{ n: number }[]>`
+      select count(*)::int as n from pg_stat_activity
+      where datname = ${name} and backend_xid is not null and query ilike '%tasks%'`;
+    return (row?.n ?? 0) > 0;
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+}
