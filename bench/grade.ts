@@ -60,8 +60,12 @@ async function lanes(one: (t: TaskSpec) => Promise<string>): Promise<Pass> {
   return { p50: p50(times), perS: tasks.length / ((performance.now() - t0) / 1000), verdicts };
 }
 
+// BENCH_GRADE_LINGER_MS: the judged passes' lingering (default the grader's; 0 = every grade single).
+const lingerMs =
+  process.env.BENCH_GRADE_LINGER_MS === undefined ? undefined : Number(process.env.BENCH_GRADE_LINGER_MS);
+
 async function judged(backend: SandboxBackend): Promise<Pass> {
-  const grader = new Grader(cfg(backend), { workers });
+  const grader = new Grader(cfg(backend), { workers, lingerMs });
   try {
     // The reference ids per task, and every zygote warm: paid once per agent, not per candidate.
     const ids = new Map<string, string[]>();
