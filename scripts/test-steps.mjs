@@ -33,8 +33,10 @@ const together = (...steps) => ({ steps, at: steps.length, stream: steps[0] });
 
 const FULL = [
   alone("format:check"),
-  // Longest first (pytest ≈ 200 s; ESLint, both typechecks, mypy and knip ≈ 15–60 s each).
-  lanes("test:py", "lint", "typecheck:web", "typecheck:root", "lint:py", "knip"),
+  // Longest first (pytest ≈ 200 s; the typecheck ≈ 120 CPU-s cold, a few warm; ESLint, mypy and
+  // knip ≈ 15–60 s each). One typecheck step: `tsc -b` builds each referenced project once, and
+  // two builds at once would race on their outputs.
+  lanes("test:py", "typecheck", "lint", "lint:py", "knip"),
   alone("test:unit"),
   together("test:integration", "test:e2e"),
 ];
@@ -43,7 +45,7 @@ const FULL = [
 // before landing.
 const FAST = [
   alone("format:check"),
-  lanes("typecheck:web", "typecheck:root", "lint:eslint"),
+  lanes("typecheck", "lint:eslint"),
   alone("test:unit"),
   alone("test:integration:fast"),
 ];
