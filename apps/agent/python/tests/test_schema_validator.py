@@ -4,6 +4,7 @@ positive control), and what breaks the schema is refused with the path of the fi
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 from agentlab_schema import SchemaError, defaults, errors
@@ -51,7 +52,7 @@ def test_a_value_that_fits_passes():
 )
 def test_a_broken_field_is_refused_by_its_path(path, value, expected):
     broken = copy.deepcopy(VALUE)
-    at = broken
+    at: Any = broken
     for key in path[:-1]:
         at = at[key]
     at[path[-1]] = value
