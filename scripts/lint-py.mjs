@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run lint:py`: ruff (lint), ruff format --check and mypy for the trainer (apps/agent/python)
-// and the grader scripts (apps/agent/grader), each with the settings in its own pyproject.toml.
+// the grader scripts (apps/agent/grader) and the schema validator both use (apps/agent/python-schema),
+// each with the settings in its own pyproject.toml.
 // Tools come from the trainer's venv (pinned by scripts/setup-python.sh). mypy resolves the
 // grader's imports in the grader's own venv when scripts/setup-grader.sh has made it.
 // Every check runs; the exit code is non-zero when any failed. `--fix` lets ruff fix what it can.
@@ -17,6 +18,7 @@ const graderPython = join(graderDir, ".venv", "bin", "python");
 const packages = [
   { name: "trainer", dir: trainerDir, mypy: [] },
   { name: "grader", dir: graderDir, mypy: existsSync(graderPython) ? ["--python-executable", graderPython] : [] },
+  { name: "schema", dir: join(root, "apps", "agent", "python-schema"), mypy: [] },
 ];
 
 const failed = [];

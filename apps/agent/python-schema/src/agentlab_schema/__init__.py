@@ -62,11 +62,7 @@ def defaults(schema: dict[str, Any]) -> dict[str, Any]:
     listed: there is no value to take for them. Fresh copies, so a caller may change them."""
     required = set(schema.get("required", []))
     props: dict[str, Any] = schema.get("properties", {})
-    return {
-        k: copy.deepcopy(p.get("default"))
-        for k, p in props.items()
-        if k not in required
-    }
+    return {k: copy.deepcopy(p.get("default")) for k, p in props.items() if k not in required}
 
 
 def _type_ok(value: Any, t: str) -> bool:
@@ -144,15 +140,11 @@ def errors(value: Any, schema: dict[str, Any], path: str = "value") -> list[str]
     if "anyOf" in schema:
         branches = [errors(value, s, path) for s in schema["anyOf"]]
         if all(branches):
-            return [
-                f"{path}: matches none of the allowed forms ({'; '.join(b[0] for b in branches)})"
-            ]
+            return [f"{path}: matches none of the allowed forms ({'; '.join(b[0] for b in branches)})"]
     if "type" in schema:
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if not any(_type_ok(value, t) for t in types):
-            return [
-                f"{path}: expected {' or '.join(types)}, got {type(value).__name__}"
-            ]
+            return [f"{path}: expected {' or '.join(types)}, got {type(value).__name__}"]
     out: list[str] = []
     if "enum" in schema and value not in schema["enum"]:
         out.append(f"{path}: must be one of {schema['enum']}")
@@ -161,9 +153,7 @@ def errors(value: Any, schema: dict[str, Any], path: str = "value") -> list[str]
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         out.extend(_bounds(value, schema, path))
     if isinstance(value, str):
-        out.extend(
-            _length(value, schema, "minLength", "maxLength", "character(s)", path)
-        )
+        out.extend(_length(value, schema, "minLength", "maxLength", "character(s)", path))
         if "pattern" in schema and not re.search(schema["pattern"], value):
             out.append(f"{path}: must match {schema['pattern']}")
     if isinstance(value, list):
