@@ -13,8 +13,9 @@ import { makePool, makeTask, toJsonl } from "../fixtures/tasks/generate";
 // heartbeats) should stay free through a 100k-task import. The probe is meant to be proven able to
 // see a blocked loop by the positive control, the same parse on the main thread. That comparison
 // runs only when IMPORT_LOOP_TASKS is set (say 100000): on a machine at load 20-30 on 2 cores it has
-// not yet shown the bound (20k tasks: 5.2 s worst delay via the worker, 0.5 s in line), so it is
-// not part of the default run until it does. The limit tests always run.
+// not yet shown the bound (20k tasks: 5.2 s worst delay via the worker, 0.5 s in line, before the
+// worker's rows moved as transferred buffers; `npm run bench -- import loop` has the figures since),
+// so it is not part of the default run until it does. The limit tests always run.
 const N = Number(process.env.IMPORT_LOOP_TASKS ?? 0);
 
 let s: TestServer;
