@@ -30,8 +30,17 @@ export function MergeProposals({ poolId }: { poolId: string }) {
     setSelected(new Set());
     return queryClient.invalidateQueries({ queryKey: trpc.pools.pathKey() });
   };
-  const decide = useMutation(trpc.pools.decideMerge.mutationOptions({ onSettled: settled }));
-  const decideMany = useMutation(trpc.pools.decideMerges.mutationOptions({ onSettled: settled }));
+  // Deciding the last proposals of the last page empties it: step back to the page that then ends the list.
+  const decided = (n: number) => {
+    const left = (list.data?.total ?? 0) - n;
+    if (offset > 0 && offset >= left) setOffset(Math.max(0, Math.ceil(left / PAGE) - 1) * PAGE);
+  };
+  const decide = useMutation(
+    trpc.pools.decideMerge.mutationOptions({ onSuccess: () => decided(1), onSettled: settled }),
+  );
+  const decideMany = useMutation(
+    trpc.pools.decideMerges.mutationOptions({ onSuccess: (_r, v) => decided(v.ids.length), onSettled: settled }),
+  );
   type Row = NonNullable<typeof list.data>["rows"][number];
   const rows = list.data?.rows ?? [];
   const pending = rows.filter((r) => r.status === "pending");
