@@ -117,7 +117,8 @@ function LogpDynamics({ runs, markers }: { runs: DpoRun[]; markers: Marker[] }) 
   );
 }
 
-export function DpoPanel({ experimentId, live }: { experimentId: string; live: boolean }) {
+/** `rft`: the sft+rft control, which trains the SFT term alone; its DPO figures are measured, not optimized. */
+export function DpoPanel({ experimentId, live, rft = false }: { experimentId: string; live: boolean; rft?: boolean }) {
   const trpc = useTRPC();
   const [weight, setWeight] = useState(0.6);
   const [picked, setPicked] = useState<number | null>(null);
@@ -157,7 +158,7 @@ export function DpoPanel({ experimentId, live }: { experimentId: string; live: b
 
   return (
     <Section
-      title="DPO"
+      title={rft ? "RFT control (trains the SFT term alone; the DPO figures are measured, not optimized)" : "DPO"}
       actions={
         <div className="flex items-center gap-3">
           {rounds.length > 1 ? (

@@ -232,7 +232,9 @@ export function ExperimentDetail({ id }: { id: string }) {
       </Section>
       {shown ? <StageDetail stage={shown} /> : null}
       <TrainingPanel experimentId={id} live={e.state === "running"} />
-      {hasPreferenceHalf(e.config.method) ? <DpoPanel experimentId={id} live={e.state === "running"} /> : null}
+      {hasPreferenceHalf(e.config.method) ? (
+        <DpoPanel experimentId={id} live={e.state === "running"} rft={e.config.method === "sft+rft"} />
+      ) : null}
       <RunNotes
         id={id}
         tags={e.tags}
