@@ -154,6 +154,6 @@ console.log(
     again_p50_ms: Math.round(warmAgain.p50 * 10) / 10,
     again_cold_runs_per_s: Math.round(coldAgain.perS * 10) / 10,
     again_cold_p50_ms: Math.round(coldAgain.p50 * 10) / 10,
-    load: Math.round(loadavg()[0] * 10) / 10,
+    load: Math.round((loadavg()[0] ?? 0) * 10) / 10,
   }),
 );

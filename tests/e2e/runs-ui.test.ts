@@ -185,7 +185,7 @@ describe("daily workflow pages", () => {
         reason: "infra_error",
         exitCode: null,
         signal: null,
-        result: null,
+        result: {},
         error: "agent lost",
       },
       fit.agentId,

@@ -168,7 +168,7 @@ describe("training curves", () => {
         reason: "infra_error",
         exitCode: null,
         signal: null,
-        result: null,
+        result: {},
         error: "agent lost",
       },
       fit.agentId,
