@@ -66,4 +66,3 @@ export function shareableStudy(v: StudyView) {
     report: v.report,
   };
 }
-export type SharedStudy = ReturnType<typeof shareableStudy>;
