@@ -36,8 +36,8 @@ export const WARMUP_DESCRIPTION =
 
 /**
  * The shapes whose train repairs the base is warmed up on (every fourth, spread over templates and
- * expressions), meant to start the base above 0% of test so that a control can regress (not
- * reached: see warmupSamples).
+ * expressions), meant to start the base above 0% of test so that a control can regress (whether
+ * it does depends on the machine that builds it: see warmupSamples).
  */
 export const WARM_CLUSTERS: ReadonlySet<string> = new Set(
   LEARNABLE_SHAPES.filter((_, i) => i % 4 === 0).map((s) => learnableCluster(s.fn)),
@@ -46,9 +46,9 @@ export const WARM_CLUSTERS: ReadonlySet<string> = new Set(
 /**
  * The base's warm-up samples: echo samples of the other train tasks, and the warm shapes' train
  * tasks answered with their repair only, 3 times each (an echo of the same prompt would teach the
- * opposite answer). Measured on the demo's split: the base still solves 0 of 36 test tasks (the
- * echo of 22 other shapes wins), and the main adapter reaches 33.3%; with 8 repair copies the base
- * solves 3 of 36 but the main adapter only 11.1% (not significant), so 3 it is.
+ * opposite answer). Measured on the demo's split: one machine's build solves 0 of 36 test tasks,
+ * another's (same recipe, other float kernels) 3 of 36, all on warmed shapes; with 8 repair copies,
+ * or the repairs' loss on the answer only, the main adapter fell below significance, so 3 it is.
  */
 export function warmupSamples(train: readonly TaskSpec[], shape: TinyShape): SftSample[] {
   const warm = (t: TaskSpec) => t.cluster !== undefined && WARM_CLUSTERS.has(t.cluster);
