@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { TrainerGrpoStepEvent, TrainerProgressEvent } from "../trainer/schemas";
+import { TrainerGrpoStepEvent, TrainerProgressEvent } from "../trainer/events";
 
 // A running job's progress events: what a handler reports, what the server parses where it
 // receives them (with the job type's own variant, JOB_CONTRACTS[type].progress) and stores as

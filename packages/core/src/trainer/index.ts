@@ -1,4 +1,5 @@
 export * from "./schemas";
+export * from "./events";
 export * from "./dpo";
 export * from "./grpo";
 export * from "./score";
