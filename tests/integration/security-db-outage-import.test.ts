@@ -6,9 +6,9 @@ import { join } from "node:path";
 import { request } from "node:http";
 import { gzipSync } from "node:zlib";
 import { sql } from "drizzle-orm";
-import { createApiToken, queryRows, schema } from "@agentlab/db";
+import { queryRows } from "@agentlab/db";
 import { ADMIN_URL } from "./helpers/db";
-import { startTestServer, waitFor, type TestServer } from "./helpers/server";
+import { memberToken, startTestServer, waitFor, type TestServer } from "./helpers/server";
 import { databaseOutage, importTransactionOpen } from "./security-outage-helpers";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
 
@@ -106,12 +106,7 @@ describe("a database outage during a task import", () => {
   let token: string;
   beforeAll(async () => {
     s = await startTestServer({ AGENTLAB_LOCAL_AGENT: "0" });
-    const [u] = await s.db.db
-      .insert(schema.users)
-      .values({ email: "member@example.test", name: "member", passwordHash: "x", role: "member" })
-      .returning();
-    if (!u) throw new Error("no user");
-    token = (await createApiToken(s.db.db, { userId: u.id, name: "cli" })).token;
+    token = await memberToken(s);
   });
   afterAll(async () => s?.close());
 

@@ -4,9 +4,9 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { gzipSync } from "node:zlib";
 import { sql } from "drizzle-orm";
 import { createImportPreparer } from "@agentlab/core";
-import { createApiToken, importPool, queryRows, schema } from "@agentlab/db";
+import { importPool, queryRows } from "@agentlab/db";
 import { workerImportPreparer } from "../../apps/web/server/imports/worker-preparer";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { memberToken, startTestServer, type TestServer } from "./helpers/server";
 import { makePool, makeTask, toJsonl } from "../fixtures/tasks/generate";
 
 // The server parses a task file in a worker thread: its event loop (the one that answers agents'
@@ -23,12 +23,7 @@ let token: string;
 
 beforeAll(async () => {
   s = await startTestServer({ AGENTLAB_LOCAL_AGENT: "0" });
-  const [u] = await s.db.db
-    .insert(schema.users)
-    .values({ email: "member@example.test", name: "member", passwordHash: "x", role: "member" })
-    .returning();
-  if (!u) throw new Error("no user");
-  token = (await createApiToken(s.db.db, { userId: u.id, name: "cli" })).token;
+  token = await memberToken(s);
 });
 afterAll(async () => s?.close());
 

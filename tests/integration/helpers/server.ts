@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { createEnrollmentToken, enrollAgent } from "@agentlab/db";
+import { createApiToken, createEnrollmentToken, enrollAgent, schema } from "@agentlab/db";
 import { createApp, type App } from "../../../apps/web/server/app";
 import { loadEnv, type Env } from "../../../apps/web/server/env";
 import { createLogger } from "../../../apps/web/server/logger";
@@ -149,4 +149,14 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error("timed out waiting");
     await new Promise((r) => setTimeout(r, stepMs));
   }
+}
+
+/** A member's API token on the test server, for calling its HTTP endpoints as the CLI does. */
+export async function memberToken(server: TestServer, email = "member@example.test"): Promise<string> {
+  const [u] = await server.db.db
+    .insert(schema.users)
+    .values({ email, name: "member", passwordHash: "x", role: "member" })
+    .returning();
+  if (!u) throw new Error("no user");
+  return (await createApiToken(server.db.db, { userId: u.id, name: "cli" })).token;
 }
