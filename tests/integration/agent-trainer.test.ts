@@ -12,7 +12,7 @@ import {
   recipeMismatches,
 } from "@agentlab/core";
 import { findPython } from "../../apps/agent/src/trainer/python";
-import { buildTinyModel } from "./helpers/tiny-model";
+import { buildTinyModel, tinyTrainSpec } from "./helpers/tiny-model";
 import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
 // A train job, then generate jobs, on the tiny local model through the real queue: adapters are
@@ -59,17 +59,7 @@ describe("trainer jobs on the agent", () => {
       type: "train",
       payload: {
         datasetHash,
-        spec: {
-          base_model: model,
-          epochs: 2,
-          batch_size: 4,
-          max_length: 128,
-          seed: 1,
-          learning_rate: 1e-3,
-          local_files_only: true,
-          torch_threads: 1,
-          lora: { r: 4, alpha: 8, dropout: 0, target_modules: ["q_proj", "v_proj"] },
-        },
+        spec: tinyTrainSpec(model),
       },
     });
     const done = await finished(train.id);
@@ -159,17 +149,11 @@ describe("trainer jobs on the agent", () => {
       maxAttempts: 2,
       payload: {
         datasetHash,
-        spec: {
-          base_model: model,
+        spec: tinyTrainSpec(model, {
           epochs,
-          batch_size: 4,
-          max_length: 128,
           seed: 2,
-          learning_rate: 1e-3,
-          local_files_only: true,
-          torch_threads: 1,
           lora: { r: 4, alpha: 8, dropout: 0.1, target_modules: ["q_proj", "v_proj"] },
-        },
+        }),
       },
     });
     const firstState = await waitFor(

@@ -8,7 +8,7 @@ import { ExperimentConfig, GenerateJobResult, TrainJobResult } from "@agentlab/c
 import { findPython } from "../../apps/agent/src/trainer/python";
 import { demoGrader, runAaControl, type StoredAdapter } from "../../scripts/demo/aa-control";
 import { learnableTasks } from "../../scripts/learning-proof";
-import { buildTinyModel } from "./helpers/tiny-model";
+import { buildTinyModel, tinyTrainSpec } from "./helpers/tiny-model";
 import { jobEnded } from "./helpers/job-ends";
 import { startInProcessAgent, startTestServer, type TestServer } from "./helpers/server";
 
@@ -42,17 +42,7 @@ beforeAll(async () => {
     type: "train",
     payload: {
       datasetHash: await server.app.services.artifacts.put(jsonl),
-      spec: {
-        base_model: model,
-        epochs: 2,
-        batch_size: 4,
-        max_length: 128,
-        seed: 1,
-        learning_rate: 1e-3,
-        local_files_only: true,
-        torch_threads: 1,
-        lora: { r: 4, alpha: 8, dropout: 0, target_modules: ["q_proj", "v_proj"] },
-      },
+      spec: tinyTrainSpec(model),
     },
   });
   const done = await jobEnded(server.db.db, job.id);

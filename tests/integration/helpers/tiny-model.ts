@@ -22,3 +22,17 @@ export async function buildTinyModel(python: string): Promise<string> {
   );
   return model;
 }
+
+/** A train spec that fits the tiny model in seconds (two epochs of LoRA r 4 on q/v, one thread); `over` changes fields. */
+export const tinyTrainSpec = (model: string, over: Record<string, unknown> = {}) => ({
+  base_model: model,
+  epochs: 2,
+  batch_size: 4,
+  max_length: 128,
+  seed: 1,
+  learning_rate: 1e-3,
+  local_files_only: true,
+  torch_threads: 1,
+  lora: { r: 4, alpha: 8, dropout: 0, target_modules: ["q_proj", "v_proj"] },
+  ...over,
+});
