@@ -10,14 +10,14 @@ import {
   type TaskSpec,
   type TestOutcome,
 } from "@agentlab/core";
+import { Zygote } from "../sandbox/zygote";
 import {
   emptyResponse,
   lingerKey,
-  Zygote,
   type RunnerRequest,
   type RunnerResponse,
   type RunnerTest,
-} from "../sandbox/zygote";
+} from "../sandbox/runner-wire";
 import type { SandboxConfig } from "../sandbox/types";
 
 // Three-layer grading (syntax → public tests → hidden tests) by a judge the candidate cannot

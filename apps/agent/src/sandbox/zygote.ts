@@ -2,17 +2,25 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { bwrapArgv, confinedArgv, GRADER_MOUNT, SANDBOX_ENV } from "./bwrap";
 import { createCgroup, type Cgroup } from "./cgroup";
 import {
   RunnerCandidate as CoreRunnerCandidate,
-  RunnerReady,
   RunnerRequest as CoreRunnerRequest,
-  RunnerResponse as CoreRunnerResponse,
   RunnerSessionEnd,
   type RunnerCandidate,
 } from "@agentlab/core";
+import {
+  emptyResponse,
+  LINGER_CANDIDATES,
+  lingerKey,
+  lost,
+  parseAnswer,
+  readyLine,
+  type RunnerRequest,
+  type RunnerResponse,
+} from "./runner-wire";
 import type { SandboxConfig, SandboxLimits } from "./types";
 
 // A long-lived grading sandbox: one bwrap instance (read-only root) whose python has pytest
@@ -22,67 +30,8 @@ import type { SandboxConfig, SandboxLimits } from "./types";
 // replaced whenever anything about it looks wrong: a missed deadline, an unparsable answer, a
 // process that outlived its request, or a memory charge that did not return to its baseline.
 
-export type { RunnerTest } from "@agentlab/core";
-/** What the host asks for: the runner's request without the id and the host-decided fields. */
-export type RunnerRequest = Omit<CoreRunnerRequest, "id" | "addressSpaceLimit" | "session">;
-
-/** The runner's answer plus what only the host knows (the cgroup's view, its own interruption). */
-export type RunnerResponse = CoreRunnerResponse & {
-  /** Set when the agent itself stopped the grade (shutdown, cancel): never a verdict. */
-  interrupted: string | null;
-  /** A session's candidate that was never sent (the session ended before it): not graded at all. */
-  unsent?: boolean;
-  stderr: string;
-  cgroup_peak_kb: number | null;
-};
-
-export const emptyResponse = (over: Partial<RunnerResponse> = {}): RunnerResponse => ({
-  ...CoreRunnerResponse.parse({}),
-  interrupted: null,
-  stderr: "",
-  cgroup_peak_kb: null,
-  ...over,
-});
-const lost = (why: string): RunnerResponse => emptyResponse({ runner_lost: true, stderr: why });
-
-/**
- * A single grade in the judge opens a session of up to this many candidates and keeps it open
- * (lingering) for `lingerMs`: the next grade of the same request (tests, files, limits) is sent
- * as its next candidate and gets a judge process forked from the session's warm template.
- */
-const LINGER_CANDIDATES = 64;
-
-/** What makes two requests the same task for a lingering session: everything but the candidate. */
-export function lingerKey(req: RunnerRequest): string {
-  return createHash("sha256")
-    .update(JSON.stringify({ ...req, candidate: null }))
-    .digest("hex");
-}
-
 /** Memory a warm sandbox may keep above its post-start charge before it is replaced. */
 const MEMORY_SLACK_KB = 48 << 10;
-
-function parseAnswer(line: string): RunnerResponse {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(line);
-  } catch {
-    return lost("unparsable answer from the runner");
-  }
-  const parsed = CoreRunnerResponse.safeParse(raw);
-  if (!parsed.success) return lost(`malformed answer from the runner: ${parsed.error.issues[0]?.message ?? ""}`);
-  return { ...emptyResponse(), ...parsed.data };
-}
-
-/** The zygote's first line, read with core RunnerReady (a non-JSON or other line is not "ready"). */
-function readyLine(line: string): RunnerReady | null {
-  try {
-    const parsed = RunnerReady.safeParse(JSON.parse(line));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
 
 export class Zygote {
   private child: ChildProcess | null = null;
