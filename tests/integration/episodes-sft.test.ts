@@ -102,15 +102,30 @@ describe("episode trajectories into SFT snapshots", () => {
   it("a recovery snapshot holds the recoverer's trajectories (the wrong edit, the failed run, the fix); both holds all", async () => {
     const d = await member.episodes.toDataset({ name: "recovery", splitId, kinds: "recovery" });
     const samples = await samplesOf(d.id);
-    // The main episode and its two continuations (from the start and from the recovery state);
-    // pytest's timings in the observations keep their transcripts apart.
+    // The main episode and its two continuations (from the start and from the recovery state).
+    // Each qualifies alone; together a snapshot keeps one sample per distinct transcript (a
+    // continuation that replays its parent's steps to the byte, pytest's timings included, is the
+    // same sample), so the expected set is computed from the single-episode snapshots.
     const continuations = await db
       .select({ id: schema.episodes.id })
       .from(schema.episodes)
       .where(eq(schema.episodes.parentEpisodeId, main.recoverer));
-    expect(new Set(samples.map((s) => s.episodeId))).toEqual(
-      new Set([main.recoverer, ...continuations.map((c) => c.id)]),
-    );
+    expect(continuations).toHaveLength(2);
+    const alone = new Map<string, string>();
+    for (const id of [main.recoverer, ...continuations.map((c) => c.id)]) {
+      const one = await member.episodes.toDataset({
+        name: `recovery-${id}`,
+        splitId,
+        kinds: "recovery",
+        episodeIds: [id],
+      });
+      const [s] = await samplesOf(one.id);
+      expect(s?.episodeId).toBe(id);
+      const text = JSON.stringify(s?.messages);
+      if (!alone.has(text)) alone.set(text, id);
+    }
+    expect(new Set(samples.map((s) => s.episodeId))).toEqual(new Set(alone.values()));
+    expect(new Set(samples.map((s) => JSON.stringify(s.messages)))).toEqual(new Set(alone.keys()));
     for (const s of samples) {
       const firstEdit = s.messages.findIndex((m) => m.role === "assistant" && m.content.includes('"tool":"edit_file"'));
       const failed = s.messages.findIndex((m) => m.role === "user" && m.content.startsWith("public tests: failed"));

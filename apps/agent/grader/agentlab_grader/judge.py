@@ -11,6 +11,7 @@ plugin's stream recorded, both written on the judge's side only.
 
 import json
 import os
+import select
 import selectors
 import signal
 import socket
@@ -64,7 +65,7 @@ def modules_of(files: list) -> list:
 def spawn_candidate(spawn: socket.socket, req: dict) -> tuple:
     """A fresh candidate process from the candidate zygote: (pid, channel fd, output fd)."""
     spawn.send(json.dumps({"tmpfsMb": req["limits"]["tmpfsMb"]}).encode())
-    ready, _, _ = __import__("select").select([spawn], [], [], 10)
+    ready, _, _ = select.select([spawn], [], [], 10)
     if not ready:
         raise RuntimeError("the candidate zygote did not answer")
     msg, fds, _flags, _addr = socket.recv_fds(spawn, 256, 2)
@@ -90,6 +91,31 @@ def kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+# How long a killed candidate may take to be gone before the next one is spawned anyway.
+GONE_WAIT_S = 5.0
+
+
+def kill_and_wait(pids: list[int]) -> None:
+    """SIGKILLs each candidate (PID 1 of its own PID namespace) and waits until it has exited,
+    which for a namespace's init is after every process in it was killed and reaped. Without the
+    wait a fork bomb's processes are still dying when the next candidate or judge is forked, and
+    they all count against the sandbox's one RLIMIT_NPROC: that fork fails and an honest candidate
+    would get `infra_error`."""
+    fds = []
+    for pid in pids:
+        try:
+            fds.append(os.pidfd_open(pid))
+        except ProcessLookupError:
+            continue
+        kill(pid)
+    deadline = time.monotonic() + GONE_WAIT_S
+    for fd in fds:
+        try:
+            select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        finally:
+            os.close(fd)
 
 
 def new_result(req: dict) -> dict:
@@ -242,8 +268,7 @@ def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict, template=No
                 if msg == deaths.STARTED:
                     started = True
                     continue
-                for c in candidates:
-                    kill(c[0])
+                kill_and_wait([c[0] for c in candidates])
                 try:
                     fresh = spawn_candidate(ctx.spawn, req)
                 except (RuntimeError, OSError, wire.ChannelClosed):
@@ -266,8 +291,7 @@ def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict, template=No
             if judge_out.total + cand_out.total > hard_cap and res["limit"] is None:
                 res["limit"], res["limit_detail"] = "resource_limit", f"output exceeded {hard_cap} bytes"
                 proc.kill()
-    for c in candidates:
-        kill(c[0])
+    kill_and_wait([c[0] for c in candidates])
     if status is None:
         proc.kill()
         status, rusage = proc.wait()

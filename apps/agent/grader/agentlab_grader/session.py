@@ -15,8 +15,10 @@ shared anything in the first place: each has its own namespaces and tmpfs (candi
 import os
 import shutil
 import signal
+import time
 
 from . import isolation, judge, request_check, warm
+from .judge import GONE_WAIT_S
 
 
 class _Cold:
@@ -53,18 +55,23 @@ class Reaper:
                 keep = os.read(self.cmd_r, 16)
                 if not keep:
                     break
+                stays = {"1", keep.decode()}
                 if keep == b"0":
                     try:
                         os.kill(-1, signal.SIGKILL)  # from PID 1: every process of the namespace but itself
                     except ProcessLookupError:
                         pass
                 else:  # a warm template stays: every other process of the namespace goes
-                    for name in os.listdir("/proc"):
-                        if name.isdigit() and name not in ("1", keep.decode()):
-                            try:
-                                os.kill(int(name), signal.SIGKILL)
-                            except ProcessLookupError:
-                                pass
+                    for pid in _others(stays):
+                        try:
+                            os.kill(pid, signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
+                # Acknowledged once they are gone (reaped by the kernel), not while they die: they
+                # count against the sandbox's process limit that the next judge is forked under.
+                deadline = time.monotonic() + GONE_WAIT_S
+                while _others(stays) and time.monotonic() < deadline:
+                    time.sleep(0.002)
                 os.write(self.ack_w, b"k")
         finally:
             os._exit(0)
@@ -73,6 +80,10 @@ class Reaper:
         os.write(self.cmd_w, str(keep).encode())
         if os.read(self.ack_r, 1) != b"k":
             raise RuntimeError("the session's reaper is gone")
+
+
+def _others(stays: set[str]) -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit() and name not in stays]
 
 
 def _empty(path: str) -> None:
