@@ -79,6 +79,8 @@ async function newStudy(name: string) {
 
 const experimentOf = async (id: string) =>
   (await t.db.select().from(schema.experiments).where(eq(schema.experiments.id, id)))[0];
+const jobState = async (id: string) =>
+  (await t.db.select({ state: schema.jobs.state }).from(schema.jobs).where(eq(schema.jobs.id, id)))[0]?.state;
 const stagesOf = async (id: string) =>
   new Map(
     (await t.db.select().from(schema.experimentStages).where(eq(schema.experimentStages.experimentId, id))).map((r) => [
@@ -100,7 +102,7 @@ async function driveArm(name: string, id: string, until: (st: Map<string, string
 const waiting = (st: Map<string, string>) => st.get("select") === "succeeded" && st.get("test_eval") === "running";
 
 describe("a study whose arm fails", () => {
-  it("before the test claim: ends as failed naming the arm, the waiting arm fails with it, the ledger stays empty", async () => {
+  it("before the test claim: ends as failed naming the arm, the waiting arm is canceled with it, the ledger stays empty", async () => {
     const { studyId, splitId, ref, arm } = await newStudy("fails on dev");
     await driveArm("reference", ref, waiting);
     // Positive control: with every arm alive the reference waits and the study runs.
@@ -114,22 +116,57 @@ describe("a study whose arm fails", () => {
     const failed = await experimentOf(arm);
     expect(failed?.state).toBe("failed");
 
-    // The waiting arm's next pass ends the study, and the arm with it.
+    // The waiting arm's next pass ends the study and cancels the arm: its results serve no report.
     await runner.advance(ref);
     const study = await getStudy(s.db, studyId);
     expect(study?.state).toBe("failed");
     expect(study?.error).toContain(`arm "high-lr" failed (${failed?.error})`);
     expect(study?.error).toContain("the test set was never claimed");
     const refExp = await experimentOf(ref);
-    expect(refExp?.state).toBe("failed");
+    expect(refExp?.state).toBe("canceled");
     expect(refExp?.error).toContain(`study "fails on dev" ended: arm "high-lr" failed`);
     expect((await splitTestReads(t.db, splitId)).claims).toEqual([]);
     const view = await studyView(s.db, studyId);
     expect(view).toMatchObject({ state: "failed", report: null, testClaim: null });
     expect(view.arms.map((a) => [a.name, a.state, a.waitingForStudyClaim])).toEqual([
-      ["reference", "failed", false],
+      ["reference", "canceled", false],
       ["high-lr", "failed", false],
     ]);
+  });
+
+  it("stops an arm still training when another fails: canceled naming the study, its running train job with it", async () => {
+    const { studyId, arm: other, ref } = await newStudy("fails while training");
+    // The reference trains: its train job claimed and left running on the agent.
+    current = "reference";
+    let train = "";
+    for (let round = 0; round < 40 && !train; round++) {
+      await runner.advance(ref);
+      for (;;) {
+        const { claimed } = await agentStep(t.db, fit, tasks, behaviour, { leaveTrainRunning: true });
+        if (!claimed) break;
+        if (claimed.type === "train") {
+          train = claimed.jobId;
+          break;
+        }
+      }
+    }
+    expect(train).not.toBe("");
+    // Positive control: while every arm is alive, a pass leaves the training arm and its job running.
+    await runner.advance(ref);
+    expect((await experimentOf(ref))?.state).toBe("running");
+    expect(await jobState(train)).toBe("running");
+
+    failing = { arm: "high-lr", split: "dev" };
+    await driveArm("high-lr", other, () => false);
+    failing = null;
+    expect((await experimentOf(other))?.state).toBe("failed");
+
+    await runner.advance(ref);
+    const refExp = await experimentOf(ref);
+    expect(refExp?.state).toBe("canceled");
+    expect(refExp?.error).toContain(`study "fails while training" ended: arm "high-lr" failed`);
+    expect(["canceling", "canceled"]).toContain(await jobState(train));
+    expect((await getStudy(s.db, studyId))?.state).toBe("failed");
   });
 
   it("after the test claim: ends as failed, the one claim stays in the ledger as spent, no report from the arm that finished", async () => {

@@ -12,6 +12,7 @@ import { startLoop, type Loop, type Wakes } from "../events/loop";
 import { runStage } from "./stages";
 import { createRetryBook, type RetryOptions } from "./retries";
 import { forgetExperimentTasks, withExperimentTaskCache } from "./tasks";
+import { stopArmOfEndedStudy, wakeStudyArms } from "../studies/settle";
 
 /** A non-domain error thrown by one stage, carrying which (for the bounded retries in `tick`). */
 export class StageCrash extends Error {
@@ -52,10 +53,16 @@ export function createExperimentRunner(
   let loop: Loop<string> | null = null;
   const retryTimers = new Set<NodeJS.Timeout>();
 
+  /** Ends a run as failed; a study arm's failure ends its study, so the other arms are woken to stop. */
+  async function fail(experimentId: string, error: string): Promise<void> {
+    await setExperimentState(services.db, experimentId, "failed", error);
+    await wakeStudyArms(services, experimentId);
+  }
+
   /** One step of one experiment; true when a stage ended (so the next can start without waiting). */
   async function step(experimentId: string): Promise<boolean> {
     const exp = await getExperiment(services.db, experimentId);
-    if (!exp || exp.state !== "running") {
+    if (!exp || exp.state !== "running" || (await stopArmOfEndedStudy(services, experimentId))) {
       forgetExperimentTasks(experimentId);
       return false;
     }
@@ -65,7 +72,7 @@ export function createExperimentRunner(
     const status = nextStages(plan, [...rows.values()]);
     if (status.status === "failed") {
       forgetExperimentTasks(experimentId);
-      await setExperimentState(services.db, experimentId, "failed", `${status.stage}: ${status.error}`);
+      await fail(experimentId, `${status.stage}: ${status.error}`);
       return false;
     }
     if (status.status === "succeeded") {
@@ -92,7 +99,7 @@ export function createExperimentRunner(
         if (!isDomainError(err)) throw new StageCrash(stage.key, err);
         log.warn({ experimentId, stage: stage.key, err }, "experiment stage failed");
         await updateStage(services.db, experimentId, stage.key, { state: "failed", error: err.message });
-        await setExperimentState(services.db, experimentId, "failed", `${stage.key}: ${err.message}`);
+        await fail(experimentId, `${stage.key}: ${err.message}`);
         forgetExperimentTasks(experimentId);
         return false;
       }
@@ -123,7 +130,7 @@ export function createExperimentRunner(
       // If even this write fails (database away), the next sweep finds the experiment running and
       // starts a new bounded round.
       await (stage ? updateStage(services.db, id, stage, { state: "failed", error: final }) : Promise.resolve())
-        .then(() => setExperimentState(services.db, id, "failed", final))
+        .then(() => fail(id, final))
         .catch((e: unknown) => log.error({ experimentId: id, err: e }, "recording the experiment's failure failed"));
     }
   }

@@ -5,6 +5,7 @@ import {
   insertExperiment,
   listStages,
   setExperimentState,
+  stageJobs,
   updateStage,
   type Db,
   type ExperimentRow,
@@ -21,6 +22,7 @@ import {
   type StageKind,
   type TrainMethod,
 } from "@agentlab/core";
+import type { Services } from "../services";
 import { emptyEval, forgetFailedGenerations } from "./evaluate";
 import { refuseUnfitRecipe } from "./memory-fit";
 
@@ -119,4 +121,16 @@ export async function resumeExperiment(db: Db, id: string): Promise<void> {
     });
   }
   await setExperimentState(db, id, "running");
+}
+
+/** Stops advancing a running experiment (canceled, with why) and cancels its unfinished jobs. */
+export async function cancelExperiment(
+  services: Pick<Services, "db" | "queue">,
+  id: string,
+  reason: string,
+): Promise<void> {
+  await setExperimentState(services.db, id, "canceled", reason);
+  const ids = (await listStages(services.db, id)).flatMap((s) => s.jobIds);
+  for (const j of await stageJobs(services.db, ids))
+    if (j.state === "queued" || j.state === "running") await services.queue.cancel(j.id);
 }

@@ -18,17 +18,16 @@ import {
   recentThroughput,
   listExperiments,
   listStages,
-  setExperimentState,
   evaluationCounts,
   queueWaits,
   type Db,
   stageJobCounts,
-  stageJobs,
 } from "@agentlab/db";
 import { trainStageData } from "@agentlab/db/queries/training";
 import { trainPoints } from "@agentlab/core/experiments/training";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
-import { createExperiment, resumeExperiment } from "../experiments/service";
+import { cancelExperiment, createExperiment, resumeExperiment } from "../experiments/service";
+import { wakeStudyArms } from "../studies/settle";
 
 const Id = z.object({ id: z.string().uuid() });
 
@@ -133,10 +132,9 @@ export const experimentsRouter = router({
     const exp = await getExperiment(ctx.db, input.id);
     if (!exp) throw new DomainError("NOT_FOUND", "no such experiment");
     if (exp.state !== "running") throw new DomainError("CONFLICT", `the experiment is ${exp.state}`);
-    await setExperimentState(ctx.db, exp.id, "canceled", "canceled by a user");
-    const ids = (await listStages(ctx.db, exp.id)).flatMap((s) => s.jobIds);
-    for (const j of await stageJobs(ctx.db, ids))
-      if (j.state === "queued" || j.state === "running") await ctx.queue.cancel(j.id);
+    await cancelExperiment(ctx, exp.id, "canceled by a user");
+    // A study arm canceled before its test evaluation ends its study: the other arms stop now.
+    await wakeStudyArms(ctx, exp.id);
     return { id: exp.id, state: "canceled" as const };
   }),
 

@@ -1,4 +1,15 @@
-import { failStudy, getExperiment, getStudy, listStages, listStudyArms, type Db, type StudyRow } from "@agentlab/db";
+import {
+  failStudy,
+  getExperiment,
+  getStudy,
+  listStages,
+  listStudyArms,
+  studyOfExperiment,
+  type Db,
+  type StudyRow,
+} from "@agentlab/db";
+import type { Services } from "../services";
+import { cancelExperiment } from "../experiments/service";
 
 // A study needs every arm's dev selection and test evaluation; an arm that stops before its test
 // evaluation finished (failed, canceled, its experiment gone) ends the study, which then reads as
@@ -9,6 +20,11 @@ import { failStudy, getExperiment, getStudy, listStages, listStudyArms, type Db,
 // The test claim cannot be handed back: the ledger is append-only because a claim records that
 // test answers may have been read. Before the claim nothing was read and nothing is recorded;
 // after it the claim stays in the split's ledger as spent, and the study's error says which.
+//
+// The arms still running when their study ends are canceled at their next step (the runner asks
+// stopArmOfEndedStudy first), their unfinished jobs with them: their results could serve no report,
+// so they stop spending GPU time. An arm that stops wakes the others (wakeStudyArms), so this
+// happens at once rather than at the runner's next sweep.
 
 const ENDED = new Set(["failed", "canceled"]);
 
@@ -44,4 +60,28 @@ export async function endStudyOnStoppedArm(db: Db, study: StudyRow): Promise<Stu
     `arm "${arm.name}" ${arm.how} before its test evaluation finished; the study ends without a report, and ${claimNote(study)}`,
   );
   return (await getStudy(db, study.id)) ?? study;
+}
+
+/**
+ * A running arm of a study that has ended (or ends now: an arm stopped before its test
+ * evaluation) is canceled with its unfinished jobs, naming the study and why. True when it was.
+ */
+export async function stopArmOfEndedStudy(
+  services: Pick<Services, "db" | "queue">,
+  experimentId: string,
+): Promise<boolean> {
+  const of = await studyOfExperiment(services.db, experimentId);
+  if (!of) return false;
+  const study = await endStudyOnStoppedArm(services.db, of.study);
+  if (study.state !== "failed") return false;
+  await cancelExperiment(services, experimentId, `study "${study.name}" ended: ${study.error ?? "it failed"}`);
+  return true;
+}
+
+/** Wakes the other arms of the experiment's study (none for a stand-alone experiment). */
+export async function wakeStudyArms(services: Pick<Services, "db" | "queue">, experimentId: string): Promise<void> {
+  const of = await studyOfExperiment(services.db, experimentId);
+  if (!of) return;
+  for (const a of await listStudyArms(services.db, of.study.id))
+    if (a.experimentId !== experimentId) await services.queue.wakeExperiment(a.experimentId);
 }
