@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Browser } from "playwright-core";
-import { createSplit, importPool, insertProvider, schema } from "@agentlab/db";
+import { SELECTION_RULE, modelLabel, type ModelRef, type SelectionDecision } from "@agentlab/core";
+import { createSplit, importPool, insertProvider, saveSelection, schema } from "@agentlab/db";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
 import { launchBrowser, signedInAdmin, useProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot } from "./helpers/screenshots";
@@ -17,6 +18,25 @@ let browser: Browser;
 let splitId = "";
 let providerId = "";
 const STUDY = `e2e study form ${Date.now()}`;
+const row = (ref: ModelRef, passed: number, selected = false) => ({
+  ref,
+  label: modelLabel(ref),
+  n: 4,
+  passed,
+  pass1: passed / 4,
+  selected,
+});
+const devSelection: SelectionDecision = {
+  selected: { model: "adapter", seed: 1, seedIndex: 0, epoch: 2 },
+  outcome: "adapter_selected",
+  reason: "epoch 2 passes more dev tasks",
+  rule: SELECTION_RULE,
+  table: [
+    row({ model: "base" }, 1),
+    row({ model: "adapter", seed: 1, seedIndex: 0, epoch: 1 }, 2),
+    row({ model: "adapter", seed: 1, seedIndex: 0, epoch: 2 }, 3, true),
+  ],
+};
 
 beforeAll(async () => {
   app = await useProduct("api");
@@ -89,6 +109,22 @@ describe("a study in the browser", () => {
       expect(study?.splitId).toBe(splitId);
       expect(page.url()).toContain(`/studies/${study?.id}`);
 
+      // Per-arm curves: none before a dev selection; the reference's once its selection is stored
+      // (written here: no agent runs in this product), drawn from its selection table.
+      await expect
+        .poll(() => page.getByText("No arm has a dev curve yet", { exact: false }).count(), { timeout: 60_000 })
+        .toBe(1);
+      const [refArm] = await app.db.db
+        .select()
+        .from(schema.studyArms)
+        .where(and(eq(schema.studyArms.studyId, study?.id ?? ""), eq(schema.studyArms.name, "reference")));
+      if (!refArm) throw new Error("no reference arm");
+      await saveSelection(app.db.db, refArm.experimentId, devSelection);
+      const curves = page.getByTestId("study-arm-curves");
+      await expect.poll(() => curves.count(), { timeout: 60_000 }).toBe(1);
+      expect(await curves.locator("path").count()).toBe(2); // the seed's epochs and the dashed base
+      expect(await curves.getByText("reference · base").count()).toBe(1);
+
       // Shared: the link opens the study outside the workspace, without its navigation.
       await page.getByRole("button", { name: "Create share link" }).click();
       const url = (await page.getByTestId("share-url").textContent()) ?? "";
@@ -101,6 +137,7 @@ describe("a study in the browser", () => {
         expect(await reader.getByRole("cell", { name: "high-lr", exact: true }).count()).toBe(1);
         expect(await reader.locator("nav").count()).toBe(0);
         expect(await reader.getByText("/models/tiny").count()).toBe(0);
+        expect(await reader.getByTestId("study-arm-curves").getByText("reference · base").count()).toBe(1);
 
         page.once("dialog", (d) => void d.accept());
         await page.getByRole("button", { name: "Revoke" }).click();

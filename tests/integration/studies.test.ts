@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
 import {
+  getSelection,
   getStudy,
   insertDataset,
   listStudyArms,
@@ -15,6 +16,7 @@ import { holmAdjust, sha256Hex, type StudyDefinitionInput, type TaskSpec } from 
 import { createExperimentRunner, type ExperimentRunner } from "../../apps/web/server/experiments/runner";
 import { createStudy, planStudy } from "../../apps/web/server/studies/service";
 import { studyReport } from "../../apps/web/server/studies/report";
+import { studyView } from "../../apps/web/server/studies/view";
 import type { Services } from "../../apps/web/server/services";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { agentStep, makeAgent, makeServices, makeSplit, type Behaviour } from "./experiments-harness";
@@ -161,6 +163,22 @@ describe("a study", () => {
     );
     expect(gens?.n).toBe(0);
     expect((await getStudy(s.db, studyId))?.testClaimId).toBeNull();
+    // The study page's per-arm curves: the selected arm's dev pass@1 per epoch, from its selection
+    // table; the arms not yet selected have none.
+    const selection = await getSelection(s.db, ref.experimentId);
+    if (!selection) throw new Error("no selection");
+    const view = await studyView(s.db, studyId);
+    const curve = view.arms.find((a) => a.name === "reference")?.devCurve;
+    expect(curve?.base).toBe(selection.table.find((r) => r.ref.model === "base")?.pass1);
+    expect(curve?.points).toEqual(
+      selection.table.flatMap((r) =>
+        r.ref.model === "adapter" ? [{ seed: r.ref.seed, epoch: r.ref.epoch, pass1: r.pass1 }] : [],
+      ),
+    );
+    expect(curve?.points.length).toBeGreaterThan(0);
+    expect(view.arms.filter((a) => a.name !== "reference").map((a) => a.devCurve)).toEqual(
+      arms.slice(1).map(() => null),
+    );
   });
 
   it("after a restart, once every arm's selection is frozen, ONE claim covers all arms and their test evaluation runs under it", async () => {

@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import type { StudyReport } from "@agentlab/core";
 import { Button } from "../_components/Button";
+import { DevCurves } from "../_components/DevCurves";
 import { ErrorBox } from "../_components/ErrorBox";
 import { PageHeader, Section } from "../_components/PageHeader";
 import { ProgressBar } from "../_components/ProgressBar";
@@ -73,6 +74,9 @@ export function StudyDetail({ id }: { id: string }) {
           ]}
         />
       </Section>
+      <div className="mb-4">
+        <DevCurves curves={s.arms} what="arm" testId="study-arm-curves" />
+      </div>
       <StudyLedger claim={s.testClaim} arms={s.arms.length} report={report} />
       {report ? <StudyReportSections r={report} linkArms /> : null}
       <Section title="Share" className="mb-4">

@@ -1,5 +1,13 @@
-import { getExperiment, getStudy, listStages, listStudyArms, studyTestClaim, type Db } from "@agentlab/db";
-import { DomainError, ExperimentConfig, planProgress, stagePlan, type StudyReport } from "@agentlab/core";
+import {
+  getExperiment,
+  getSelection,
+  getStudy,
+  listStages,
+  listStudyArms,
+  studyTestClaim,
+  type Db,
+} from "@agentlab/db";
+import { DomainError, ExperimentConfig, devCurveOf, planProgress, stagePlan, type StudyReport } from "@agentlab/core";
 import { studyReport } from "./report";
 import { endStudyOnStoppedArm } from "./settle";
 
@@ -18,6 +26,7 @@ export async function studyView(db: Db, id: string) {
       const rows = await listStages(db, a.experimentId);
       const plan = exp ? stagePlan(ExperimentConfig.parse(exp.config)) : [];
       const testEval = rows.find((r) => r.key === "test_eval");
+      const selection = await getSelection(db, a.experimentId);
       return {
         name: a.name,
         role: a.role,
@@ -28,6 +37,8 @@ export async function studyView(db: Db, id: string) {
         progress: planProgress(plan, rows),
         selected: rows.find((r) => r.key === "select")?.state === "succeeded",
         waitingForStudyClaim: study.state === "running" && testEval?.state === "running" && !study.testClaimId,
+        /** Dev pass@1 per epoch and seed once the arm's selection is made (dev only: no test figure). */
+        devCurve: selection ? devCurveOf(selection.table) : null,
       };
     }),
   );
@@ -51,8 +62,8 @@ export async function studyView(db: Db, id: string) {
 export type StudyView = Awaited<ReturnType<typeof studyView>>;
 
 /**
- * What a share link shows of a study: its arms' names, roles, factors and states, the claim and
- * the report (as its JSON export has it); not the definition, which holds the teacher provider's
+ * What a share link shows of a study: its arms' names, roles, factors, states and dev curves, the
+ * claim and the report (as its JSON export has it); not the definition, which holds the teacher provider's
  * and datasets' ids and the base model's local path, nor the arms' errors (a
  * job's message may name a local path): which arm stopped shows in the arms' states.
  */
@@ -61,7 +72,7 @@ export function shareableStudy(v: StudyView) {
     name: v.name,
     state: v.state,
     createdAt: v.createdAt,
-    arms: v.arms.map((a) => ({ name: a.name, role: a.role, factor: a.factor, state: a.state })),
+    arms: v.arms.map((a) => ({ name: a.name, role: a.role, factor: a.factor, state: a.state, devCurve: a.devCurve })),
     testClaim: v.testClaim ? { claimedAt: v.testClaim.claimedAt, models: v.testClaim.models } : null,
     report: v.report,
   };

@@ -3,7 +3,7 @@ import { poolSeeds, type PooledResult } from "../stats/pooling";
 import { devSummary, STATS_METHODS, testSummary, type DevSummaryRow, type TestSummaryRow } from "./report-stats";
 import type { ExperimentConfig } from "./config";
 import { assertSameProtocol, checkProtocol, type ProtocolCheck, type RecordedProtocol } from "./protocol";
-import { modelKey, modelLabel, type ModelRef, type SelectionDecision } from "./selection";
+import { devCurveOf, modelKey, modelLabel, type DevCurve, type ModelRef, type SelectionDecision } from "./selection";
 import type { ReportHeader } from "./report-header";
 import type { TestReads } from "./test-reads";
 import type { AnswerContamination } from "./answer-contamination";
@@ -40,8 +40,6 @@ export type PairedRow = {
   sftRate?: number;
 };
 
-export type DevCurvePoint = { seed: number; epoch: number; pass1: number };
-
 export type ExperimentReport = {
   /** 2: clustered tests, studentized cluster-bootstrap intervals, a dev row without inference. */
   version: 2;
@@ -62,7 +60,7 @@ export type ExperimentReport = {
   /** Dev is descriptive only; test is the one inference. */
   summary: [DevSummaryRow, TestSummaryRow];
   methods: typeof STATS_METHODS;
-  devCurve: { base: number; points: DevCurvePoint[] };
+  devCurve: DevCurve;
   seeds: PooledResult | null;
   contamination: LeakageReport;
   /** Dev tasks against the SFT data (a dev task trained on makes selection measure memorisation). */
@@ -275,12 +273,7 @@ export function buildReport(input: ReportInput): ExperimentReport {
     protocol: checkProtocol(input.protocols),
     summary,
     methods: STATS_METHODS,
-    devCurve: {
-      base: selection.table.find((r) => r.ref.model === "base")?.pass1 ?? 0,
-      points: selection.table.flatMap((r) =>
-        r.ref.model === "adapter" ? [{ seed: r.ref.seed, epoch: r.ref.epoch, pass1: r.pass1 }] : [],
-      ),
-    },
+    devCurve: devCurveOf(selection.table),
     seeds,
     contamination: input.contamination,
     devContamination: input.devContamination ?? null,

@@ -72,6 +72,19 @@ export type SelectionDecision = {
   table: SelectionRow[];
 };
 
+export type DevCurvePoint = { seed: number; epoch: number; pass1: number };
+export type DevCurve = { base: number; points: DevCurvePoint[] };
+
+/** Dev pass@1 of the base and of each seed's SFT epochs, from the selection table (descriptive: selection reads dev). */
+export function devCurveOf(table: readonly SelectionRow[]): DevCurve {
+  return {
+    base: table.find((r) => r.ref.model === "base")?.pass1 ?? 0,
+    points: table.flatMap((r) =>
+      r.ref.model === "adapter" ? [{ seed: r.ref.seed, epoch: r.ref.epoch, pass1: r.pass1 }] : [],
+    ),
+  };
+}
+
 export const SELECTION_RULE =
   "Highest dev pass@1 among the base and every epoch of every seed; the base is listed first and a candidate must be strictly better " +
   "to displace the current best, so a tie keeps the base, and ties between adapters keep the lower seed index, then the earlier epoch.";

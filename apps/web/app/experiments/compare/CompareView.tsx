@@ -9,7 +9,7 @@ import { ErrorBox } from "../../_components/ErrorBox";
 import { PageHeader, Section } from "../../_components/PageHeader";
 import { duration, interval, pValue, pct, pp } from "../../../client/format";
 import { useTRPC } from "../../_lib/trpc";
-import { CompareCurves } from "./CompareCurves";
+import { DevCurves } from "../../_components/DevCurves";
 import { RecipeDiff } from "./RecipeDiff";
 
 const verdictMark = (v: string) => (v === "pass" ? "✓" : "✗");
@@ -118,7 +118,7 @@ export function CompareView() {
       ) : null}
       <RecipeDiff title="Recipe" names={runs.map((r) => r.name)} rows={recipe} testId="recipe-diff" />
       <RecipeDiff title="Evaluation protocol" names={runs.map((r) => r.name)} rows={protocol} testId="protocol-diff" />
-      <CompareCurves curves={curves} />
+      <DevCurves curves={curves} what="run" testId="compare-curves" />
       <Section
         title={`Test tasks (${shown.length} of ${matrix.length})`}
         actions={

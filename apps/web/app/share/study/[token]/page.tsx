@@ -4,6 +4,7 @@ import { use } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../../_lib/trpc";
 import { CopyButton } from "../../../_components/CopyButton";
+import { DevCurves } from "../../../_components/DevCurves";
 import { StateBadge } from "../../../_components/StatusBadges";
 import { Section } from "../../../_components/PageHeader";
 import { Table } from "../../../_components/Table";
@@ -39,6 +40,9 @@ export default function StudySharePage({ params }: { params: Promise<{ token: st
       <Section title="Arms" className="mb-4">
         <Table bare rows={s.arms} rowKey={(a) => a.name} columns={armColumns()} />
       </Section>
+      <div className="mb-4">
+        <DevCurves curves={s.arms} what="arm" testId="study-arm-curves" />
+      </div>
       <StudyLedger claim={s.testClaim} arms={s.arms.length} report={s.report} />
       {s.report ? <StudyReportSections r={s.report} /> : null}
     </div>

@@ -1,16 +1,18 @@
 "use client";
 
-import { LineChart, type Series } from "../../_components/LineChart";
-import { Section } from "../../_components/PageHeader";
+import { LineChart, type Series } from "./LineChart";
+import { Section } from "./PageHeader";
 
 type Curve = {
-  experimentId: string;
   name: string;
   devCurve: { base: number; points: { seed: number; epoch: number; pass1: number }[] } | null;
 };
 
-/** The runs' dev pass@1 per epoch on one chart: one line per run and seed, each run's base dashed. */
-export function CompareCurves({ curves }: { curves: Curve[] }) {
+/**
+ * Several runs' dev pass@1 per epoch on one chart (runs compared, a study's arms): one line per run
+ * and seed, each run's base dashed. `what` names the runs in the empty state ("run", "arm").
+ */
+export function DevCurves({ curves, what, testId }: { curves: Curve[]; what: string; testId: string }) {
   const series: Series[] = curves.flatMap((c) => {
     if (!c.devCurve) return [];
     const curve = c.devCurve;
@@ -29,9 +31,11 @@ export function CompareCurves({ curves }: { curves: Curve[] }) {
   return (
     <Section title="Dev pass@1 per epoch">
       {series.length === 0 ? (
-        <p className="text-sm text-zinc-500">No run has a dev curve yet.</p>
+        <p className="px-4 py-3 text-sm text-zinc-500">
+          No {what} has a dev curve yet (it appears with its dev selection).
+        </p>
       ) : (
-        <div data-testid="compare-curves">
+        <div data-testid={testId}>
           <LineChart series={series} xLabel="epoch" yLabel="dev pass@1" yDomain={[0, 1]} integerX />
         </div>
       )}
