@@ -11,6 +11,8 @@ import type { TestDb } from "./helpers/db";
 import { startTeacherWorld, waitFor, type TeacherWorld } from "./helpers/teacher-fixture";
 import type { Caller, TestApp } from "./auth-helpers";
 import { awaitCollection } from "../../apps/web/server/teacher/collection-runs";
+import { recordTokenCounts } from "../../apps/web/server/teacher/token-counts";
+import { simTokenize } from "./helpers/sim-tokenize";
 import { main as cli } from "../../apps/web/cli/main";
 
 // Verified SFT snapshots from a teacher collection (immutable, hashed, replayable) and the
@@ -158,6 +160,19 @@ describe("teacher datasets", () => {
       const bytes = readFileSync(join(dir, "o.jsonl"));
       expect(e.text).toContain(`sha256 ${createHash("sha256").update(bytes).digest("hex")}`);
       expect(e.text).toContain("reference ORACLE");
+      // Token matching from the terminal: refused before the snapshot's tokens are measured, then a
+      // child snapshot (B = every measured token: this small pool has no half within ±0.5%; the
+      // draw itself is tested in dataset-budget).
+      const early = await run("datasets", "budget", id, "--tokens", "100", "--seed", "1");
+      expect(early.code).not.toBe(0);
+      expect(early.text).toContain("tokenize it with the base model first");
+      const measured = await simTokenize(t.db, { datasetId: id });
+      await recordTokenCounts(s.app.services, id, "/models/tiny", measured.tokenize);
+      const all = measured.tokenize.supervised_tokens;
+      const b = await run("datasets", "budget", id, "--tokens", String(all), "--seed", "3");
+      expect(b.code, b.text).toBe(0);
+      expect(b.text).toMatch(new RegExp(`\\(parent ${id}\\)`));
+      expect(b.text).toContain(`supervised tokens ${all} for B = ${all}`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

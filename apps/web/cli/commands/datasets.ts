@@ -1,6 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { str, writeLine, type Command } from "../command";
+import { num, str, writeLine, type Command } from "../command";
 
 // SFT dataset snapshots from the command line: create from graded collections, export as JSONL.
 
@@ -49,4 +49,27 @@ const exportCmd: Command = {
   },
 };
 
-export const datasetCommands = [create, exportCmd];
+const budgetCmd: Command = {
+  name: "datasets budget",
+  usage: "agentlab datasets budget ID --tokens B --seed S [--name NAME]",
+  summary: "a child snapshot of whole tasks holding B ± 0.5% supervised tokens (token matching for study arms)",
+  options: { tokens: { type: "string" }, seed: { type: "string" }, name: { type: "string" } },
+  async run({ positionals, values }, ctx) {
+    const r = await ctx.api().trpc.datasets.budget.mutate({
+      id: str(positionals[0], "ID"),
+      tokens: num(values.tokens, "--tokens"),
+      seed: num(values.seed, "--seed"),
+      name: typeof values.name === "string" ? values.name : undefined,
+    });
+    const d = r.dataset;
+    writeLine(ctx.out, `dataset ${d.id}: ${d.sampleCount} samples over ${d.taskCount} tasks (parent ${d.parentId})`);
+    writeLine(
+      ctx.out,
+      `supervised tokens ${r.budget.tokens} for B = ${r.budget.target} (${(100 * r.budget.gap).toFixed(2)}%, tolerance ±${(100 * r.budget.tolerance).toFixed(1)}%)`,
+    );
+    writeLine(ctx.out, `sha256 ${d.hash}`);
+    return 0;
+  },
+};
+
+export const datasetCommands = [create, exportCmd, budgetCmd];

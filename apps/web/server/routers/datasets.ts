@@ -12,6 +12,7 @@ import {
 import { adminProcedure, memberProcedure, router, viewerProcedure } from "../trpc/init";
 import { createDataset, exportDataset, startReplay } from "../teacher/datasets";
 import { enqueueTokenize } from "../teacher/token-counts";
+import { budgetDataset } from "../teacher/budget";
 import { syncTeacher } from "../teacher/loops";
 
 const Id = z.object({ id: z.string().uuid() });
@@ -89,6 +90,38 @@ export const datasetsRouter = router({
     if (!r) throw new DomainError("NOT_FOUND", "no such replay");
     return r;
   }),
+
+  /**
+   * Token matching: a child snapshot of whole tasks drawn (stratified by source group, seeded) until
+   * its supervised tokens reach B ± 0.5%, from the parent's per-sample counts.
+   */
+  budget: memberProcedure
+    .input(
+      z.object({
+        id: z.string().uuid(),
+        tokens: z.number().int().positive(),
+        seed: z
+          .number()
+          .int()
+          .min(0)
+          .max(2 ** 31 - 1),
+        name: z.string().min(1).max(200).optional(),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const r = await budgetDataset(ctx, {
+        datasetId: input.id,
+        tokens: input.tokens,
+        seed: input.seed,
+        name: input.name,
+        createdBy: ctx.viewer.userId,
+      });
+      ctx.log.info(
+        { datasetId: r.dataset.id, parentId: input.id, tokens: r.budget.tokens, target: input.tokens },
+        "budget snapshot created",
+      );
+      return r;
+    }),
 
   /** Supervised-token counts with the student model's tokenizer, computed by an agent. */
   tokenize: memberProcedure

@@ -32,7 +32,7 @@ export async function recordTokenCounts(
   const s = TokenizeSummary.parse(summary);
   if (s.dataset_sha256 !== dataset.hash)
     throw new DomainError("CONFLICT", "the tokenized file is not this dataset snapshot");
-  if (s.samples !== dataset.sampleCount)
+  if (s.samples !== dataset.sampleCount || s.per_sample_supervised.length !== dataset.sampleCount)
     throw new DomainError("CONFLICT", `tokenized ${s.samples} samples, the snapshot has ${dataset.sampleCount}`);
   return setDatasetTokenCounts(services.db, datasetId, {
     model,
@@ -40,6 +40,8 @@ export async function recordTokenCounts(
     totalTokens: s.total_tokens,
     maxTokens: s.max_tokens,
     chatTemplateSha256: s.chat_template_sha256,
+    perSample: s.per_sample_supervised,
+    ...(s.sample_tokens ? { sampleTokens: s.sample_tokens } : {}),
     ...(s.max_length !== null && s.over_length ? { overLength: await overLengthTasks(services, datasetId, s) } : {}),
   });
 }

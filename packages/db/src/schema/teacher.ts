@@ -198,6 +198,10 @@ export type TokenCounts = {
   totalTokens: number;
   maxTokens: number;
   chatTemplateSha256: string;
+  /** Supervised tokens of each sample, in line order (the budget operation draws by them). */
+  perSample?: number[];
+  /** Each sample's full length in tokens before any truncation, in line order. */
+  sampleTokens?: number[];
   /** Samples longer than the max length they were measured against (dropped before training). */
   overLength?: { maxLength: number; count: number; taskIds: string[] };
 };
