@@ -250,4 +250,33 @@ describe("the recipe form", () => {
     expect(page.url()).toBe(`${app.url}/experiments/new`);
     await page.close();
   });
+
+  it("shows the GRPO block for sft+grpo (TRL's defaults, the reward control) and puts the server's refusal under the field", async () => {
+    const page = await signedIn.newPage();
+    await page.goto(`${app.url}/experiments/new`);
+    const form = page.getByRole("form", { name: "new experiment" });
+    await form.locator("select[name=method]").waitFor();
+    expect(await form.locator("input[name=grpoSteps]").count()).toBe(0);
+    await form.locator("select[name=method]").selectOption("sft+grpo");
+    await form.locator("input[name=grpoSteps]").waitFor();
+    // The DPO block is not shown for GRPO; the GRPO one starts at the recipe's defaults.
+    expect(await form.locator("input[name=dpoBeta]").count()).toBe(0);
+    expect(await form.locator("input[name=grpoNumGenerations]").inputValue()).toBe("8");
+    expect(await form.locator("select[name=grpoRewardControl]").inputValue()).toBe("none");
+    await form.locator("select[name=grpoRewardControl]").selectOption("shuffle_within_group");
+    await form.locator("input[name=name]").fill("e2e: grpo form");
+    await form.locator("select[name=splitId]").selectOption(formSplit);
+    await form.locator("select[name=providerId]").selectOption({ index: 1 });
+    await form.locator("input[name=baseModel]").fill("/models/none");
+    // 2.5 completions per prompt pass the input's own bounds, not the recipe (a whole number): the server judges.
+    await form.locator("input[name=grpoNumGenerations]").fill("2.5");
+    await form.getByRole("button", { name: "Create and start" }).click();
+    const err = form.locator('[data-field-error="grpo.numGenerations"]');
+    await err.waitFor();
+    await expect(err.textContent()).resolves.toMatch(/int/i);
+    // positive control: the other GRPO fields carry no error
+    expect(await form.locator('[data-field-error^="grpo."]').count()).toBe(1);
+    expect(page.url()).toBe(`${app.url}/experiments/new`);
+    await page.close();
+  });
 });

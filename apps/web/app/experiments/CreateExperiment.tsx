@@ -16,6 +16,7 @@ import { AddOracle } from "../providers/AddOracle";
 import { ModelPicker, useModelCheck } from "./ModelPicker";
 import { EvaluationSamples } from "./EvaluationSamples";
 import { DpoFields } from "./DpoFields";
+import { GrpoFields } from "./GrpoFields";
 import { Field, inputClass, setter } from "./FormField";
 import { TrainingFields } from "./TrainingFields";
 
@@ -195,8 +196,9 @@ export function CreateExperiment({ splitId }: { splitId?: string } = {}) {
             <TrainingFields f={f} setF={setF} error={create.error} />
           </div>
         </Section>
-        <Section title="Method (SFT, or SFT then DPO)">
+        <Section title="Method (SFT, or SFT then DPO or GRPO)">
           <DpoFields f={f} setF={setF} error={create.error} />
+          <GrpoFields f={f} setF={setF} error={create.error} />
         </Section>
         <Section title="Evaluation protocol and seeds">
           <div className="grid gap-3 sm:grid-cols-3">

@@ -1,15 +1,15 @@
 "use client";
 
-import { DPO_LR_DIVISOR, MAX_DPO_ROUNDS, type PairSource } from "@agentlab/core";
+import { DPO_LR_DIVISOR, EXPERIMENT_METHODS, MAX_DPO_ROUNDS, hasPreferenceHalf, type PairSource } from "@agentlab/core";
 import { FieldError } from "../_components/ErrorBox";
 import { defaultForm, type ExperimentForm } from "./form";
-import { Field, inputClass } from "./FormField";
+import { Field, NumberField, inputClass, type NumberAttrs } from "./FormField";
 
-// The recipe's method and, for sft+dpo, its dpo block. The inputs only hint at bounds;
-// the server's schema (core DpoRecipe) is the judge and its refusals appear under each input.
+// The recipe's method and, for sft+dpo (and its RFT control), its dpo block; sft+grpo's block is
+// GrpoFields. The inputs only hint at bounds; the server's schema (core DpoRecipe) is the judge
+// and its refusals appear under each input.
 
 type DpoKey = Exclude<Extract<keyof ExperimentForm, `dpo${string}`>, "dpoPairSources">;
-const METHODS = ["sft", "sft+dpo", "sft+rft"] as const;
 const PAIR_SOURCES: { value: PairSource; label: string; hint: string }[] = [
   { value: "cross_state", label: "cross-state", hint: "a passing answer against a failing one of the same train task" },
   {
@@ -31,27 +31,9 @@ export function DpoFields({
   setF: (f: ExperimentForm) => void;
   error: unknown;
 }) {
-  const preference = f.method !== "sft";
-  const set = (k: DpoKey) => (e: { target: { value: string } }) => setF({ ...f, [k]: e.target.value });
-  const num = (
-    k: DpoKey,
-    path: string,
-    label: string,
-    attrs: { min?: number; max?: number; hint?: string; placeholder?: string } = {},
-  ) => (
-    <Field path={`dpo.${path}`} error={error} label={label} hint={attrs.hint}>
-      <input
-        className={inputClass}
-        name={k}
-        type="number"
-        step="any"
-        min={attrs.min}
-        max={attrs.max}
-        value={f[k]}
-        placeholder={attrs.placeholder}
-        onChange={set(k)}
-      />
-    </Field>
+  const preference = hasPreferenceHalf(f.method);
+  const num = (k: DpoKey, path: string, label: string, attrs: NumberAttrs = {}) => (
+    <NumberField part={{ f, setF, error }} k={k} path={`dpo.${path}`} label={label} attrs={attrs} />
   );
   return (
     <div className="space-y-3" data-testid="dpo-fields">
@@ -60,17 +42,18 @@ export function DpoFields({
           path="method"
           error={error}
           label="Method"
-          hint="sft+dpo: after SFT, preference pairs from graded train answers, DPO per seed, a three-way report."
+          hint="sft+dpo: after SFT, preference pairs from graded train answers, DPO per seed, a three-way report. sft+grpo: after SFT, online RL with the judge's verdicts as reward."
         >
           <select
             className={inputClass}
             name="method"
             value={f.method}
-            onChange={(e) => setF({ ...f, method: METHODS.find((m) => m === e.target.value) ?? "sft" })}
+            onChange={(e) => setF({ ...f, method: EXPERIMENT_METHODS.find((m) => m === e.target.value) ?? "sft" })}
           >
             <option value="sft">sft</option>
             <option value="sft+dpo">sft+dpo</option>
             <option value="sft+rft">sft+rft (control: the SFT term alone on the same pairs)</option>
+            <option value="sft+grpo">sft+grpo</option>
           </select>
         </Field>
         {preference ? (

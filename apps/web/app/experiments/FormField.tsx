@@ -43,3 +43,37 @@ export const setter =
   <K extends keyof ExperimentForm>(k: K) =>
   (e: { target: { value: string } }) =>
     setF({ ...f, [k]: e.target.value as ExperimentForm[K] });
+
+type TextKey = { [K in keyof ExperimentForm]: ExperimentForm[K] extends string ? K : never }[keyof ExperimentForm];
+export type NumberAttrs = { min?: number; max?: number; hint?: string; placeholder?: string };
+
+/** A number input for one form key (held as text); its bounds are hints, the server's schema judges `path`. */
+export function NumberField({
+  part: { f, setF, error },
+  k,
+  path,
+  label,
+  attrs = {},
+}: {
+  part: FormPart;
+  k: TextKey;
+  path: string;
+  label: string;
+  attrs?: NumberAttrs;
+}) {
+  return (
+    <Field path={path} error={error} label={label} hint={attrs.hint}>
+      <input
+        className={inputClass}
+        name={k}
+        type="number"
+        step="any"
+        min={attrs.min}
+        max={attrs.max}
+        value={f[k]}
+        placeholder={attrs.placeholder}
+        onChange={(e) => setF({ ...f, [k]: e.target.value })}
+      />
+    </Field>
+  );
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DpoRecipe, ExperimentConfig, LORA_DEFAULT_TARGETS } from "@agentlab/core";
+import { DpoRecipe, ExperimentConfig, GrpoRecipe, LORA_DEFAULT_TARGETS } from "@agentlab/core";
 import { defaultForm, toConfig } from "./form";
 
 const ids = {
@@ -130,6 +130,36 @@ describe("experiment form", () => {
     expect(bad.success).toBe(false);
     expect(bad.error?.issues.map((i) => i.path.join(".")).sort()).toEqual(["dpo.beta", "dpo.rounds"]);
     expect(() => toConfig({ ...form, dpoBeta: "" })).toThrow(/β must be a number/);
+  });
+
+  it("sends the grpo block for sft+grpo that the schema accepts: its defaults are TRL's, the control is a choice", () => {
+    const form = { ...defaultForm, ...ids, name: "x", baseModel: "/models/tiny", method: "sft+grpo" as const };
+    const plain = ExperimentConfig.parse(toConfig(form));
+    expect(plain.method).toBe("sft+grpo");
+    expect("dpo" in plain).toBe(false);
+    // Left as the form holds it, the block is the recipe schema's own defaults.
+    expect(plain.grpo).toEqual(GrpoRecipe.parse({}));
+    const tuned = ExperimentConfig.parse(
+      toConfig({
+        ...form,
+        grpoSteps: "20",
+        grpoNumGenerations: "4",
+        grpoMaxCompletionLength: "96",
+        grpoRewardControl: "shuffle_within_group",
+      }),
+    );
+    expect(tuned.grpo).toMatchObject({
+      steps: 20,
+      numGenerations: 4,
+      maxCompletionLength: 96,
+      rewardControl: "shuffle_within_group",
+    });
+    // Bounds are the server's, named by field; a non-number is refused by its label here.
+    const bad = ExperimentConfig.safeParse(toConfig({ ...form, grpoNumGenerations: "1" }));
+    expect(bad.error?.issues.map((i) => i.path.join("."))).toEqual(["grpo.numGenerations"]);
+    expect(() => toConfig({ ...form, grpoSteps: "many" })).toThrow(/GRPO steps must be a number/);
+    // Any other method sends no grpo block.
+    expect("grpo" in toConfig({ ...form, method: "sft+dpo" })).toBe(false);
   });
 
   it("refuses non-numbers", () => {

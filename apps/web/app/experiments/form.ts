@@ -1,6 +1,9 @@
 import {
   DpoRecipe,
   GRADER_VERSION,
+  GrpoRecipe,
+  type ExperimentMethod,
+  type GrpoRewardControl,
   LORA_DEFAULT_TARGETS,
   modelShape,
   type ExperimentConfigInput,
@@ -9,6 +12,7 @@ import {
 } from "@agentlab/core";
 
 const DPO_DEFAULTS = DpoRecipe.parse({});
+const GRPO_DEFAULTS = GrpoRecipe.parse({});
 
 // The creation form's fields as strings (what inputs hold) and their translation into an
 // ExperimentConfig input; kept pure so it is unit-tested without a browser.
@@ -47,8 +51,11 @@ export type ExperimentForm = {
   reuseAnswers: boolean;
   graderVersion: string;
   seeds: string;
-  /** Plain SFT, or SFT then DPO from execution-graded pairs (the dpo* fields), or its RFT control. */
-  method: "sft" | "sft+dpo" | "sft+rft";
+  /**
+   * Plain SFT; SFT then DPO from execution-graded pairs (the dpo* fields), or its RFT control; or
+   * SFT then online GRPO with the judge's verdicts as reward (the grpo* fields).
+   */
+  method: ExperimentMethod;
   /** Where the pairs come from; only cross_state (the recipe's default) sends no pairSources key. */
   dpoPairSources: PairSource[];
   dpoBeta: string;
@@ -66,6 +73,19 @@ export type ExperimentForm = {
   /** off (the default): every pair trains; drop / downweight: by the start policy's margin. */
   dpoMarginMode: "off" | "drop" | "downweight";
   dpoMarginFactor: string;
+  /** Optimizer steps of each seed's GRPO run, and a snapshot (dev-evaluated) every K of them. */
+  grpoSteps: string;
+  grpoSnapshotEverySteps: string;
+  /** Completions per prompt: the group whose rewards are normalised together. */
+  grpoNumGenerations: string;
+  grpoPromptsPerStep: string;
+  grpoLearningRate: string;
+  grpoBeta: string;
+  grpoTemperature: string;
+  /** Empty: the evaluation's max new tokens. */
+  grpoMaxCompletionLength: string;
+  /** none, or the control: rewards shuffled within each group. */
+  grpoRewardControl: GrpoRewardControl;
 };
 
 export const defaultForm: ExperimentForm = {
@@ -112,6 +132,16 @@ export const defaultForm: ExperimentForm = {
   dpoMarginThreshold: String(DPO_DEFAULTS.marginFilter.threshold),
   dpoMarginMode: DPO_DEFAULTS.marginFilter.mode,
   dpoMarginFactor: String(DPO_DEFAULTS.marginFilter.factor),
+  // The grpo block's defaults as the recipe schema (core GrpoRecipe: TRL's) fills them.
+  grpoSteps: String(GRPO_DEFAULTS.steps),
+  grpoSnapshotEverySteps: String(GRPO_DEFAULTS.snapshotEverySteps),
+  grpoNumGenerations: String(GRPO_DEFAULTS.numGenerations),
+  grpoPromptsPerStep: String(GRPO_DEFAULTS.promptsPerStep),
+  grpoLearningRate: String(GRPO_DEFAULTS.learningRate),
+  grpoBeta: String(GRPO_DEFAULTS.beta),
+  grpoTemperature: String(GRPO_DEFAULTS.temperature),
+  grpoMaxCompletionLength: "",
+  grpoRewardControl: GRPO_DEFAULTS.rewardControl,
 };
 
 const list = (s: string) =>
@@ -166,13 +196,34 @@ export function toConfig(f: ExperimentForm, facts: InspectModelSummary | null = 
       ...evaluationSampling(f, num),
     },
     seeds,
-    ...dpoFields(f, num),
+    ...methodFields(f, num),
   };
 }
 
-/** sft sends no dpo key at all (the schema refuses one); sft+dpo and sft+rft send every field of the block. */
-function dpoFields(f: ExperimentForm, num: (label: string, v: string) => number) {
+/**
+ * sft sends no method block at all (the schema refuses one); sft+dpo and sft+rft send every field
+ * of the dpo block, sft+grpo the grpo block's fields the form shows (the rest: TRL's defaults,
+ * filled by the server).
+ */
+function methodFields(f: ExperimentForm, num: (label: string, v: string) => number) {
   if (f.method === "sft") return {};
+  if (f.method === "sft+grpo")
+    return {
+      method: f.method,
+      grpo: {
+        steps: num("GRPO steps", f.grpoSteps),
+        snapshotEverySteps: num("snapshot every (steps)", f.grpoSnapshotEverySteps),
+        numGenerations: num("completions per prompt", f.grpoNumGenerations),
+        promptsPerStep: num("prompts per step", f.grpoPromptsPerStep),
+        learningRate: num("GRPO learning rate", f.grpoLearningRate),
+        beta: num("KL β", f.grpoBeta),
+        temperature: num("GRPO sampling temperature", f.grpoTemperature),
+        ...(f.grpoMaxCompletionLength.trim()
+          ? { maxCompletionLength: num("max completion length", f.grpoMaxCompletionLength) }
+          : {}),
+        rewardControl: f.grpoRewardControl,
+      },
+    };
   const defaultSources = f.dpoPairSources.length === 1 && f.dpoPairSources[0] === "cross_state";
   return {
     method: f.method,
