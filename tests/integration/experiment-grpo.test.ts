@@ -23,6 +23,7 @@ import { createExperimentRunner } from "../../apps/web/server/experiments/runner
 import { createExperiment } from "../../apps/web/server/experiments/service";
 import { createDataset } from "../../apps/web/server/teacher/datasets";
 import type { Services } from "../../apps/web/server/services";
+import { callerAs } from "./helpers/callers";
 import { createTestDatabase, type TestDb } from "./helpers/db";
 import { buildTinyModel } from "./helpers/tiny-model";
 import { referenceCollection } from "./helpers/reference-collection";
@@ -72,8 +73,12 @@ afterAll(async () => {
 const group = (task: TaskSpec) => Number(task.source_group.replace(/\D/g, ""));
 
 /** The agent's grpo handler with the supervisor's side played here: progress kept, artifacts put in the server's store. */
-async function realGrpo(payload: Record<string, unknown>): Promise<Record<string, unknown>> {
+async function realGrpo(
+  payload: Record<string, unknown>,
+  record: (event: Record<string, unknown>) => Promise<void>,
+): Promise<Record<string, unknown>> {
   grpoPayloads.push(payload);
+  const stored: Promise<void>[] = [];
   const handler = grpoJob(500, { grader, refs: new ReferenceIds(grader) });
   const ac = new AbortController();
   const ctx: JobContext = {
@@ -87,7 +92,10 @@ async function realGrpo(payload: Record<string, unknown>): Promise<Record<string
     abortReason: () => null,
     log: pino({ level: "warn" }),
     emitLog: () => {},
-    progress: (p) => steps.push(p),
+    progress: (p) => {
+      steps.push(p);
+      stored.push(record(p));
+    },
     uploadArtifact: async (path) => s.artifacts.put(await readFile(path)),
     workDir: await mkdtemp(join(tmpdir(), "grpo-job-")),
     agent: {
@@ -100,6 +108,7 @@ async function realGrpo(payload: Record<string, unknown>): Promise<Record<string
     },
   };
   const out = await handler(ctx);
+  await Promise.all(stored);
   if (out.reason !== "succeeded" || !out.result) throw new Error(`grpo job ${out.reason}: ${out.error ?? ""}`);
   return out.result;
 }
@@ -158,6 +167,18 @@ describe("an sft+grpo experiment", () => {
     // The tiny model writes no code block: every completion is unparseable, reward 0, in the audit.
     expect(out?.audit?.unparseable).toBe(4);
     expect(steps.filter((p) => "event" in p && p.event === "grpo_step")).toHaveLength(2);
+    // The experiment page's GRPO panel reads the stored steps back: one point a step, the snapshots.
+    const [curve, ...others] = await (await callerAs(s, "viewer")).grpo.curves({ id: exp.id });
+    expect(others).toEqual([]);
+    expect(curve).toMatchObject({ seed: 1, stageState: "succeeded", fraction: 1, totals: { steps: 2 } });
+    const events = steps.flatMap((p) => ("event" in p && p.event === "grpo_step" ? [p] : []));
+    expect(curve?.points.map((p) => [p.step, p.rewardMean, p.suspicious])).toEqual(
+      events.map((e) => [e.step, e.reward_mean, e.audit.unparseable]),
+    );
+    expect(curve?.snapshots.map((x) => [x.snapshot, x.step])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
 
     // Dev: base and SFT competed with every snapshot; both snapshots tie, the earlier one wins.
     const report = (await storedReport(t.db, exp.id)).body;

@@ -9,6 +9,7 @@ import {
   enrollAgent,
   finishAttempt,
   importPool,
+  recordProgress,
   schema,
   updateStage,
   type Db,
@@ -57,8 +58,14 @@ export type Behaviour = {
   dpo?(payload: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** The result of a score job (held-out dev pairs); without it a score job is unexpected. */
   score?(payload: Record<string, unknown>): Promise<Record<string, unknown>>;
-  /** The result of a grpo job (the real handler in experiment-grpo.test.ts); without it a grpo job is unexpected. */
-  grpo?(payload: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /**
+   * The result of a grpo job (the real handler in experiment-grpo.test.ts); without it a grpo job
+   * is unexpected. `record` stores a progress event of the job as the server does.
+   */
+  grpo?(
+    payload: Record<string, unknown>,
+    record: (event: Record<string, unknown>) => Promise<void>,
+  ): Promise<Record<string, unknown>>;
 };
 
 /** Every spec the simulated agent received, by job type: what the server actually sent. */
@@ -259,7 +266,11 @@ export async function agentStep(
   } else if (job.type === "score" && behaviour.score) {
     result = await behaviour.score(p);
   } else if (job.type === "grpo" && behaviour.grpo) {
-    result = await behaviour.grpo(p);
+    // The job's progress is stored as the gateway stores it: one row per event of this attempt.
+    let seq = 0;
+    result = await behaviour.grpo(p, (event) =>
+      recordProgress(db, fit.agentId, job.jobId, job.attemptId, seq++, event).then(() => undefined),
+    );
   } else throw new Error(`unexpected job type ${job.type}`);
   await finishAttempt(db, {
     jobId: job.jobId,

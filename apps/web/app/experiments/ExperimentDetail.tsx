@@ -19,6 +19,7 @@ import { hasPreferenceHalf, modelLabel, type ModelRef } from "@agentlab/core";
 import { StuckBanner } from "../agents/StuckBanner";
 import { TrainingPanel } from "./TrainingPanel";
 import { DpoPanel } from "./DpoPanel";
+import { GrpoPanel } from "./GrpoPanel";
 import { RecipeSection } from "./RecipeSection";
 import { RunNotes } from "./RunNotes";
 
@@ -235,6 +236,7 @@ export function ExperimentDetail({ id }: { id: string }) {
       {hasPreferenceHalf(e.config.method) ? (
         <DpoPanel experimentId={id} live={e.state === "running"} rft={e.config.method === "sft+rft"} />
       ) : null}
+      {e.config.method === "sft+grpo" ? <GrpoPanel experimentId={id} live={e.state === "running"} /> : null}
       <RunNotes
         id={id}
         tags={e.tags}

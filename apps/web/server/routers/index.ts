@@ -17,6 +17,7 @@ import { auditsRouter } from "./audits";
 import { runsRouter } from "./runs";
 import { pairsRouter } from "./pairs";
 import { dpoRouter } from "./dpo";
+import { grpoRouter } from "./grpo";
 import { modelsRouter } from "./models";
 import { studiesRouter } from "./studies";
 import { episodesRouter } from "./episodes";
@@ -41,6 +42,7 @@ export const appRouter = router({
   runs: runsRouter,
   pairs: pairsRouter,
   dpo: dpoRouter,
+  grpo: grpoRouter,
   models: modelsRouter,
   studies: studiesRouter,
   episodes: episodesRouter,

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   dpoEpochDynamics,
   dpoPoints,
+  grpoPoints,
   epochLosses,
   epochMarks,
   ratchet,
@@ -169,5 +170,49 @@ describe("dpoPoints", () => {
       { epoch: 1, step: 2, chosen: 0.5, rejected: -1, warning: null },
       { epoch: 2, step: 4, chosen: -2, rejected: -5, warning },
     ]);
+  });
+});
+
+const grpoEv = (step: number, attempt: number, over: Record<string, unknown> = {}) => ({
+  attempt,
+  data: {
+    event: "grpo_step",
+    step,
+    total_steps: 3,
+    loss: 0.1,
+    lr: 1e-6,
+    reward_mean: 0.25 * step,
+    reward_std: 0.4,
+    zero_variance_share: 0.5,
+    completion_length_mean: 40,
+    truncated_share: 0,
+    entropy: null,
+    kl: null,
+    completions: 8,
+    masked_groups: 0,
+    pass_count: 2 * step,
+    grades_per_s: 3,
+    audit: { tampered: 1, timeout: 0, resource_limit: 0, unparseable: 2, infra_error: 0, flags: [] },
+    eta_s: 5,
+    memory_mb: 100,
+    ...over,
+  },
+});
+
+describe("grpoPoints", () => {
+  it("reads each grpo step in order; a later attempt replaces the steps from its first one on", () => {
+    const pts = grpoPoints([grpoEv(1, 1), grpoEv(2, 1), grpoEv(3, 1), grpoEv(2, 2, { reward_mean: 0.9 }), ev(1, 1, 2)]);
+    expect(pts.map((p) => [p.step, p.rewardMean])).toEqual([
+      [1, 0.25],
+      [2, 0.9],
+    ]);
+    expect(pts[0]).toMatchObject({ passShare: 2 / 8, suspicious: 3, zeroVarianceShare: 0.5, kl: null });
+    expect(trainFraction(pts)).toBeCloseTo(2 / 3);
+  });
+
+  it("skips train steps and malformed rows (control: the same step well-formed is read)", () => {
+    const broken = grpoEv(1, 1, { audit: { tampered: 1 } });
+    expect(grpoPoints([ev(1, 1, 2), broken, { data: null }])).toEqual([]);
+    expect(grpoPoints([grpoEv(1, 1)])).toHaveLength(1);
   });
 });

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { DpoStepProgress, TrainStepProgress } from "../jobs/progress";
+import { DpoStepProgress, GrpoStepProgress, TrainStepProgress } from "../jobs/progress";
 
 // Training curves for the experiment page: the trainer's progress events (stored per attempt as
 // job progress) read back as points, with epoch boundaries, a smoothed loss and an ETA; a dpo job's
-// steps with their DPO figures for the DPO panel. Pure.
+// steps with their DPO figures for the DPO panel, a grpo job's for the GRPO panel. Pure.
 
 export type TrainPoint = {
   step: number;
@@ -29,10 +29,18 @@ export type ProgressRow = { data: unknown; attempt?: number };
  * step events, for SFT's curves and DPO's alike.
  */
 function stepEvents(rows: readonly ProgressRow[]): TrainStepProgress[] {
-  const byStep = new Map<number, TrainStepProgress>();
+  return latestPerStep(rows, TrainStepProgress);
+}
+
+/** Rows of one step-event kind, one per step as stepEvents describes (grpo steps read the same way). */
+function latestPerStep<T extends { step: number }>(
+  rows: readonly ProgressRow[],
+  schema: { safeParse(d: unknown): { success: true; data: T } | { success: false } },
+): T[] {
+  const byStep = new Map<number, T>();
   let attempt: number | undefined;
   for (const r of rows) {
-    const ev = TrainStepProgress.safeParse(r.data);
+    const ev = schema.safeParse(r.data);
     if (!ev.success) continue;
     if (r.attempt !== attempt) {
       attempt = r.attempt;
@@ -41,6 +49,44 @@ function stepEvents(rows: readonly ProgressRow[]): TrainStepProgress[] {
     byStep.set(ev.data.step, ev.data);
   }
   return [...byStep.values()].sort((a, b) => a.step - b.step);
+}
+
+/** One grpo step for the GRPO panel: reward and its spread, pass share, the signal left, KL, length, hacks. */
+export type GrpoPoint = {
+  step: number;
+  totalSteps: number;
+  loss: number;
+  rewardMean: number;
+  rewardStd: number;
+  /** Completions the judge passed, of those scored. */
+  passShare: number;
+  /** Groups whose rewards were all equal: no learning signal from them. */
+  zeroVarianceShare: number;
+  kl: number | null;
+  completionLength: number;
+  truncatedShare: number;
+  maskedGroups: number;
+  /** Completions the judge caught tampering, timing out, over a limit or unparseable. */
+  suspicious: number;
+  etaS: number;
+};
+
+export function grpoPoints(rows: readonly ProgressRow[]): GrpoPoint[] {
+  return latestPerStep(rows, GrpoStepProgress).map((e) => ({
+    step: e.step,
+    totalSteps: e.total_steps,
+    loss: e.loss,
+    rewardMean: e.reward_mean,
+    rewardStd: e.reward_std,
+    passShare: e.completions > 0 ? e.pass_count / e.completions : 0,
+    zeroVarianceShare: e.zero_variance_share,
+    kl: e.kl,
+    completionLength: e.completion_length_mean,
+    truncatedShare: e.truncated_share,
+    maskedGroups: e.masked_groups,
+    suspicious: e.audit.tampered + e.audit.timeout + e.audit.resource_limit + e.audit.unparseable,
+    etaS: e.eta_s,
+  }));
 }
 
 /** Where a later attempt of the job took over: its first step (1: restarted from scratch; more: resumed). */
@@ -173,7 +219,7 @@ export function smooth(values: readonly number[], weight: number): number[] {
  * Downsamples to at most `max` points for drawing, keeping the first and last and every epoch
  * boundary, so a long run stays a light payload without moving the epoch marks.
  */
-export function thin(points: readonly TrainPoint[], max: number): TrainPoint[] {
+export function thin<P extends { step: number; epoch?: number }>(points: readonly P[], max: number): P[] {
   if (points.length <= max) return [...points];
   const keep = new Set<number>([0, points.length - 1]);
   for (let i = 1; i < points.length; i++) if (points[i]?.epoch !== points[i - 1]?.epoch) keep.add(i);
@@ -183,7 +229,7 @@ export function thin(points: readonly TrainPoint[], max: number): TrainPoint[] {
 }
 
 /** Fraction of the run's steps done, from its latest event; null before the first. */
-export const trainFraction = (points: readonly TrainPoint[]): number | null => {
+export const trainFraction = (points: readonly { step: number; totalSteps: number }[]): number | null => {
   const last = points.at(-1);
   return last ? Math.min(1, last.step / last.totalSteps) : null;
 };

@@ -21,7 +21,7 @@ export type TrainStageData = {
 export async function trainStageData(
   db: Db,
   experimentId: string,
-  kind: "train" | "dpo" = "train",
+  kind: "train" | "dpo" | "grpo" = "train",
 ): Promise<TrainStageData[]> {
   const stages = await db
     .select()

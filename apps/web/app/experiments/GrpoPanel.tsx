@@ -1,0 +1,116 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { ErrorBox } from "../_components/ErrorBox";
+import { LineChart, type Marker, type Series } from "../_components/LineChart";
+import { Section } from "../_components/PageHeader";
+import { duration } from "../../client/format";
+import { useTRPC } from "../_lib/trpc";
+import { SeedRunCard, seedColor } from "./SeedRunCard";
+
+// The GRPO half of an sft+grpo experiment: each seed's run as curves from the grpo job's streamed
+// steps (reward and the judge's pass share; groups whose rewards were all equal, which carry no
+// signal; KL when β > 0; completion length) with its snapshots marked, each one a dev candidate.
+// Suspicious completions (tampered, timeouts, limits, unparseable) are counted, as reward hacking
+// would first show there.
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+export function GrpoPanel({ experimentId, live }: { experimentId: string; live: boolean }) {
+  const trpc = useTRPC();
+  const q = useQuery(trpc.grpo.curves.queryOptions({ id: experimentId }, { refetchInterval: live ? 3_000 : false }));
+  if (q.error) return <ErrorBox error={q.error} title="Could not load the GRPO curves" />;
+  const runs = q.data ?? [];
+  const started = runs.filter((r) => r.points.length > 0);
+  type Point = (typeof started)[number]["points"][number];
+  const perSeed = (pick: (p: Point) => number | null): Series[] =>
+    started.map((r, i) => ({
+      name: `seed ${r.seed}`,
+      color: seedColor(i),
+      points: r.points.flatMap((p) => {
+        const y = pick(p);
+        return y === null ? [] : [{ x: p.step, y }];
+      }),
+    }));
+  const markers: Marker[] = [
+    ...new Map(
+      started.flatMap((r) => r.snapshots).map((s) => [s.step, { x: s.step, label: `snapshot ${s.snapshot}` }]),
+    ).values(),
+  ];
+  const kl = perSeed((p) => p.kl).filter((s) => s.points.length > 0);
+  const chart = (testId: string, title: string, series: Series[], yLabel: string, yDomain?: [number, number]) => (
+    <div data-testid={testId} className="max-w-3xl">
+      <h3 className="mb-1 text-xs font-medium text-zinc-500">{title}</h3>
+      <LineChart series={series} markers={markers} xLabel="step" yLabel={yLabel} yDomain={yDomain} height={200} />
+    </div>
+  );
+  return (
+    <Section title="GRPO (online RL, the judge's verdicts as reward)">
+      <div data-testid="grpo-panel">
+        <div className="mb-4 grid gap-3 sm:grid-cols-2 lg:grid-cols-3">
+          {runs.map((r) => {
+            const l = r.latest;
+            const suspicious = r.points.reduce((a, p) => a + p.suspicious, 0);
+            return (
+              <SeedRunCard
+                key={r.key}
+                seed={r.seed}
+                state={r.jobState ?? r.stageState}
+                jobId={r.jobId}
+                fraction={r.fraction}
+                progressLabel={l ? `step ${l.step}/${l.totalSteps}` : "waits for its start policy"}
+                facts={
+                  l
+                    ? [
+                        { label: "reward mean", value: l.rewardMean.toFixed(3) },
+                        { label: "pass share", value: pct(l.passShare) },
+                        { label: "groups without signal", value: pct(l.zeroVarianceShare) },
+                        {
+                          label: "suspicious completions",
+                          value: String(suspicious),
+                          testId: `grpo-suspicious-${r.seed}`,
+                        },
+                        {
+                          label: r.etaS !== null ? "ETA" : "snapshots",
+                          value: r.etaS !== null ? duration(r.etaS * 1000) : String(r.snapshots.length),
+                        },
+                      ]
+                    : null
+                }
+              />
+            );
+          })}
+        </div>
+        {started.length === 0 ? (
+          <p className="text-sm text-zinc-500">
+            No GRPO step reported yet: the curves appear with the trainer&apos;s first step.
+          </p>
+        ) : (
+          <div className="grid gap-4 lg:grid-cols-2">
+            {chart(
+              "grpo-reward-chart",
+              "Reward mean by step (1 = the judge passed)",
+              perSeed((p) => p.rewardMean),
+              "reward",
+              [0, 1],
+            )}
+            {chart(
+              "grpo-signal-chart",
+              "Groups whose rewards were all equal (no learning signal)",
+              perSeed((p) => p.zeroVarianceShare),
+              "share",
+              [0, 1],
+            )}
+            {chart(
+              "grpo-length-chart",
+              "Completion length (tokens)",
+              perSeed((p) => p.completionLength),
+              "tokens",
+            )}
+            {kl.length ? chart("grpo-kl-chart", "KL to the start policy", kl, "KL") : null}
+          </div>
+        )}
+      </div>
+    </Section>
+  );
+}
