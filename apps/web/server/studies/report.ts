@@ -27,17 +27,20 @@ import {
 import { splitTasks } from "../experiments/tasks";
 
 // The study report, built once every arm's test evaluation has finished: per arm and test task the
-// pass rate of each seed's test model (the DPO one where the arm trained DPO, else the SFT one),
+// pass rate of each seed's test model (the DPO or GRPO one where the arm trained one, else the SFT one),
 // paired across arms by core buildStudyReport (pooled seeds, clustered, Holm over the primary
 // contrasts). Stored once; later reads return the stored body.
 
 type Eval = Awaited<ReturnType<typeof listEvaluations>>[number];
 
-/** Each seed's final test model: its DPO epoch when the arm has one, else its SFT epoch. */
+/** Each seed's final test model: the arm's method's own (its DPO epoch or GRPO snapshot) when it has one, else its SFT epoch. */
 function finalPerSeed(models: readonly ModelRef[], seeds: readonly number[]): ModelRef[] {
   return seeds.map((seed) => {
     const mine = models.filter((m) => m.model !== "base" && m.seed === seed);
-    const m = mine.find((x) => x.model === "dpo") ?? mine.find((x) => x.model === "adapter");
+    const m =
+      mine.find((x) => x.model === "dpo") ??
+      mine.find((x) => x.model === "grpo") ??
+      mine.find((x) => x.model === "adapter");
     if (!m) throw new DomainError("PRECONDITION_FAILED", `no test model for seed ${seed}`);
     return m;
   });

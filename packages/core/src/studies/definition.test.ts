@@ -87,6 +87,19 @@ describe("checkStudyDefinition", () => {
     expect(r.ok).toBe(true);
   });
 
+  it("lets the method factor carry its grpo settings (a GRPO arm), and nothing else with them", () => {
+    const grpo = { method: "sft+grpo", grpo: { steps: 20, rewardControl: "shuffle_within_group" } };
+    const contrasts = [{ arms: ["rl", "verified"] as [string, string] }];
+    expect(checkStudyDefinition(def({ arms: [{ name: "rl", factor: "method", recipe: grpo }], contrasts })).ok).toBe(
+      true,
+    );
+    // Positive control: the same arm changing the training length too is refused, by that field.
+    const f = fields(
+      def({ arms: [{ name: "rl", factor: "method", recipe: { ...grpo, training: { epochs: 5 } } }], contrasts }),
+    );
+    expect(JSON.stringify(f)).toContain("training.epochs");
+  });
+
   it("names bad contrasts, duplicate names and A/A seeds", () => {
     const f = fields(
       def({
@@ -114,5 +127,6 @@ describe("factors", () => {
     expect(factorCovers("training", "training.lora.r")).toBe(true);
     expect(factorCovers("training.lora", "training.epochs")).toBe(false);
     expect(factorCovers("method", "dpo.beta")).toBe(true);
+    expect(factorCovers("method", "grpo.steps")).toBe(true);
   });
 });

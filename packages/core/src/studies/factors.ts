@@ -1,9 +1,9 @@
 // Which recipe fields an arm changes: the leaf paths where two parsed recipes differ (arrays are
 // compared whole: a seed list or LoRA target list is one setting), and what a declared factor
-// covers (the field and everything under it; `method` also its `dpo` settings, which exist only
-// with method sft+dpo).
+// covers (the field and everything under it; `method` also its `dpo` and `grpo` settings, which
+// exist only with the methods that use them).
 
-const FACTOR_SPANS: Record<string, readonly string[]> = { method: ["method", "dpo"] };
+const FACTOR_SPANS: Record<string, readonly string[]> = { method: ["method", "dpo", "grpo"] };
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
