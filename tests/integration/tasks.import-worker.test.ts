@@ -3,20 +3,20 @@ import { request } from "node:http";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { gzipSync } from "node:zlib";
 import { sql } from "drizzle-orm";
-import { createImportPreparer } from "@agentlab/core";
 import { importPool, queryRows } from "@agentlab/db";
 import { workerImportPreparer } from "../../apps/web/server/imports/worker-preparer";
 import { memberToken, startTestServer, type TestServer } from "./helpers/server";
 import { makePool, makeTask, toJsonl } from "../fixtures/tasks/generate";
 
 // The server parses a task file in a worker thread: its event loop (the one that answers agents'
-// heartbeats) should stay free through a 100k-task import. The probe is meant to be proven able to
-// see a blocked loop by the positive control, the same parse on the main thread. That comparison
-// runs only when IMPORT_LOOP_TASKS is set (say 100000): on a machine at load 20-30 on 2 cores it has
-// not yet shown the bound (20k tasks: 5.2 s worst delay via the worker, 0.5 s in line, before the
-// worker's rows moved as transferred buffers; `npm run bench -- import loop` has the figures since),
-// so it is not part of the default run until it does. The limit tests always run.
-const N = Number(process.env.IMPORT_LOOP_TASKS ?? 0);
+// heartbeats every 10 s) stays free through a 100k-task import of as many source groups. The bound
+// is 2 s, five times under the heartbeat interval (measured 2026-12-07 on the quiet 2-core box:
+// 235 ms worst delay, import 28 s). The probe's positive control is a known 1.2 s block of the
+// loop, which it must see; a probe that cannot see a block would pass any import. (The core
+// preparer alone, run in line, yields between chunks and shows ~15 ms, so it cannot serve as the
+// control.) IMPORT_LOOP_TASKS changes the size.
+const N = Number(process.env.IMPORT_LOOP_TASKS ?? 100_000);
+const BOUND_MS = 2000;
 
 let s: TestServer;
 let token: string;
@@ -67,37 +67,27 @@ async function maxLoopDelayDuring<T>(run: () => Promise<T>): Promise<{ value: T;
   }
 }
 
-// As an upload arrives: 64 KiB at a time.
-const chunked = (file: Uint8Array) =>
-  Array.from({ length: Math.ceil(file.length / 65536) }, (_, i) => file.subarray(i * 65536, (i + 1) * 65536));
-
 describe("task import off the event loop", () => {
-  it.runIf(N > 0)(
-    `keeps the loop responsive through a ${N}-task import of as many groups; in-line parsing does not`,
-    async () => {
-      // One task per group: 100k distinct groups once passed Postgres's parameter limit.
-      const file = gzipSync(toJsonl(makePool(N, 1)));
-      const viaWorker = await maxLoopDelayDuring(() => slowUpload("big", file));
-      expect(viaWorker.value.status).toBe(200);
-      expect(viaWorker.value.body).toMatchObject({ ok: true, imported: N });
-      expect(await countTasks()).toBe(N);
+  it(`keeps the loop responsive through a ${N}-task import of as many groups (control: the probe sees a 1.2 s block)`, async () => {
+    const blocked = await maxLoopDelayDuring(async () => {
+      await new Promise((r) => setTimeout(r, 50));
+      const until = performance.now() + 1200;
+      while (performance.now() < until);
+      await new Promise((r) => setTimeout(r, 50));
+    });
+    expect(blocked.maxMs).toBeGreaterThan(1000);
 
-      // Positive control: the same parse and proposals (the core preparer the worker runs) on this thread.
-      const inLine = await maxLoopDelayDuring(async () => {
-        const preparer = createImportPreparer();
-        const prepared = await preparer.prepare(chunked(file));
-        await preparer.findings("[]", new Map());
-        return prepared;
-      });
-      expect(inLine.value).toMatchObject({ ok: true });
-      console.error(
-        `[import-loop] ${N} tasks: max event-loop delay ${viaWorker.maxMs.toFixed(0)} ms via the worker (import ${viaWorker.wallS.toFixed(0)} s), ${inLine.maxMs.toFixed(0)} ms in line (parse ${inLine.wallS.toFixed(0)} s)`,
-      );
-      expect(inLine.maxMs).toBeGreaterThan(1000);
-      expect(viaWorker.maxMs).toBeLessThan(inLine.maxMs / 4);
-    },
-    1_200_000,
-  );
+    // One task per group: 100k distinct groups once passed Postgres's parameter limit.
+    const file = gzipSync(toJsonl(makePool(N, 1)));
+    const viaWorker = await maxLoopDelayDuring(() => slowUpload("big", file));
+    expect(viaWorker.value.status).toBe(200);
+    expect(viaWorker.value.body).toMatchObject({ ok: true, imported: N });
+    expect(await countTasks()).toBe(N);
+    console.error(
+      `[import-loop] ${N} tasks: max event-loop delay ${viaWorker.maxMs.toFixed(0)} ms via the worker (import ${viaWorker.wallS.toFixed(0)} s); the control's block read ${blocked.maxMs.toFixed(0)} ms`,
+    );
+    expect(viaWorker.maxMs).toBeLessThan(BOUND_MS);
+  }, 600_000);
 
   it("refuses a line nested past maxDepth over HTTP, naming the limit, line and nothing imported", async () => {
     const before = await countTasks();
