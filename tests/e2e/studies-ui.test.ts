@@ -5,7 +5,7 @@ import { SELECTION_RULE, modelLabel, type ModelRef, type SelectionDecision } fro
 import { createSplit, importPool, insertProvider, saveSelection, schema } from "@agentlab/db";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
 import { launchBrowser, signedInAdmin, useProduct, type RunningApp } from "./helpers/app";
-import { debugScreenshot } from "./helpers/screenshots";
+import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 
 // A study from the browser on the real product (no local agent: nothing needs to run): the
 // creation form refuses a bad arm by its field label before any request, plans power and cost,
@@ -124,6 +124,7 @@ describe("a study in the browser", () => {
       await expect.poll(() => curves.count(), { timeout: 60_000 }).toBe(1);
       expect(await curves.locator("path").count()).toBe(2); // the seed's epochs and the dashed base
       expect(await curves.getByText("reference · base").count()).toBe(1);
+      await page.screenshot({ path: docScreenshot("study.png"), fullPage: true });
 
       // Shared: the link opens the study outside the workspace, without its navigation.
       await page.getByRole("button", { name: "Create share link" }).click();

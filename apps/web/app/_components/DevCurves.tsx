@@ -35,7 +35,7 @@ export function DevCurves({ curves, what, testId }: { curves: Curve[]; what: str
           No {what} has a dev curve yet (it appears with its dev selection).
         </p>
       ) : (
-        <div data-testid={testId}>
+        <div data-testid={testId} className="max-w-3xl">
           <LineChart series={series} xLabel="epoch" yLabel="dev pass@1" yDomain={[0, 1]} integerX />
         </div>
       )}
