@@ -75,8 +75,13 @@ describe("a budget snapshot (token matching)", () => {
     // Whole tasks: every parent sample of a drawn task is in the child.
     const drawnTasks = new Set(childRows.map((c) => c.sample.taskRowId));
     expect(childRows).toHaveLength(parentRows.filter((p) => drawnTasks.has(p.sample.taskRowId)).length);
+    // The API shows the counts without the per-sample arrays, which only this operation reads.
     expect(child.tokenCounts).toMatchObject({ model: "/models/tiny", supervisedTokens: sum });
-    expect(child.tokenCounts?.perSample).toEqual(childRows.map((c) => tokensOf.get(c.sample.hash)));
+    expect(child.perSampleCounts).toBe(true);
+    expect("perSample" in (child.tokenCounts ?? {})).toBe(false);
+    const stored = (await getDataset(t.db, child.id))?.tokenCounts;
+    expect(stored?.perSample).toEqual(childRows.map((c) => tokensOf.get(c.sample.hash)));
+    expect((await member.datasets.byId({ id: parent.id })).perSampleCounts).toBe(true);
     // Seeded: the same call draws the same snapshot.
     const again = await member.datasets.budget({ id: parent.id, tokens: target, seed: 7 });
     expect(again.dataset.hash).toBe(child.hash);

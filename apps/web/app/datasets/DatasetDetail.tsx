@@ -11,6 +11,7 @@ import { CodeViewer } from "../_components/CodeViewer";
 import { ErrorBox } from "../_components/ErrorBox";
 import { PageHeader, Section } from "../_components/PageHeader";
 import { Fields } from "../_components/Stat";
+import { BudgetForm } from "./BudgetForm";
 import { useTRPC, useTRPCClient } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
 
@@ -136,6 +137,9 @@ export function DatasetDetail({ id }: { id: string }) {
                 : []),
             ]}
           />
+          {canAlter && d.tokenCounts && d.perSampleCounts ? (
+            <BudgetForm id={id} supervisedTokens={d.tokenCounts.supervisedTokens} />
+          ) : null}
           {canAlter && !d.tokenCounts ? (
             <div className="mt-3 flex gap-2 text-sm">
               <input

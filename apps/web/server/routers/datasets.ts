@@ -8,6 +8,7 @@ import {
   listDatasets,
   listReplays,
   setArchived,
+  type DatasetRow,
 } from "@agentlab/db";
 import { adminProcedure, memberProcedure, router, viewerProcedure } from "../trpc/init";
 import { createDataset, exportDataset, startReplay } from "../teacher/datasets";
@@ -17,13 +18,25 @@ import { syncTeacher } from "../teacher/loops";
 
 const Id = z.object({ id: z.string().uuid() });
 
+/**
+ * A snapshot as the pages and the CLI read it: the token counts without their per-sample arrays
+ * (one number a sample, which only the budget operation reads), and whether those exist.
+ */
+function slim<T extends { tokenCounts: DatasetRow["tokenCounts"] }>(d: T) {
+  if (!d.tokenCounts) return { ...d, perSampleCounts: false };
+  const { perSample, sampleTokens: _lengths, ...counts } = d.tokenCounts;
+  return { ...d, tokenCounts: counts, perSampleCounts: perSample !== undefined };
+}
+
 export const datasetsRouter = router({
   list: viewerProcedure
     .input(
       z.object({ experimentId: z.string().uuid().optional() }).and(ArchivedFilter).default({ includeArchived: false }),
     )
-    .query(({ ctx, input }) =>
-      listDatasets(ctx.db, { experimentId: input.experimentId, hideArchived: !input.includeArchived }),
+    .query(async ({ ctx, input }) =>
+      (await listDatasets(ctx.db, { experimentId: input.experimentId, hideArchived: !input.includeArchived })).map(
+        slim,
+      ),
     ),
 
   /** The snapshot itself never changes; the mark only hides it from lists and the experiment form. */
@@ -43,7 +56,7 @@ export const datasetsRouter = router({
   byId: viewerProcedure.input(Id).query(async ({ ctx, input }) => {
     const d = await getDataset(ctx.db, input.id);
     if (!d) throw new DomainError("NOT_FOUND", "no such dataset");
-    return { ...d, replays: await listReplays(ctx.db, d.id) };
+    return { ...slim(d), replays: await listReplays(ctx.db, d.id) };
   }),
 
   /** An immutable snapshot of the passing candidates of one or more collections of one split. */
@@ -120,7 +133,7 @@ export const datasetsRouter = router({
         { datasetId: r.dataset.id, parentId: input.id, tokens: r.budget.tokens, target: input.tokens },
         "budget snapshot created",
       );
-      return r;
+      return { dataset: slim(r.dataset), budget: r.budget };
     }),
 
   /** Supervised-token counts with the student model's tokenizer, computed by an agent. */
