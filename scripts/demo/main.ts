@@ -32,7 +32,7 @@ import { findPython } from "../../apps/agent/src/trainer/python";
 import { buildWarmBase, LEARNING_SHAPE, learnableSplit } from "../learning-proof";
 import { withCacheLock } from "../tiny-base-cache";
 import { aaControl, type AaControl } from "./aa-control";
-import { DEMO_DIR, DEMO_DPO, ROOT, say, t0 } from "./options";
+import { DEMO_DIR, DEMO_DPO, DEMO_GRPO, ROOT, say, t0 } from "./options";
 import { printDemoEnd } from "./output";
 import { runExperiments } from "./run-experiment";
 
@@ -107,7 +107,7 @@ async function main() {
       runDir,
     );
     // The A/A's generate jobs run on the agent too (it fetches the adapter from the store), so it stops after them.
-    if (!DEMO_DPO) aa = await aaControl(app.services, reports.main.body, test, runDir);
+    if (!DEMO_DPO && !DEMO_GRPO) aa = await aaControl(app.services, reports.main.body, test, runDir);
   } finally {
     await agent.stop();
   }

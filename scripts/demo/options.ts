@@ -43,6 +43,26 @@ export const DPO_RECIPE: Pick<ExperimentConfigInput, "method" | "dpo"> = DEMO_DP
     }
   : {};
 
+// `npm run demo -- --grpo` (or AGENTLAB_DEMO_GRPO=1): the main experiment is `sft+grpo` (online RL
+// from the dev-selected start among base and SFT, the judge's verdicts as reward) and the control
+// is the same recipe with each group's rewards shuffled among its completions
+// (grpo.rewardControl): the same reward statistics, no link to the answer. No A/A.
+// AGENTLAB_DEMO_GRPO_{STEPS,LR,GENERATIONS} override its settings.
+export const DEMO_GRPO = process.argv.includes("--grpo") || process.env.AGENTLAB_DEMO_GRPO === "1";
+if (DEMO_GRPO && DEMO_DPO) throw new Error("the demo runs DPO or GRPO, not both");
+const grpoNum = (key: string, fallback: number) => Number(process.env[`AGENTLAB_DEMO_GRPO_${key}`] ?? String(fallback));
+export const grpoRecipe = (control: boolean): Pick<ExperimentConfigInput, "method" | "grpo"> => ({
+  method: "sft+grpo",
+  grpo: {
+    steps: grpoNum("STEPS", 30),
+    snapshotEverySteps: 10,
+    numGenerations: grpoNum("GENERATIONS", 4),
+    promptsPerStep: 2,
+    learningRate: grpoNum("LR", 1e-4),
+    rewardControl: control ? "shuffle_within_group" : "none",
+  },
+});
+
 // One data dir (database, artifacts) for every demo run of this machine, in the cache outside the
 // clone: the split's test-read ledger keeps counting across runs, as it would in a real lab that
 // reran the same evaluation. Each run's report files go to runs/<time>/. AGENTLAB_DEMO_DIR moves it.

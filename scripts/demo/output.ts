@@ -33,6 +33,19 @@ export const figures = (r: ExperimentReport) => {
   };
 };
 
+/** The three pairwise test comparisons of a DPO or GRPO section (base vs SFT, base vs it, SFT vs it). */
+const comparisonFigures = (cs: NonNullable<ExperimentReport["dpo"]>["comparisons"]) =>
+  cs.map((x) => ({
+    a: x.aLabel,
+    b: x.bLabel,
+    aPass: x.row.base.value,
+    bPass: x.row.sft?.value ?? null,
+    delta: x.row.stats?.delta ?? null,
+    ci: x.row.stats?.ci ?? null,
+    p: x.row.stats?.p ?? null,
+    label: x.row.label,
+  }));
+
 /** The sft+dpo report's figures: the rounds' pairs and the three pairwise test comparisons. */
 const dpoFigures = (r: ExperimentReport) =>
   r.dpo
@@ -40,18 +53,13 @@ const dpoFigures = (r: ExperimentReport) =>
         selected: r.outcome.selectedLabel,
         rounds: r.dpo.rounds.map((x) => ({ round: x.round, policy: x.policyLabel, stats: x.stats })),
         devPoints: r.dpo.devPoints,
-        comparisons: r.dpo.comparisons.map((x) => ({
-          a: x.aLabel,
-          b: x.bLabel,
-          aPass: x.row.base.value,
-          bPass: x.row.sft?.value ?? null,
-          delta: x.row.stats?.delta ?? null,
-          ci: x.row.stats?.ci ?? null,
-          p: x.row.stats?.p ?? null,
-          label: x.row.label,
-        })),
+        comparisons: comparisonFigures(r.dpo.comparisons),
       }
     : null;
+
+/** The sft+grpo report's figures: the selected models and the three pairwise test comparisons. */
+const grpoFigures = (r: ExperimentReport | undefined) =>
+  r?.grpo ? { selected: r.outcome.selectedLabel, comparisons: comparisonFigures(r.grpo.comparisons) } : null;
 
 export type DemoEnd = {
   wallSeconds: number;
@@ -78,10 +86,17 @@ export function printDemoEnd({ wallSeconds, baseCached, dataDir, main, control, 
       `control: base ${pct(c.basePass)} → adapter ${pct(c.adapterPass)}, Δ ${pp(c.delta)} [${c.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(c.p)} (${c.test ?? "no test"}), ${c.significant ? "significant" : "not significant"}`,
     );
   const dpo = dpoFigures(main.body);
-  for (const cmp of dpo?.comparisons ?? [])
-    console.log(
-      `dpo:     ${cmp.a} ${pct(cmp.aPass)} vs ${cmp.b} ${pct(cmp.bPass)}, Δ ${pp(cmp.delta)} [${cmp.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(cmp.p)}, ${cmp.label}`,
-    );
+  const grpo = { main: grpoFigures(main.body), control: grpoFigures(control?.body) };
+  const sections: [string, ReturnType<typeof comparisonFigures> | undefined][] = [
+    ["dpo:    ", dpo?.comparisons],
+    ["grpo:   ", grpo.main?.comparisons],
+    ["grpo control (shuffled rewards):", grpo.control?.comparisons],
+  ];
+  for (const [tag, cmps] of sections)
+    for (const cmp of cmps ?? [])
+      console.log(
+        `${tag} ${cmp.a} ${pct(cmp.aPass)} vs ${cmp.b} ${pct(cmp.bPass)}, Δ ${pp(cmp.delta)} [${cmp.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(cmp.p)}, ${cmp.label}`,
+      );
   if (aa)
     console.log(
       `A/A:     ${aa.body.comparison}: ${pct(aa.body.stats.basePass)} vs ${pct(aa.body.stats.treatedPass)}, Δ ${pp(aa.body.stats.delta)} [${aa.body.stats.ci.map(pp).join(", ")}], p = ${String(aa.body.stats.p)} (${aa.body.stats.test}), ${aa.body.stats.improved + aa.body.stats.regressed} discordant, ${aa.body.stats.significant ? "significant" : "not significant"}`,
@@ -116,6 +131,7 @@ export function printDemoEnd({ wallSeconds, baseCached, dataDir, main, control, 
           }
         : null,
       dpo,
+      grpo: grpo.main ? grpo : null,
     }),
   );
 }

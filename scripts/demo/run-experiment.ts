@@ -9,14 +9,23 @@ import { and, eq } from "drizzle-orm";
 import type { Services } from "../../apps/web/server/services";
 import { createExperiment } from "../../apps/web/server/experiments/service";
 import { LEARNING_TRAINING, shuffledAnswersDataset } from "../learning-proof";
-import { DEMO_DPO, DISCLAIMER, DPO_RECIPE, SAMPLING, say } from "./options";
+import { DEMO_DPO, DEMO_GRPO, DISCLAIMER, DPO_RECIPE, SAMPLING, grpoRecipe, say } from "./options";
 
 export type DemoReport = { body: ExperimentReport; file: string; id: string };
 
 /** What every demo recipe shares: the frozen split, the reference teacher and the tiny base. */
 export type RecipeBase = { splitId: string; providerId: string; basePath: string; baseNote: string };
 
-export function demoRecipe(base: RecipeBase, name: string, datasetId?: string): ExperimentConfigInput {
+/** The method part: GRPO (its control: rewards shuffled), DPO on the main, or plain SFT. */
+const methodOf = (datasetId: string | undefined, control: boolean) =>
+  DEMO_GRPO ? grpoRecipe(control) : datasetId ? {} : DPO_RECIPE;
+
+export function demoRecipe(
+  base: RecipeBase,
+  name: string,
+  datasetId?: string,
+  control = datasetId !== undefined,
+): ExperimentConfigInput {
   return {
     name,
     splitId: base.splitId,
@@ -39,11 +48,12 @@ export function demoRecipe(base: RecipeBase, name: string, datasetId?: string): 
     evaluation: { maxNewTokens: 80, graderVersion: "agentlab-grader/2 judge pytest-8.3.4", ...SAMPLING },
     seeds: [1],
     bootstrap: { iterations: 2000, seed: 0 },
-    ...(datasetId ? {} : DPO_RECIPE),
+    ...methodOf(datasetId, control),
     disclaimer:
       DISCLAIMER +
       base.baseNote +
-      (datasetId ? " CONTROL: answers shuffled across train tasks; the adapter cannot learn the repair." : ""),
+      (datasetId ? " CONTROL: answers shuffled across train tasks; the adapter cannot learn the repair." : "") +
+      (DEMO_GRPO && control ? " CONTROL: GRPO rewards shuffled within each group; RL cannot learn from them." : ""),
   };
 }
 
@@ -64,7 +74,14 @@ async function waitForExperiment(db: Db, id: string, tag: string): Promise<void>
   }
 }
 
-/** The main experiment, then the control on its dataset with shuffled answers (skipped with DPO). */
+const experimentName = (kind: "main" | "control") =>
+  kind === "main"
+    ? `learning proof${DEMO_GRPO ? " (SFT then GRPO)" : ""}: synthetic family, tiny model`
+    : DEMO_GRPO
+      ? "learning proof CONTROL: GRPO rewards shuffled"
+      : "learning proof CONTROL: answers shuffled";
+
+/** The main experiment, then the control (shuffled answers, or with GRPO shuffled rewards; skipped with DPO). */
 export async function runExperiments(
   services: Services,
   base: RecipeBase,
@@ -75,7 +92,8 @@ export async function runExperiments(
   const reports: Record<string, DemoReport> = {};
   for (const kind of DEMO_DPO ? (["main"] as const) : (["main", "control"] as const)) {
     let datasetId: string | undefined;
-    if (kind === "control") {
+    // GRPO's control keeps the main's data and shuffles the rewards instead (its recipe).
+    if (kind === "control" && !DEMO_GRPO) {
       const mainId = reports.main?.body.experimentId ?? "";
       const [stage] = await db
         .select()
@@ -87,11 +105,7 @@ export async function runExperiments(
     }
     const exp = await createExperiment(
       db,
-      demoRecipe(
-        base,
-        kind === "main" ? "learning proof: synthetic family, tiny model" : "learning proof CONTROL: answers shuffled",
-        datasetId,
-      ),
+      demoRecipe(base, experimentName(kind), datasetId, kind === "control"),
       adminId,
     );
     say(`${kind} experiment ${exp.id} started`);
