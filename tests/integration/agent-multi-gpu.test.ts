@@ -159,6 +159,25 @@ describe("multi-rank train jobs (torchrun, gloo on the CPU)", () => {
     expect(log).toContain("ChildFailedError");
   });
 
+  it("ranks die with their launcher: SIGKILL of the job's process group (a cancel's grace run out) leaves no rank", async () => {
+    // torchrun starts each rank in a session of its own, so the group kill reaches torchrun and the
+    // trainer's launcher only; the ranks must follow torchrun (without that, they lived on: the
+    // cancel test failed under load, a rank left running 15 s after the job was canceled).
+    const job = await enqueueTrain(2, 30);
+    await waitFor(
+      async () => {
+        const j = await getJob(server.db.db, job.id);
+        const step = (j?.progress as { step?: number } | null)?.step ?? 0;
+        return step >= 1 && (await jobProcesses()).filter((p) => p.rank !== null).length === 2;
+      },
+      120_000,
+      100,
+    );
+    for (const p of (await jobProcesses()).filter((x) => x.rank === null)) process.kill(p.pid, "SIGKILL");
+    await noneLeft();
+    expect((await finished(job.id)).state).toBe("failed");
+  });
+
   it("cancel stops every rank and the launcher", async () => {
     const job = await enqueueTrain(2, 30);
     await waitFor(

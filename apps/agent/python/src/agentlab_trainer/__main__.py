@@ -32,6 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cancel = CancelFlag().install()
     try:
+        if args.command in ("train", "dpo", "grpo"):
+            from . import distributed
+
+            if distributed.from_env() is not None:  # a torchrun worker: it must not outlive torchrun
+                distributed.die_with_torchrun()
         spec = load_spec(args.spec, args.command)
         if args.command == "tiny-model":
             from . import tiny_model

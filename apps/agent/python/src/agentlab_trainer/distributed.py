@@ -60,6 +60,23 @@ def from_env(environ: dict[str, str] | None = None) -> Dist | None:
     return Dist(rank=int(env["RANK"]), world_size=world, local_rank=int(env.get("LOCAL_RANK", env["RANK"])))
 
 
+def die_with_torchrun() -> None:
+    """A torchrun worker runs in a session of its own (torch's elastic agent starts each with
+    start_new_session), so the agent's kill of the job's process group never reaches it: once the
+    cancel's grace ran out and torchrun was killed mid-shutdown, a rank could live on, waiting in a
+    collective until its timeout. It dies with torchrun instead (SIGKILL when its parent goes; at
+    once if that already happened before the request)."""
+    import ctypes
+    import signal
+
+    pr_set_pdeathsig = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() == 1:
+        os._exit(137)
+
+
 def init(dist: Dist, device: str, init_method: str = "env://") -> str:
     """Joins the process group (NCCL on CUDA, gloo on CPU); returns this rank's device string.
     Non-main ranks' stdout (events only, by protocol: duplicates of rank 0's progress, and a result
