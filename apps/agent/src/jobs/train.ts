@@ -6,8 +6,8 @@ import { resumeSpec } from "./train-resume";
 // `train`: SFT on a dataset snapshot fetched by hash; every epoch's adapter is uploaded as soon as
 // it exists, so a canceled run keeps its finished epochs (brief §6). Payload and result: TrainJobPayload
 // and TrainJobResult in core. spec.world_size N > 1: the trainer runs itself under
-// torchrun with N ranks in the process group runPython starts, so cancel reaches every rank; rank 0
-// alone reports progress and snapshots; a dead rank makes torchrun stop the others and the job fails
+// torchrun with N ranks (each in a session of its own, dying with torchrun, so the cancel of the
+// process group runPython starts reaches every rank); rank 0 alone reports progress and snapshots; a dead rank makes torchrun stop the others and the job fails
 // with the dead rank's exit (agentlab_trainer/distributed.py). A retried one-process run resumes
 // after the last epoch an earlier attempt uploaded with its trainer state (train-resume.ts).
 
