@@ -99,6 +99,18 @@ async function jobProcesses(): Promise<Array<{ pid: number; rank: string | null 
   return out;
 }
 
+/** Once the job reported its first step and both ranks' processes are alive. */
+const trainingOnBothRanks = (id: string) =>
+  waitFor(
+    async () => {
+      const j = await getJob(server.db.db, id);
+      const step = (j?.progress as { step?: number } | null)?.step ?? 0;
+      return step >= 1 && (await jobProcesses()).filter((p) => p.rank !== null).length === 2;
+    },
+    120_000,
+    100,
+  );
+
 const noneLeft = () => waitFor(async () => (await jobProcesses()).length === 0, 15_000, 200);
 
 const close = (a: number, b: number) => expect(Math.abs(a - b)).toBeLessThanOrEqual(1e-4 * Math.max(1, Math.abs(b)));
@@ -164,15 +176,7 @@ describe("multi-rank train jobs (torchrun, gloo on the CPU)", () => {
     // trainer's launcher only; the ranks must follow torchrun (without that, they lived on: the
     // cancel test failed under load, a rank left running 15 s after the job was canceled).
     const job = await enqueueTrain(2, 30);
-    await waitFor(
-      async () => {
-        const j = await getJob(server.db.db, job.id);
-        const step = (j?.progress as { step?: number } | null)?.step ?? 0;
-        return step >= 1 && (await jobProcesses()).filter((p) => p.rank !== null).length === 2;
-      },
-      120_000,
-      100,
-    );
+    await trainingOnBothRanks(job.id);
     for (const p of (await jobProcesses()).filter((x) => x.rank === null)) process.kill(p.pid, "SIGKILL");
     await noneLeft();
     expect((await finished(job.id)).state).toBe("failed");
@@ -180,15 +184,7 @@ describe("multi-rank train jobs (torchrun, gloo on the CPU)", () => {
 
   it("cancel stops every rank and the launcher", async () => {
     const job = await enqueueTrain(2, 30);
-    await waitFor(
-      async () => {
-        const j = await getJob(server.db.db, job.id);
-        const step = (j?.progress as { step?: number } | null)?.step ?? 0;
-        return step >= 1 && (await jobProcesses()).filter((p) => p.rank !== null).length === 2;
-      },
-      120_000,
-      100,
-    );
+    await trainingOnBothRanks(job.id);
     await server.app.services.queue.cancel(job.id);
     const done = await finished(job.id);
     expect(done.state).toBe("canceled");

@@ -10,7 +10,7 @@ import { Section } from "../_components/PageHeader";
 import { duration } from "../../client/format";
 import { useTRPC } from "../_lib/trpc";
 import { defaultDpoRound, dpoRoundsShown, type DpoRun } from "../_lib/dpo-curves";
-import { faded, SeedRunCard, seedColor, SmoothingSlider } from "./SeedRunCard";
+import { faded, SeedRunCard, seedColor, seedSeries, SmoothingSlider } from "./SeedRunCard";
 import { HeldOutScores } from "./DpoHeldOut";
 
 // The DPO half of an sft+dpo experiment: per round, what the pairs stage built and kept,
@@ -144,12 +144,6 @@ export function DpoPanel({ experimentId, live, rft = false }: { experimentId: st
       },
     ];
   });
-  const perSeed = (pick: (p: DpoRun["points"][number]) => number): Series[] =>
-    started.map((r, i) => ({
-      name: `seed ${r.seed}`,
-      color: color(i),
-      points: r.points.map((p) => ({ x: p.step, y: pick(p) })),
-    }));
   const markers: Marker[] = [
     ...new Map(
       started.flatMap((r) => r.marks).map((m) => [`epoch ${m.epoch}`, { x: m.step, label: `epoch ${m.epoch}` }]),
@@ -201,7 +195,7 @@ export function DpoPanel({ experimentId, live, rft = false }: { experimentId: st
             <div data-testid="dpo-margin-chart">
               <h3 className="mb-1 text-xs font-medium text-zinc-500">Reward margin β·(Δ chosen − Δ rejected)</h3>
               <LineChart
-                series={perSeed((p) => p.rewardMargin)}
+                series={seedSeries(started, (p) => p.rewardMargin)}
                 markers={markers}
                 refLines={[{ y: 0, label: "0" }]}
                 xLabel="step"
@@ -215,7 +209,7 @@ export function DpoPanel({ experimentId, live, rft = false }: { experimentId: st
                 Preference accuracy (chosen reward &gt; rejected)
               </h3>
               <LineChart
-                series={perSeed((p) => p.preferenceAccuracy)}
+                series={seedSeries(started, (p) => p.preferenceAccuracy)}
                 markers={markers}
                 xLabel="step"
                 yLabel="accuracy"

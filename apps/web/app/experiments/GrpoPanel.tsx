@@ -6,7 +6,7 @@ import { LineChart, type Marker, type Series } from "../_components/LineChart";
 import { Section } from "../_components/PageHeader";
 import { duration } from "../../client/format";
 import { useTRPC } from "../_lib/trpc";
-import { SeedRunCard, seedColor } from "./SeedRunCard";
+import { SeedRunCard, seedSeries } from "./SeedRunCard";
 
 // The GRPO half of an sft+grpo experiment: each seed's run as curves from the grpo job's streamed
 // steps (reward and the judge's pass share; groups whose rewards were all equal, which carry no
@@ -22,22 +22,12 @@ export function GrpoPanel({ experimentId, live }: { experimentId: string; live: 
   if (q.error) return <ErrorBox error={q.error} title="Could not load the GRPO curves" />;
   const runs = q.data ?? [];
   const started = runs.filter((r) => r.points.length > 0);
-  type Point = (typeof started)[number]["points"][number];
-  const perSeed = (pick: (p: Point) => number | null): Series[] =>
-    started.map((r, i) => ({
-      name: `seed ${r.seed}`,
-      color: seedColor(i),
-      points: r.points.flatMap((p) => {
-        const y = pick(p);
-        return y === null ? [] : [{ x: p.step, y }];
-      }),
-    }));
   const markers: Marker[] = [
     ...new Map(
       started.flatMap((r) => r.snapshots).map((s) => [s.step, { x: s.step, label: `snapshot ${s.snapshot}` }]),
     ).values(),
   ];
-  const kl = perSeed((p) => p.kl).filter((s) => s.points.length > 0);
+  const kl = seedSeries(started, (p) => p.kl).filter((s) => s.points.length > 0);
   const chart = (testId: string, title: string, series: Series[], yLabel: string, yDomain?: [number, number]) => (
     <div data-testid={testId} className="max-w-3xl">
       <h3 className="mb-1 text-xs font-medium text-zinc-500">{title}</h3>
@@ -90,21 +80,21 @@ export function GrpoPanel({ experimentId, live }: { experimentId: string; live: 
             {chart(
               "grpo-reward-chart",
               "Reward mean by step (1 = the judge passed)",
-              perSeed((p) => p.rewardMean),
+              seedSeries(started, (p) => p.rewardMean),
               "reward",
               [0, 1],
             )}
             {chart(
               "grpo-signal-chart",
               "Groups whose rewards were all equal (no learning signal)",
-              perSeed((p) => p.zeroVarianceShare),
+              seedSeries(started, (p) => p.zeroVarianceShare),
               "share",
               [0, 1],
             )}
             {chart(
               "grpo-length-chart",
               "Completion length (tokens)",
-              perSeed((p) => p.completionLength),
+              seedSeries(started, (p) => p.completionLength),
               "tokens",
             )}
             {kl.length ? chart("grpo-kl-chart", "KL to the start policy", kl, "KL") : null}

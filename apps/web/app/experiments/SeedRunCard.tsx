@@ -1,15 +1,32 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
+import type { Series } from "../_components/LineChart";
 import { ProgressBar } from "../_components/ProgressBar";
 import { StateBadge } from "../_components/StatusBadges";
 
-// One seed's run (SFT training or DPO) as a card: state, job link, progress and its latest figures,
-// and the curves' smoothing control. Shared by the training and DPO panels so the two read the same way.
+// One seed's run (SFT training, DPO or GRPO) as a card: state, job link, progress and its latest
+// figures, one figure by step per seed, and the curves' smoothing control. Shared by the training,
+// DPO and GRPO panels so they read the same way.
 
 export const SEED_COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"];
 export const seedColor = (i: number): string => SEED_COLORS[i % SEED_COLORS.length] ?? "#2563eb";
 /** The raw (unsmoothed) series of a seed: its colour, translucent. */
 export const faded = (hex: string) => `${hex}55`;
+
+/** One line per seed of `pick` by step, in the seed's colour; a step where `pick` is null is left out. */
+export function seedSeries<P extends { step: number }>(
+  runs: readonly { seed: number; points: readonly P[] }[],
+  pick: (p: P) => number | null,
+): Series[] {
+  return runs.map((r, i) => ({
+    name: `seed ${r.seed}`,
+    color: seedColor(i),
+    points: r.points.flatMap((p) => {
+      const y = pick(p);
+      return y === null ? [] : [{ x: p.step, y }];
+    }),
+  }));
+}
 
 export type SeedFact = { label: string; value: ReactNode; testId?: string };
 

@@ -8,7 +8,7 @@ import { LineChart, type Marker, type Series } from "../_components/LineChart";
 import { Section } from "../_components/PageHeader";
 import { duration } from "../../client/format";
 import { useTRPC } from "../_lib/trpc";
-import { faded, SeedRunCard, seedColor, SmoothingSlider } from "./SeedRunCard";
+import { faded, SeedRunCard, seedColor, seedSeries, SmoothingSlider } from "./SeedRunCard";
 
 /** Per-seed training: loss (raw and smoothed) with epoch marks and per-epoch eval loss, learning rate, tokens/s, ETA. */
 export function TrainingPanel({ experimentId, live }: { experimentId: string; live: boolean }) {
@@ -32,12 +32,6 @@ export function TrainingPanel({ experimentId, live }: { experimentId: string; li
       ...(evals.length ? [{ name: `seed ${s.seed} eval loss`, color, dashed: true, points: evals }] : []),
     ];
   });
-  const perSeed = (pick: (p: (typeof started)[number]["points"][number]) => number): Series[] =>
-    started.map((s, i) => ({
-      name: `seed ${s.seed}`,
-      color: seedColor(i),
-      points: s.points.map((p) => ({ x: p.step, y: pick(p) })),
-    }));
   const markers: Marker[] = [
     ...new Map(
       started.flatMap((s) => s.marks).map((m) => [`epoch ${m.epoch}`, { x: m.step, label: `epoch ${m.epoch}` }]),
@@ -108,11 +102,17 @@ export function TrainingPanel({ experimentId, live }: { experimentId: string; li
           </div>
           <div>
             <h3 className="mb-1 text-xs font-medium text-zinc-500">Learning rate</h3>
-            <LineChart series={perSeed((p) => p.lr)} markers={markers} xLabel="step" yLabel="lr" height={170} />
+            <LineChart
+              series={seedSeries(started, (p) => p.lr)}
+              markers={markers}
+              xLabel="step"
+              yLabel="lr"
+              height={170}
+            />
           </div>
           <div>
             <h3 className="mb-1 text-xs font-medium text-zinc-500">Supervised tokens per second</h3>
-            <LineChart series={perSeed((p) => p.tokensPerS)} xLabel="step" yLabel="tokens/s" height={170} />
+            <LineChart series={seedSeries(started, (p) => p.tokensPerS)} xLabel="step" yLabel="tokens/s" height={170} />
           </div>
         </div>
       )}

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DomainError, DpoJobResult, ExperimentConfig, modelLabel, parseStageOutput, stagePlan } from "@agentlab/core";
-import { dpoEpochDynamics, dpoPoints, epochMarks, thin, trainFraction } from "@agentlab/core/experiments/training";
+import { dpoEpochDynamics, dpoPoints, epochMarks, runCurve } from "@agentlab/core/experiments/training";
 import { getExperiment, listStages } from "@agentlab/db";
 import { trainStageData } from "@agentlab/db/queries/training";
 import { router, viewerProcedure } from "../trpc/init";
@@ -26,18 +26,12 @@ export const dpoRouter = router({
       const t = targets.get(s.key);
       if (!t) return [];
       const points = dpoPoints(s.progress);
-      const kept = new Set(thin(points, 1500).map((p) => p.step));
-      const last = points.at(-1) ?? null;
       const record = DpoJobResult.safeParse(s.job?.result);
       return [
         {
-          key: s.key,
+          ...runCurve(s, points),
           seed: t.seed,
           round: t.round,
-          stageState: s.stageState,
-          jobId: s.job?.id ?? null,
-          jobState: s.job?.state ?? null,
-          points: points.filter((p) => kept.has(p.step)),
           marks: epochMarks(points),
           // read from every point (thinning could skip an epoch's last step)
           dynamics: dpoEpochDynamics(points),
@@ -53,9 +47,6 @@ export const dpoRouter = router({
             : [],
           // each epoch scored on held-out dev pairs (a score job), or why none was
           heldOut: parseStageOutput("dpo", s.key, outputs.get(s.key))?.heldOut ?? null,
-          fraction: s.stageState === "succeeded" ? 1 : trainFraction(points),
-          etaS: s.job?.state === "running" && last ? last.etaS : null,
-          latest: last,
         },
       ];
     });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DomainError, ExperimentConfig, parseJobResult, stagePlan } from "@agentlab/core";
-import { grpoPoints, thin, trainFraction } from "@agentlab/core/experiments/training";
+import { grpoPoints, runCurve } from "@agentlab/core/experiments/training";
 import { getExperiment } from "@agentlab/db";
 import { trainStageData } from "@agentlab/db/queries/training";
 import { router, viewerProcedure } from "../trpc/init";
@@ -22,17 +22,11 @@ export const grpoRouter = router({
     return (await trainStageData(ctx.db, input.id, "grpo")).flatMap((s) => {
       const t = targets.get(s.key);
       if (!t) return [];
-      const points = grpoPoints(s.progress);
-      const last = points.at(-1) ?? null;
       const record = parseJobResult("grpo", s.job?.result);
       return [
         {
-          key: s.key,
+          ...runCurve(s, grpoPoints(s.progress)),
           seed: t.seed,
-          stageState: s.stageState,
-          jobId: s.job?.id ?? null,
-          jobState: s.job?.state ?? null,
-          points: thin(points, 1500),
           snapshots: (record?.snapshots ?? []).map((x) => ({
             snapshot: x.epoch,
             step: x.step,
@@ -41,9 +35,6 @@ export const grpoRouter = router({
           totals: record
             ? { steps: record.steps, graded: record.graded_completions, maskedGroups: record.masked_groups }
             : null,
-          fraction: s.stageState === "succeeded" ? 1 : trainFraction(points),
-          etaS: s.job?.state === "running" && last ? last.etaS : null,
-          latest: last,
         },
       ];
     });

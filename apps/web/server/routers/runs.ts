@@ -8,14 +8,7 @@ import {
   RunListInput,
   outcomeMatrix,
 } from "@agentlab/core/experiments/runs";
-import {
-  epochLosses,
-  epochMarks,
-  restartMarks,
-  thin,
-  trainFraction,
-  trainPoints,
-} from "@agentlab/core/experiments/training";
+import { epochLosses, epochMarks, restartMarks, runCurve, trainPoints } from "@agentlab/core/experiments/training";
 import { getExperiment } from "@agentlab/db";
 import { trainStageData } from "@agentlab/db/queries/training";
 import { annotateRun, listRuns, recentBaseModels, reportsOf, runTags, setRunArchived } from "@agentlab/db/queries/runs";
@@ -52,23 +45,14 @@ export const runsRouter = router({
     const stages = await trainStageData(ctx.db, input.id);
     return stages.map((s) => {
       const points = trainPoints(s.progress);
-      const last = points.at(-1) ?? null;
-      const running = s.job?.state === "running";
       return {
-        key: s.key,
+        ...runCurve(s, points),
         seed: Number(s.key.replace(/^train:s/, "")),
-        stageState: s.stageState,
         startedAt: s.startedAt,
         finishedAt: s.finishedAt,
-        jobId: s.job?.id ?? null,
-        jobState: s.job?.state ?? null,
-        points: thin(points, 1500),
         marks: epochMarks(points),
         restarts: restartMarks(s.progress),
         epochs: epochLosses(s.adapters, s.job?.result ?? null, points),
-        fraction: s.stageState === "succeeded" ? 1 : trainFraction(points),
-        etaS: running && last ? last.etaS : null,
-        latest: last,
       };
     });
   }),

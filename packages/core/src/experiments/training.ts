@@ -228,6 +228,27 @@ export function thin<P extends { step: number; epoch?: number }>(points: readonl
   return [...keep].sort((a, b) => a - b).flatMap((i) => (points[i] ? [points[i]] : []));
 }
 
+/**
+ * What every curves panel (training, DPO, GRPO) shows of one stage's run besides its own figures:
+ * its state and job, the curve thinned for drawing, the progress, the ETA while running, the latest point.
+ */
+export function runCurve<P extends { step: number; totalSteps: number; etaS: number; epoch?: number }>(
+  s: { key: string; stageState: string; job: { id: string; state: string } | null },
+  points: readonly P[],
+) {
+  const last = points.at(-1) ?? null;
+  return {
+    key: s.key,
+    stageState: s.stageState,
+    jobId: s.job?.id ?? null,
+    jobState: s.job?.state ?? null,
+    points: thin(points, 1500),
+    fraction: s.stageState === "succeeded" ? 1 : trainFraction(points),
+    etaS: s.job?.state === "running" && last ? last.etaS : null,
+    latest: last,
+  };
+}
+
 /** Fraction of the run's steps done, from its latest event; null before the first. */
 export const trainFraction = (points: readonly { step: number; totalSteps: number }[]): number | null => {
   const last = points.at(-1);
