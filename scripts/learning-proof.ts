@@ -1,8 +1,7 @@
 // Pieces shared by `npm run demo` and tests/integration/learning-proof.test.ts: the
-// synthetic learnable pool, the warmed-up tiny base (built from train-split text only: echo samples
-// of the other train tasks and the real repairs of the warm shapes' train tasks; meant to start
-// above 0% of test, measured at 0%: see warmupSamples), and the control's SFT snapshot whose
-// answers are shuffled across train tasks.
+// synthetic learnable pool's split, the CPU demo preset's warmed tiny base built here into the
+// machine's cache (the recipe is core's `cpu-demo.ts`; the experiment form builds the same base on
+// an agent), and the control's SFT snapshot whose answers are shuffled across train tasks.
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -10,7 +9,12 @@ import { gunzipSync } from "node:zlib";
 import { allDatasetSamples, createSplit, getDataset, schema, type Db } from "@agentlab/db";
 import { eq } from "drizzle-orm";
 import {
-  renderRepairPrompt,
+  CPU_DEMO_POSITIONS,
+  CPU_DEMO_SHAPE,
+  CPU_DEMO_SPLIT,
+  CPU_DEMO_WARMUP_DESCRIPTION,
+  cpuDemoWarmupSamples,
+  promptTemplateText,
   sampleHash,
   sha256Hex,
   sftLine,
@@ -18,10 +22,9 @@ import {
   TaskSpec,
   type SftSample,
   type TinyModelSummary,
+  type TinyShape,
 } from "@agentlab/core";
 import { LEARNABLE_POOL_FILE } from "../apps/web/server/bootstrap/builtin-pool";
-import { echoWarmupSamples } from "../apps/agent/src/synth/warmup-data";
-import { LEARNABLE_SHAPES, learnableCluster } from "../apps/agent/src/synth/learnable";
 import { runPython } from "../apps/agent/src/trainer/python";
 import { writeSnapshot, type Built } from "../apps/web/server/teacher/datasets";
 import type { Services } from "../apps/web/server/services";
@@ -29,47 +32,13 @@ import { cacheRoot, trainerSourceHash, withCacheLock } from "./tiny-base-cache";
 
 const TRAINER_DIR = join(import.meta.dirname, "..", "apps", "agent", "python");
 
-export const WARMUP_DESCRIPTION =
-  "partial warm-up: the TRAIN tasks of one shape in four (WARM_CLUSTERS) answered with their real repair, so the base already solves some test tasks and a regression " +
-  "or a mispaired row can show; every other TRAIN task's repair prompt answered with its own buggy MAIN file unchanged (plus copies with the integers renamed to other " +
-  "train tasks' ones), which teaches the answer format and copying; no dev or test text";
-
 /**
- * The shapes whose train repairs the base is warmed up on (every fourth, spread over templates and
- * expressions), meant to start the base above 0% of test so that a control can regress (whether
- * it does depends on the machine that builds it: see warmupSamples).
+ * The preset's frozen split of the learnable pool, with its tasks by part from the pool file (the
+ * split assigns ids, the file holds the tasks); the demo and the learning-proof test make the same
+ * one, so both read the same train tasks and share one cached base.
  */
-export const WARM_CLUSTERS: ReadonlySet<string> = new Set(
-  LEARNABLE_SHAPES.filter((_, i) => i % 4 === 0).map((s) => learnableCluster(s.fn)),
-);
-
-/**
- * The base's warm-up samples: echo samples of the other train tasks, and the warm shapes' train
- * tasks answered with their repair only, 3 times each (an echo of the same prompt would teach the
- * opposite answer). Measured on the demo's split: one machine's build solves 0 of 36 test tasks,
- * another's (same recipe, other float kernels) 3 of 36, all on warmed shapes; with 8 repair copies,
- * or the repairs' loss on the answer only, the main adapter fell below significance, so 3 it is.
- */
-export function warmupSamples(train: readonly TaskSpec[], shape: TinyShape): SftSample[] {
-  const warm = (t: TaskSpec) => t.cluster !== undefined && WARM_CLUSTERS.has(t.cluster);
-  return [
-    ...echoWarmupSamples(
-      train.filter((t) => !warm(t)),
-      { copies: shape.copies, seed: 1 },
-    ),
-    ...Array.from({ length: shape.repairCopies }, () => referenceSamples(train.filter(warm))).flat(),
-  ];
-}
-
-/**
- * The demo's frozen split of the learnable pool; the learning-proof test makes the same one (same
- * pool file, same parameters), so both read the same train tasks and share one cached base.
- */
-export const LEARNABLE_SPLIT = { seed: 14, devRatio: 0.2, testRatio: 0.2 } as const;
-
-/** The split's tasks by part, from the pool file (the split assigns ids, the file holds the tasks). */
 export async function learnableSplit(db: Db, poolId: string) {
-  const { split } = await createSplit(db, { poolId, ...LEARNABLE_SPLIT });
+  const { split } = await createSplit(db, { poolId, ...CPU_DEMO_SPLIT });
   const rows = await db
     .select({ id: schema.splitAssignments.taskId, part: schema.splitAssignments.part })
     .from(schema.splitAssignments)
@@ -88,51 +57,6 @@ export function learnableTasks(): TaskSpec[] {
     .map((l) => TaskSpec.parse(JSON.parse(l)));
 }
 
-export type TinyShape = {
-  vocab: number;
-  hidden: number;
-  intermediate: number;
-  layers: number;
-  warmupSteps: number;
-  warmupLr: number;
-  warmupBatch: number;
-  copies: number;
-  /** How many times each warm shape's train repair appears in the warm-up data. */
-  repairCopies: number;
-};
-type Training = {
-  epochs: number;
-  learningRate: number;
-  batchSize: number;
-  maxLength: number;
-  lora: { r: number; alpha: number; dropout: number; target_modules: string[] };
-};
-
-// Settings measured on the shared 2-core machine (docs/status.md): small enough for
-// minutes, large enough to copy a short function and learn the one repair.
-export const LEARNING_SHAPE: TinyShape = {
-  vocab: 1024,
-  hidden: 128,
-  intermediate: 256,
-  layers: 2,
-  warmupSteps: 250,
-  warmupLr: 1e-2,
-  warmupBatch: 16,
-  copies: 2,
-  repairCopies: 3,
-};
-// 10 epochs, not 4: the base built on another machine (other float kernels, same recipe) solved
-// 3/36 of test where the earlier one solved 0, and 4 epochs then gave +2.8 pp, p = 1; on that base
-// 8 / 10 / 12 epochs gave +22.2 pp (p = 0.031) / +25.0 pp (p = 0.016) / +25.0 pp, so the proof no
-// longer rests on a base that happened to learn in 48 steps (2026-12-02).
-export const LEARNING_TRAINING: Training = {
-  epochs: 10,
-  learningRate: 1e-2,
-  batchSize: 8,
-  maxLength: 1024,
-  lora: { r: 8, alpha: 16, dropout: 0, target_modules: ["q_proj", "k_proj", "v_proj", "o_proj"] },
-};
-
 /**
  * The tiny base: tokenizer fitted on the train tasks (and the fixed prompt template text), random
  * weights, then the echo warm-up on train tasks only. Built once per recipe into the machine's
@@ -143,21 +67,17 @@ export const LEARNING_TRAINING: Training = {
 export async function buildWarmBase(opts: {
   python: string;
   train: readonly TaskSpec[];
-  shape: TinyShape;
+  shape?: TinyShape;
   env?: NodeJS.ProcessEnv;
 }): Promise<TinyModelSummary> {
-  const first = opts.train[0];
-  if (!first) throw new Error("no train tasks");
-  // The template's fixed words (system prompt, headings, footer) with a train task's prompt; no task text of other parts.
-  const templateText = renderRepairPrompt(first)
-    .map((m) => m.content)
-    .join("\n");
-  const warmText = warmupSamples(opts.train, opts.shape).map(sftLine).join("\n") + "\n";
+  const shape = opts.shape ?? CPU_DEMO_SHAPE;
+  const templateText = promptTemplateText(opts.train);
+  const warmText = cpuDemoWarmupSamples(opts.train, shape).map(sftLine).join("\n") + "\n";
   const ids = opts.train.map((t) => t.id);
   const venvStamp = join(TRAINER_DIR, ".venv", ".agentlab-stamp");
   const recipe = sha256Hex(
     JSON.stringify({
-      shape: opts.shape,
+      shape,
       ids,
       template: sha256Hex(templateText),
       warmup: sha256Hex(warmText),
@@ -173,7 +93,7 @@ export async function buildWarmBase(opts: {
     const warm = join(dir, "warmup.jsonl");
     await writeFile(template, templateText);
     await writeFile(warm, warmText);
-    const s = opts.shape;
+    const s = shape;
     const res = await runPython(
       "tiny-model",
       {
@@ -184,11 +104,11 @@ export async function buildWarmBase(opts: {
         hidden_size: s.hidden,
         intermediate_size: s.intermediate,
         num_layers: s.layers,
-        max_position_embeddings: 1024,
+        max_position_embeddings: CPU_DEMO_POSITIONS,
         warmup: {
           dataset: warm,
           task_ids: ids,
-          description: WARMUP_DESCRIPTION,
+          description: CPU_DEMO_WARMUP_DESCRIPTION,
           steps: s.warmupSteps,
           learning_rate: s.warmupLr,
           batch_size: s.warmupBatch,

@@ -7,29 +7,21 @@
 //            test tasks and with the report's clustered statistics: the noise floor, never significant
 //            but by the rule's α.
 // The base is warmed up on the train repairs of a quarter of the shapes, meant to start above 0% of
-// test so that a control can regress (measured at 0%: see warmupSamples in learning-proof.ts).
+// test so that a control can regress (measured at 0%: see cpuDemoWarmupSamples in core).
 // Each report's own significance rule decides. Tasks and model are synthetic: nothing here is about
 // real models. The last line is one JSON object naming the three reports' JSON files.
 // The pieces: options.ts (settings), run-experiment.ts (recipe, main and control), aa-control.ts,
 // output.ts (the summary and the JSON line).
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import {
-  createShareLink,
-  getPool,
-  insertProvider,
-  listProviders,
-  migrateDatabase,
-  openDatabase,
-  schema,
-} from "@agentlab/db";
+import { createShareLink, getPool, referenceOracle, migrateDatabase, openDatabase, schema } from "@agentlab/db";
 import { loadEnv } from "../../apps/web/server/env";
 import { createLogger } from "../../apps/web/server/logger";
 import { createApp } from "../../apps/web/server/app";
 import { ensureBuiltinPool, LEARNABLE_POOL_NAME } from "../../apps/web/server/bootstrap/builtin-pool";
 import { startLocalAgent } from "../../apps/web/server/bootstrap/local-agent";
 import { findPython } from "../../apps/agent/src/trainer/python";
-import { buildWarmBase, LEARNING_SHAPE, learnableSplit } from "../learning-proof";
+import { buildWarmBase, learnableSplit } from "../learning-proof";
 import { withCacheLock } from "../tiny-base-cache";
 import { aaControl, type AaControl } from "./aa-control";
 import { DEMO_DIR, DEMO_DPO, DEMO_GRPO, ROOT, say, t0 } from "./options";
@@ -66,7 +58,7 @@ async function main() {
   const python = findPython(null, { root: join(ROOT, "apps/agent") });
   // Built once per recipe into the machine's cache outside the clone (AGENTLAB_CACHE_DIR): the
   // warm-up is most of a first run's wall time on 2 cores.
-  const tiny = await buildWarmBase({ python, train, shape: LEARNING_SHAPE });
+  const tiny = await buildWarmBase({ python, train });
   const warm = tiny.warmup;
   if (!warm) throw new Error("the tiny base was not warmed up");
   say(
@@ -86,16 +78,8 @@ async function main() {
     .values({ email: "demo@agentlab.local", name: "Demo", passwordHash: "!", role: "admin" })
     .onConflictDoUpdate({ target: schema.users.email, set: { name: "Demo" } })
     .returning();
-  const provider =
-    (await listProviders(db)).find((p) => p.kind === "reference" && p.name === "reference oracle") ??
-    (await insertProvider(db, {
-      name: "reference oracle",
-      kind: "reference",
-      baseUrl: null,
-      model: "reference",
-      apiKeySealed: null,
-      extraParams: {},
-    }));
+  const provider = await referenceOracle(db, { create: true });
+  if (!provider) throw new Error("no reference oracle");
 
   let reports: Awaited<ReturnType<typeof runExperiments>>;
   let aa: AaControl | null = null;

@@ -4,11 +4,17 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Db, reportByExperiment, schema } from "@agentlab/db";
-import { parseStageOutput, reportToJson, type ExperimentConfigInput, type ExperimentReport } from "@agentlab/core";
+import {
+  cpuDemoRecipe,
+  parseStageOutput,
+  reportToJson,
+  type ExperimentConfigInput,
+  type ExperimentReport,
+} from "@agentlab/core";
 import { and, eq } from "drizzle-orm";
 import type { Services } from "../../apps/web/server/services";
 import { createExperiment } from "../../apps/web/server/experiments/service";
-import { LEARNING_TRAINING, shuffledAnswersDataset } from "../learning-proof";
+import { shuffledAnswersDataset } from "../learning-proof";
 import { DEMO_DPO, DEMO_GRPO, DISCLAIMER, DPO_RECIPE, SAMPLING, grpoRecipe, say } from "./options";
 
 export type DemoReport = { body: ExperimentReport; file: string; id: string };
@@ -26,27 +32,16 @@ export function demoRecipe(
   datasetId?: string,
   control = datasetId !== undefined,
 ): ExperimentConfigInput {
+  const preset = cpuDemoRecipe();
   return {
     name,
     splitId: base.splitId,
     teacher: { providerId: base.providerId, n: 1 },
     ...(datasetId ? { datasetId } : {}),
     baseModel: { source: "path", ref: base.basePath },
-    training: {
-      epochs: LEARNING_TRAINING.epochs,
-      learningRate: LEARNING_TRAINING.learningRate,
-      batchSize: LEARNING_TRAINING.batchSize,
-      maxLength: LEARNING_TRAINING.maxLength,
-      quantization: "none",
-      lora: {
-        r: LEARNING_TRAINING.lora.r,
-        alpha: LEARNING_TRAINING.lora.alpha,
-        dropout: LEARNING_TRAINING.lora.dropout,
-        targets: LEARNING_TRAINING.lora.target_modules,
-      },
-    },
-    evaluation: { maxNewTokens: 80, graderVersion: "agentlab-grader/2 judge pytest-8.3.4", ...SAMPLING },
-    seeds: [1],
+    training: preset.training,
+    evaluation: { ...preset.evaluation, ...SAMPLING },
+    seeds: preset.seeds,
     bootstrap: { iterations: 2000, seed: 0 },
     ...methodOf(datasetId, control),
     disclaimer:

@@ -4,7 +4,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { Browser } from "playwright-core";
-import { createSplit, importPool, insertProvider } from "@agentlab/db";
+import { createSplit, importPool, referenceOracle } from "@agentlab/db";
 import { findPython, runPython } from "../../apps/agent/src/trainer/python";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
 import { launchBrowser, signedInAdmin, useProduct, type RunningApp } from "./helpers/app";
@@ -26,14 +26,7 @@ beforeAll(async () => {
   const imp = await importPool(db, { name: "e2e-small", lines: [new TextEncoder().encode(toJsonl(makePool(12, 1)))] });
   if (!imp.ok) throw new Error("pool import failed");
   splitId = (await createSplit(db, { poolId: imp.poolId, seed: 3, devRatio: 0.25, testRatio: 0.25 })).split.id;
-  await insertProvider(db, {
-    name: "reference oracle",
-    kind: "reference",
-    baseUrl: null,
-    model: "reference",
-    apiKeySealed: null,
-    extraParams: {},
-  });
+  await referenceOracle(db, { create: true });
   model = join(await mkdtemp(join(tmpdir(), "agentlab-e2e-model-")), "tiny");
   const python = findPython(null, { root: join(ROOT, "apps/agent") });
   await runPython(

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Browser } from "playwright-core";
 import { and, eq } from "drizzle-orm";
-import { createEnrollmentToken, createSplit, enrollAgent, importPool, insertProvider, schema } from "@agentlab/db";
+import { createEnrollmentToken, createSplit, enrollAgent, importPool, referenceOracle, schema } from "@agentlab/db";
 import { createExperiment } from "../../apps/web/server/experiments/service";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
 import { createFirstAdmin, launchBrowser, useProduct, type RunningApp } from "./helpers/app";
@@ -45,16 +45,7 @@ beforeAll(async () => {
   const imp = await importPool(db, { name: "e2e-stuck", lines: [new TextEncoder().encode(toJsonl(makePool(12, 1)))] });
   if (!imp.ok) throw new Error("pool import failed");
   const splitId = (await createSplit(db, { poolId: imp.poolId, seed: 3, devRatio: 0.25, testRatio: 0.25 })).split.id;
-  const providerId = (
-    await insertProvider(db, {
-      name: "reference oracle",
-      kind: "reference",
-      baseUrl: null,
-      model: "reference",
-      apiKeySealed: null,
-      extraParams: {},
-    })
-  ).id;
+  const providerId = (await referenceOracle(db, { create: true }))?.id ?? "";
   const exp = await createExperiment(
     db,
     {

@@ -17,6 +17,8 @@ import {
   sftSample,
   TrainerEvent,
   type PairedComparison,
+  CPU_DEMO_WARM_CLUSTERS,
+  cpuDemoRecipe,
   type RecordedProtocol,
   type SftSample,
   type TaskSpec,
@@ -26,14 +28,7 @@ import { LEARNABLE_POOL_FILE, LEARNABLE_POOL_NAME } from "../../apps/web/server/
 import { Grader } from "../../apps/agent/src/grading/grader";
 import { findPython, runPython } from "../../apps/agent/src/trainer/python";
 import { LEARNABLE_SHAPES, learnableCluster } from "../../apps/agent/src/synth/learnable";
-import {
-  buildWarmBase,
-  learnableSplit,
-  referenceSamples,
-  LEARNING_SHAPE,
-  LEARNING_TRAINING,
-  WARM_CLUSTERS,
-} from "../../scripts/learning-proof";
+import { buildWarmBase, learnableSplit, referenceSamples } from "../../scripts/learning-proof";
 import {
   answersOf,
   compareOutcomes,
@@ -93,7 +88,7 @@ beforeAll(async () => {
   }
   grader = new Grader(sandboxCfg(), { workers: 2 });
   // Built once per recipe into the machine's cache outside the clone (AGENTLAB_CACHE_DIR).
-  base = (await buildWarmBase({ python, train, shape: LEARNING_SHAPE })).path;
+  base = (await buildWarmBase({ python, train })).path;
 }, 1_200_000);
 afterAll(() => grader?.close());
 
@@ -123,6 +118,9 @@ function runBroken(args: string[]): Promise<{ code: number | null; stdout: strin
   });
 }
 
+// The CPU demo preset's training (what the demo and the form's preset run).
+const { training } = cpuDemoRecipe();
+const { lora } = training;
 const trainSpec = async (name: string, samples: readonly SftSample[] = referenceSamples(mainTrain)) => {
   const dataset = join(dir, `${name}.jsonl`);
   await writeFile(dataset, samples.map(sftLine).join("\n") + "\n");
@@ -130,10 +128,10 @@ const trainSpec = async (name: string, samples: readonly SftSample[] = reference
     base_model: base,
     dataset,
     output_dir: join(dir, name),
-    lora: LEARNING_TRAINING.lora,
-    epochs: LEARNING_TRAINING.epochs,
-    learning_rate: LEARNING_TRAINING.learningRate,
-    batch_size: LEARNING_TRAINING.batchSize,
+    lora: { r: lora.r, alpha: lora.alpha, dropout: lora.dropout, target_modules: lora.targets },
+    epochs: training.epochs,
+    learning_rate: training.learningRate,
+    batch_size: training.batchSize,
     max_length: 1024,
     quantization: "none" as const,
     device: "cpu" as const,
@@ -197,13 +195,13 @@ describe("the learning proof on the synthetic learnable family (tiny settings)",
     const all = await grade(grader, evaluated, answers);
     baseOutcomes = new Map(test.map((t) => [t.id, all.get(t.id) ?? { pass: 0, promptSha256: null }]));
     baseHeld = new Map(heldTest.map((t) => [t.id, all.get(t.id) ?? { pass: 0, promptSha256: null }]));
-    const warm = test.filter((t) => WARM_CLUSTERS.has(t.cluster ?? ""));
+    const warm = test.filter((t) => CPU_DEMO_WARM_CLUSTERS.has(t.cluster ?? ""));
     console.log(
       "learning-proof base",
       JSON.stringify({ pass: passRateOf(baseOutcomes), warmTasks: warm.length, tasks: test.length, parsed }),
     );
     expect(parsed).toBeGreaterThanOrEqual(Math.ceil(evaluated.length / 2));
-    // Meant to start above 0% (the warm shapes' repairs); measured 0 of 36: see warmupSamples.
+    // Meant to start above 0% (the warm shapes' repairs); measured 0 of 36: see cpuDemoWarmupSamples.
     expect(passRateOf(baseOutcomes)).toBeLessThanOrEqual(0.5);
   });
 

@@ -28,3 +28,4 @@ export * from "./trainer";
 export * from "./preference";
 export * from "./security";
 export * from "./studies";
+export * from "./demo";

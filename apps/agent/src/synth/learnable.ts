@@ -1,3 +1,4 @@
+import { mulberry32 } from "@agentlab/core";
 import type { Program } from "./sources";
 
 // The "learnable" task family: synthetic, disclosed, generated here — no third-party text. Each
@@ -16,18 +17,7 @@ import type { Program } from "./sources";
 
 export const LEARNABLE_BUG = "LtE -> Lt";
 
-export type Rng = () => number;
-// mulberry32: a fixed, tiny PRNG so the generated family is byte-identical for a seed.
-export function rng(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+type Rng = () => number;
 const int = (r: Rng, lo: number, hi: number): number => lo + Math.floor(r() * (hi - lo + 1));
 
 type Case = { call: string; expect: string };
@@ -126,7 +116,7 @@ const tests = (name: string, cases: Case[]): string =>
  * are computed here with the correct semantics and the grader re-checks them before a task ships.
  */
 export function learnablePrograms(groups: number, seed = 25): Program[] {
-  const r = rng(seed);
+  const r = mulberry32(seed);
   const used = new Set<string>();
   const out: Program[] = [];
   for (let misses = 0; out.length < groups; ) {

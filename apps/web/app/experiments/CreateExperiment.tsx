@@ -19,8 +19,10 @@ import { DpoFields } from "./DpoFields";
 import { GrpoFields } from "./GrpoFields";
 import { Field, inputClass, setter } from "./FormField";
 import { TrainingFields } from "./TrainingFields";
+import { CpuDemoPreset } from "./CpuDemoPreset";
 
-export function CreateExperiment({ splitId }: { splitId?: string } = {}) {
+/** `preset: "cpu-demo"` (the checklist's first experiment) applies the CPU demo preset on arrival. */
+export function CreateExperiment({ splitId, preset }: { splitId?: string; preset?: "cpu-demo" } = {}) {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const router = useRouter();
@@ -65,6 +67,7 @@ export function CreateExperiment({ splitId }: { splitId?: string } = {}) {
         title="New experiment"
         description="Everything that influences a number in the report is fixed here; the frozen split and this recipe reproduce it."
       />
+      <CpuDemoPreset setF={setF} check={modelCheck} auto={preset === "cpu-demo"} />
       <ErrorBox error={formError ?? create.error ?? splits.error} />
       <form onSubmit={submit} className="space-y-5" aria-label="new experiment">
         <Section title="Split and data">

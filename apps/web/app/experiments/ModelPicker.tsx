@@ -18,6 +18,7 @@ import { Button } from "../_components/Button";
 import { FieldError } from "../_components/ErrorBox";
 import { describeError } from "../../client/errors";
 import { useTRPC } from "../_lib/trpc";
+import type { RouterOutputs } from "../_lib/types";
 import type { ExperimentForm } from "./form";
 
 // The base-model picker: recent models, a local folder or hub id checked by an
@@ -28,9 +29,12 @@ const input = "h-8 w-full rounded-md border border-zinc-300 px-2 text-sm";
 /** A check nobody claims within this time has no agent to run it. */
 const UNCLAIMED_MS = 120_000;
 
+type ModelJobView = RouterOutputs["models"]["job"];
 type Check = { key: string; facts: InspectModelSummary | null; error: string | null; agentName: string | null };
 const keyOf = (ref: string, revision: string) => `${ref.trim()}@${revision.trim()}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const warmupText = (w: NonNullable<ModelJobView["warmup"]>, agent: string | null) =>
+  `warming the base up on ${agent ?? "an agent"}: step ${w.step} of ${w.totalSteps}, about ${Math.max(1, Math.round(w.etaS / 60))} min left…`;
 
 /** Runs picker jobs and waits for their end; `factsFor` is the last successful check of exactly that ref. */
 export function useModelCheck() {
@@ -41,13 +45,14 @@ export function useModelCheck() {
   const [check, setCheck] = useState<Check | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
 
-  const waitFor = async (jobId: string) => {
+  const waitFor = async (jobId: string, onView?: (view: ModelJobView) => void) => {
     const started = Date.now();
     for (;;) {
       const view = await qc.fetchQuery({ ...trpc.models.job.queryOptions({ jobId }), staleTime: 0 });
       if (isTerminal(view.state)) return view;
       if (view.state === "queued" && Date.now() - started > UNCLAIMED_MS)
         throw new Error("no agent took the check within 2 minutes: is an agent online (Agents page)?");
+      onView?.(view);
       await sleep(700);
     }
   };
@@ -70,12 +75,13 @@ export function useModelCheck() {
     }
   };
 
-  /** Builds the tiny model on an agent; resolves to its folder there. */
-  const tiny = async (splitId: string): Promise<string> => {
+  /** Waits for a tiny-model job (the picker's or the CPU demo's), showing its warm-up; resolves to its folder. */
+  const awaitTiny = async (jobId: string): Promise<string> => {
     setBusy("building the tiny demo model on an agent…");
     try {
-      const { jobId } = await buildTiny.mutateAsync({ splitId });
-      const view = await waitFor(jobId);
+      const view = await waitFor(jobId, (v) => {
+        if (v.warmup) setBusy(warmupText(v.warmup, v.agentName));
+      });
       if (view.state !== "succeeded" || !view.tinyModel)
         throw new Error(view.error ?? `the build ended ${view.state} without a model`);
       return view.tinyModel.path;
@@ -84,10 +90,14 @@ export function useModelCheck() {
     }
   };
 
+  /** Builds the tiny model on an agent; resolves to its folder there. */
+  const tiny = async (splitId: string): Promise<string> => awaitTiny((await buildTiny.mutateAsync({ splitId })).jobId);
+
   return {
     busy,
     run,
     tiny,
+    awaitTiny,
     factsFor: (ref: string, revision: string) => (check?.key === keyOf(ref, revision) ? check.facts : null),
     resultFor: (ref: string, revision: string) => (check?.key === keyOf(ref, revision) ? check : null),
   };

@@ -48,6 +48,9 @@ export function TrainingFields({ f, setF, error }: FormPart) {
       <Field path="training.lora.alpha" error={error} label="LoRA alpha">
         <input className={inputClass} name="loraAlpha" value={f.loraAlpha} onChange={set("loraAlpha")} />
       </Field>
+      <Field path="training.lora.dropout" error={error} label="LoRA dropout">
+        <input className={inputClass} name="loraDropout" value={f.loraDropout} onChange={set("loraDropout")} />
+      </Field>
       <Field path="training.lora.targets" error={error} label="LoRA targets">
         <input className={inputClass} name="targets" value={f.targets} onChange={set("targets")} />
       </Field>

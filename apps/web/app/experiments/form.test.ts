@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DpoRecipe, ExperimentConfig, GrpoRecipe, LORA_DEFAULT_TARGETS } from "@agentlab/core";
-import { defaultForm, toConfig } from "./form";
+import { cpuDemoRecipe, DpoRecipe, ExperimentConfig, GrpoRecipe, LORA_DEFAULT_TARGETS } from "@agentlab/core";
+import { cpuDemoForm, defaultForm, toConfig } from "./form";
 
 const ids = {
   splitId: "00000000-0000-4000-8000-000000000001",
@@ -177,5 +177,36 @@ describe("experiment form", () => {
     const bad = ExperimentConfig.safeParse(toConfig({ ...form, gpus: "0" }));
     expect(bad.error?.issues.map((i) => i.path.join("."))).toEqual(["training.gpus"]);
     expect(() => toConfig({ ...form, gpus: "" })).toThrow(/GPUs must be a number/);
+  });
+});
+
+describe("the CPU demo preset", () => {
+  it("fills the form with the recipe `npm run demo` runs, and only that", () => {
+    // A form the user had started: a DPO method, sampled evaluation and another split.
+    const before = { ...defaultForm, method: "sft+dpo" as const, evalSamples: "4", splitId: "x", epochs: "2" };
+    const filled = { ...cpuDemoForm(before, ids), baseModel: "/agent/models/tiny-demo" };
+    const c = ExperimentConfig.parse(toConfig(filled));
+    const preset = ExperimentConfig.parse({
+      ...cpuDemoRecipe(),
+      name: c.name,
+      splitId: ids.splitId,
+      teacher: { providerId: ids.providerId },
+      baseModel: { source: "path", ref: "/agent/models/tiny-demo" },
+    });
+    expect(c.training).toEqual(preset.training);
+    // Only the answer cache differs: the form reuses earlier answers under the same protocol.
+    expect({ ...c.evaluation, answerCache: preset.evaluation.answerCache }).toEqual(preset.evaluation);
+    expect(c.seeds).toEqual(preset.seeds);
+    expect(c.method ?? "sft").toBe("sft");
+    expect(c.dpo).toBeUndefined();
+    expect(c.teacher).toMatchObject({ providerId: ids.providerId, n: 1 });
+    expect(c.name).toMatch(/CPU demo/);
+    // Control: the form's defaults are not the preset (the test would pass vacuously otherwise).
+    const plain = ExperimentConfig.parse(toConfig({ ...defaultForm, ...ids, name: "x", baseModel: "/m" }));
+    expect(plain.training).not.toEqual(preset.training);
+  });
+
+  it("keeps a name the user typed", () => {
+    expect(cpuDemoForm({ ...defaultForm, name: "mine" }, ids).name).toBe("mine");
   });
 });

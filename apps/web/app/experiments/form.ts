@@ -1,4 +1,5 @@
 import {
+  cpuDemoRecipe,
   DpoRecipe,
   GRADER_VERSION,
   GrpoRecipe,
@@ -35,6 +36,7 @@ export type ExperimentForm = {
   maxLength: string;
   loraR: string;
   loraAlpha: string;
+  loraDropout: string;
   targets: string;
   quantization: "auto" | "nf4" | "none";
   /** Activation checkpointing: the trainer's choice (on for real models), or forced on/off. */
@@ -105,6 +107,7 @@ export const defaultForm: ExperimentForm = {
   maxLength: "2048",
   loraR: "16",
   loraAlpha: "32",
+  loraDropout: "0.05",
   targets: LORA_DEFAULT_TARGETS.join(","),
   quantization: "auto",
   checkpointing: "auto",
@@ -144,6 +147,42 @@ export const defaultForm: ExperimentForm = {
   grpoRewardControl: GRPO_DEFAULTS.rewardControl,
 };
 
+/**
+ * The CPU demo preset (core demo/cpu-demo.ts) over the form: the prepared split and oracle, the
+ * preset's training, evaluation and seeds, plain SFT on teacher data; the base model is filled in
+ * when its warmed build ends. The rest of what the user typed stays.
+ */
+export function cpuDemoForm(cur: ExperimentForm, setup: { splitId: string; providerId: string }): ExperimentForm {
+  const { training: t, evaluation, seeds } = cpuDemoRecipe();
+  return {
+    ...cur,
+    name: cur.name.trim() || "CPU demo: the learnable family on the warmed tiny base",
+    splitId: setup.splitId,
+    data: "teacher",
+    providerId: setup.providerId,
+    n: "1",
+    baseModel: "",
+    baseRevision: "",
+    epochs: String(t.epochs),
+    learningRate: String(t.learningRate),
+    batchSize: String(t.batchSize),
+    maxLength: String(t.maxLength),
+    loraR: String(t.lora.r),
+    loraAlpha: String(t.lora.alpha),
+    loraDropout: String(t.lora.dropout),
+    targets: t.lora.targets.join(","),
+    quantization: t.quantization,
+    checkpointing: "auto",
+    gpus: "1",
+    parallel: "ddp",
+    maxNewTokens: String(evaluation.maxNewTokens),
+    evalSamples: "1",
+    graderVersion: evaluation.graderVersion,
+    seeds: seeds.join(", "),
+    method: "sft",
+  };
+}
+
 const list = (s: string) =>
   s
     .split(",")
@@ -182,7 +221,7 @@ export function toConfig(f: ExperimentForm, facts: InspectModelSummary | null = 
       lora: {
         r: num("LoRA r", f.loraR),
         alpha: num("LoRA alpha", f.loraAlpha),
-        dropout: 0.05,
+        dropout: num("LoRA dropout", f.loraDropout),
         targets: list(f.targets),
       },
       quantization: f.quantization,

@@ -1,5 +1,13 @@
 import {
+  CPU_DEMO_POSITIONS,
+  CPU_DEMO_SHAPE,
+  CPU_DEMO_WARMUP_DESCRIPTION,
+  checkJobProgress,
+  cpuDemoWarmupSamples,
   DomainError,
+  promptTemplateText,
+  sftLine,
+  type TinyModelJobPayload,
   parseJobResult,
   type InspectModelSummary,
   type JobState,
@@ -17,6 +25,11 @@ import type { Services } from "../services";
 const INSPECT_MAX_S = 300;
 /** The tiny model's tokenizer fit and random init take seconds to a minute on a CPU. */
 const TINY_MAX_S = 1800;
+/** The CPU demo base's warm-up: about 2 minutes on 2 quiet cores, 20 measured at load 17–20. */
+const WARMED_TINY_MAX_S = 3600;
+
+/** `plain`: random weights (the picker's quick model); `cpu-demo`: the CPU demo preset's warmed base. */
+export type TinyModelKind = "plain" | "cpu-demo";
 
 export async function enqueueInspect(services: Services, model: string, revision: string | null) {
   const job = await services.queue.enqueue({
@@ -31,20 +44,45 @@ export async function enqueueInspect(services: Services, model: string, revision
 
 /**
  * The corpus is the split's train tasks only (a tokenizer fitted on dev/test text would leak
- * them), published as a pool file the agent fetches by its hash.
+ * them), published as a pool file the agent fetches by its hash. The CPU demo's base (core
+ * cpu-demo.ts) adds the prompt template's words to the corpus and its warm-up data, built here from
+ * the same train tasks, so the agent runs a recipe it does not need to know.
  */
-export async function enqueueTinyModel(services: Services, splitId: string) {
+export async function enqueueTinyModel(services: Services, splitId: string, kind: TinyModelKind = "plain") {
   const train = await splitTasks(services.db, splitId, "train");
   if (train.length === 0)
     throw new DomainError("PRECONDITION_FAILED", "the split has no train tasks to fit a tokenizer on");
-  const corpus = Buffer.from(train.map((t) => `${JSON.stringify(t)}\n`).join(""), "utf8");
-  const corpusSha256 = await publishBlob(services, corpus);
+  const publish = (text: string) => publishBlob(services, Buffer.from(text, "utf8"));
+  const corpusSha256 = await publish(train.map((t) => `${JSON.stringify(t)}\n`).join(""));
+  const trainTaskIds = train.map((t) => t.id);
+  const payload: TinyModelJobPayload =
+    kind === "plain"
+      ? // Positions for a full training length plus the answer (the form's defaults: 2048 + 512).
+        { corpusSha256, trainTaskIds, shape: { max_position_embeddings: 4096 } }
+      : {
+          corpusSha256,
+          trainTaskIds,
+          textSha256s: [await publish(promptTemplateText(train))],
+          shape: {
+            vocab_size: CPU_DEMO_SHAPE.vocab,
+            hidden_size: CPU_DEMO_SHAPE.hidden,
+            intermediate_size: CPU_DEMO_SHAPE.intermediate,
+            num_layers: CPU_DEMO_SHAPE.layers,
+            max_position_embeddings: CPU_DEMO_POSITIONS,
+          },
+          warmup: {
+            datasetSha256: await publish(`${cpuDemoWarmupSamples(train).map(sftLine).join("\n")}\n`),
+            description: CPU_DEMO_WARMUP_DESCRIPTION,
+            steps: CPU_DEMO_SHAPE.warmupSteps,
+            learningRate: CPU_DEMO_SHAPE.warmupLr,
+            batchSize: CPU_DEMO_SHAPE.warmupBatch,
+          },
+        };
   const job = await services.queue.enqueue({
     type: "tiny-model",
-    // Positions for a full training length plus the answer (the form's defaults: 2048 + 512).
-    payload: { corpusSha256, trainTaskIds: train.map((t) => t.id), shape: { max_position_embeddings: 4096 } },
+    payload,
     maxAttempts: 2,
-    maxDurationS: TINY_MAX_S,
+    maxDurationS: kind === "plain" ? TINY_MAX_S : WARMED_TINY_MAX_S,
   });
   return { jobId: job.id };
 }
@@ -58,6 +96,8 @@ export type ModelJobView = {
   agentName: string | null;
   facts: InspectModelSummary | null;
   tinyModel: TinyModelSummary | null;
+  /** A warmed tiny build's latest warm-up step (null before the first, and for other builds). */
+  warmup: { step: number; totalSteps: number; etaS: number } | null;
 };
 
 /** One picker job with its result read by its contract. */
@@ -68,6 +108,7 @@ export async function modelJob(services: Services, jobId: string): Promise<Model
   const agent = job.agentId ? (await listAgents(services.db)).find((a) => a.id === job.agentId) : undefined;
   const inspected = job.type === "inspect-model" ? parseJobResult("inspect-model", job.result) : null;
   const built = job.type === "tiny-model" ? parseJobResult("tiny-model", job.result) : null;
+  const step = job.type === "tiny-model" && job.progress ? checkJobProgress("tiny-model", job.progress) : null;
   return {
     jobId: job.id,
     type: job.type,
@@ -76,5 +117,8 @@ export async function modelJob(services: Services, jobId: string): Promise<Model
     agentName: agent?.name ?? null,
     facts: inspected?.model ?? null,
     tinyModel: built?.tinyModel ?? null,
+    warmup: step?.ok
+      ? { step: step.progress.step, totalSteps: step.progress.total_steps, etaS: step.progress.eta_s }
+      : null,
   };
 }

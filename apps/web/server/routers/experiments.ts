@@ -28,6 +28,7 @@ import { trainPoints } from "@agentlab/core/experiments/training";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
 import { cancelExperiment, createExperiment, resumeExperiment } from "../experiments/service";
 import { wakeStudyArms } from "../studies/settle";
+import { prepareCpuDemo } from "../models/cpu-demo";
 
 const Id = z.object({ id: z.string().uuid() });
 
@@ -126,6 +127,12 @@ export const experimentsRouter = router({
     await ctx.queue.wakeExperiment(exp.id);
     return { id: exp.id };
   }),
+
+  /**
+   * The CPU demo preset (the form's button, the checklist's first experiment): the learnable pool's
+   * frozen split, the reference oracle and a warmed tiny-base job; the form waits for the job.
+   */
+  cpuDemo: memberProcedure.mutation(({ ctx }) => prepareCpuDemo(ctx, ctx.viewer)),
 
   /** Stops advancing the experiment and cancels its unfinished jobs. */
   cancel: memberProcedure.input(Id).mutation(async ({ ctx, input }) => {

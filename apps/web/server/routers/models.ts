@@ -11,10 +11,13 @@ export const modelsRouter = router({
     .input(z.object({ ref: z.string().trim().min(1).max(500), revision: z.string().trim().max(200).optional() }))
     .mutation(({ ctx, input }) => enqueueInspect(ctx, input.ref, input.revision || null)),
 
-  /** Enqueues a `tiny-model` job whose tokenizer is fitted on the split's train tasks. */
+  /**
+   * Enqueues a `tiny-model` job whose tokenizer is fitted on the split's train tasks; `cpu-demo`:
+   * the CPU demo preset's base, warmed on the train tasks (minutes on a CPU).
+   */
   buildTiny: memberProcedure
-    .input(z.object({ splitId: z.string().uuid() }))
-    .mutation(({ ctx, input }) => enqueueTinyModel(ctx, input.splitId)),
+    .input(z.object({ splitId: z.string().uuid(), kind: z.enum(["plain", "cpu-demo"]).default("plain") }))
+    .mutation(({ ctx, input }) => enqueueTinyModel(ctx, input.splitId, input.kind)),
 
   /** A picker job's state and facts (inspect) or built model (tiny). */
   job: viewerProcedure

@@ -143,7 +143,8 @@ export const JOB_CONTRACTS = {
   generate: { payload: GenerateJobPayload, result: GenerateJobResult, progress: ItemsProgress },
   tokenize: { payload: TokenizeJobPayload, result: TokenizeJobResult, progress: NoProgress },
   "inspect-model": { payload: InspectModelJobPayload, result: InspectModelJobResult, progress: NoProgress },
-  "tiny-model": { payload: TinyModelJobPayload, result: TinyModelJobResult, progress: NoProgress },
+  // tiny-model: the warm-up's optimizer steps (the CPU demo base), as a train job's.
+  "tiny-model": { payload: TinyModelJobPayload, result: TinyModelJobResult, progress: TrainStepProgress },
   episode: { payload: EpisodeJobPayload, result: EpisodeJobResult, progress: NoProgress },
 } as const satisfies Record<JobType, { payload: z.ZodType; result: z.ZodType; progress: z.ZodType }>;
 

@@ -30,6 +30,21 @@ export const TinyModelJobPayload = z.strictObject({
     .partial()
     .strict()
     .default({}),
+  /** Text files fed to the tokenizer beside the corpus (the CPU demo: the prompt template's words). */
+  textSha256s: z.array(Sha256).max(8).default([]),
+  /**
+   * A short warm-up of the random model on train-split text only (the CPU demo preset's:
+   * demo/cpu-demo.ts), its SFT JSONL in the artifact store; `trainTaskIds` are the tasks it read.
+   */
+  warmup: z
+    .strictObject({
+      datasetSha256: Sha256,
+      description: z.string().min(1).max(2000),
+      steps: z.number().int().min(1).max(100_000),
+      learningRate: z.number().positive().max(1),
+      batchSize: z.number().int().min(1).max(1024),
+    })
+    .optional(),
 });
 export type TinyModelJobPayload = z.input<typeof TinyModelJobPayload>;
 /** `path`: the model folder on the agent that built it (a local base model for that box). */

@@ -58,6 +58,24 @@ export async function insertProvider(db: Db, p: NewProvider): Promise<PublicProv
   return out;
 }
 
+/** The lab's reference oracle (a provider answering with each task's reference fix): an unarchived one, or a new one. */
+export async function referenceOracle(
+  db: Db,
+  opts: { createdBy?: string | null; create: boolean },
+): Promise<PublicProvider | null> {
+  const existing = (await listProviders(db, { hideArchived: true })).find((p) => p.kind === "reference");
+  if (existing || !opts.create) return existing ?? null;
+  return insertProvider(db, {
+    name: "reference oracle",
+    kind: "reference",
+    baseUrl: null,
+    model: "reference",
+    apiKeySealed: null,
+    extraParams: {},
+    createdBy: opts.createdBy ?? null,
+  });
+}
+
 export async function updateProvider(
   db: Db,
   id: string,

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from . import data as D
-from .common import UserError, log, sha256_file
+from .common import UserError, emit, log, rss_mb, sha256_file
 
 DEFAULTS: dict[str, Any] = {
     "steps": 300,
@@ -41,6 +41,29 @@ def normalize(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# A progress event every few steps: the job page and the experiment form show how far the warm-up is.
+PROGRESS_EVERY = 5
+
+
+def _progress(
+    step: int, total: int, epoch: int, epoch_progress: float, losses: list[float], sched, tokens: int, secs: float
+) -> None:
+    """The warm-up's steps as the trainer's `progress` event (the tiny-model job's progress contract)."""
+    recent = losses[-PROGRESS_EVERY:]
+    emit(
+        "progress",
+        step=step,
+        total_steps=total,
+        epoch=epoch + 1,
+        epoch_progress=round(min(1.0, epoch_progress), 6),
+        loss=round(sum(recent) / len(recent), 6),
+        lr=sched.get_last_lr()[0],
+        tokens_per_s=round(tokens / secs, 2) if secs > 0 else 0.0,
+        eta_s=round(secs / step * (total - step), 2),
+        memory_mb=round(rss_mb(), 1),
+    )
+
+
 def run(model, tokenizer, spec: dict[str, Any]) -> dict[str, Any]:
     import torch
 
@@ -63,12 +86,13 @@ def run(model, tokenizer, spec: dict[str, Any]) -> dict[str, Any]:
         opt, lambda s: (s + 1) / warm if s < warm else 0.5 * (1 + math.cos(math.pi * (s - warm) / max(1, total - warm)))
     )
     t0 = time.time()
-    step, epoch, losses = 0, 0, []
+    step, epoch, losses, tokens = 0, 0, [], 0
     while step < total:
         # A fresh length-grouped order per pass over the samples, derived from (seed, pass).
-        for idx in D.length_grouped_batches(
+        batches = D.length_grouped_batches(
             [len(s) for s in samples], cfg["batch_size"], cfg["seed"] * 1_000_003 + epoch
-        ):
+        )
+        for i, idx in enumerate(batches):
             if step >= total:
                 break
             batch = D.collate([samples[i] for i in idx], pad_id)
@@ -80,6 +104,9 @@ def run(model, tokenizer, spec: dict[str, Any]) -> dict[str, Any]:
             opt.zero_grad(set_to_none=True)
             losses.append(float(loss_sum.detach()) / max(1, n))
             step += 1
+            tokens += int(n)
+            if step % PROGRESS_EVERY == 0 or step == total:
+                _progress(step, total, epoch, (i + 1) / len(batches), losses, sched, tokens, time.time() - t0)
             if step % 50 == 0 or step == total:
                 log(f"warm-up step {step}/{total} loss {sum(losses[-50:]) / len(losses[-50:]):.4f}")
         epoch += 1

@@ -6,7 +6,7 @@ import { useHealth } from "../../_lib/health";
 import { useTRPC } from "../../_lib/trpc";
 import { AddOracle } from "../../providers/AddOracle";
 import { Section } from "../PageHeader";
-import { firstRunSteps, nextStep } from "./firstRun";
+import { cpuDemoShortcut, firstRunSteps, nextStep } from "./firstRun";
 
 /** The guided first run: agent with a working sandbox → pool → split → provider → experiment, each with its link. */
 export function FirstRun() {
@@ -19,7 +19,7 @@ export function FirstRun() {
   const health = useHealth();
   if (!agents.data || !pools.data || !splits.data || !providers.data || !runs.data) return null;
   const online = agents.data.filter((a) => a.online && !a.revokedAt);
-  const steps = firstRunSteps({
+  const facts = {
     agentsOnline: online.length,
     sandboxOk: online.filter((a) => a.capabilities?.sandbox.selfTestPassed).length,
     pools: pools.data.length,
@@ -27,7 +27,9 @@ export function FirstRun() {
     providers: providers.data.length,
     experiments: runs.data.total,
     localAgent: health.data?.localAgent,
-  });
+  };
+  const steps = firstRunSteps(facts);
+  const shortcut = cpuDemoShortcut(facts);
   const next = nextStep(steps);
   if (!next) return null;
   return (
@@ -75,6 +77,15 @@ export function FirstRun() {
           </li>
         ))}
       </ol>
+      {shortcut ? (
+        <p className="mt-3 flex flex-wrap items-center gap-x-2 border-t border-zinc-100 pt-3 text-xs text-zinc-600">
+          <span className="font-medium text-zinc-800">First time?</span>
+          <Link href={shortcut.href} className="text-sm font-medium text-blue-700 underline">
+            {shortcut.action}
+          </Link>
+          <span>— {shortcut.detail}</span>
+        </p>
+      ) : null}
     </Section>
   );
 }

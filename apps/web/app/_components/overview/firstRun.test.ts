@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { firstRunSteps, nextStep } from "./firstRun";
+import { cpuDemoShortcut, firstRunSteps, nextStep } from "./firstRun";
 
 const none = { agentsOnline: 0, sandboxOk: 0, pools: 0, frozenSplits: 0, providers: 0, experiments: 0 };
 
@@ -28,5 +28,15 @@ describe("first-run checklist", () => {
     // Never "`npm start` runs a local one" while it is running one.
     for (const d of [detail({ state: "restarting", retryInS: 1 }), detail({ state: "running", restarts: 0 })])
       expect(d).not.toMatch(/npm start/);
+  });
+});
+
+describe("the CPU demo shortcut", () => {
+  it("is offered once an agent's sandbox works, until the lab has an experiment", () => {
+    // Control: no working agent yet, so nothing could build its base or grade.
+    expect(cpuDemoShortcut({ ...none, agentsOnline: 1 })).toBeNull();
+    // No split or provider needed: the preset makes both.
+    expect(cpuDemoShortcut({ ...none, agentsOnline: 1, sandboxOk: 1 })?.href).toBe("/experiments/new?preset=cpu-demo");
+    expect(cpuDemoShortcut({ ...none, agentsOnline: 1, sandboxOk: 1, experiments: 1 })).toBeNull();
   });
 });

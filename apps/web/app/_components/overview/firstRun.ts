@@ -78,5 +78,20 @@ export function firstRunSteps(f: FirstRunFacts): Step[] {
   ];
 }
 
+/**
+ * The shortest path to a first report that shows learning: the CPU demo preset makes its own split
+ * of the built-in learnable pool and adds the reference oracle, so it needs only a working agent.
+ * Offered until the lab has an experiment.
+ */
+export function cpuDemoShortcut(f: FirstRunFacts): { href: string; action: string; detail: string } | null {
+  if (f.experiments > 0 || f.sandboxOk === 0) return null;
+  return {
+    href: "/experiments/new?preset=cpu-demo",
+    action: "Start the CPU demo",
+    detail:
+      "no GPU needed: a tiny base warmed on the built-in learnable family's train tasks, a report with a real gain in about 15 minutes on 2 cores",
+  };
+}
+
 /** The first step not done, or null when all are. */
 export const nextStep = (steps: readonly Step[]): Step | null => steps.find((s) => !s.done) ?? null;

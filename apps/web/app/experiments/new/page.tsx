@@ -4,12 +4,22 @@ import { FieldLabels } from "../../_components/FieldLabels";
 
 export const metadata: Metadata = { title: "New experiment" };
 
-/** `?split=ID` (the split page's "Start an experiment on this split") preselects that split. */
-export default async function NewExperimentPage({ searchParams }: { searchParams: Promise<{ split?: string }> }) {
-  const { split } = await searchParams;
+/**
+ * `?split=ID` (the split page's "Start an experiment on this split") preselects that split;
+ * `?preset=cpu-demo` (the first-run checklist) applies the CPU demo preset.
+ */
+export default async function NewExperimentPage({
+  searchParams,
+}: {
+  searchParams: Promise<{ split?: string; preset?: string }>;
+}) {
+  const { split, preset } = await searchParams;
   return (
     <FieldLabels>
-      <CreateExperiment splitId={typeof split === "string" ? split : undefined} />
+      <CreateExperiment
+        splitId={typeof split === "string" ? split : undefined}
+        preset={preset === "cpu-demo" ? "cpu-demo" : undefined}
+      />
     </FieldLabels>
   );
 }

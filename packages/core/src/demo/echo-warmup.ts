@@ -1,11 +1,16 @@
-import { formatAnswer, renderRepairPrompt, type SftSample, type TaskSpec } from "@agentlab/core";
-import { rng, type Rng } from "./learnable";
+import { mulberry32 } from "../stats/random";
+import type { TaskSpec } from "../tasks/spec";
+import { formatAnswer } from "../teacher/answer";
+import { renderRepairPrompt } from "../teacher/prompt";
+import type { SftSample } from "../trainer/schemas";
+
+type Rng = () => number;
 
 // The tiny base's echo warm-up data. Random weights write nothing parseable, so before an
 // experiment the base learns the answer format and copying: every sample is a TRAIN task's repair
 // prompt answered with that task's buggy MAIN file unchanged ("echo"). The repair is never shown
-// here (scripts/learning-proof.ts adds the real repairs of some train shapes on purpose, so its
-// base is not at 0%). Copies with identifiers and integers renamed (to identifiers and integers of
+// here (the CPU demo preset adds the real repairs of some train shapes on purpose, so its base
+// is not at 0%: cpu-demo.ts). Copies with identifiers and integers renamed (to identifiers and integers of
 // other train tasks) teach copying rather than memorising the train functions. Only the train
 // tasks passed in are read: dev and test text never reaches the base.
 
@@ -61,7 +66,7 @@ export function echoWarmupSamples(
   const ints = [...new Set(train.flatMap((t) => (mainCode(t).match(/\b\d+\b/g) ?? []).map(Number)))].sort(
     (a, b) => a - b,
   );
-  const r = rng(opts.seed);
+  const r = mulberry32(opts.seed);
   const out: SftSample[] = [];
   for (const t of train) {
     out.push(echo(t));

@@ -1,0 +1,2 @@
+export * from "./cpu-demo";
+export * from "./echo-warmup";
