@@ -8,7 +8,7 @@ import { createArtifactStore } from "../../apps/web/server/artifacts/store";
 import { makeServices, makeSplit } from "../integration/experiments-harness";
 import { seedPreferencePairs, type SeededPairs } from "../integration/helpers/preference-seed";
 import { launchBrowser, signedInAdmin, useProduct, type RunningApp } from "./helpers/app";
-import { runDpoExperiment } from "./helpers/dpo-run";
+import { runDpoExperiment } from "./helpers/sim-runs";
 import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 
 // The DPO pages in the browser, on the real product (Next, tRPC, its runner) without its local

@@ -122,7 +122,14 @@ export function LineChart({
         {markers.map((m) => (
           <g key={`m${m.label}`}>
             <line x1={sx(m.x)} x2={sx(m.x)} y1={M.top} y2={M.top + innerH} stroke="#059669" strokeDasharray="2 2" />
-            <text x={sx(m.x) + 3} y={M.top + 8} fontSize="10" fill="#059669">
+            {/* A mark in the right half labels to its left, so the last one is not cut off at the edge. */}
+            <text
+              x={sx(m.x) > W / 2 ? sx(m.x) - 3 : sx(m.x) + 3}
+              textAnchor={sx(m.x) > W / 2 ? "end" : "start"}
+              y={M.top + 8}
+              fontSize="10"
+              fill="#059669"
+            >
               {m.label}
             </text>
           </g>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { dpoSection, modelKey, type ModelRef } from "@agentlab/core";
-import { dpoDevSeries, threeWayRows } from "./dpo-report";
+import { dpoSection, grpoSection, modelKey, type ModelRef } from "@agentlab/core";
+import { dpoDevSeries, dpoThreeWay, grpoDevSeries, grpoThreeWay, threeWayRows } from "./dpo-report";
 
 // The section comes from core's own builder (dpoSection), so the helper reads what reports store.
 const base: ModelRef = { model: "base" };
@@ -16,7 +16,7 @@ describe("threeWayRows", () => {
   it("orders base–SFT, base–DPO, SFT–DPO with the stored comparisons", () => {
     const test = { base: outcomes(2), [modelKey(sft)]: outcomes(5), [modelKey(dpo(2))]: outcomes(7) };
     const s = dpoSection({ rounds: [], table: [row(base, 2), row(sft, 5), row(dpo(2), 6)], test, stats });
-    const rows = threeWayRows(s);
+    const rows = threeWayRows(dpoThreeWay(s));
     expect(rows.map((r) => [r.title, r.kind])).toEqual([
       ["base vs SFT", "compared"],
       ["base vs DPO", "compared"],
@@ -33,7 +33,7 @@ describe("threeWayRows", () => {
       test: { base: outcomes(2), [modelKey(sft)]: outcomes(5) },
       stats,
     });
-    expect(threeWayRows(onlySft).map((r) => (r.kind === "missing" ? r.reason : "ok"))).toEqual([
+    expect(threeWayRows(dpoThreeWay(onlySft)).map((r) => (r.kind === "missing" ? r.reason : "ok"))).toEqual([
       "ok",
       "no DPO epoch was evaluated on dev",
       "no DPO epoch was evaluated on dev",
@@ -44,8 +44,8 @@ describe("threeWayRows", () => {
       test: { base: outcomes(2), [modelKey(sft)]: outcomes(5) },
       stats,
     });
-    expect(threeWayRows(untested).map((r) => r.kind)).toEqual(["compared", "missing", "missing"]);
-    expect(threeWayRows(untested)[1]).toMatchObject({ reason: /no graded test answers/ });
+    expect(threeWayRows(dpoThreeWay(untested)).map((r) => r.kind)).toEqual(["compared", "missing", "missing"]);
+    expect(threeWayRows(dpoThreeWay(untested))[1]).toMatchObject({ reason: /no graded test answers/ });
   });
 });
 
@@ -55,7 +55,7 @@ describe("the sft+rft control", () => {
     const test = { base: outcomes(2), [modelKey(sft)]: outcomes(5), [modelKey(rft)]: outcomes(6) };
     const s = dpoSection({ rounds: [], table: [row(base, 2), row(sft, 5), row(rft, 6)], test, stats });
     expect(s.arm).toBe("RFT");
-    expect(threeWayRows(s).map((r) => r.title)).toEqual(["base vs SFT", "base vs RFT", "SFT vs RFT"]);
+    expect(threeWayRows(dpoThreeWay(s)).map((r) => r.title)).toEqual(["base vs SFT", "base vs RFT", "SFT vs RFT"]);
     expect(s.comparisons.map((c) => c.bLabel)).toContain("RFT r1 · seed 1 · epoch 2");
     expect(s.note).toContain("SFT and RFT models");
     expect(dpoDevSeries(s.devPoints, s.arm)[0]?.name).toBe("RFT r1 · seed 1");
@@ -78,5 +78,40 @@ describe("dpoDevSeries", () => {
       ["DPO r2 · seed 1", [1]],
     ]);
     expect(dpoDevSeries([])).toEqual([]);
+  });
+});
+
+describe("the sft+grpo section", () => {
+  const grpo = (snapshot: number): ModelRef => ({ model: "grpo", seed: 1, seedIndex: 0, epoch: snapshot });
+
+  it("compares base, SFT and the dev-best GRPO snapshot, and draws one dev series per seed", () => {
+    const test = { base: outcomes(2), [modelKey(sft)]: outcomes(5), [modelKey(grpo(2))]: outcomes(8) };
+    const table = [row(base, 2), row(sft, 5), row(grpo(1), 6), row(grpo(2), 7)];
+    const s = grpoSection({ table, test, stats });
+    const rows = threeWayRows(grpoThreeWay(s));
+    expect(rows.map((r) => [r.title, r.kind])).toEqual([
+      ["base vs SFT", "compared"],
+      ["base vs GRPO", "compared"],
+      ["SFT vs GRPO", "compared"],
+    ]);
+    expect(rows.map((r) => (r.kind === "compared" ? r.comparison.row.stats?.delta : null))).toEqual([0.3, 0.6, 0.3]);
+    expect(grpoDevSeries(s.devPoints).map((x) => [x.name, x.points.map((p) => [p.x, p.y])])).toEqual([
+      [
+        "GRPO · seed 1",
+        [
+          [1, 0.6],
+          [2, 0.7],
+        ],
+      ],
+    ]);
+  });
+
+  it("names the missing GRPO snapshot in its own words", () => {
+    const s = grpoSection({ table: [row(base, 2), row(sft, 5)], test: { base: outcomes(2) }, stats });
+    expect(threeWayRows(grpoThreeWay(s)).map((r) => (r.kind === "missing" ? r.reason : "ok"))).toEqual([
+      "one of the two models has no graded test answers",
+      "no GRPO snapshot was evaluated on dev",
+      "no GRPO snapshot was evaluated on dev",
+    ]);
   });
 });

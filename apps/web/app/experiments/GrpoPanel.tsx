@@ -31,7 +31,15 @@ export function GrpoPanel({ experimentId, live }: { experimentId: string; live: 
   const chart = (testId: string, title: string, series: Series[], yLabel: string, yDomain?: [number, number]) => (
     <div data-testid={testId} className="max-w-3xl">
       <h3 className="mb-1 text-xs font-medium text-zinc-500">{title}</h3>
-      <LineChart series={series} markers={markers} xLabel="step" yLabel={yLabel} yDomain={yDomain} height={200} />
+      <LineChart
+        series={series}
+        markers={markers}
+        integerX
+        xLabel="step"
+        yLabel={yLabel}
+        yDomain={yDomain}
+        height={200}
+      />
     </div>
   );
   return (

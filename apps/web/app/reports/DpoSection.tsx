@@ -12,7 +12,7 @@ import {
 } from "@agentlab/core";
 import { LineChart, type RefLine } from "../_components/LineChart";
 import { Section } from "../_components/PageHeader";
-import { dpoDevSeries, threeWayRows } from "../_lib/dpo-report";
+import { dpoDevSeries, dpoThreeWay, threeWayRows, type DevSeries, type ThreeWay } from "../_lib/dpo-report";
 import { LAYER_TEXT } from "../_lib/pairs";
 import { Cell, Explain, StatTable } from "./StatsTables";
 import { UnitNote } from "./UnitNote";
@@ -24,10 +24,11 @@ import { UnitNote } from "./UnitNote";
 const ci = (i: { value: number; lo: number; hi: number } | null) =>
   i ? `${formatPct(i.value)} [${formatPct(i.lo)}, ${formatPct(i.hi)}]` : "—";
 
-function ThreeWay({ section }: { section: DpoReportSection }) {
+/** The three pairwise test comparisons (base–SFT, base–arm, SFT–arm); `testId` names the table ("dpo", "grpo"). */
+export function ThreeWayTable({ section, testId }: { section: ThreeWay; testId: "dpo" | "grpo" }) {
   return (
     <StatTable
-      testId="dpo-comparisons"
+      testId={`${testId}-comparisons`}
       head={[
         "comparison (A vs B)",
         { label: "A", left: true },
@@ -44,14 +45,14 @@ function ThreeWay({ section }: { section: DpoReportSection }) {
     >
       {threeWayRows(section).map((r) =>
         r.kind === "missing" ? (
-          <tr key={r.title} data-testid="dpo-comparison-missing">
+          <tr key={r.title} data-testid={`${testId}-comparison-missing`}>
             <Cell>{r.title}</Cell>
             <Cell left wrap className="text-zinc-500">
               not compared: {r.reason}
             </Cell>
           </tr>
         ) : (
-          <tr key={r.title} data-testid="dpo-comparison">
+          <tr key={r.title} data-testid={`${testId}-comparison`}>
             <Cell>{r.title}</Cell>
             <Cell left>{r.comparison.aLabel}</Cell>
             <Cell>{ci(r.comparison.row.base)}</Cell>
@@ -82,9 +83,18 @@ function ThreeWay({ section }: { section: DpoReportSection }) {
   );
 }
 
-function DevCurve({ report, section }: { report: ExperimentReport; section: DpoReportSection }) {
-  const arm = section.arm ?? "DPO";
-  const series = dpoDevSeries(section.devPoints, arm);
+/** Dev pass@1 of the arm's epochs or snapshots, with the base and the SFT start as reference lines. */
+export function ArmDevCurve({
+  report,
+  section,
+  series,
+  testId,
+}: {
+  report: ExperimentReport;
+  section: ThreeWay;
+  series: DevSeries[];
+  testId: "dpo" | "grpo";
+}) {
   const sftRow = section.selectedSft
     ? report.selection.table.find((r) => modelKey(r.ref) === modelKey(section.selectedSft ?? { model: "base" }))
     : undefined;
@@ -93,12 +103,12 @@ function DevCurve({ report, section }: { report: ExperimentReport; section: DpoR
     ...(sftRow ? [{ y: sftRow.pass1, label: `SFT start: ${sftRow.label}` }] : []),
   ];
   return (
-    <div className="max-w-[640px]" data-testid="dpo-dev-curve">
+    <div className="max-w-[640px]" data-testid={`${testId}-dev-curve`}>
       <LineChart
         series={series}
         refLines={refs}
         integerX
-        xLabel={`${arm} epoch`}
+        xLabel={`${section.arm} ${section.unit}`}
         yLabel="dev pass@1"
         yDomain={[0, 1]}
         height={220}
@@ -157,11 +167,12 @@ export function DpoReport({ report, experimentId }: { report: ExperimentReport; 
   const section = report.dpo;
   if (!section) return null;
   // "RFT" for the sft+rft control: the same slot trained with the SFT term alone on the chosen answers.
-  const arm = section.arm ?? "DPO";
+  const three = dpoThreeWay(section);
+  const arm = three.arm;
   return (
     <Section title={`Base, SFT and ${arm} (test, pairwise; 95% intervals clustered by source group)`}>
       <div className="space-y-4" data-testid="dpo-report">
-        <ThreeWay section={section} />
+        <ThreeWayTable section={three} testId="dpo" />
         <Explain>
           <p>{section.note}</p>
           <p>
@@ -175,7 +186,7 @@ export function DpoReport({ report, experimentId }: { report: ExperimentReport; 
             <h3 className="mb-1 text-xs font-medium text-zinc-500">
               Dev pass@1 by {arm} epoch (selection: no inference)
             </h3>
-            <DevCurve report={report} section={section} />
+            <ArmDevCurve report={report} section={three} series={dpoDevSeries(section.devPoints, arm)} testId="dpo" />
           </div>
           <div>
             <h3 className="mb-1 text-xs font-medium text-zinc-500">Preference pairs per round (train tasks only)</h3>

@@ -9,6 +9,7 @@ import { Explain, SeedsTable, SelectionTable, SummaryTable } from "./StatsTables
 import { SamplesSection } from "./SamplesSection";
 import { TaskViewSection } from "./TaskViewSection";
 import { DpoReport } from "./DpoSection";
+import { GrpoReport } from "./GrpoSection";
 import { TestReadsList } from "./TestReadsList";
 
 /**
@@ -78,6 +79,7 @@ export function ReportView({ report, reportId }: { report: ExperimentReport; rep
       {report.dpo && (
         <DpoReport report={report} experimentId={reportId !== undefined ? report.header?.experiment.id : undefined} />
       )}
+      <GrpoReport report={report} />
       <div className="grid gap-5 lg:grid-cols-2">
         <Section title="Dev selection">
           <SelectionTable report={report} />

@@ -1,20 +1,21 @@
 import { and, eq } from "drizzle-orm";
 import { reportByExperiment, schema, type Db } from "@agentlab/db";
-import type { TaskSpec } from "@agentlab/core";
+import type { ExperimentConfigInput, TaskSpec } from "@agentlab/core";
 import { createExperimentRunner } from "../../../apps/web/server/experiments/runner";
 import { createExperiment } from "../../../apps/web/server/experiments/service";
 import { createDataset } from "../../../apps/web/server/teacher/datasets";
 import type { Services } from "../../../apps/web/server/services";
 import { referenceCollection } from "../../integration/helpers/reference-collection";
 import { simDpo } from "../../integration/helpers/sim-dpo";
+import { simGrpo } from "../../integration/helpers/sim-grpo";
 import { agentStep, makeAgent, type Behaviour } from "../../integration/experiments-harness";
 
-// An sft+dpo experiment run to its report for the browser tests, on the integration
-// harness's simulated agent (answers and verdicts known in advance, DPO by helpers/sim-dpo.ts); the
-// data, stages, pairs, margin filter, selection and report are the server's own. As in
-// tests/integration/experiments-dpo.test.ts: the SFT data are the reference answers of the train
-// tasks; on dev and test the base fixes nothing, SFT half the source groups, DPO three quarters; on
-// train the policy fails its first sample of a task and fixes its second.
+// sft+dpo and sft+grpo experiments run to their reports for the browser tests, on the integration
+// harness's simulated agent (answers and verdicts known in advance, DPO by helpers/sim-dpo.ts, GRPO
+// by helpers/sim-grpo.ts); the data, stages, pairs, selection and report are the server's own. As
+// in tests/integration/experiments-dpo.test.ts: the SFT data are the reference answers of the train
+// tasks; on dev and test the base fixes nothing, SFT half the source groups, DPO or GRPO three
+// quarters; on train the policy fails its first sample of a task and fixes its second.
 
 /** A verified SFT snapshot of reference answers for the given train tasks, as the teacher module stores one. */
 async function referenceDataset(
@@ -35,18 +36,16 @@ async function trainIds(db: Db, splitId: string): Promise<string[]> {
   return rows.map((r) => r.taskId).sort();
 }
 
+type Run = { experimentId: string; reportId: string };
+
 export async function runDpoExperiment(
   s: Services,
   splitId: string,
   tasks: Map<string, TaskSpec>,
   name: string,
-): Promise<{ experimentId: string; reportId: string }> {
-  const db = s.db;
-  const train = await trainIds(db, splitId);
+): Promise<Run> {
+  const train = await trainIds(s.db, splitId);
   const trainSet = new Set(train);
-  const group = (t: TaskSpec) => Number(t.source_group.replace(/\D/g, ""));
-  const fixesEval = (m: string, t: TaskSpec) =>
-    m.startsWith("dpo-") ? group(t) % 4 !== 3 : m.startsWith("s1e") ? group(t) % 2 === 0 : false;
   // The start policy already prefers the chosen answer of every third train task: those pairs are dropped.
   const behaviour: Behaviour = {
     fixes: fixesEval,
@@ -58,7 +57,34 @@ export async function runDpoExperiment(
         calls: [],
       })(p),
   };
-  const datasetId = await referenceDataset(s, splitId, tasks, train);
+  const dpo = { rounds: 1, samples: 2, epochs: 2, beta: 0.2 };
+  return runToReport(s, { splitId, tasks, name }, { method: "sft+dpo", dpo }, behaviour);
+}
+
+/** sft+grpo: 4 steps with a snapshot every 2 (simulated steps and snapshots, helpers/sim-grpo.ts). */
+export async function runGrpoExperiment(
+  s: Services,
+  splitId: string,
+  tasks: Map<string, TaskSpec>,
+  name: string,
+): Promise<Run> {
+  const grpo = { steps: 4, snapshotEverySteps: 2, numGenerations: 4, promptsPerStep: 2 };
+  return runToReport(s, { splitId, tasks, name }, { method: "sft+grpo", grpo }, { fixes: fixesEval, grpo: simGrpo() });
+}
+
+const group = (t: TaskSpec) => Number(t.source_group.replace(/\D/g, ""));
+/** On dev and test: the base fixes nothing, SFT epochs half the groups, DPO and GRPO snapshots three quarters. */
+const fixesEval = (m: string, t: TaskSpec) =>
+  m.startsWith("dpo-") || m.startsWith("grpo-") ? group(t) % 4 !== 3 : m.startsWith("s1e") ? group(t) % 2 === 0 : false;
+
+async function runToReport(
+  s: Services,
+  { splitId, tasks, name }: { splitId: string; tasks: Map<string, TaskSpec>; name: string },
+  method: Pick<ExperimentConfigInput, "method" | "dpo" | "grpo">,
+  behaviour: Behaviour,
+): Promise<Run> {
+  const db = s.db;
+  const datasetId = await referenceDataset(s, splitId, tasks, await trainIds(db, splitId));
   const exp = await createExperiment(
     db,
     {
@@ -71,8 +97,7 @@ export async function runDpoExperiment(
       evaluation: { graderVersion: "sim-grader/1" },
       seeds: [1],
       bootstrap: { iterations: 500, seed: 3 },
-      method: "sft+dpo",
-      dpo: { rounds: 1, samples: 2, epochs: 2, beta: 0.2 },
+      ...method,
     },
     null,
   );
