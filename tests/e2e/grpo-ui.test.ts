@@ -45,7 +45,7 @@ describe("GRPO in the browser", () => {
       await page.goto(`${app.url}/experiments/${run.experimentId}`);
       const panel = page.getByTestId("grpo-panel");
       await panel.waitFor();
-      await expect(panel.textContent()).resolves.toContain("step 4/4");
+      await expect.poll(() => panel.textContent(), { timeout: 30_000 }).toContain("step 4/4");
       const last = simGrpoStep(4, 4);
       await expect(panel.textContent()).resolves.toContain(last.reward_mean.toFixed(3));
       // One unparseable completion a step: the audit's count over the run.

@@ -20,7 +20,14 @@ export function GrpoPanel({ experimentId, live }: { experimentId: string; live: 
   const trpc = useTRPC();
   const q = useQuery(trpc.grpo.curves.queryOptions({ id: experimentId }, { refetchInterval: live ? 3_000 : false }));
   if (q.error) return <ErrorBox error={q.error} title="Could not load the GRPO curves" />;
-  const runs = q.data ?? [];
+  // Until the steps are read, say so: "no step reported yet" would be a claim about the run.
+  if (!q.data)
+    return (
+      <Section title="GRPO (online RL, the judge's verdicts as reward)">
+        <p className="text-sm text-zinc-500">Loading the GRPO steps…</p>
+      </Section>
+    );
+  const runs = q.data;
   const started = runs.filter((r) => r.points.length > 0);
   const markers: Marker[] = [
     ...new Map(
