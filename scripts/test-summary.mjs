@@ -12,13 +12,16 @@ const SLOWEST = 8;
 /** Per-file seconds of every pytest junit file (xunit1: each testcase names its file). */
 function pytestFiles(xml) {
   const perFile = new Map();
-  for (const m of xml.matchAll(/<testcase\b([^>]*)>/g)) {
+  for (const m of xml.matchAll(/<testcase\b([^>]*?)(?:\/>|>([\s\S]*?)<\/testcase>)/g)) {
     const attrs = m[1] ?? "";
     const file = /\bfile="([^"]*)"/.exec(attrs)?.[1] ?? /\bclassname="([^"]*)"/.exec(attrs)?.[1] ?? "?";
     const seconds = Number(/\btime="([^"]*)"/.exec(attrs)?.[1] ?? 0);
-    const row = perFile.get(file) ?? { file, seconds: 0, tests: 0 };
+    const row = perFile.get(file) ?? { file, seconds: 0, tests: 0, failures: [] };
     row.seconds += seconds;
     row.tests += 1;
+    const failure = /<(?:failure|error)\b[^>]*?message="([^"]*)"/.exec(m[2] ?? "");
+    if (failure)
+      row.failures.push({ test: /\bname="([^"]*)"/.exec(attrs)?.[1] ?? "?", error: failure[1].slice(0, 300) });
     perFile.set(file, row);
   }
   return [...perFile.values()].map((r) => ({ ...r, seconds: Math.round(r.seconds * 10) / 10 }));
@@ -59,6 +62,12 @@ export function printSummary(dir, run) {
     const total = Math.round(s.files.reduce((n, f) => n + f.seconds, 0));
     console.log(`timing: ${s.name}: ${s.files.length} files, ${total} s summed over files; slowest:`);
     for (const f of s.files.slice(0, SLOWEST)) console.log(`timing:   ${String(f.seconds).padStart(7)} s  ${f.file}`);
+  }
+  // Last, so the tail of a long log names what failed (a runner's own report is far above it).
+  for (const s of all) {
+    for (const f of s.files.filter((f) => f.failures?.length)) {
+      for (const x of f.failures) console.log(`timing: FAILED ${s.name} ${f.file} › ${x.test}: ${x.error}`);
+    }
   }
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "summary.json"), JSON.stringify({ run: run ?? null, suites: all }, null, 1) + "\n");

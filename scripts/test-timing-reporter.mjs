@@ -25,6 +25,8 @@ export default class TimingReporter {
         tests: tests.length,
         failed: tests.filter((t) => t.result().state === "failed").length,
         state: m.state(),
+        // Named in the summary's last lines, so a CI log's tail says what failed and why.
+        failures: failures(m, tests),
       };
       const name = m.project.name || "default";
       byProject.set(name, [...(byProject.get(name) ?? []), row]);
@@ -41,3 +43,17 @@ export default class TimingReporter {
 }
 
 const round = (s) => Math.round(s * 10) / 10;
+
+/** A failed file's failing tests (or its own error: a file that failed to load has no tests), each with its first error line. */
+function failures(module, tests) {
+  const firstLine = (errors) =>
+    String(errors?.[0]?.message ?? "")
+      .split("\n")[0]
+      .slice(0, 300);
+  const rows = tests
+    .filter((t) => t.result().state === "failed")
+    .map((t) => ({ test: t.fullName, error: firstLine(t.result().errors) }));
+  const own = module.errors?.() ?? [];
+  if (own.length) rows.push({ test: "(the file itself)", error: firstLine(own) });
+  return rows;
+}
