@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
+import { PROMPT_TEMPLATE_HASH, promptHashOf, type PromptVariant } from "@agentlab/core";
 import {
+  allDatasetSamples,
   listCollections,
   listDatasets,
   createSplit,
@@ -25,11 +27,15 @@ import { enrollTestAgent, startTestServer, testCapabilities, waitFor, type TestS
 import { baseConfig } from "./experiments-harness";
 import { makePool, toJsonl } from "../fixtures/tasks/generate";
 import { simTokenize } from "./helpers/sim-tokenize";
+import { withPromptVariant } from "../../apps/web/server/experiments/prompt-variant";
+import { writeSnapshot } from "../../apps/web/server/teacher/datasets";
 
 // The data stages wired to the teacher module: the server's own experiment runner starts a
 // collection of the split's train tasks (SFT data is train-only; dev serves selection only) with the reference provider, a real in-process agent grades the
 // candidates in the sandbox, the passing ones become an SFT snapshot that is replayed, and the
 // dataset stage records the survivors. A second experiment reuses every candidate from the cache.
+// A recipe whose training prompts leave out part of the public context trains on a child snapshot
+// of the same answers under re-rendered prompts.
 
 let srv: TestServer;
 let grader: Grader;
@@ -98,12 +104,12 @@ afterAll(async () => {
   await srv?.close();
 });
 
-async function runDataStages(name: string, maxLength = 2048) {
+async function runDataStages(name: string, maxLength = 2048, promptVariant?: PromptVariant) {
   const db = srv.app.services.db;
   const { datasetId: _none, ...config } = baseConfig(splitId, {
     name,
     teacher: { providerId, n: 1 },
-    training: { epochs: 2, maxLength },
+    training: { epochs: 2, maxLength, promptVariant },
   });
   const exp = await createExperiment(db, config, null);
   const stages = await waitFor(
@@ -120,8 +126,10 @@ async function runDataStages(name: string, maxLength = 2048) {
   );
   // The runner ticked many times meanwhile: still one collection and one snapshot for this experiment.
   expect((await listCollections(db, { experimentId: exp.id })).length).toBe(1);
-  // (and, when samples were over the max length, its child without them)
-  expect((await listDatasets(db, { experimentId: exp.id })).length).toBe(longTasks.size ? 2 : 1);
+  // (and its child re-rendered under a prompt variant, and, when samples were over the max length,
+  // a child without them)
+  const children = (promptVariant ? 1 : 0) + (longTasks.size ? 1 : 0);
+  expect((await listDatasets(db, { experimentId: exp.id })).length).toBe(1 + children);
   // Training is another test's business: stop the experiment here.
   await setExperimentState(db, exp.id, "canceled", "data stages only");
   for (const j of await db.select().from(schema.jobs))
@@ -242,4 +250,62 @@ describe("experiment data stages through the teacher module", () => {
     expect(out.overLength.count).toBe(0);
     expect(out.datasetId).toBe(out.overLength.measuredDatasetId);
   }, 150_000);
+
+  it("trains on the snapshot's answers under prompts without the public tests (training.promptVariant)", async () => {
+    const db = srv.app.services.db;
+    const stages = await runDataStages("data-no-tests", 3000, "no_public_tests");
+    const out = stages.get("dataset")?.output as { datasetId: string; overLength: { measuredDatasetId: string } };
+    const child = await getDataset(db, out.datasetId);
+    const parent = await getDataset(db, child?.parentId ?? "");
+    expect(child?.promptHash).toBe(promptHashOf("no_public_tests"));
+    expect(parent?.promptHash).toBe(PROMPT_TEMPLATE_HASH);
+    // the length check measured the prompts training sees
+    expect(out.overLength.measuredDatasetId).toBe(child?.id);
+    const [shown, full] = await Promise.all([
+      allDatasetSamples(db, child?.id ?? ""),
+      allDatasetSamples(db, parent?.id ?? ""),
+    ]);
+    expect(shown).toHaveLength(full.length);
+    const user = (r: (typeof full)[number]) => r.sample.messages.find((m) => m.role === "user")?.content ?? "";
+    // control: the parent's prompts show the public tests the child's leave out
+    expect(full.every((r) => user(r).includes("## Public test"))).toBe(true);
+    expect(shown.some((r) => user(r).includes("## Public test"))).toBe(false);
+    expect(shown.every((r) => user(r).includes("(no public tests)"))).toBe(true);
+    // the same answers, candidate for candidate
+    const answers = (rows: typeof full) =>
+      new Map(rows.map((r) => [r.sample.candidateId, r.sample.messages.at(-1)?.content]));
+    expect(answers(shown)).toEqual(answers(full));
+    expect(await srv.app.services.artifacts.has(child?.hash ?? "")).toBe(true);
+    // any train job of this experiment fetches the re-rendered snapshot, never the parent
+    const expId = stages.get("dataset")?.experimentId;
+    const hashes = (await db.select().from(schema.jobs))
+      .filter((j) => j.type === "train" && j.experimentId === expId)
+      .map((j) => ("datasetHash" in j.payload ? j.payload.datasetHash : null));
+    expect(hashes.filter((h) => h !== child?.hash)).toEqual([]);
+  }, 150_000);
+
+  it("refuses a prompt variant on a snapshot rendered with other prompts (an episode's turns), naming it", async () => {
+    const services = srv.app.services;
+    const source = (await listDatasets(services.db)).find((d) => d.promptHash === PROMPT_TEMPLATE_HASH);
+    const rows = await allDatasetSamples(services.db, source?.id ?? "");
+    expect(rows.length).toBeGreaterThan(0);
+    const other = await writeSnapshot(
+      services,
+      {
+        name: "other prompts",
+        splitId,
+        experimentId: null,
+        sourceCollectionIds: [],
+        parentId: null,
+        createdBy: null,
+        promptHash: "e".repeat(64),
+      },
+      rows.map((r) => ({ ...r.sample, line: JSON.stringify({ messages: r.sample.messages }) })),
+    );
+    await expect(withPromptVariant(services, other, "no_dependencies")).rejects.toThrow(
+      /"other prompts" was rendered with another prompt/,
+    );
+    // the full context asks for nothing to be rendered again
+    expect((await withPromptVariant(services, other, "full")).id).toBe(other.id);
+  });
 });

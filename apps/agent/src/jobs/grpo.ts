@@ -41,7 +41,10 @@ export const grpoJob = (graceMs: number, grading: { grader: Grader; refs: Refere
     try {
       const prompts = join(ctx.workDir, "grpo-prompts.jsonl");
       const lines = tasks.map((t) =>
-        JSON.stringify({ task_id: t.task.id, prompt: renderRepairPrompt(publicContext(t.task)) }),
+        JSON.stringify({
+          task_id: t.task.id,
+          prompt: renderRepairPrompt(publicContext(t.task, payload.promptVariant)),
+        }),
       );
       await writeFile(prompts, `${lines.join("\n")}\n`);
       const start = startAdapterArtifact ? await adapterDir(ctx, startAdapterArtifact) : undefined;

@@ -19,6 +19,7 @@ import { DpoFields } from "./DpoFields";
 import { GrpoFields } from "./GrpoFields";
 import { Field, inputClass, setter } from "./FormField";
 import { TrainingFields } from "./TrainingFields";
+import { PromptVariantField } from "./PromptVariantField";
 import { CpuDemoPreset } from "./CpuDemoPreset";
 
 /** `preset: "cpu-demo"` (the checklist's first experiment) applies the CPU demo preset on arrival. */
@@ -229,6 +230,7 @@ export function CreateExperiment({ splitId, preset }: { splitId?: string; preset
                 required
               />
             </Field>
+            <PromptVariantField which="evalPrompt" f={f} setF={setF} error={create.error} />
             <Field path="seeds" error={create.error} label="Seeds" hint="Comma-separated; one training run per seed.">
               <input className={inputClass} name="seeds" value={f.seeds} onChange={set("seeds")} required />
             </Field>

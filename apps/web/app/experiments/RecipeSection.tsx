@@ -1,11 +1,19 @@
 "use client";
 
 import Link from "next/link";
-import { DPO_LR_DIVISOR, dpoRecipeOf, pairSourcesOf, type DpoRecipe, type ExperimentConfig } from "@agentlab/core";
+import {
+  DPO_LR_DIVISOR,
+  dpoRecipeOf,
+  pairSourcesOf,
+  type DpoRecipe,
+  type ExperimentConfig,
+  type PromptVariant,
+} from "@agentlab/core";
 import { Section } from "../_components/PageHeader";
 import { Fields } from "../_components/Stat";
 import { usd } from "../../client/format";
 import { PAIR_SOURCE_TEXT } from "../_lib/pairs";
+import { PROMPT_VARIANT_TEXT } from "./PromptVariantField";
 
 // The experiment page's recipe summary; an sft+dpo recipe also shows its DPO block,
 // with the defaults filled as the runner reads them.
@@ -45,7 +53,7 @@ export function RecipeSection({ config: c }: { config: ExperimentConfig }) {
           },
           {
             label: "Training",
-            value: `LoRA r=${c.training.lora.r} α=${c.training.lora.alpha}, lr ${c.training.learningRate}, batch ${c.training.batchSize}, ${c.training.quantization}`,
+            value: `LoRA r=${c.training.lora.r} α=${c.training.lora.alpha}, lr ${c.training.learningRate}, batch ${c.training.batchSize}, ${c.training.quantization}${promptText(c.training.promptVariant)}`,
           },
           ...(dpo
             ? [
@@ -60,10 +68,14 @@ export function RecipeSection({ config: c }: { config: ExperimentConfig }) {
             : []),
           {
             label: "Protocol",
-            value: `greedy, max ${c.evaluation.maxNewTokens} new tokens, ${c.evaluation.graderVersion}`,
+            value: `greedy, max ${c.evaluation.maxNewTokens} new tokens, ${c.evaluation.graderVersion}${promptText(c.evaluation.promptVariant)}`,
           },
         ]}
       />
     </Section>
   );
 }
+
+/** What the prompts leave out of the public context; nothing said for the full context. */
+const promptText = (v: PromptVariant | undefined): string =>
+  v && v !== "full" ? `, prompts show ${PROMPT_VARIANT_TEXT[v]}` : "";

@@ -1,8 +1,10 @@
 "use client";
 
 import { Field, inputClass, setter, type FormPart } from "./FormField";
+import { PromptVariantField } from "./PromptVariantField";
 
-// The recipe's training block: schedule, LoRA, quantization, checkpointing and the GPUs of one run.
+// The recipe's training block: schedule, LoRA, quantization, checkpointing, the GPUs of one run and
+// what its prompts show.
 
 export function TrainingFields({ f, setF, error }: FormPart) {
   const set = setter({ f, setF });
@@ -90,6 +92,7 @@ export function TrainingFields({ f, setF, error }: FormPart) {
           <option value="fsdp">fsdp (the model sharded across GPUs)</option>
         </select>
       </Field>
+      <PromptVariantField which="trainPrompt" f={f} setF={setF} error={error} />
     </>
   );
 }

@@ -32,6 +32,18 @@ describe("experiment form", () => {
     );
   });
 
+  it("sends what the prompts show only when it is not the full context (stored recipes unchanged)", () => {
+    const form = { ...defaultForm, ...ids, name: "x", baseModel: "/models/tiny" };
+    const plain = toConfig(form);
+    expect(plain.training && "promptVariant" in plain.training).toBe(false);
+    expect("promptVariant" in plain.evaluation).toBe(false);
+    const c = ExperimentConfig.parse(
+      toConfig({ ...form, trainPrompt: "no_public_tests", evalPrompt: "no_dependencies" }),
+    );
+    expect(c.training.promptVariant).toBe("no_public_tests");
+    expect(c.evaluation.promptVariant).toBe("no_dependencies");
+  });
+
   it("names the dataset only when an existing one is chosen, and hub ids are hub models", () => {
     const c = toConfig({ ...defaultForm, ...ids, name: "x", data: "dataset", baseModel: "Qwen/Qwen2.5-0.5B" });
     expect(c.datasetId).toBe(ids.datasetId);

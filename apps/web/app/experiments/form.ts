@@ -10,6 +10,7 @@ import {
   type ExperimentConfigInput,
   type InspectModelSummary,
   type PairSource,
+  type PromptVariant,
 } from "@agentlab/core";
 
 const DPO_DEFAULTS = DpoRecipe.parse({});
@@ -44,6 +45,9 @@ export type ExperimentForm = {
   /** GPUs of one agent each seed trains on (training.gpus), and how they share the model. */
   gpus: string;
   parallel: "ddp" | "fsdp";
+  /** What training's and evaluation's prompts show of the public context (recipe promptVariant). */
+  trainPrompt: PromptVariant;
+  evalPrompt: PromptVariant;
   maxNewTokens: string;
   /** Answers per task: 1 = one greedy answer; more are sampled at evalTemperature / evalTopP. */
   evalSamples: string;
@@ -113,6 +117,8 @@ export const defaultForm: ExperimentForm = {
   checkpointing: "auto",
   gpus: "1",
   parallel: "ddp",
+  trainPrompt: "full",
+  evalPrompt: "full",
   maxNewTokens: "512",
   evalSamples: "1",
   evalTemperature: "0.7",
@@ -175,6 +181,8 @@ export function cpuDemoForm(cur: ExperimentForm, setup: { splitId: string; provi
     checkpointing: "auto",
     gpus: "1",
     parallel: "ddp",
+    trainPrompt: "full",
+    evalPrompt: "full",
     maxNewTokens: String(evaluation.maxNewTokens),
     evalSamples: "1",
     graderVersion: evaluation.graderVersion,
@@ -228,11 +236,13 @@ export function toConfig(f: ExperimentForm, facts: InspectModelSummary | null = 
       ...(f.checkpointing === "auto" ? {} : { gradientCheckpointing: f.checkpointing === "on" }),
       gpus: num("GPUs", f.gpus),
       parallel: f.parallel,
+      ...promptVariant(f.trainPrompt),
     },
     evaluation: {
       maxNewTokens: num("max new tokens", f.maxNewTokens),
       graderVersion: f.graderVersion.trim(),
       ...evaluationSampling(f, num),
+      ...promptVariant(f.evalPrompt),
     },
     seeds,
     ...methodFields(f, num),
@@ -309,3 +319,6 @@ function evaluationSampling(f: ExperimentForm, num: (label: string, v: string) =
     answerCache,
   };
 }
+
+/** The full context sends no key, so such a recipe is what recipes were before variants existed. */
+const promptVariant = (v: PromptVariant) => (v === "full" ? {} : { promptVariant: v });

@@ -4,7 +4,7 @@ import {
   answerProtocol,
   checkJobResult,
   isTerminal,
-  PROMPT_TEMPLATE_HASH,
+  promptHashOf,
   evaluationCacheKeys,
   generationProtocol,
   mainPaths,
@@ -99,12 +99,12 @@ export async function storeGeneratedAnswers(
     throw new DomainError("PRECONDITION_FAILED", `${what} returned an unreadable result: ${parsed.error}`);
   const samples = ctx.config.evaluation.samples;
   const protocol = generationProtocol(parsed.result.summary, {
-    promptTemplateHash: PROMPT_TEMPLATE_HASH,
+    promptTemplateHash: promptHashOf(ctx.config.evaluation.promptVariant),
     trainingMethod: m.trainingMethod,
     samples: parsed.result.summary.decoding.samples,
   });
   const mismatches = recipeMismatches(protocol, ctx.config.evaluation, {
-    promptTemplateHash: PROMPT_TEMPLATE_HASH,
+    promptTemplateHash: promptHashOf(ctx.config.evaluation.promptVariant),
     adapterSha256: m.adapter?.sha256 ?? null,
   });
   if (mismatches.length)

@@ -9,6 +9,7 @@ import {
   renderRepairPrompt,
   trainsOn,
   type PreferencePair,
+  type PromptVariant,
   type TaskSpec,
 } from "@agentlab/core";
 
@@ -20,14 +21,16 @@ import {
 
 export async function heldOutPairs(
   db: Db,
-  opts: { splitId: string; devTasks: readonly TaskSpec[] },
+  opts: { splitId: string; devTasks: readonly TaskSpec[]; promptVariant?: PromptVariant },
 ): Promise<{ pairs: PreferencePair[]; tasks: number }> {
   const audits = await nearMissAudits(db, { splitId: opts.splitId, part: "dev" });
   const tasks = opts.devTasks.filter((t) => {
     const a = audits.get(t.id);
     return a !== undefined && trainsOn(a.isolation);
   });
-  const prompts = new Map(tasks.map((t) => [t.id, PromptMessage.array().parse(renderRepairPrompt(publicContext(t)))]));
+  const prompts = new Map(
+    tasks.map((t) => [t.id, PromptMessage.array().parse(renderRepairPrompt(publicContext(t, opts.promptVariant)))]),
+  );
   const built = buildPairs({
     prompts,
     chosen: tasks.map((t) => ({

@@ -96,6 +96,8 @@ async function childSnapshot(
       sourceCollectionIds: ds.sourceCollectionIds,
       parentId: ds.id,
       createdBy: ds.createdBy,
+      // The parent's prompts, kept (a variant's or an episode's hash included).
+      promptHash: ds.promptHash,
     },
     kept,
   );

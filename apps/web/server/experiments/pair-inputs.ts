@@ -13,6 +13,7 @@ import {
   renderRepairPrompt,
   type ChosenAnswer,
   type PreferencePair,
+  type PromptVariant,
   type PairSkip,
   type RejectedAnswer,
   type TaskSpec,
@@ -48,10 +49,15 @@ export async function roundPairs(
     policyKey: string;
     tasks: readonly TaskSpec[];
     sources: readonly PairSource[];
+    /** The prompts training shows (the recipe's training.promptVariant). */
+    promptVariant?: PromptVariant;
   },
 ): Promise<PairInputs> {
   const prompts = new Map(
-    opts.tasks.map((t) => [t.id, PromptMessage.array().parse(renderRepairPrompt(publicContext(t)))]),
+    opts.tasks.map((t) => [
+      t.id,
+      PromptMessage.array().parse(renderRepairPrompt(publicContext(t, opts.promptVariant))),
+    ]),
   );
   // Neither side of a pair rests on an in-process verdict (forgeable by the candidate); an
   // episode's trajectory is no single-shot answer to pair.

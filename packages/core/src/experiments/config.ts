@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { NAME_MAX_LENGTH } from "../names";
 import { SamplingParams } from "../teacher/schemas";
-import { PROMPT_TEMPLATE_HASH } from "../teacher/prompt";
+import { PROMPT_TEMPLATE_HASH, PromptVariant } from "../teacher/prompt";
 import { ModelShape } from "../trainer/inspect";
 import { TrainMethod } from "../trainer/schemas";
 import { LORA_DEFAULT_TARGETS } from "../trainer/shared";
@@ -77,6 +77,12 @@ export const TrainingConfig = z.object({
    * bases that do not fit one GPU. The update is the same either way.
    */
   parallel: z.enum(["ddp", "fsdp"]).default("ddp"),
+  /**
+   * The prompts training shows (teacher/prompt.ts; optional rather than defaulted, so a stored recipe
+   * parses and hashes as before): the SFT samples (re-rendered into a child snapshot), the DPO
+   * rounds' sampling and pairs, the GRPO prompts; absent = the full public context.
+   */
+  promptVariant: PromptVariant.optional(),
 });
 export type TrainingConfig = z.infer<typeof TrainingConfig>;
 
@@ -252,6 +258,11 @@ export const EvalProtocol = z.object({
   dtype: z.enum(["auto", "float32", "bfloat16"]).default("auto"),
   /** false: decoding is built from this recipe only; the checkpoint's generation_config is ignored. */
   checkpointGenerationConfig: z.boolean().default(false),
+  /**
+   * The prompts dev and test show, the same for base and adapters (recorded with every answer as
+   * the prompt hash the protocol check compares); absent = the full public context.
+   */
+  promptVariant: PromptVariant.optional(),
 });
 export type EvalProtocol = z.infer<typeof EvalProtocol>;
 

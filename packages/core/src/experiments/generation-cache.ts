@@ -1,5 +1,5 @@
 import { canonicalJson, sha256Hex } from "../hash";
-import { publicContext, renderRepairPrompt } from "../teacher/prompt";
+import { publicContext, renderRepairPrompt, type PromptVariant } from "../teacher/prompt";
 import type { TaskSpec } from "../tasks/spec";
 import type { BaseModel, EvalProtocol } from "./config";
 
@@ -31,9 +31,9 @@ export function generationProtocolHash(recipe: EvalProtocol, baseModel: BaseMode
   );
 }
 
-/** The task's fingerprint as generation sees it: its id and the rendered prompt. */
-export const promptFingerprint = (task: TaskSpec): string =>
-  sha256Hex(canonicalJson({ id: task.id, messages: renderRepairPrompt(publicContext(task)) }));
+/** The task's fingerprint as generation sees it: its id and the prompt rendered under the recipe's variant. */
+export const promptFingerprint = (task: TaskSpec, variant?: PromptVariant): string =>
+  sha256Hex(canonicalJson({ id: task.id, messages: renderRepairPrompt(publicContext(task, variant)) }));
 
 export function generationCacheKey(k: {
   promptFingerprint: string;
@@ -61,7 +61,7 @@ export function evaluationCacheKeys(
   const protocolHash = generationProtocolHash(recipe, baseModel);
   return new Map(
     tasks.map((t) => {
-      const fp = promptFingerprint(t);
+      const fp = promptFingerprint(t, recipe.promptVariant);
       return [
         t.id,
         Array.from({ length: recipe.samples }, (_, i) =>

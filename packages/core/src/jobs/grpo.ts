@@ -2,6 +2,7 @@ import { z } from "zod";
 import { GradeLimits, GradingIsolation } from "../grading/schemas";
 import { TaskSpec } from "../tasks/spec";
 import { GrpoRecord, GrpoSnapshot, GrpoSpec } from "../trainer/grpo";
+import { PromptVariant } from "../teacher/prompt";
 
 // The `grpo` job: online RL on the agent, the reward graded by the agent's own isolated judge
 // (never inside the trainer process). The payload carries the train tasks whole, since the agent
@@ -54,6 +55,8 @@ export const GrpoJobPayload = z
     startAdapterSha256: Sha256.nullable().optional(),
     spec: GrpoJobSpec,
     rewardControl: GrpoRewardControl.default("none"),
+    /** What the prompts show of the public context (the recipe's training.promptVariant); absent = all of it. */
+    promptVariant: PromptVariant.optional(),
   })
   .superRefine((p, ctx) => {
     if (!p.startAdapterArtifact !== !p.startAdapterSha256)

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { DPO_LR_DIVISOR, type DpoRecipe, type ExperimentConfig, type GrpoRecipe } from "../experiments/config";
 import type { TaskSpec } from "../tasks";
-import { PROMPT_TEMPLATE_HASH, publicContext, renderRepairPrompt } from "../teacher/prompt";
+import { promptHashOf, publicContext, renderRepairPrompt } from "../teacher/prompt";
 import type { GenerateJobPayload, TrainJobPayload } from "./contracts";
 import type { DpoJobPayload } from "./dpo";
 import type { GrpoJobPayload } from "./grpo";
@@ -59,7 +59,7 @@ export function generateJobPayload(
     spec: {
       base_model: config.baseModel.ref,
       revision: config.baseModel.revision ?? null,
-      prompts: tasks.map((t) => ({ task_id: t.id, messages: renderRepairPrompt(publicContext(t)) })),
+      prompts: tasks.map((t) => ({ task_id: t.id, messages: renderRepairPrompt(publicContext(t, ev.promptVariant)) })),
       max_new_tokens: ev.maxNewTokens,
       do_sample: ev.decoding.doSample,
       temperature: ev.decoding.temperature,
@@ -77,7 +77,7 @@ export function generateJobPayload(
     },
     adapterSha256: adapter?.sha256 ?? null,
     adapterArtifact: adapter?.artifact ?? null,
-    promptTemplateHash: PROMPT_TEMPLATE_HASH,
+    promptTemplateHash: promptHashOf(ev.promptVariant),
   };
 }
 
@@ -88,14 +88,17 @@ export type DpoStartAdapter = { sha256: string; artifact: string | null } | null
 
 /**
  * The recipe with its evaluation protocol swapped for the sampling of rejected answers on train:
- * n sampled answers per task at the DPO block's temperature. Everything else (prompt, max tokens,
- * backend, device, grader) stays the recipe's, so a train answer is graded like an evaluated one.
+ * n sampled answers per task at the DPO block's temperature, under the prompts training shows.
+ * Everything else (template, max tokens, backend, device, grader) stays the recipe's, so a train
+ * answer is graded like an evaluated one.
  */
 export function samplingConfig(config: ExperimentConfig, dpo: DpoRecipe): ExperimentConfig {
   return {
     ...config,
     evaluation: {
       ...config.evaluation,
+      // Train-side answers: under the prompts training shows, not the evaluation's.
+      promptVariant: config.training.promptVariant,
       samples: dpo.samples,
       decoding: { doSample: true, temperature: dpo.temperature, topP: dpo.topP },
     },
@@ -206,6 +209,7 @@ export function grpoJobPayload(
     tasks: opts.tasks.map((task) => ({ task, part: "train" as const })),
     ...startAdapterFields(opts.start, "grpo"),
     rewardControl: grpo.rewardControl,
+    promptVariant: config.training.promptVariant,
     spec: {
       ...startedRunModel(config),
       lr_schedule: tc.schedule,

@@ -100,6 +100,26 @@ describe("checkStudyDefinition", () => {
     expect(JSON.stringify(f)).toContain("training.epochs");
   });
 
+  it("lets a promptVariant arm change what training and evaluation prompts show, and nothing else of the evaluation", () => {
+    const shown = { promptVariant: "no_dependencies" };
+    const contrasts = [{ arms: ["no deps", "verified"] as [string, string] }];
+    const arm = (factor: string, recipe: Record<string, unknown>) =>
+      def({ arms: [{ name: "no deps", factor, recipe }], contrasts });
+    const r = checkStudyDefinition(arm("promptVariant", { training: shown, evaluation: shown }));
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    const [ref, noDeps] = r.arms;
+    expect(noDeps?.config.evaluation).toEqual({ ...ref?.config.evaluation, promptVariant: "no_dependencies" });
+    expect(noDeps?.config.training.promptVariant).toBe("no_dependencies");
+    // the evaluation's variant alone is a factor too; the rest of the evaluation stays shared
+    expect(checkStudyDefinition(arm("evaluation.promptVariant", { evaluation: shown })).ok).toBe(true);
+    const more = fields(arm("promptVariant", { evaluation: { ...shown, maxNewTokens: 64 } }));
+    expect(more["arms.0.recipe.evaluation"]?.[0]).toMatch(/evaluation.promptVariant only/);
+    // positive control of the span: declared as the training field alone, the evaluation's change is named
+    const outside = fields(arm("training.promptVariant", { training: shown, evaluation: shown }));
+    expect(Object.keys(outside)).toEqual(["arms.0.recipe.evaluation.promptVariant"]);
+  });
+
   it("names bad contrasts, duplicate names and A/A seeds", () => {
     const f = fields(
       def({

@@ -3,7 +3,7 @@ import { NAME_MAX_LENGTH } from "../names";
 import { BaseModel, EvalProtocol, ExperimentConfig, type ExperimentConfigInput } from "../experiments/config";
 import { issuesByField, type FieldIssues } from "../validation";
 import { BUDGET_TOLERANCE } from "./budget";
-import { diffPaths, factorCovers, mergeRecipe } from "./factors";
+import { diffPaths, factorCovers, isPlainObject, mergeRecipe } from "./factors";
 
 // A study (brief §11): a reference arm and arms that each differ from it in one declared factor,
 // all sharing the split, the base model, the evaluation protocol (sampling seed included) and the
@@ -21,6 +21,28 @@ const RecipePart = z.record(z.string(), z.unknown());
 
 /** Fields every arm shares, set once at the study's top level; never a factor. */
 export const SHARED_FIELDS = ["name", "splitId", "baseModel", "evaluation", "seeds"] as const;
+
+/**
+ * The evaluation's one per-arm setting: what the prompts show (the public-context question). An
+ * arm's (or the reference's) recipe may hold `evaluation: { promptVariant }` and nothing else of
+ * the evaluation; base and adapter of one arm still share it (the protocol check).
+ */
+const ARM_EVALUATION_FIELDS: readonly string[] = ["promptVariant"];
+
+/** The evaluation settings an arm's recipe may change, picked from it (nothing else of its evaluation). */
+function armEvaluation(recipe: Record<string, unknown>): Record<string, unknown> {
+  const ev = recipe.evaluation;
+  if (!isPlainObject(ev)) return {};
+  return Object.fromEntries(Object.entries(ev).filter(([k]) => ARM_EVALUATION_FIELDS.includes(k)));
+}
+
+/** Whether an arm's `evaluation` holds only the per-arm settings. */
+const onlyArmEvaluation = (v: unknown): boolean =>
+  isPlainObject(v) && Object.keys(v).every((k) => ARM_EVALUATION_FIELDS.includes(k));
+
+const isSharedFactor = (factor: string): boolean =>
+  (SHARED_FIELDS as readonly string[]).includes(factor.split(".")[0] ?? "") &&
+  !ARM_EVALUATION_FIELDS.some((k) => factor === `evaluation.${k}`);
 
 const Seeds = z
   .array(
@@ -94,7 +116,7 @@ function armConfig(
     name: `${d.name} · ${name}`.slice(0, NAME_MAX_LENGTH),
     splitId: d.splitId,
     baseModel: d.baseModel,
-    evaluation: d.evaluation,
+    evaluation: { ...d.evaluation, ...armEvaluation(recipe) },
     seeds,
   } as ExperimentConfigInput;
 }
@@ -118,8 +140,11 @@ export function checkStudyDefinition(input: unknown): StudyCheck {
     return null;
   };
   const sharedIn = (field: string, recipe: Record<string, unknown>) => {
-    for (const k of SHARED_FIELDS)
-      if (k in recipe) add(`${field}.${k}`, `${k} is shared by every arm: set it at the study's top level`);
+    for (const k of SHARED_FIELDS) {
+      if (!(k in recipe) || (k === "evaluation" && onlyArmEvaluation(recipe[k]))) continue;
+      const only = k === "evaluation" ? ` (an arm may set evaluation.${ARM_EVALUATION_FIELDS.join(", ")} only)` : "";
+      add(`${field}.${k}`, `${k} is shared by every arm: set it at the study's top level${only}`);
+    }
   };
   sharedIn("reference.recipe", d.reference.recipe);
   const reference = parse("reference.recipe", armConfig(d, d.reference.name, d.reference.recipe, d.seeds));
@@ -131,8 +156,7 @@ export function checkStudyDefinition(input: unknown): StudyCheck {
     const field = `arms.${i}`;
     if (names.has(a.name)) add(`${field}.name`, `arm name "${a.name}" is used twice`);
     names.add(a.name);
-    if ((SHARED_FIELDS as readonly string[]).includes(a.factor.split(".")[0] ?? ""))
-      add(`${field}.factor`, `${a.factor} is shared by every arm and cannot be a factor`);
+    if (isSharedFactor(a.factor)) add(`${field}.factor`, `${a.factor} is shared by every arm and cannot be a factor`);
     sharedIn(`${field}.recipe`, a.recipe);
     const config = parse(`${field}.recipe`, armConfig(d, a.name, mergeRecipe(d.reference.recipe, a.recipe), d.seeds));
     if (!config || !reference) return;

@@ -1,11 +1,15 @@
 // Which recipe fields an arm changes: the leaf paths where two parsed recipes differ (arrays are
 // compared whole: a seed list or LoRA target list is one setting), and what a declared factor
 // covers (the field and everything under it; `method` also its `dpo` and `grpo` settings, which
-// exist only with the methods that use them).
+// exist only with the methods that use them; `promptVariant` the prompts of training and of the
+// evaluation at once: "does public context help" changes what the model sees in both).
 
-const FACTOR_SPANS: Record<string, readonly string[]> = { method: ["method", "dpo", "grpo"] };
+const FACTOR_SPANS: Record<string, readonly string[]> = {
+  method: ["method", "dpo", "grpo"],
+  promptVariant: ["training.promptVariant", "evaluation.promptVariant"],
+};
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The arm's recipe part deep-merged over the reference's (objects merged, everything else replaced). */

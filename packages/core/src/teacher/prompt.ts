@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { canonicalJson, sha256Hex } from "../hash";
 import type { TaskSpec } from "../tasks/spec";
 import type { ChatMessage } from "../trainer/schemas";
@@ -33,12 +34,36 @@ export const REPAIR_SYSTEM_PROMPT: string = TEMPLATE.system;
 const byPath = <T extends { path: string }>(xs: readonly T[]): T[] =>
   [...xs].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
-/** Strips everything a model must never see. The result is a fresh object, not a view of the task. */
-export function publicContext(task: PublicContext): PublicContext {
+/**
+ * How much of the public context a prompt shows (a recipe's training and evaluation settings; the
+ * studies' "does public context help" factor): everything, or all but the dependency files, or all
+ * but the public tests. The MAIN files and the instruction are always shown.
+ */
+export const PromptVariant = z.enum(["full", "no_dependencies", "no_public_tests"]);
+export type PromptVariant = z.infer<typeof PromptVariant>;
+
+/**
+ * The prompt's identity as recorded with answers and SFT snapshots: the template's hash for the full
+ * context (what every answer stored before variants existed recorded), else the template and the
+ * variant hashed together, so base and adapter answers under different variants never compare equal.
+ */
+export function promptHashOf(variant: PromptVariant = "full"): string {
+  return variant === "full"
+    ? PROMPT_TEMPLATE_HASH
+    : sha256Hex(canonicalJson({ template: PROMPT_TEMPLATE_HASH, variant }));
+}
+
+/**
+ * Strips everything a model must never see, and what the variant leaves out. The result is a fresh
+ * object, not a view of the task.
+ */
+export function publicContext(task: PublicContext, variant: PromptVariant = "full"): PublicContext {
+  const files = variant === "no_dependencies" ? task.files.filter((f) => f.role === "main") : task.files;
+  const tests = variant === "no_public_tests" ? [] : task.public_tests;
   return {
     instruction: task.instruction,
-    files: byPath(task.files).map((f) => ({ path: f.path, role: f.role, content: f.content })),
-    public_tests: byPath(task.public_tests).map((f) => ({ path: f.path, content: f.content })),
+    files: byPath(files).map((f) => ({ path: f.path, role: f.role, content: f.content })),
+    public_tests: byPath(tests).map((f) => ({ path: f.path, content: f.content })),
   };
 }
 

@@ -4,9 +4,12 @@ import { splitTasks } from "../tasks";
 import type { StageCtx, StageResult } from "./context";
 import { teacherDataset } from "./collect";
 import { dropOverLength } from "../over-length";
+import { withPromptVariant } from "../prompt-variant";
 
 // `dataset`: the SFT snapshot training uses. Without config.datasetId the teacher module built it
 // (collect → verify, ./collect.ts); with it, an existing verified snapshot of the split is reused.
+// A training.promptVariant other than the full context trains on a child snapshot whose prompts
+// are rendered again under it (../prompt-variant.ts), measured for length like any other.
 
 export async function datasetStage(c: StageCtx): Promise<StageResult<"dataset">> {
   const datasetId = c.config.datasetId;
@@ -32,10 +35,11 @@ async function withinMaxLength(
   ds: DatasetRow,
   extra: Omit<StageOutputs["dataset"], "datasetId" | "datasetHash" | "samples" | "tasks">,
 ): Promise<StageResult<"dataset">> {
-  const checked = await dropOverLength(c.services, ds, c.config);
+  const shown = await withPromptVariant(c.services, ds, c.config.training.promptVariant);
+  const checked = await dropOverLength(c.services, shown, c.config);
   const of = (d: DatasetRow) => ({ datasetId: d.id, datasetHash: d.hash, samples: d.sampleCount, tasks: d.taskCount });
   if (checked.state === "waiting")
-    return { state: "running", output: { ...of(ds), ...extra }, jobIds: [checked.jobId] };
+    return { state: "running", output: { ...of(shown), ...extra }, jobIds: [checked.jobId] };
   return {
     state: "succeeded",
     output: { ...of(checked.dataset), ...extra, overLength: checked.overLength },

@@ -32,6 +32,7 @@ export async function heldOutStep(
     const built = await heldOutPairs(c.services.db, {
       splitId: c.config.splitId,
       devTasks: await splitTasks(c.services.db, c.config.splitId, "dev"),
+      promptVariant: c.config.training.promptVariant,
     });
     heldOut = { pairs: built.pairs.length, tasks: built.tasks };
     if (built.pairs.length === 0)

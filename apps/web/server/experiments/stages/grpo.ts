@@ -37,7 +37,10 @@ async function startAndPrompts(c: StageCtx, seed: number): Promise<GrpoOut> {
   const prompts = await insertGrpoPrompts(c.services.db, {
     experimentId: c.experimentId,
     seed,
-    prompts: train.map((task) => ({ taskId: task.id, prompt: renderRepairPrompt(publicContext(task)) })),
+    prompts: train.map((task) => ({
+      taskId: task.id,
+      prompt: renderRepairPrompt(publicContext(task, c.config.training.promptVariant)),
+    })),
   });
   return {
     start: decision.selected,

@@ -42,6 +42,7 @@ export async function pairsStage(c: StageCtx): Promise<StageResult<"pairs">> {
     policyKey: sample.modelKey,
     tasks: await splitTasks(c.services.db, c.config.splitId, "train"),
     sources: pairSourcesOf(dpo),
+    promptVariant: c.config.training.promptVariant,
   });
   const skipped: Record<string, number> = {};
   for (const s of built.skipped) skipped[s.reason] = (skipped[s.reason] ?? 0) + 1;
