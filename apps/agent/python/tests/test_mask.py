@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from agentlab_trainer import data as D
+from agentlab_trainer.common import UserError
 from helpers import make_samples
 
 
@@ -70,3 +75,33 @@ def test_multi_turn_supervises_every_assistant_turn_only(tokenizer):
     assert [tokenizer.decode(r) for r in runs] == ["def a(): return 1<|im_end|>", "def b(): return 2<|im_end|>"]
     assert enc.n_supervised == sum(len(r) for r in runs)
     assert all(r[-1] == eot_id for r in runs)
+
+
+def test_an_unsupervised_turn_stays_in_the_context_without_labels(tokenizer, tmp_path):
+    """A trajectory's failed attempt (train: false): the same tokens as the plain conversation, the
+    masked turn's labels gone, the later turns' unchanged (the plain encoding is the control)."""
+    eot, _ = D.resolve_eot(tokenizer)
+    msgs = [
+        {"role": "user", "content": "fix a"},
+        {"role": "assistant", "content": "wrong edit"},
+        {"role": "user", "content": "public tests: failed"},
+        {"role": "assistant", "content": "right edit"},
+    ]
+    path = tmp_path / "d.jsonl"
+    masked = [*msgs[:1], {**msgs[1], "train": False}, *msgs[2:]]
+    path.write_text(json.dumps({"messages": masked}) + "\n")
+    [loaded] = D.load_sft(str(path))
+    plain, enc = D.encode(tokenizer, msgs, eot), D.encode(tokenizer, loaded, eot)
+    assert enc.input_ids == plain.input_ids
+    assert [tokenizer.decode(r) for r in supervised_runs(plain)] == ["wrong edit<|im_end|>", "right edit<|im_end|>"]
+    assert [tokenizer.decode(r) for r in supervised_runs(enc)] == ["right edit<|im_end|>"]
+
+
+def test_train_false_only_on_an_assistant_turn(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({"messages": [{"role": "user", "content": "x", "train": False}]}) + "\n")
+    with pytest.raises(UserError, match="only an assistant turn"):
+        D.load_sft(str(path))
+    path.write_text(json.dumps({"messages": [{"role": "assistant", "content": "x", "train": True}]}) + "\n")
+    with pytest.raises(UserError, match="only an assistant turn"):
+        D.load_sft(str(path))

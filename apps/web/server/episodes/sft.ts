@@ -42,6 +42,8 @@ export type EpisodeDatasetInput = {
   /** The episodes to use, each refused by name unless it qualifies; without them, every passing episode on the split's train tasks. */
   episodeIds?: string[];
   policyName?: string;
+  /** A recovery's failed attempt (core failedAttemptTurns) stays in each sample's context, unsupervised. */
+  maskFailedAttempts?: boolean;
   experimentId?: string | null;
   createdBy?: string | null;
 };
@@ -148,7 +150,9 @@ export async function createEpisodeDataset(services: Services, input: EpisodeDat
   const built: Built[] = [];
   for (const c of chosen) {
     const spec = toTaskSpec(c.task);
-    const sample = trajectorySftSample(initialObservation(c.task, startingPaths(spec)), turns.get(c.episode.id) ?? []);
+    const sample = trajectorySftSample(initialObservation(c.task, startingPaths(spec)), turns.get(c.episode.id) ?? [], {
+      maskFailedAttempts: input.maskFailedAttempts,
+    });
     const hash = sampleHash(sample);
     if (seen.has(hash)) continue;
     seen.add(hash);

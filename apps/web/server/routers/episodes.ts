@@ -70,6 +70,8 @@ export const episodesRouter = router({
         kinds: TrajectorySelection.default("both"),
         episodeIds: z.array(z.string().uuid()).min(1).max(5000).optional(),
         policyName: z.string().min(1).max(200).optional(),
+        /** A recovery's failed attempt stays in the context, unsupervised (its edits before the last failed test run). */
+        maskFailedAttempts: z.boolean().default(false),
         experimentId: z.string().uuid().optional(),
       }),
     )

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { SftSample } from "../trainer/schemas";
-import { PUBLIC_TESTS_PASSED, trajectoryKind, trajectorySftSample, type TrajectoryTurn } from "./trajectory-sft";
+import { sftLine } from "../teacher/sft";
+import {
+  PUBLIC_TESTS_PASSED,
+  failedAttemptTurns,
+  trajectoryKind,
+  trajectorySftSample,
+  type TrajectoryTurn,
+} from "./trajectory-sft";
 
 const turn = (tool: string, over: Partial<TrajectoryTurn> = {}): TrajectoryTurn => ({
   role: "assistant",
@@ -52,5 +59,28 @@ describe("trajectorySftSample", () => {
   it("refuses a trajectory the budget ended (control: the policy's own submit above)", () => {
     expect(() => trajectorySftSample("fix f", [edit, turn("submit", { role: "environment" })])).toThrow(/own submit/);
     expect(() => trajectorySftSample("fix f", [edit])).toThrow(/own submit/);
+  });
+});
+
+describe("the failed-attempt mask", () => {
+  const read = turn("read_file");
+  const second = turn("edit_file", { args: { path: "a.py", old: "y", new: "z" }, changed: true });
+  const recovery = [read, edit, failedRun, second, passedRun, turn("submit")];
+  it("masks the edits before the last failed run on an edited workspace, nothing of a success", () => {
+    expect([...failedAttemptTurns(recovery)]).toEqual([1]);
+    expect([...failedAttemptTurns([edit, failedRun, second, failedRun, edit, turn("submit")])]).toEqual([0, 2]);
+    expect(failedAttemptTurns([failedRun, edit, passedRun, turn("submit")]).size).toBe(0);
+  });
+  it("leaves the masked turn in the context as train: false, only when asked (control: the default)", () => {
+    const masked = trajectorySftSample("fix f", recovery, { maskFailedAttempts: true });
+    const plain = trajectorySftSample("fix f", recovery);
+    expect(SftSample.parse(masked)).toEqual(masked);
+    expect(masked.messages.map((m) => m.content)).toEqual(plain.messages.map((m) => m.content));
+    expect(masked.messages.flatMap((m, i) => (m.train === false ? [i] : []))).toEqual([4]);
+    expect(plain.messages.some((m) => "train" in m)).toBe(false);
+    // the dataset line the trainer reads carries the flag; a plain line is role and content only
+    expect(sftLine(masked)).toContain('"train":false');
+    expect(sftLine(plain)).not.toContain("train");
+    expect(SftSample.safeParse({ messages: [{ role: "user", content: "x", train: false }] }).success).toBe(false);
   });
 });

@@ -6,8 +6,9 @@ import type { SftSample } from "../trainer/schemas";
 // An episode as a policy reads it, and a verified trajectory as multi-turn SFT data. The first
 // message is the environment's (the instruction, the workspace's files, the tools); each policy
 // call is one assistant turn written as a JSON object, each observation the user turn after it.
-// The trainer supervises the assistant turns only, so the tool results are masked; the final
-// submit is the last turn. A local-model policy reads and writes the same text.
+// The trainer supervises the assistant turns only, so the tool results are masked (and, on request,
+// a recovery's failed attempt: failedAttemptTurns); the final submit is the last turn. A
+// local-model policy reads and writes the same text.
 
 export const EPISODE_SYSTEM_PROMPT =
   "You repair a Python program in a workspace, one tool call a turn. Answer every turn with exactly one " +
@@ -71,30 +72,51 @@ export type TrajectoryTurn = {
  * failed attempt.
  */
 export function trajectoryKind(turns: readonly TrajectoryTurn[]): TrajectoryKind {
+  return failedRuns(turns).length ? "recovery" : "success";
+}
+
+/** The indexes of the public-test runs that failed on a workspace the policy had already changed. */
+function failedRuns(turns: readonly TrajectoryTurn[]): number[] {
   let edited = false;
-  for (const t of turns) {
+  return turns.flatMap((t, i) => {
     if (t.changed) edited = true;
-    const failedRun = t.tool === "run_public_tests" && t.status === "ok" && !t.output.startsWith(PUBLIC_TESTS_PASSED);
-    if (failedRun && edited) return "recovery";
-  }
-  return "success";
+    const failed = t.tool === "run_public_tests" && t.status === "ok" && !t.output.startsWith(PUBLIC_TESTS_PASSED);
+    return failed && edited ? [i] : [];
+  });
+}
+
+/**
+ * A recovery trajectory's failed attempt: its `edit_file` calls before the last public-test run
+ * that failed on the edited workspace (the edits that run showed wrong). Masked, they stay in the
+ * context the recovery reads, so the sample teaches reading the failure and repairing it, not the
+ * wrong edit. Empty for a success trajectory.
+ */
+export function failedAttemptTurns(turns: readonly TrajectoryTurn[]): Set<number> {
+  const last = failedRuns(turns).at(-1) ?? -1;
+  return new Set(turns.flatMap((t, i) => (i < last && t.tool === "edit_file" ? [i] : [])));
 }
 
 /**
  * The SFT sample of a trajectory that the policy ended by its own submit. A turn the environment
  * made (a budget's submit) is no policy behaviour to learn: such a trajectory is refused.
+ * `maskFailedAttempts`: the failed attempt's turns are marked `train: false` (context, not labels).
  */
-export function trajectorySftSample(first: string, turns: readonly TrajectoryTurn[]): SftSample {
+export function trajectorySftSample(
+  first: string,
+  turns: readonly TrajectoryTurn[],
+  opts: { maskFailedAttempts?: boolean } = {},
+): SftSample {
   const last = turns[turns.length - 1];
   if (!last || last.role !== "assistant" || last.tool !== "submit")
     throw new Error("a trajectory for SFT ends with the policy's own submit");
   if (turns.some((t) => t.role !== "assistant")) throw new Error("a trajectory for SFT has policy turns only");
+  const masked = opts.maskFailedAttempts ? failedAttemptTurns(turns) : new Set<number>();
   const messages: SftSample["messages"] = [
     { role: "system", content: EPISODE_SYSTEM_PROMPT },
     { role: "user", content: first },
   ];
   turns.forEach((t, i) => {
-    messages.push({ role: "assistant", content: callText(t) });
+    messages.push({ role: "assistant", content: callText(t), ...(masked.has(i) ? { train: false as const } : {}) });
     if (i < turns.length - 1) messages.push({ role: "user", content: t.output });
   });
   return { messages };

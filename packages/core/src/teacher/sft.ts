@@ -11,9 +11,17 @@ export function sftSample(task: PublicContext, fixed: readonly CandidateFile[]):
   return { messages: [...renderRepairPrompt(task), { role: "assistant", content: formatAnswer(fixed) }] };
 }
 
-/** One JSONL line of a dataset; keys in canonical order so that the bytes are reproducible. */
+/**
+ * One JSONL line of a dataset; keys in canonical order so that the bytes are reproducible. An
+ * unsupervised turn keeps its `train: false`; every other message is role and content, as lines
+ * were before the flag existed (their hashes unchanged).
+ */
 export const sftLine = (s: SftSample): string =>
-  canonicalJson({ messages: s.messages.map((m) => ({ role: m.role, content: m.content })) });
+  canonicalJson({
+    messages: s.messages.map((m) =>
+      m.train === false ? { role: m.role, content: m.content, train: false } : { role: m.role, content: m.content },
+    ),
+  });
 
 export const sampleHash = (s: SftSample): string => sha256Hex(sftLine(s));
 

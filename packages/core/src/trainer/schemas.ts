@@ -27,8 +27,21 @@ export type TrainerCommand = z.infer<typeof TrainerCommand>;
 /** Exit codes of the trainer CLI. */
 export const TRAINER_EXIT = { ok: 0, internal: 1, usage: 2, userError: 3, canceled: 143 } as const;
 
+/**
+ * A message of an SFT sample. `train: false` on an assistant turn keeps it in the context the later
+ * turns read but leaves it unsupervised (a trajectory's failed attempt); every other assistant
+ * turn is supervised, as before the flag existed.
+ */
+export const SftMessage = z
+  .strictObject({ ...ChatMessage.shape, train: z.literal(false).optional() })
+  .refine((m) => m.train === undefined || m.role === "assistant", {
+    message: "only an assistant turn can be left unsupervised (train: false)",
+    path: ["train"],
+  });
+export type SftMessage = z.infer<typeof SftMessage>;
+
 /** One SFT sample: a line of the dataset JSONL. */
-export const SftSample = z.object({ messages: z.array(ChatMessage).min(1) });
+export const SftSample = z.object({ messages: z.array(SftMessage).min(1) });
 export type SftSample = z.infer<typeof SftSample>;
 
 // ------------------------------------------------------------------ specs

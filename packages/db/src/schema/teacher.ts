@@ -20,7 +20,7 @@ import {
   PROVIDER_KINDS,
   REPLAY_STATES,
   type CandidateFile,
-  type ChatMessage,
+  type SftMessage,
   type GradeResult,
   type SamplingParams,
 } from "@agentlab/core";
@@ -253,7 +253,7 @@ export const sftSamples = pgTable(
       .references(() => tasks.id, { onDelete: "restrict" }),
     taskKey: text("task_key").notNull(),
     oracle: boolean("oracle").notNull(),
-    messages: jsonb("messages").$type<ChatMessage[]>().notNull(),
+    messages: jsonb("messages").$type<SftMessage[]>().notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.datasetId, t.ordinal] }),

@@ -28,7 +28,9 @@ class Encoded:
         return len(self.input_ids)
 
 
-def load_sft(path: str) -> list[list[dict[str, str]]]:
+def load_sft(path: str) -> list[list[dict[str, Any]]]:
+    """The samples' messages. An assistant turn with `train: false` (core SftMessage: a trajectory's
+    failed attempt) stays in the conversation and gets no labels."""
     rows = read_jsonl(path)
     conversations = []
     for i, row in enumerate(rows):
@@ -40,7 +42,11 @@ def load_sft(path: str) -> list[list[dict[str, str]]]:
                 raise UserError(
                     f"{path}: sample {i} has a message that is not {{role: system|user|assistant, content: str}}"
                 )
-        conversations.append([{"role": m["role"], "content": m["content"]} for m in msgs])
+            if "train" in m and (m["train"] is not False or m["role"] != "assistant"):
+                raise UserError(f"{path}: sample {i}: only an assistant turn can be unsupervised, as train: false")
+        conversations.append(
+            [{"role": m["role"], "content": m["content"], **({"train": False} if "train" in m else {})} for m in msgs]
+        )
     if not conversations:
         raise UserError(f"{path}: dataset is empty")
     return conversations
@@ -52,11 +58,15 @@ def load_sft(path: str) -> list[list[dict[str, str]]]:
 FIXED_DATE_STRING = "26 Jul 2024"
 
 
-def render(tokenizer, messages: Sequence[dict[str, str]], *, add_generation_prompt: bool = False) -> str:
+def render(tokenizer, messages: Sequence[dict[str, Any]], *, add_generation_prompt: bool = False) -> str:
     if not getattr(tokenizer, "chat_template", None):
         raise UserError("the tokenizer has no chat template")
+    # The template sees role and content only (a supervision flag is no part of the text).
     return tokenizer.apply_chat_template(
-        list(messages), tokenize=False, add_generation_prompt=add_generation_prompt, date_string=FIXED_DATE_STRING
+        [{"role": m["role"], "content": m["content"]} for m in messages],
+        tokenize=False,
+        add_generation_prompt=add_generation_prompt,
+        date_string=FIXED_DATE_STRING,
     )
 
 
@@ -76,14 +86,14 @@ def resolve_eot(tokenizer, explicit: str | None = None) -> tuple[str, int]:
     raise UserError("cannot find the end-of-turn token in the chat template; set eot_token")
 
 
-def assistant_char_spans(tokenizer, messages: Sequence[dict[str, str]], eot: str) -> tuple[str, list[tuple[int, int]]]:
-    """Render the full conversation once, and locate each assistant turn in it: from the end of the
-    generation prompt to the end of that turn's end-of-turn token (so inference prompts and training
-    prefixes tokenize identically)."""
+def assistant_char_spans(tokenizer, messages: Sequence[dict[str, Any]], eot: str) -> tuple[str, list[tuple[int, int]]]:
+    """Render the full conversation once, and locate each supervised assistant turn in it: from the
+    end of the generation prompt to the end of that turn's end-of-turn token (so inference prompts
+    and training prefixes tokenize identically). A turn marked `train: false` is left as context."""
     full = render(tokenizer, messages)
     spans: list[tuple[int, int]] = []
     for i, m in enumerate(messages):
-        if m["role"] != "assistant":
+        if m["role"] != "assistant" or m.get("train") is False:
             continue
         try:
             prompt = render(tokenizer, messages[:i], add_generation_prompt=True)
@@ -106,7 +116,7 @@ def assistant_char_spans(tokenizer, messages: Sequence[dict[str, str]], eot: str
     return full, spans
 
 
-def encode(tokenizer, messages: Sequence[dict[str, str]], eot: str, max_length: int | None = None) -> Encoded:
+def encode(tokenizer, messages: Sequence[dict[str, Any]], eot: str, max_length: int | None = None) -> Encoded:
     """Token ids and labels: assistant spans (content + end-of-turn) keep their ids, the rest is -100.
     Segments are tokenized separately so a token never straddles a prompt/answer boundary."""
     full, spans = assistant_char_spans(tokenizer, messages, eot)
