@@ -72,11 +72,13 @@ describe("faults", () => {
     await revokeAgent(server.db.db, agentId);
     server.app.services.agentHub.disconnect(agentId);
     expect(await disconnected).toBe("io server disconnect");
-    await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["true"] } });
+    const job = await server.app.services.queue.enqueue({ type: "shell", payload: { argv: ["true"] } });
     const again = io(server.url, { auth: { token: credential }, transports: ["websocket"], reconnection: false });
     const err = await new Promise<Error>((resolve) => again.once("connect_error", resolve));
     expect(err.message).toBe("unauthorized");
     again.close();
+    // Left queued, the job would be the next agent's: the spool tests below start agents.
+    await server.app.services.queue.cancel(job.id);
   });
 });
 
@@ -118,11 +120,13 @@ describe("the outbox spool", () => {
       join(stateDir, "outbox.jsonl"),
       JSON.stringify({ event: AGENT_EVENTS.result, attemptId: claimed?.attemptId, payload }) + "\n",
     );
+    // It delivers its spool and claims nothing (no shell jobs): a job it claimed after the delivery
+    // would have no handler, and its stop would wait on it (seen under load: a 120 s hang).
     const supervisor = new Supervisor({
       serverUrl: server.url,
       credential,
       stateDir,
-      capabilities: testCapabilities(),
+      capabilities: testCapabilities([], false),
       handlers: {},
       runtime: { python: null, sandboxBackend: "process", sandboxOk: true },
       log: pino({ level: "silent" }),
