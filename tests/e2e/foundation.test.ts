@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
+import { cpuDemoRecipe } from "@agentlab/core";
 import { createFirstAdmin, launchBrowser, useProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 
@@ -54,7 +55,8 @@ describe("a new lab in the browser", () => {
       expect(await chosen("providerId")).toContain("reference oracle");
       // The preset's recipe (core cpuDemoRecipe).
       const value = (name: string) => form.locator(`[name=${name}]`).inputValue();
-      expect(await value("epochs")).toBe("10");
+      const { training } = cpuDemoRecipe();
+      expect(await value("epochs")).toBe(String(training.epochs));
       expect(await value("maxNewTokens")).toBe("80");
       expect(await value("loraDropout")).toBe("0");
       expect(await value("seeds")).toBe("1");
