@@ -25,7 +25,7 @@ export async function ensureBuiltinPool(
     services,
     LEARNABLE_POOL_FILE,
     LEARNABLE_POOL_NAME,
-    "Synthetic, generated here (CC0): short one-function repairs whose one bug is `<=` written as `<`, 36 shapes declared as clusters, task-specific answers; a family a tiny model can learn (see data/learnable-pool.LICENSE.md)",
+    "Synthetic, generated here (CC0): short one-function repairs whose one bug is `<=` written as `<`, 30 shapes declared as clusters (a shape's tasks share their answer), each importing LIMIT from a dependency file; a family a tiny model can learn (see data/learnable-pool.LICENSE.md)",
   );
 }
 
