@@ -72,6 +72,10 @@ export type DemoEnd = {
 };
 
 /** The human-readable summary, then the one JSON line (the last line of the demo's output). */
+/** What the report claims: a selected adapter's test is significant or not; a kept base claims nothing. */
+const claim = (f: ReturnType<typeof figures>) =>
+  f.compared !== "selected adapter" ? "no gain claimed" : f.significant ? "significant" : "not significant";
+
 export function printDemoEnd({ wallSeconds, baseCached, dataDir, main, control, aa, shareToken }: DemoEnd): void {
   const m = figures(main.body);
   const c = control ? figures(control.body) : null;
@@ -83,7 +87,7 @@ export function printDemoEnd({ wallSeconds, baseCached, dataDir, main, control, 
   );
   if (c)
     console.log(
-      `control: base ${pct(c.basePass)} → adapter ${pct(c.adapterPass)}, Δ ${pp(c.delta)} [${c.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(c.p)} (${c.test ?? "no test"}), ${c.significant ? "significant" : "not significant"}`,
+      `control: base ${pct(c.basePass)} → ${c.compared} ${pct(c.adapterPass)}, Δ ${pp(c.delta)} [${c.ci?.map(pp).join(", ") ?? "n/a"}], p = ${String(c.p)} (${c.test ?? "no test"}), ${claim(c)}`,
     );
   const dpo = dpoFigures(main.body);
   const grpo = { main: grpoFigures(main.body), control: grpoFigures(control?.body) };
