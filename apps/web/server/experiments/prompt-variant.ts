@@ -34,7 +34,7 @@ export async function withPromptVariant(
   const name = derivedName(ds.name, ` (prompt: ${variant})`);
   const existing = await childDatasetNamed(services.db, ds.id, name);
   if (existing) return existing;
-  const built: Built[] = (await allDatasetSamples(services.db, ds.id)).map(({ sample, task }) => {
+  const rendered: Built[] = (await allDatasetSamples(services.db, ds.id)).map(({ sample, task }) => {
     const answer = sample.messages.at(-1);
     if (answer?.role !== "assistant")
       throw new DomainError(
@@ -48,6 +48,10 @@ export async function withPromptVariant(
     const messages = [...renderRepairPrompt(ctx), answer];
     return { ...sample, messages, hash: sampleHash({ messages }), line: sftLine({ messages }) };
   });
+  // Two samples whose prompts differed only in the left-out part become one (kept once, as a
+  // snapshot keeps identical samples once).
+  const seen = new Set<string>();
+  const built = rendered.filter((b) => !seen.has(b.hash) && seen.add(b.hash));
   return writeSnapshot(
     services,
     {
