@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { cpuDemoRecipe } from "@agentlab/core";
+import { CPU_DEMO_SHAPE, cpuDemoRecipe } from "@agentlab/core";
 import { createFirstAdmin, launchBrowser, useProduct, type RunningApp } from "./helpers/app";
 import { debugScreenshot, docScreenshot } from "./helpers/screenshots";
 
@@ -62,7 +62,10 @@ describe("a new lab in the browser", () => {
       expect(await value("seeds")).toBe("1");
       expect(await value("name")).toMatch(/CPU demo/);
       // The local agent warms the base up; the form shows its steps and cannot start without it.
-      await page.getByText(/warming the base up on .*: step \d+ of 250/).waitFor({ timeout: 300_000 });
+      const steps = CPU_DEMO_SHAPE.warmupSteps;
+      await page
+        .getByText(new RegExp(`warming the base up on .*: step \\d+ of ${steps}`))
+        .waitFor({ timeout: 300_000 });
       expect(await form.getByRole("button", { name: "Create and start" }).isDisabled()).toBe(true);
       await page.screenshot({ path: docScreenshot("cpu-demo-preset.png"), fullPage: true });
     } catch (err) {

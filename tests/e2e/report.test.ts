@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, inArray } from "drizzle-orm";
 import type { Browser, BrowserContext } from "playwright-core";
 import { reportByExperiment, schema } from "@agentlab/db";
-import type { ExperimentReport, TaskSpec } from "@agentlab/core";
+import { agenticSection, formatPct, type ExperimentReport, type TaskSpec } from "@agentlab/core";
 import { createExperimentRunner } from "../../apps/web/server/experiments/runner";
 import { splitTasks } from "../../apps/web/server/experiments/tasks";
 import {
@@ -197,6 +197,54 @@ describe("the report in the browser", () => {
     await expect(reads.textContent()).resolves.toContain("This test set has been read 2 times (1 after this report");
     expect(await reads.locator("a").count()).toBe(0);
     await stranger.close();
+    await page.close();
+  });
+
+  it("shows a report's agentic rows (dev, per policy) on the report and its share page", async () => {
+    // A stored report with its agentic section, as the report stage writes it from the dev tasks'
+    // episodes (computed and tested on real episodes in tests/integration/episodes-report).
+    const dev = await splitTasks(app.db.db, splitId, "dev");
+    const episodes = dev.flatMap((t, i) =>
+      [1, 2].map((seed) => ({
+        taskId: t.id,
+        group: t.source_group,
+        policy: "scripted:solver",
+        pass: i % 4 !== 0 || seed === 1,
+        turns: 6,
+        testRuns: 1,
+        byBudget: false,
+      })),
+    );
+    const agentic = agenticSection(episodes, { iterations: 500, seed: 0 });
+    if (!agentic) throw new Error("no agentic section");
+    await app.db.db
+      .update(schema.reports)
+      .set({ body: { ...kept.report, agentic } })
+      .where(eq(schema.reports.id, kept.reportId));
+    const row = agentic.rows[0];
+    const expected = [
+      "scripted:solver",
+      String(dev.length),
+      String(2 * dev.length),
+      formatPct(row?.passAt1.value ?? -1),
+    ];
+    const page = await signedIn.newPage();
+    await page.goto(`${app.url}/reports/${kept.reportId}`);
+    const table = page.getByTestId("agentic");
+    await table.waitFor();
+    for (const text of expected) await expect(table.textContent()).resolves.toContain(text);
+    await page.getByRole("button", { name: "Create share link" }).click();
+    const shareUrl = (await page.getByTestId("share-url").textContent()) ?? "";
+    const stranger = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    const shared = await stranger.newPage();
+    await shared.goto(shareUrl);
+    await shared.getByTestId("agentic").waitFor();
+    await expect(shared.getByTestId("agentic").textContent()).resolves.toContain(expected[3] ?? "none");
+    await stranger.close();
+    // control: a report without the section shows no such table
+    await page.goto(`${app.url}/reports/${selected.reportId}`);
+    await page.getByTestId("report-header").waitFor();
+    expect(await page.getByTestId("agentic").count()).toBe(0);
     await page.close();
   });
 

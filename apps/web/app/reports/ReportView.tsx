@@ -10,6 +10,7 @@ import { SamplesSection } from "./SamplesSection";
 import { TaskViewSection } from "./TaskViewSection";
 import { DpoReport } from "./DpoSection";
 import { GrpoReport } from "./GrpoSection";
+import { AgenticReport } from "./AgenticSection";
 import { TestReadsList } from "./TestReadsList";
 
 /**
@@ -108,6 +109,7 @@ export function ReportView({ report, reportId }: { report: ExperimentReport; rep
           <SamplesSection samples={report.samples} />
         </Section>
       )}
+      <AgenticReport report={report} />
       {report.seeds && (
         <Section title="Seeds (test, each seed's best dev epoch)">
           <SeedsTable seeds={report.seeds} />

@@ -17,11 +17,21 @@ import { runCollection, type RunnerOptions, type RunStop } from "./runner";
 // aborts any run here whose collection was canceled. A leader that stops its loops aborts its
 // runs first and waits for them: two instances never ask a teacher for the same collection.
 
-type Live = { db: Db; abort: AbortController; done: Promise<void> };
-const live = new Map<string, Live>();
+type Live = { abort: AbortController; done: Promise<void> };
+// The runs of this process, per database handle: each instance sees its own runs only, as each
+// process does in production. Two instances in one process (the multi-instance tests) share this
+// module; keyed by id alone, a new leader would skip a collection whose old leader's aborted run
+// had not yet ended there, and with no sweep nothing would start it again.
+const runs = new WeakMap<Db, Map<string, Live>>();
+const liveOn = (db: Db): Map<string, Live> => {
+  const mine = runs.get(db) ?? new Map<string, Live>();
+  runs.set(db, mine);
+  return mine;
+};
 
 /** Starts (or joins) the run of a queued or interrupted collection in this process. */
 export function startCollection(services: Services, id: string, opts: RunnerOptions = {}): Promise<void> {
+  const live = liveOn(services.db);
   const existing = live.get(id);
   if (existing) return existing.done;
   const abort = new AbortController();
@@ -42,7 +52,7 @@ export function startCollection(services: Services, id: string, opts: RunnerOpti
     // The experiment that owns the collection waits for its run to end (its collect stage).
     .then(() => wakeOwner(services, id))
     .catch((err: unknown) => log.error({ err }, "waking the collection's experiment failed"));
-  live.set(id, { db: services.db, abort, done });
+  live.set(id, { abort, done });
   return done;
 }
 
@@ -54,14 +64,14 @@ async function wakeOwner(services: Services, collectionId: string): Promise<void
 /** The leader's pass (background.ts): every unfinished collection runs here, every canceled one here stops. */
 export async function syncCollectionRuns(services: Services): Promise<void> {
   const active = new Set(await activeCollectionIds(services.db));
+  const live = liveOn(services.db);
   for (const id of active) if (!live.has(id)) void startCollection(services, id);
-  for (const [id, run] of live)
-    if (run.db === services.db && !active.has(id)) run.abort.abort("canceled" satisfies RunStop);
+  for (const [id, run] of live) if (!active.has(id)) run.abort.abort("canceled" satisfies RunStop);
 }
 
 /** Aborts this process's runs on `services`' database and waits for them (the loops are stopping). */
 export async function stopCollectionRuns(services: Pick<Services, "db">): Promise<void> {
-  const mine = [...live.values()].filter((r) => r.db === services.db);
+  const mine = [...liveOn(services.db).values()];
   for (const r of mine) r.abort.abort("shutdown" satisfies RunStop);
   await Promise.all(mine.map((r) => r.done));
 }
@@ -89,6 +99,7 @@ export async function cancelCollection(services: Pick<Services, "db" | "queue">,
  */
 export async function awaitCollection(services: Pick<Services, "db">, id: string, timeoutMs = 180_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const live = liveOn(services.db);
   for (;;) {
     const run = live.get(id);
     if (run) await run.done;

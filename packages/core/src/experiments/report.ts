@@ -7,6 +7,7 @@ import { devCurveOf, modelKey, modelLabel, type DevCurve, type ModelRef, type Se
 import type { ReportHeader } from "./report-header";
 import type { TestReads } from "./test-reads";
 import type { AnswerContamination } from "./answer-contamination";
+import type { AgenticReportSection } from "../episodes/report-agentic";
 import { unitsText } from "./export-stats";
 import { dpoSection, type DpoReportSection, type DpoRoundSummary } from "./report-dpo";
 import { grpoSection, type GrpoReportSection } from "./report-grpo";
@@ -89,6 +90,8 @@ export type ExperimentReport = {
   testReads?: TestReads;
   /** Test and dev references against every answer trained on (SFT, DPO); absent in reports built before it. */
   answerContamination?: AnswerContamination;
+  /** Agentic pass@1 per policy on the dev tasks' stored episodes (descriptive); absent without episodes. */
+  agentic?: AgenticReportSection;
 };
 
 export type ReportInput = {
