@@ -104,6 +104,13 @@ afterAll(async () => {
   await srv?.close();
 });
 
+/** The dataset hash each train job of the experiment fetches. */
+async function trainDatasetHashes(experimentId: string | undefined) {
+  return (await srv.app.services.db.select().from(schema.jobs))
+    .filter((j) => j.type === "train" && j.experimentId === experimentId)
+    .map((j) => ("datasetHash" in j.payload ? j.payload.datasetHash : null));
+}
+
 async function runDataStages(name: string, maxLength = 2048, promptVariant?: PromptVariant) {
   const db = srv.app.services.db;
   const { datasetId: _none, ...config } = baseConfig(splitId, {
@@ -231,10 +238,7 @@ describe("experiment data stages through the teacher module", () => {
       // nothing is trained on the uncut data: the runner may start training as soon as the dataset
       // stage ends (it is woken by the stage's end, before this test cancels the experiment), and
       // then only on the cut snapshot
-      const expId = stages.get("dataset")?.experimentId;
-      const hashes = (await db.select().from(schema.jobs))
-        .filter((j) => j.type === "train" && j.experimentId === expId)
-        .map((j) => ("datasetHash" in j.payload ? j.payload.datasetHash : null));
+      const hashes = await trainDatasetHashes(stages.get("dataset")?.experimentId);
       expect(hashes.filter((h) => h !== child?.hash)).toEqual([]);
     } finally {
       longTasks = new Set();
@@ -277,10 +281,7 @@ describe("experiment data stages through the teacher module", () => {
     expect(answers(shown)).toEqual(answers(full));
     expect(await srv.app.services.artifacts.has(child?.hash ?? "")).toBe(true);
     // any train job of this experiment fetches the re-rendered snapshot, never the parent
-    const expId = stages.get("dataset")?.experimentId;
-    const hashes = (await db.select().from(schema.jobs))
-      .filter((j) => j.type === "train" && j.experimentId === expId)
-      .map((j) => ("datasetHash" in j.payload ? j.payload.datasetHash : null));
+    const hashes = await trainDatasetHashes(stages.get("dataset")?.experimentId);
     expect(hashes.filter((h) => h !== child?.hash)).toEqual([]);
   }, 150_000);
 

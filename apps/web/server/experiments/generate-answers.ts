@@ -98,13 +98,14 @@ export async function storeGeneratedAnswers(
   if (!parsed.ok)
     throw new DomainError("PRECONDITION_FAILED", `${what} returned an unreadable result: ${parsed.error}`);
   const samples = ctx.config.evaluation.samples;
+  const promptTemplateHash = promptHashOf(ctx.config.evaluation.promptVariant);
   const protocol = generationProtocol(parsed.result.summary, {
-    promptTemplateHash: promptHashOf(ctx.config.evaluation.promptVariant),
+    promptTemplateHash,
     trainingMethod: m.trainingMethod,
     samples: parsed.result.summary.decoding.samples,
   });
   const mismatches = recipeMismatches(protocol, ctx.config.evaluation, {
-    promptTemplateHash: promptHashOf(ctx.config.evaluation.promptVariant),
+    promptTemplateHash,
     adapterSha256: m.adapter?.sha256 ?? null,
   });
   if (mismatches.length)

@@ -1,7 +1,7 @@
-import { DomainError, derivedName, isTerminal, parseJobResult, sftLine, type ExperimentConfig } from "@agentlab/core";
-import { allDatasetSamples, childDatasetNamed, getJob, type DatasetRow } from "@agentlab/db";
+import { DomainError, isTerminal, parseJobResult, sftLine, type ExperimentConfig } from "@agentlab/core";
+import { allDatasetSamples, getJob, type DatasetRow } from "@agentlab/db";
 import type { Services } from "../services";
-import { writeSnapshot, type Built } from "../teacher/datasets";
+import { childSnapshot, type Built } from "../teacher/datasets";
 import { enqueueTokenize, recordTokenCounts } from "../teacher/token-counts";
 
 // Samples longer than the recipe's max length would be truncated, lose their end-of-turn
@@ -64,7 +64,8 @@ export async function dropOverLength(
   const kept: Built[] = samples
     .filter((r) => !over.has(r.sample.ordinal))
     .map((r) => ({ ...r.sample, line: sftLine({ messages: r.sample.messages }) }));
-  const child = await childSnapshot(services, ds, `${maxLength}`, kept);
+  // The measured snapshot less its long samples.
+  const child = await childSnapshot(services, ds, ` (≤ ${maxLength} tokens)`, () => kept);
   return { state: "done", jobId: job.id, dataset: child, overLength: report };
 }
 
@@ -76,29 +77,3 @@ const lengthsOver = (lengths: readonly number[] | undefined, max: number): numbe
     );
   return lengths.flatMap((n, i) => (n > max ? [i] : []));
 };
-
-/** The measured snapshot less its long samples: found again on re-entry, written once. */
-async function childSnapshot(
-  services: Services,
-  ds: DatasetRow,
-  maxLength: string,
-  kept: Built[],
-): Promise<DatasetRow> {
-  const name = derivedName(ds.name, ` (≤ ${maxLength} tokens)`);
-  const existing = await childDatasetNamed(services.db, ds.id, name);
-  if (existing) return existing;
-  return writeSnapshot(
-    services,
-    {
-      name,
-      splitId: ds.splitId,
-      experimentId: ds.experimentId,
-      sourceCollectionIds: ds.sourceCollectionIds,
-      parentId: ds.id,
-      createdBy: ds.createdBy,
-      // The parent's prompts, kept (a variant's or an episode's hash included).
-      promptHash: ds.promptHash,
-    },
-    kept,
-  );
-}

@@ -1,7 +1,6 @@
 import {
   DomainError,
   PROMPT_TEMPLATE_HASH,
-  derivedName,
   promptHashOf,
   publicContext,
   renderRepairPrompt,
@@ -9,15 +8,15 @@ import {
   sftLine,
   type PromptVariant,
 } from "@agentlab/core";
-import { allDatasetSamples, childDatasetNamed, type DatasetRow } from "@agentlab/db";
+import { allDatasetSamples, type DatasetRow } from "@agentlab/db";
 import type { Services } from "../services";
-import { writeSnapshot, type Built } from "../teacher/datasets";
+import { childSnapshot, type Built } from "../teacher/datasets";
 
 // A recipe whose training shows less of the public context (training.promptVariant) trains on the
 // SFT snapshot's answers under prompts rendered again without the left-out part: a child snapshot
 // whose samples keep their answers, tasks and candidates, and whose prompt hash names the variant.
-// The child is what the length check measures and what the train jobs fetch; found again on
-// re-entry, written once.
+// The child (teacher/datasets.ts childSnapshot: found again on re-entry, written once) is what the
+// length check measures and what the train jobs fetch.
 
 export async function withPromptVariant(
   services: Services,
@@ -31,10 +30,18 @@ export async function withPromptVariant(
       "PRECONDITION_FAILED",
       `training.promptVariant "${variant}" re-renders single-shot repair prompts, but SFT dataset "${ds.name}" was rendered with another prompt (${ds.promptHash.slice(0, 12)}…, e.g. agentic episodes)`,
     );
-  const name = derivedName(ds.name, ` (prompt: ${variant})`);
-  const existing = await childDatasetNamed(services.db, ds.id, name);
-  if (existing) return existing;
-  const rendered: Built[] = (await allDatasetSamples(services.db, ds.id)).map(({ sample, task }) => {
+  return childSnapshot(
+    services,
+    ds,
+    ` (prompt: ${variant})`,
+    () => rendered(services, ds, variant),
+    promptHashOf(variant),
+  );
+}
+
+/** The snapshot's samples, each prompt rendered again under the variant, each answer kept. */
+async function rendered(services: Services, ds: DatasetRow, variant: PromptVariant): Promise<Built[]> {
+  const built: Built[] = (await allDatasetSamples(services.db, ds.id)).map(({ sample, task }) => {
     const answer = sample.messages.at(-1);
     if (answer?.role !== "assistant")
       throw new DomainError(
@@ -51,18 +58,5 @@ export async function withPromptVariant(
   // Two samples whose prompts differed only in the left-out part become one (kept once, as a
   // snapshot keeps identical samples once).
   const seen = new Set<string>();
-  const built = rendered.filter((b) => !seen.has(b.hash) && seen.add(b.hash));
-  return writeSnapshot(
-    services,
-    {
-      name,
-      splitId: ds.splitId,
-      experimentId: ds.experimentId,
-      sourceCollectionIds: ds.sourceCollectionIds,
-      parentId: ds.id,
-      createdBy: ds.createdBy,
-      promptHash: promptHashOf(variant),
-    },
-    built,
-  );
+  return built.filter((b) => !seen.has(b.hash) && seen.add(b.hash));
 }

@@ -3,6 +3,7 @@ import {
   DomainError,
   PROMPT_TEMPLATE_HASH,
   datasetHash,
+  derivedName,
   isTerminal,
   mainPaths,
   orderSamples,
@@ -17,6 +18,7 @@ import {
 } from "@agentlab/core";
 import {
   allDatasetSamples,
+  childDatasetNamed,
   episodeFinalFiles,
   finishReplay,
   getDataset,
@@ -70,6 +72,36 @@ export async function writeSnapshot(
   );
   await publishExport(services, hash, lines);
   return row;
+}
+
+/**
+ * A snapshot derived from `parent` (its samples cut or rendered again): named by the parent's name
+ * and `suffix`, found again on re-entry and written once, with the parent's split, experiment,
+ * sources and creator, and the parent's prompt hash unless the samples were rendered with another.
+ */
+export async function childSnapshot(
+  services: Services,
+  parent: DatasetRow,
+  suffix: string,
+  build: () => Built[] | Promise<Built[]>,
+  promptHash: string = parent.promptHash,
+): Promise<DatasetRow> {
+  const name = derivedName(parent.name, suffix);
+  const existing = await childDatasetNamed(services.db, parent.id, name);
+  if (existing) return existing;
+  return writeSnapshot(
+    services,
+    {
+      name,
+      splitId: parent.splitId,
+      experimentId: parent.experimentId,
+      sourceCollectionIds: parent.sourceCollectionIds,
+      parentId: parent.id,
+      createdBy: parent.createdBy,
+      promptHash,
+    },
+    await build(),
+  );
 }
 
 // The export is also a content-addressed artifact named by the dataset hash, so agents (the

@@ -18,7 +18,12 @@ const task: TaskSpec = {
     { path: "solution.py", role: "main", content: "from helpers import HELPER\n\ndef add(a, b):\n    return a - b\n" },
     { path: "helpers.py", role: "dependency", content: "HELPER = 1  # DEPENDENCY_MARKER\n" },
   ],
-  public_tests: [{ path: "test_public.py", content: "def test_one():\n    assert True  # PUBLIC_TEST_MARKER\n" }],
+  public_tests: [
+    {
+      path: "test_public.py",
+      content: "from solution import add\n\ndef test_one():\n    assert add(1, 1) == 2  # PUBLIC_TEST_MARKER\n",
+    },
+  ],
   hidden_tests: [{ path: "test_hidden.py", content: "def test_h():\n    pass\n" }],
   reference: [{ path: "solution.py", content: "def add(a, b):\n    return a + b\n" }],
   metadata: {},
