@@ -26,7 +26,7 @@ import {
 } from "@agentlab/core";
 import { LEARNABLE_POOL_FILE } from "../apps/web/server/bootstrap/builtin-pool";
 import { runPython } from "../apps/agent/src/trainer/python";
-import { writeSnapshot, type Built } from "../apps/web/server/teacher/datasets";
+import { shuffleAnswers } from "../apps/web/server/teacher/shuffle";
 import type { Services } from "../apps/web/server/services";
 import { cacheRoot, trainerSourceHash, withCacheLock } from "./tiny-base-cache";
 
@@ -125,56 +125,7 @@ export async function buildWarmBase(opts: {
 export const referenceSamples = (train: readonly TaskSpec[]): SftSample[] =>
   train.map((t) => sftSample(t, t.reference));
 
-/**
- * The control's data: the same train prompts, each answered with ANOTHER train task's fix (a
- * rotation by a seeded offset, skipping rows with the same answer, so no sample keeps its answer). The adapter sees the answer
- * format and `<=` but never the right function for a prompt: it cannot learn the repair.
- */
+/** The control's data: the main's snapshot with answers shuffled across train tasks (the product's operation). */
 export async function shuffledAnswersDataset(services: Services, datasetId: string, seed: number): Promise<string> {
-  const ds = await getDataset(services.db, datasetId);
-  if (!ds) throw new Error(`no dataset ${datasetId}`);
-  const rows = (await allDatasetSamples(services.db, datasetId))
-    .map((r) => r.sample)
-    .sort((a, b) => a.ordinal - b.ordinal);
-  if (rows.length < 2) throw new Error("a shuffled control needs at least 2 samples");
-  const offset = 1 + (seed % (rows.length - 1));
-  const answer = (r: (typeof rows)[number]) => r.messages.find((m) => m.role === "assistant")?.content ?? "";
-  const built: Built[] = rows.map((r, i) => {
-    // The next row from the offset on whose answer differs: same-shape tasks share their fix, and
-    // a shuffled sample must not keep the right answer by landing on one of them.
-    let k = offset;
-    while (k < offset + rows.length && answer(rows[(i + k) % rows.length] ?? r) === answer(r)) k++;
-    const other = rows[(i + k) % rows.length] ?? r;
-    if (answer(other) === answer(r)) throw new Error("a shuffled control needs samples with different answers");
-    const sample = {
-      messages: [
-        ...r.messages.filter((m) => m.role !== "assistant"),
-        ...other.messages.filter((m) => m.role === "assistant"),
-      ],
-    };
-    return {
-      ordinal: 0,
-      hash: sampleHash(sample),
-      candidateId: r.candidateId,
-      taskRowId: r.taskRowId,
-      taskKey: r.taskKey,
-      oracle: r.oracle,
-      messages: sample.messages,
-      line: sftLine(sample),
-    };
-  });
-  // writeSnapshot orders by hash, stores the rows and publishes the export the train job fetches.
-  const row = await writeSnapshot(
-    services,
-    {
-      name: `${ds.name} (answers shuffled across train tasks: control)`.slice(0, 200),
-      splitId: ds.splitId,
-      experimentId: null,
-      sourceCollectionIds: ds.sourceCollectionIds,
-      parentId: null,
-      createdBy: null,
-    },
-    built,
-  );
-  return row.id;
+  return (await shuffleAnswers(services, { datasetId, seed, createdBy: null })).id;
 }

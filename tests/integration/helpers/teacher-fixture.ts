@@ -21,7 +21,7 @@ import { gradeResult } from "./payloads";
 // `grade` jobs over the real queue and passes exactly the reference.
 
 export const TEACHER_MODEL = "teach-1";
-export type ProviderMode = "normal" | "429once" | "500always" | "malformed" | "slow";
+export type ProviderMode = "normal" | "429once" | "500always" | "malformed" | "slow" | "wrong";
 
 export const teacherTask = (i: number): TaskSpec => ({
   id: `t${String(i).padStart(2, "0")}`,
@@ -80,10 +80,11 @@ export async function startFakeProvider(refOf: (taskId: string) => string): Prom
           1500,
         );
       if (mode === "429once" && n === 1) return send(429, { error: { message: "slow down", type: "rate_limit" } });
+      // "wrong": a parseable answer that returns an int (the public test passes) but not i.
       const content =
         mode === "malformed"
           ? "I think you should return i instead."
-          : `Here is the fix.\n\n${formatAnswer([{ path: "solution.py", content: refOf(id) }])}`;
+          : `Here is the fix.\n\n${formatAnswer([{ path: "solution.py", content: mode === "wrong" ? refOf(id).replace("return ", "return 1 + ") : refOf(id) }])}`;
       send(200, {
         id: "c1",
         object: "chat.completion",
@@ -106,11 +107,15 @@ export async function startFakeProvider(refOf: (taskId: string) => string): Prom
   };
 }
 
-/** The contract's grade result (payloads.ts), passing or failing the hidden test. */
+/** The contract's grade result (payloads.ts), passing or failing the hidden test (the public one passes). */
 const verdictResult = (pass: boolean): GradeResult => ({
   ...gradeResult(),
   verdict: pass ? "pass" : "fail_hidden",
   reasons: pass ? [] : ["test_hidden.py::test_value: failed"],
+  tests: [
+    { id: "test_public.py::test_type", layer: "public", outcome: "passed", message: "" },
+    { id: "test_hidden.py::test_value", layer: "hidden", outcome: pass ? "passed" : "failed", message: "" },
+  ],
   exitCode: 1,
 });
 

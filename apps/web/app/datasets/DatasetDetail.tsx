@@ -14,6 +14,7 @@ import { Fields } from "../_components/Stat";
 import { BudgetForm } from "./BudgetForm";
 import { useTRPC, useTRPCClient } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
+import { QualityBadge } from "./QualityBadge";
 
 const SAMPLE_PAGE = 20;
 
@@ -73,6 +74,7 @@ export function DatasetDetail({ id }: { id: string }) {
           d ? (
             <>
               {d.oracleSamples > 0 ? <Badge tone="amber">{d.oracleSamples} reference-oracle samples</Badge> : null}
+              <QualityBadge quality={d.quality} />
               <span className="font-mono">{d.hash}</span>
               <ArchiveControls
                 what="dataset"
@@ -89,7 +91,8 @@ export function DatasetDetail({ id }: { id: string }) {
         actions={
           <>
             <Button onClick={() => void download()}>Export JSONL</Button>
-            {canAlter ? (
+            {/* A replay keeps what still passes: only a verified snapshot has something to keep. */}
+            {canAlter && d?.quality === "verified" ? (
               <Button variant="primary" disabled={replay.isPending} onClick={() => replay.mutate({ id })}>
                 Replay (re-grade all)
               </Button>

@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQuery } from "@tanstack/react-query";
+import { DATA_QUALITIES, DATA_QUALITY_LABELS, DataQuality } from "@agentlab/core";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { ShowArchived } from "../_components/ArchiveControls";
@@ -13,6 +14,7 @@ import { Table } from "../_components/Table";
 import { Ago } from "../_components/Time";
 import { useTRPC } from "../_lib/trpc";
 import { canAct, useViewer } from "../_lib/viewer";
+import { QualityBadge } from "./QualityBadge";
 
 const input = "h-8 rounded-md border border-zinc-300 px-2 text-sm";
 
@@ -28,24 +30,25 @@ export function DatasetsView() {
   );
   const [name, setName] = useState("");
   const [picked, setPicked] = useState<string[]>([]);
+  const [quality, setQuality] = useState<DataQuality>("verified");
   const done = (cols.data ?? []).filter((c) => c.state === "done" || c.state === "stopped_budget");
   const splitId = done.find((c) => c.id === picked[0])?.splitId ?? "";
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    create.mutate({ name, splitId, collectionIds: picked });
+    create.mutate({ name, splitId, collectionIds: picked, quality });
   };
 
   return (
     <div className="space-y-5">
       <PageHeader
         title="SFT datasets"
-        description="Immutable, hashed snapshots of verified (passing) candidates. Replay re-grades every sample before training."
+        description="Immutable, hashed snapshots of teacher answers: verified (passing) ones unless another quality is chosen for a study's arm. Replay re-grades every sample of a verified snapshot before training."
         actions={<ShowArchived value={includeArchived} onChange={setIncludeArchived} />}
       />
       <ErrorBox error={list.error ?? create.error} />
       {canCreate ? (
-        <Section title="Snapshot passing candidates">
+        <Section title="Snapshot teacher answers">
           <form onSubmit={submit} className="space-y-2 text-sm">
             <div className="flex flex-wrap gap-3">
               {done.map((c) => (
@@ -66,6 +69,21 @@ export function DatasetsView() {
               {done.length === 0 ? <span className="text-zinc-500">No finished collections.</span> : null}
             </div>
             <div className="flex gap-2">
+              <label className="flex items-center gap-1">
+                Answers
+                <select
+                  className={input}
+                  aria-label="answer quality"
+                  value={quality}
+                  onChange={(e) => setQuality(DataQuality.parse(e.target.value))}
+                >
+                  {DATA_QUALITIES.map((q) => (
+                    <option key={q} value={q}>
+                      {DATA_QUALITY_LABELS[q]}
+                    </option>
+                  ))}
+                </select>
+              </label>
               <input
                 className={input}
                 placeholder="dataset name"
@@ -97,7 +115,8 @@ export function DatasetsView() {
                     oracle ×{d.oracleSamples}
                   </Badge>
                 ) : null}
-                {d.parentId ? <Badge tone="green">replayed</Badge> : null}
+                <QualityBadge quality={d.quality} />
+                {d.parentId ? <Badge tone="green">derived</Badge> : null}
                 {d.archivedAt ? <Badge tone="amber">archived</Badge> : null}
               </div>
             ),

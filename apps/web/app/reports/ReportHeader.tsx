@@ -2,6 +2,7 @@ import Link from "next/link";
 import type { ReactNode } from "react";
 import {
   answerRepeatsText,
+  DATA_QUALITY_LABELS,
   formatDuration,
   hardwareText,
   trainingText,
@@ -117,8 +118,11 @@ export function ReportHeaderView({ report, links }: { report: ExperimentReport; 
               {h.dataset.name}
             </Ref>
             : {h.dataset.samples} samples over {h.dataset.tasks} train tasks ({h.dataset.oracleSamples} from the
-            reference oracle) · {h.dataset.supervisedTokens ?? "—"} supervised tokens · hash{" "}
-            <Hash value={h.dataset.hash} />
+            reference oracle)
+            {h.dataset.quality && h.dataset.quality !== "verified" ? (
+              <strong> · answers {DATA_QUALITY_LABELS[h.dataset.quality]}</strong>
+            ) : null}{" "}
+            · {h.dataset.supervisedTokens ?? "—"} supervised tokens · hash <Hash value={h.dataset.hash} />
           </>
         ) : (
           "none recorded"

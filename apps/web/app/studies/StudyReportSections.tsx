@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import type { StudyReport } from "@agentlab/core";
+import { DATA_QUALITY_LABELS, type StudyReport } from "@agentlab/core";
 import { interval, pct, pp, pValue } from "../../client/format";
 import { Section } from "../_components/PageHeader";
 import { StateBadge } from "../_components/StatusBadges";
@@ -66,6 +66,11 @@ export function StudyReportSections({ r, linkArms = false }: { r: StudyReport; l
             { key: "dev", header: "Dev pass@1 (selection, optimistic)", cell: (a) => pct(a.dev) },
             { key: "test", header: "Test pass@1", cell: (a) => pct(a.test) },
             { key: "tokens", header: "Supervised tokens", cell: (a) => a.supervisedTokens ?? "—" },
+            {
+              key: "quality",
+              header: "SFT answers",
+              cell: (a) => (a.dataQuality ? DATA_QUALITY_LABELS[a.dataQuality] : "—"),
+            },
             { key: "samples", header: "Samples", cell: (a) => a.trainSamples ?? "—" },
             { key: "tasks", header: "Train tasks", cell: (a) => a.trainTasks ?? "—" },
             { key: "seeds", header: "Seeds", cell: (a) => a.seeds.join(", ") },

@@ -76,6 +76,7 @@ export async function headerFacts(
           samples: dataset.samples,
           tasks: dataset.tasks,
           oracleSamples: dataset.oracleSamples,
+          quality: dataset.quality,
           supervisedTokens: dataset.tokenCounts?.supervisedTokens ?? null,
           totalTokens: dataset.tokenCounts?.totalTokens ?? null,
         }

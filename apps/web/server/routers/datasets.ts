@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ArchiveInput, ArchivedFilter, DomainError } from "@agentlab/core";
+import { ArchiveInput, ArchivedFilter, DataQuality, DomainError } from "@agentlab/core";
 import {
   datasetSamplesPage,
   deleteDataset,
@@ -14,6 +14,7 @@ import { adminProcedure, memberProcedure, router, viewerProcedure } from "../trp
 import { createDataset, exportDataset, startReplay } from "../teacher/datasets";
 import { enqueueTokenize } from "../teacher/token-counts";
 import { budgetDataset } from "../teacher/budget";
+import { shuffleAnswers } from "../teacher/shuffle";
 import { syncTeacher } from "../teacher/loops";
 
 const Id = z.object({ id: z.string().uuid() });
@@ -59,7 +60,10 @@ export const datasetsRouter = router({
     return { ...slim(d), replays: await listReplays(ctx.db, d.id) };
   }),
 
-  /** An immutable snapshot of the passing candidates of one or more collections of one split. */
+  /**
+   * An immutable snapshot of the candidates of one or more collections of one split: the passing
+   * ones, or those of another answer quality (core teacher/quality.ts).
+   */
   create: memberProcedure
     .input(
       z.object({
@@ -67,12 +71,16 @@ export const datasetsRouter = router({
         splitId: z.string().uuid(),
         collectionIds: z.array(z.string().uuid()).min(1).max(100),
         experimentId: z.string().uuid().optional(),
+        quality: DataQuality.optional(),
       }),
     )
     .mutation(async ({ ctx, input }) => {
       await syncTeacher(ctx);
       const d = await createDataset(ctx, { ...input, createdBy: ctx.viewer.userId });
-      ctx.log.info({ datasetId: d.id, hash: d.hash, samples: d.sampleCount }, "dataset snapshot created");
+      ctx.log.info(
+        { datasetId: d.id, hash: d.hash, samples: d.sampleCount, quality: d.quality },
+        "dataset snapshot created",
+      );
       return d;
     }),
 
@@ -134,6 +142,24 @@ export const datasetsRouter = router({
         "budget snapshot created",
       );
       return { dataset: slim(r.dataset), budget: r.budget };
+    }),
+
+  /** A study's negative control: the snapshot's answers rotated across its prompts (teacher/shuffle.ts). */
+  shuffle: memberProcedure
+    .input(
+      z.object({
+        id: z.string().uuid(),
+        seed: z
+          .number()
+          .int()
+          .min(0)
+          .max(2 ** 31 - 1),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const d = await shuffleAnswers(ctx, { datasetId: input.id, seed: input.seed, createdBy: ctx.viewer.userId });
+      ctx.log.info({ datasetId: d.id, parentId: input.id }, "shuffled-answers control created");
+      return slim(d);
     }),
 
   /** Supervised-token counts with the student model's tokenizer, computed by an agent. */

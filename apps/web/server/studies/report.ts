@@ -110,6 +110,7 @@ async function armOutcomes(
     seeds: config.seeds,
     dev: dev.length ? dev.filter((r) => r.verdict === "pass").length / dev.length : null,
     supervisedTokens: ds?.tokenCounts?.supervisedTokens ?? null,
+    dataQuality: ds?.quality ?? null,
     trainSamples: ds?.sampleCount ?? null,
     trainTasks: ds?.taskCount ?? null,
     tasks,

@@ -61,6 +61,7 @@ export async function budgetDataset(
       parentId: parent.id,
       createdBy: input.createdBy,
       promptHash: parent.promptHash,
+      quality: parent.quality,
     },
     built,
   );

@@ -14,6 +14,10 @@ import {
   parseJobResult,
   sftSample,
   trainsOn,
+  admitsAnswer,
+  qualityReadsVerdict,
+  type DataQuality,
+  type SnapshotQuality,
   type SftSample,
 } from "@agentlab/core";
 import {
@@ -26,7 +30,7 @@ import {
   insertDataset,
   insertReplay,
   jobsByIds,
-  passingCandidates,
+  snapshotCandidates,
   gradingReplayIds,
   type DatasetRow,
   type NewSample,
@@ -52,6 +56,8 @@ export async function writeSnapshot(
     createdBy: string | null;
     /** The prompt the samples were rendered with; the single-shot repair template unless named. */
     promptHash?: string;
+    /** What an answer had to be to get in (a child inherits its parent's); verified unless named. */
+    quality?: SnapshotQuality;
   },
   built: Built[],
 ): Promise<DatasetRow> {
@@ -99,6 +105,7 @@ export async function childSnapshot(
       parentId: parent.id,
       createdBy: parent.createdBy,
       promptHash,
+      quality: parent.quality,
     },
     await build(),
   );
@@ -120,24 +127,40 @@ export async function createDataset(
     collectionIds: string[];
     experimentId?: string | null;
     createdBy?: string | null;
+    /** Which answers get in (core teacher/quality.ts): the hidden-test passes unless named. */
+    quality?: DataQuality;
   },
 ): Promise<DatasetRow> {
-  const rows = await passingCandidates(services.db, { splitId: input.splitId, collectionIds: input.collectionIds });
+  const quality = input.quality ?? "verified";
+  const rows = await snapshotCandidates(services.db, {
+    splitId: input.splitId,
+    collectionIds: input.collectionIds,
+    passingOnly: quality === "verified",
+  });
   // SFT data comes from train tasks only: dev serves selection, test the one final evaluation.
-  const outside = rows.filter((r) => r.part !== "train");
+  const outside = rows.filter((r) => r.part !== "train" && r.candidate.files);
   if (outside.length) {
     const ids = [...new Set(outside.map((r) => `${r.task.taskId} (${r.part})`))];
     throw new DomainError(
       "PRECONDITION_FAILED",
-      `SFT data comes from train tasks only; these collections hold passing answers for ${ids.length} dev/test task(s): ${ids.slice(0, 5).join(", ")}`,
+      `SFT data comes from train tasks only; these collections hold answers for ${ids.length} dev/test task(s): ${ids.slice(0, 5).join(", ")}`,
     );
   }
   const seen = new Set<string>();
   const built: Built[] = [];
   for (const { task, candidate } of rows) {
-    if (!candidate.files) continue;
-    // A pass from in-process grading is forgeable: it never becomes an SFT sample.
-    if (!trainsOn(candidate.gradeResult?.isolation) || !trainsOn(task.gradingIsolation)) continue;
+    const admitted = admitsAnswer(quality, {
+      parsed: candidate.files !== null,
+      verdict: candidate.verdict,
+      tests: candidate.gradeResult?.tests ?? [],
+    });
+    if (!admitted || !candidate.files) continue;
+    // A verdict from in-process grading is forgeable: no sample is chosen by it.
+    if (
+      qualityReadsVerdict(quality) &&
+      (!trainsOn(candidate.gradeResult?.isolation) || !trainsOn(task.gradingIsolation))
+    )
+      continue;
     const sample = sftSample(
       publicContext({ instruction: task.instruction, files: task.files, public_tests: task.publicTests }),
       candidate.files,
@@ -157,7 +180,12 @@ export async function createDataset(
     });
   }
   if (built.length === 0)
-    throw new DomainError("PRECONDITION_FAILED", "no passing candidates in these collections (grade them first)");
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      quality === "verified"
+        ? "no passing candidates in these collections (grade them first)"
+        : `no ${quality.replaceAll("_", " ")} answers in these collections${quality === "unverified" ? "" : " (grade them first)"}`,
+    );
   return writeSnapshot(
     services,
     {
@@ -167,6 +195,7 @@ export async function createDataset(
       sourceCollectionIds: input.collectionIds,
       parentId: null,
       createdBy: input.createdBy ?? null,
+      quality,
     },
     built,
   );
@@ -208,6 +237,13 @@ async function replayedFiles(services: Services, r: Awaited<ReturnType<typeof al
 export async function startReplay(services: Services, datasetId: string) {
   const dataset = await getDataset(services.db, datasetId);
   if (!dataset) throw new DomainError("NOT_FOUND", "no such dataset");
+  // A replay keeps the answers that still pass: of any other quality it would keep none, or only
+  // the verified part, and call that the snapshot replayed.
+  if (dataset.quality !== "verified")
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `only a verified snapshot can be replayed; "${dataset.name}" holds ${dataset.quality.replaceAll("_", " ")} answers`,
+    );
   const replayKey = randomUUID();
   const rows = await allDatasetSamples(services.db, datasetId);
   const jobs: Record<string, string> = {};

@@ -1,3 +1,4 @@
+import { DATA_QUALITY_LABELS } from "../teacher/quality";
 import { mdCell as md } from "./export-stats";
 import { formatDuration, hardwareText, trainingText, type ReportHeader } from "./report-header";
 import type { ExperimentReport } from "./report";
@@ -31,7 +32,7 @@ export function headerMarkdown(h: ReportHeader): string[] {
   const d = h.dataset;
   out.push(
     d
-      ? `- SFT dataset: ${md(d.name)}: ${d.samples} samples over ${d.tasks} train tasks (${d.oracleSamples} from the reference oracle), ${d.supervisedTokens ?? "—"} supervised tokens, hash ${short(d.hash)}`
+      ? `- SFT dataset: ${md(d.name)}: ${d.samples} samples over ${d.tasks} train tasks (${d.oracleSamples} from the reference oracle)${d.quality && d.quality !== "verified" ? `, ${DATA_QUALITY_LABELS[d.quality]}` : ""}, ${d.supervisedTokens ?? "—"} supervised tokens, hash ${short(d.hash)}`
       : "- SFT dataset: none recorded",
   );
   out.push(`- Training: ${md(trainingText(h.training))}`);

@@ -1,3 +1,4 @@
+import type { SnapshotQuality } from "../teacher/quality";
 import type { TrainMethod } from "../trainer/schemas";
 import type { BaseModel, TrainingConfig } from "./config";
 import type { RecordedProtocol } from "./protocol";
@@ -40,6 +41,8 @@ export type ReportHeader = {
     samples: number;
     tasks: number;
     oracleSamples: number;
+    /** What its answers had to be to get in (absent in reports built before it: verified). */
+    quality?: SnapshotQuality;
     supervisedTokens: number | null;
     totalTokens: number | null;
   } | null;
@@ -126,6 +129,14 @@ export function trainingText(t: ReportHeader["training"]): string {
   const l = t.lora;
   return (
     `${t.method ?? "method resolved by the trainer"}; LoRA r ${l.r}, α ${l.alpha}, dropout ${l.dropout}, targets ${l.targets.join(", ")}; ` +
-    `${t.epochs} epochs, lr ${t.learningRate} (${t.schedule}), batch ${t.batchSize} × accum ${t.gradAccum}, max length ${t.maxLength}, quantization ${t.quantization}; seeds ${t.seeds.join(", ")}`
+    `${trainingLengthText(t)}, lr ${t.learningRate} (${t.schedule}), ${trainingBatchText(t)} × accum ${t.gradAccum}, max length ${t.maxLength}, quantization ${t.quantization}; seeds ${t.seeds.join(", ")}`
   );
 }
+
+/** The run's length: epochs, or optimizer steps with the snapshots they are cut into. */
+export const trainingLengthText = (t: Pick<TrainingConfig, "epochs" | "steps">): string =>
+  t.steps !== undefined ? `${t.steps} steps (${t.epochs} snapshots)` : `${t.epochs} epochs`;
+
+/** The micro-batch: a sample count, or a token budget when batches are packed by tokens. */
+export const trainingBatchText = (t: Pick<TrainingConfig, "batchSize" | "batchTokens">): string =>
+  t.batchTokens !== undefined ? `batch ≤ ${t.batchTokens} tokens` : `batch ${t.batchSize}`;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { DomainError } from "../errors";
 import { poolSeeds, type SeedTaskOutcome } from "../stats/pooling";
+import { SNAPSHOT_QUALITIES } from "../teacher/quality";
 import { HOLM_METHOD, holmAdjust } from "./holm";
 
 // The study report: the arms × metrics matrix and the primary contrasts, each the pooled paired
@@ -22,6 +23,8 @@ export const StudyArmRow = z.object({
   test: z.number(),
   testTasks: z.number().int(),
   supervisedTokens: z.number().nullable(),
+  /** What the arm's SFT answers had to be to get in (teacher/quality.ts); absent in reports built before it. */
+  dataQuality: z.enum(SNAPSHOT_QUALITIES).nullable().optional(),
   /** The arm's SFT snapshot: samples and train tasks. */
   trainSamples: z.number().nullable(),
   trainTasks: z.number().nullable(),

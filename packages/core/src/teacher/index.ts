@@ -4,3 +4,4 @@ export * from "./answer";
 export * from "./cache";
 export * from "./cost";
 export * from "./sft";
+export * from "./quality";

@@ -19,11 +19,14 @@ export type SampleRow = typeof sftSamples.$inferSelect;
 export type ReplayRow = typeof sftReplays.$inferSelect;
 
 /**
- * Passing candidates of the given collections, one row per (task, candidate), with the task they
- * answer and its part in the split. Callers refuse non-train parts (SFT data is train-only; the
- * sft_samples trigger refuses them too).
+ * Candidates of the given collections (only the passing ones with `passingOnly`), one row per
+ * (task, candidate), with the task they answer and its part in the split. Callers refuse non-train
+ * parts (SFT data is train-only; the sft_samples trigger refuses them too).
  */
-export async function passingCandidates(db: Db, opts: { splitId: string; collectionIds: string[] }) {
+export async function snapshotCandidates(
+  db: Db,
+  opts: { splitId: string; collectionIds: string[]; passingOnly: boolean },
+) {
   const cols = await db
     .select({ id: teacherCollections.id, splitId: teacherCollections.splitId })
     .from(teacherCollections)
@@ -45,7 +48,10 @@ export async function passingCandidates(db: Db, opts: { splitId: string; collect
       and(eq(splitAssignments.taskRowId, tasks.id), eq(splitAssignments.splitId, opts.splitId)),
     )
     .where(
-      and(inArray(teacherCollectionItems.collectionId, opts.collectionIds), eq(teacherCandidates.verdict, "pass")),
+      and(
+        inArray(teacherCollectionItems.collectionId, opts.collectionIds),
+        opts.passingOnly ? eq(teacherCandidates.verdict, "pass") : undefined,
+      ),
     );
 }
 

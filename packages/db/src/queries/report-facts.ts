@@ -29,6 +29,7 @@ export async function reportDatasetFacts(db: Db, datasetId: string) {
       samples: sftDatasets.sampleCount,
       tasks: sftDatasets.taskCount,
       oracleSamples: sftDatasets.oracleSamples,
+      quality: sftDatasets.quality,
       tokenCounts: sftDatasets.tokenCounts,
     })
     .from(sftDatasets)

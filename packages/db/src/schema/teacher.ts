@@ -16,6 +16,7 @@ import {
 import { sql } from "drizzle-orm";
 import {
   COLLECTION_STATES,
+  SNAPSHOT_QUALITIES,
   NAME_MAX_LENGTH,
   PROVIDER_KINDS,
   REPLAY_STATES,
@@ -225,6 +226,8 @@ export const sftDatasets = pgTable(
     taskCount: integer("task_count").notNull(),
     // Count of samples that come from the reference provider (an oracle, not a teacher).
     oracleSamples: integer("oracle_samples").notNull().default(0),
+    // What an answer had to be to get in (core teacher/quality.ts); children inherit it.
+    quality: text("quality", { enum: SNAPSHOT_QUALITIES }).notNull().default("verified"),
     tokenCounts: jsonb("token_counts").$type<TokenCounts>(),
     createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
@@ -234,6 +237,10 @@ export const sftDatasets = pgTable(
   (t) => [
     index("sft_datasets_hash_idx").on(t.hash),
     check("sft_datasets_name_length", sql`char_length(${t.name}) <= ${sql.raw(String(NAME_MAX_LENGTH))}`),
+    check(
+      "sft_datasets_quality",
+      sql`${t.quality} in (${sql.raw(SNAPSHOT_QUALITIES.map((q) => `'${q}'`).join(", "))})`,
+    ),
   ],
 );
 

@@ -1,0 +1,2 @@
+ALTER TABLE "sft_datasets" ADD COLUMN "quality" text DEFAULT 'verified' NOT NULL;--> statement-breakpoint
+ALTER TABLE "sft_datasets" ADD CONSTRAINT "sft_datasets_quality" CHECK ("sft_datasets"."quality" in ('verified', 'unverified', 'public_pass_hidden_fail', 'shuffled_control'));
