@@ -8,6 +8,8 @@ import {
   type DpoRecipe,
   type ExperimentConfig,
   type PromptVariant,
+  trainingBatchText,
+  trainingLengthText,
 } from "@agentlab/core";
 import { Section } from "../_components/PageHeader";
 import { Fields } from "../_components/Stat";
@@ -53,7 +55,7 @@ export function RecipeSection({ config: c }: { config: ExperimentConfig }) {
           },
           {
             label: "Training",
-            value: `LoRA r=${c.training.lora.r} α=${c.training.lora.alpha}, lr ${c.training.learningRate}, batch ${c.training.batchSize}, ${c.training.quantization}${promptText(c.training.promptVariant)}`,
+            value: `${trainingLengthText(c.training)}, LoRA r=${c.training.lora.r} α=${c.training.lora.alpha}, lr ${c.training.learningRate}, ${trainingBatchText(c.training)}, ${c.training.quantization}${promptText(c.training.promptVariant)}`,
           },
           ...(dpo
             ? [

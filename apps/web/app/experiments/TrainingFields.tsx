@@ -1,16 +1,22 @@
 "use client";
 
-import { Field, inputClass, setter, type FormPart } from "./FormField";
+import { Field, inputClass, NumberField, setter, type FormPart } from "./FormField";
 import { PromptVariantField } from "./PromptVariantField";
 
-// The recipe's training block: schedule, LoRA, quantization, checkpointing, the GPUs of one run and
-// what its prompts show.
+// The recipe's training block: length (epochs, or steps cut into epochs' snapshots), batches (by
+// samples or tokens), schedule, LoRA, quantization, checkpointing, the GPUs of one run and what its
+// prompts show.
 
 export function TrainingFields({ f, setF, error }: FormPart) {
   const set = setter({ f, setF });
   return (
     <>
-      <Field path="training.epochs" error={error} label="Epochs">
+      <Field
+        path="training.epochs"
+        error={error}
+        label="Epochs"
+        hint="Passes over the data, a snapshot after each; with training steps set, the number of snapshots."
+      >
         <input
           className={inputClass}
           name="epochs"
@@ -21,6 +27,17 @@ export function TrainingFields({ f, setF, error }: FormPart) {
           onChange={set("epochs")}
         />
       </Field>
+      <NumberField
+        part={{ f, setF, error }}
+        k="trainSteps"
+        path="training.steps"
+        label="Training steps (optional)"
+        attrs={{
+          min: 1,
+          max: 1_000_000,
+          hint: "Empty: epochs decide the length. Set: exactly this many optimizer steps, the data cycled in shuffled passes and cut into the epochs' snapshots, so arms with equal tokens take equal steps.",
+        }}
+      />
       <Field path="training.learningRate" error={error} label="Learning rate">
         <input className={inputClass} name="learningRate" value={f.learningRate} onChange={set("learningRate")} />
       </Field>
@@ -34,6 +51,16 @@ export function TrainingFields({ f, setF, error }: FormPart) {
           onChange={set("batchSize")}
         />
       </Field>
+      <NumberField
+        part={{ f, setF, error }}
+        k="batchTokens"
+        path="training.batchTokens"
+        label="Batch tokens (optional)"
+        attrs={{
+          min: 8,
+          hint: "Empty: batches of batch size samples. Set: samples packed into a batch up to this many tokens (batch size unused), so each step sees about the same tokens; one GPU only.",
+        }}
+      />
       <Field path="training.maxLength" error={error} label="Max length">
         <input
           className={inputClass}

@@ -44,6 +44,18 @@ describe("experiment form", () => {
     expect(c.evaluation.promptVariant).toBe("no_dependencies");
   });
 
+  it("sends training steps and batch tokens only when filled in (empty: the recipe as before)", () => {
+    const form = { ...defaultForm, ...ids, name: "x", baseModel: "/models/tiny" };
+    const plain = toConfig(form);
+    expect(plain.training && ("steps" in plain.training || "batchTokens" in plain.training)).toBe(false);
+    const c = ExperimentConfig.parse(toConfig({ ...form, epochs: "4", trainSteps: " 200 ", batchTokens: "4096" }));
+    expect(c.training).toMatchObject({ epochs: 4, steps: 200, batchTokens: 4096 });
+    expect(() => toConfig({ ...form, trainSteps: "many" })).toThrow("training steps must be a number");
+    // the server's schema judges the rest, naming the field
+    const few = ExperimentConfig.safeParse(toConfig({ ...form, epochs: "4", trainSteps: "3" }));
+    expect(few.success ? [] : few.error.issues.map((i) => i.path.join("."))).toEqual(["training.steps"]);
+  });
+
   it("names the dataset only when an existing one is chosen, and hub ids are hub models", () => {
     const c = toConfig({ ...defaultForm, ...ids, name: "x", data: "dataset", baseModel: "Qwen/Qwen2.5-0.5B" });
     expect(c.datasetId).toBe(ids.datasetId);
@@ -195,7 +207,15 @@ describe("experiment form", () => {
 describe("the CPU demo preset", () => {
   it("fills the form with the recipe `npm run demo` runs, and only that", () => {
     // A form the user had started: a DPO method, sampled evaluation and another split.
-    const before = { ...defaultForm, method: "sft+dpo" as const, evalSamples: "4", splitId: "x", epochs: "2" };
+    const before = {
+      ...defaultForm,
+      method: "sft+dpo" as const,
+      evalSamples: "4",
+      splitId: "x",
+      epochs: "2",
+      trainSteps: "99",
+      batchTokens: "512",
+    };
     const filled = { ...cpuDemoForm(before, ids), baseModel: "/agent/models/tiny-demo" };
     const c = ExperimentConfig.parse(toConfig(filled));
     const preset = ExperimentConfig.parse({

@@ -32,8 +32,12 @@ export type ExperimentForm = {
   /** Hub branch, tag or commit (empty: main); ignored for a local folder. */
   baseRevision: string;
   epochs: string;
+  /** Empty: the run is `epochs` passes. Set: exactly these optimizer steps, `epochs` snapshots. */
+  trainSteps: string;
   learningRate: string;
   batchSize: string;
+  /** Empty: batches of batchSize samples. Set: batches packed to at most these tokens. */
+  batchTokens: string;
   maxLength: string;
   loraR: string;
   loraAlpha: string;
@@ -106,8 +110,10 @@ export const defaultForm: ExperimentForm = {
   baseModel: "",
   baseRevision: "",
   epochs: "2",
+  trainSteps: "",
   learningRate: "0.0002",
   batchSize: "4",
+  batchTokens: "",
   maxLength: "2048",
   loraR: "16",
   loraAlpha: "32",
@@ -170,8 +176,10 @@ export function cpuDemoForm(cur: ExperimentForm, setup: { splitId: string; provi
     baseModel: "",
     baseRevision: "",
     epochs: String(t.epochs),
+    trainSteps: "", // the preset trains by epochs, in batches of samples
     learningRate: String(t.learningRate),
     batchSize: String(t.batchSize),
+    batchTokens: "",
     maxLength: String(t.maxLength),
     loraR: String(t.lora.r),
     loraAlpha: String(t.lora.alpha),
@@ -226,6 +234,9 @@ export function toConfig(f: ExperimentForm, facts: InspectModelSummary | null = 
       learningRate: num("learning rate", f.learningRate),
       batchSize: num("batch size", f.batchSize),
       maxLength: num("max length", f.maxLength),
+      // Empty sends no key, so such a recipe is what recipes were before these fields existed.
+      ...(f.trainSteps.trim() ? { steps: num("training steps", f.trainSteps) } : {}),
+      ...(f.batchTokens.trim() ? { batchTokens: num("batch tokens", f.batchTokens) } : {}),
       lora: {
         r: num("LoRA r", f.loraR),
         alpha: num("LoRA alpha", f.loraAlpha),

@@ -83,6 +83,24 @@ export const TrainingConfig = z.object({
    * rounds' sampling and pairs, the GRPO prompts; absent = the full public context.
    */
   promptVariant: PromptVariant.optional(),
+  /**
+   * Training length in optimizer steps (optional rather than defaulted, so a stored recipe parses
+   * and hashes as before). Set: each seed's SFT run takes exactly this many steps, cycling through
+   * the data in seeded shuffled passes (the last one may end mid-way), and `epochs` counts the
+   * snapshots: the run is cut into `epochs` equal segments (the last takes the remainder), each
+   * ending with a snapshot numbered like an epoch's. Arms with equal tokens but samples of different
+   * lengths then take the same number of updates. Absent: `epochs` whole passes, a snapshot after each.
+   */
+  steps: z.number().int().min(1).max(1_000_000).optional(),
+  /**
+   * Batches by tokens instead of samples (optional, not defaulted, like `steps`): samples in the
+   * run's seeded order are packed into a micro-batch until the next would take its length sum
+   * (each sample's length after truncation to maxLength) past this; a longer sample is a batch of
+   * its own. Set, `batchSize` is not used by SFT (DPO and GRPO keep their own batch sizes);
+   * `gradAccum` still multiplies. Each step then sees about the same tokens whatever the samples'
+   * lengths. One GPU only: several ranks deal a window's samples by count, not by tokens.
+   */
+  batchTokens: z.number().int().min(8).optional(),
 });
 export type TrainingConfig = z.infer<typeof TrainingConfig>;
 
@@ -315,6 +333,16 @@ export const ExperimentConfig = z
   .refine((c) => c.training.parallel !== "fsdp" || c.training.method !== "qlora-nf4", {
     message: 'training.parallel "fsdp" does not shard NF4-quantized bases (qlora-nf4): use lora-bf16 or ddp',
     path: ["training", "parallel"],
+  })
+  .refine((c) => c.training.steps === undefined || c.training.steps >= c.training.epochs, {
+    message:
+      "training.steps must be at least training.epochs: each of the epochs snapshots ends a segment of at least one step",
+    path: ["training", "steps"],
+  })
+  .refine((c) => c.training.batchTokens === undefined || c.training.gpus === 1, {
+    message:
+      "training.batchTokens needs training.gpus = 1: several ranks deal a window's samples by count, not by tokens (use batchSize with several GPUs)",
+    path: ["training", "batchTokens"],
   })
   .refine((c) => hasPreferenceHalf(c.method) || c.dpo === undefined, {
     message: 'dpo settings need method "sft+dpo" (or its control "sft+rft")',

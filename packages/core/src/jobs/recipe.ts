@@ -42,6 +42,9 @@ export function trainJobPayload(
       // N GPUs: N DDP ranks under torchrun; the requirement asks the claim for N GPUs.
       world_size: tc.gpus,
       parallel: tc.parallel,
+      // Only when set, so a recipe stored before them gives the same spec as before.
+      ...(tc.steps !== undefined ? { steps: tc.steps } : {}),
+      ...(tc.batchTokens !== undefined ? { batch_tokens: tc.batchTokens } : {}),
     },
   };
 }

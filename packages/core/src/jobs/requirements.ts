@@ -30,12 +30,16 @@ export function trainRecipe(config: ExperimentConfig, supervisedPerSample?: numb
     loraTargets: tc.lora.targets,
     batchSize: tc.batchSize,
     seqLength: tc.maxLength,
+    ...(tc.batchTokens !== undefined ? { batchTokens: tc.batchTokens } : {}),
     // The trainer checkpoints real models' layers unless the recipe says otherwise, and
     // computes the loss at supervised positions only, the head and its cross-entropy in
     // checkpointed chunks of rows. (Only real models are estimated: the tiny one needs no GPU.)
+    // A token batch's sample count is unknown: its chunk bound holds whatever the count.
     gradientCheckpointing: tc.gradientCheckpointing ?? true,
     loss:
-      supervisedPerSample !== undefined && supervisedPerSample * tc.batchSize < TRAINER_LOSS_CHUNK
+      tc.batchTokens === undefined &&
+      supervisedPerSample !== undefined &&
+      supervisedPerSample * tc.batchSize < TRAINER_LOSS_CHUNK
         ? { kind: "supervised", positionsPerSample: supervisedPerSample }
         : { kind: "chunked", chunkTokens: TRAINER_LOSS_CHUNK },
     ranks: tc.gpus,
@@ -89,7 +93,8 @@ export function trainJobRequirements(config: ExperimentConfig, supervisedPerSamp
  */
 export function dpoTrainRecipe(config: ExperimentConfig): TrainRecipe {
   const dpo = dpoRecipeOf(config) ?? DpoRecipe.parse({});
-  return { ...trainRecipe(config), batchSize: 2 * dpo.batchSize, ranks: 1, parallel: "ddp" };
+  // SFT's token batches are no part of DPO: its micro-batches are pairs.
+  return { ...trainRecipe(config), batchSize: 2 * dpo.batchSize, batchTokens: undefined, ranks: 1, parallel: "ddp" };
 }
 
 export function dpoMemoryEstimate(config: ExperimentConfig): MemoryEstimate | null {
@@ -111,7 +116,12 @@ export function grpoJobRequirements(config: ExperimentConfig): JobRequirements {
   if (!trainsOnGpu(config)) return { labels: [], gpus: 0, gpuMemoryMb: 0 };
   const grpo = grpoRecipeOf(config) ?? GrpoRecipe.parse({});
   const shape = shapeOf(config);
-  const recipe = { ...trainRecipe(config), batchSize: grpo.numGenerations * grpo.promptsPerStep, ranks: 1 };
+  const recipe = {
+    ...trainRecipe(config),
+    batchSize: grpo.numGenerations * grpo.promptsPerStep,
+    batchTokens: undefined,
+    ranks: 1,
+  };
   return {
     labels: [],
     gpus: 1,

@@ -30,6 +30,12 @@ export type TrainRecipe = {
   loraTargets: readonly string[];
   batchSize: number;
   seqLength: number;
+  /**
+   * Micro-batches packed by tokens (the recipe's batchTokens): at most this many tokens, or one
+   * sample up to seqLength, whatever batchSize says. Length-grouped batches pad little, so the
+   * padded batch is counted as its token budget.
+   */
+  batchTokens?: number;
   gradientCheckpointing: boolean;
   loss: LossMode;
   /** DDP ranks (absent: 1). Each rank holds the whole model and at most batchSize samples. */
@@ -101,8 +107,12 @@ function layerActivationElements(s: ModelShape, rank: number, targets: readonly 
   return n;
 }
 
+/** Token positions of one micro-batch. */
+const batchPositions = (r: TrainRecipe): number =>
+  r.batchTokens !== undefined ? Math.max(r.batchTokens, r.seqLength) : r.batchSize * r.seqLength;
+
 const logitPositions = (r: TrainRecipe): number => {
-  const all = r.batchSize * r.seqLength;
+  const all = batchPositions(r);
   if (r.loss.kind === "full") return all;
   if (r.loss.kind === "chunked") return Math.min(all, r.loss.chunkTokens);
   return r.batchSize * Math.min(r.seqLength, r.loss.positionsPerSample ?? r.seqLength);
@@ -118,7 +128,7 @@ function finish(parts: Record<string, number>): MemoryEstimate {
 /** Peak memory of one training step of `r` on a model of shape `s`. */
 export function estimateTrainMemory(s: ModelShape, r: TrainRecipe): MemoryEstimate {
   const actBytes = r.method === "lora-fp32" ? 4 : 2;
-  const tokens = r.batchSize * r.seqLength;
+  const tokens = batchPositions(r);
   const layer = layerActivationElements(s, r.loraRank, r.loraTargets) * tokens * actBytes;
   // With checkpointing each layer keeps only its input; one layer's activations are rebuilt at a time.
   const activations = r.gradientCheckpointing ? s.layers * tokens * s.hiddenSize * actBytes + layer : s.layers * layer;
@@ -201,7 +211,8 @@ export function memoryRefusal(e: MemoryEstimate, gpuMemoryMb: number, hint: stri
 
 /** What to change when a training recipe does not fit, from the recipe's own settings. */
 export function trainFitHint(r: TrainRecipe): string {
-  const tips = [`lower batch size (${r.batchSize}) or max length (${r.seqLength})`];
+  const batch = r.batchTokens !== undefined ? `batch tokens (${r.batchTokens})` : `batch size (${r.batchSize})`;
+  const tips = [`lower ${batch} or max length (${r.seqLength})`];
   if (!r.gradientCheckpointing) tips.push("turn gradient checkpointing on");
   if (r.loss.kind === "full") tips.push("compute the loss at supervised positions or in chunks");
   if (r.method !== "qlora-nf4") tips.push("use qlora-nf4");

@@ -97,6 +97,18 @@ export const TrainSpec = z.strictObject({
   batch_size: z.number().int().min(1).default(4),
   eval_batch_size: z.number().int().min(1).optional(),
   /**
+   * Exactly this many optimizer steps over seeded shuffled passes of the data (the last pass may end
+   * mid-way); `epochs` is then the number of snapshots, one ending each of `epochs` equal segments
+   * (the last takes the remainder), numbered 1..epochs. Absent: `epochs` whole passes.
+   */
+  steps: z.number().int().min(1).max(1_000_000).optional(),
+  /**
+   * Micro-batches packed by tokens: samples in the run's seeded order while their lengths (after
+   * max_length) sum to at most this, a longer sample alone; batch_size is then unused for training.
+   * One process only (world_size 1).
+   */
+  batch_tokens: z.number().int().min(8).optional(),
+  /**
    * Non-reentrant activation checkpointing of every decoder layer. Absent or null: on
    * for real models (>= 100 M base parameters), off for the tiny CPU ones.
    */

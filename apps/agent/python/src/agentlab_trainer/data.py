@@ -1,5 +1,5 @@
 """SFT data: chat-template rendering, assistant-only labels, pre-flight checks, length-grouped
-batches without packing, and padded collation."""
+batches (by sample count or by tokens) without packing, and padded collation."""
 
 from __future__ import annotations
 
@@ -194,6 +194,39 @@ def length_grouped_batches(
         batches.extend(chunk[b : b + batch_size] for b in range(0, len(chunk), batch_size))
     if shuffle:
         rng.shuffle(batches)
+    return batches
+
+
+def token_batches(lengths: Sequence[int], batch_tokens: int, seed: int, *, mega: int = 32) -> list[list[int]]:
+    """Batches packed by tokens, no packing within a row. The run's seeded order is the one
+    length_grouped_batches uses: shuffle, cut into mega-batches of about `mega * batch_tokens`
+    tokens, sort each by length (descending), so that a batch pads little. Samples in that order
+    join a batch until the next would take its length sum past `batch_tokens`; a longer sample is a
+    batch of its own. The batch order is shuffled. Deterministic for (lengths, batch_tokens, seed)."""
+    idx = list(range(len(lengths)))
+    rng = random.Random(seed)
+    rng.shuffle(idx)
+    chunks: list[list[int]] = [[]]
+    tokens = 0
+    for i in idx:
+        if tokens >= mega * batch_tokens:
+            chunks.append([])
+            tokens = 0
+        chunks[-1].append(i)
+        tokens += lengths[i]
+    batches: list[list[int]] = []
+    for chunk in chunks:
+        batch: list[int] = []
+        total = 0
+        for i in sorted(chunk, key=lambda i: (-lengths[i], i)):
+            if batch and total + lengths[i] > batch_tokens:
+                batches.append(batch)
+                batch, total = [], 0
+            batch.append(i)
+            total += lengths[i]
+        if batch:
+            batches.append(batch)
+    rng.shuffle(batches)
     return batches
 
 

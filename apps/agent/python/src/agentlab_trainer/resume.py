@@ -2,9 +2,10 @@
 
 After each epoch the trainer writes, beside the adapter snapshot, the state the next epoch starts
 from: the optimizer's moments, the schedule's position, torch's RNG (LoRA dropout draws from it)
-and the run's counters. The data order of an epoch depends on (seed, epoch) only (schedule.py), so
-a run resumed from epoch k with that state takes the same steps as the run that was lost: on one
-CPU process the resumed adapter is bit-identical (tests/test_resume.py).
+and the run's counters. The data order of an epoch depends on (seed, epoch) only (schedule.py), and
+a step-counted run's window on its global step index only (run_plan.py), so a run resumed from
+epoch (segment) k with that state takes the same steps as the run that was lost: on one CPU process
+the resumed adapter is bit-identical (tests/test_resume.py, tests/test_train_steps.py).
 
 Only one-process runs write or read this state: a multi-rank run's optimizer state is per rank
 (sharded under FSDP), and a lost multi-rank run restarts from step 0, as before.
@@ -24,6 +25,7 @@ STATE_FILE = "trainer_state.pt"
 # Spec keys that name this box's files or threads, not the run: they may differ after a resumption.
 _LOCAL_KEYS = ("output_dir", "dataset", "eval_dataset", "base_model", "torch_threads", "resume")
 META_FILE = "agentlab-trainer-state.json"
+_LATER_KEYS = ("steps", "batch_tokens")
 
 
 def resumable(run: Any) -> bool:
@@ -56,7 +58,8 @@ def save_state(run: Any, epoch: int, counters: dict[str, Any]) -> None:
 
 def _identity(run: Any) -> dict[str, Any]:
     """What must not change between the lost run and its resumption: the base, the data and the recipe."""
-    cfg = {k: v for k, v in run.cfg.items() if k not in _LOCAL_KEYS}
+    # Keys added later count only when set, so a state written before them still matches.
+    cfg = {k: v for k, v in run.cfg.items() if k not in _LOCAL_KEYS and not (k in _LATER_KEYS and v is None)}
     return {
         "base_model_weights_sha256": run.base_hash,
         "dataset_sha256": run.record["dataset_sha256"],

@@ -3,13 +3,12 @@ its adapter, optimizer and schedule, and the run record, built once (train.py ru
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import data as D
-from . import distributed
+from . import distributed, run_plan
 from .common import (
     log,
     pick_device,
@@ -103,8 +102,7 @@ def prepare_run(cfg: dict[str, Any], started_at: str) -> Run:
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=float(cfg["learning_rate"]), weight_decay=float(cfg["weight_decay"]))
 
-    windows_per_epoch = math.ceil(math.ceil(len(train_samples) / cfg["batch_size"]) / cfg["grad_accum"])
-    total_steps = windows_per_epoch * cfg["epochs"]
+    total_steps = run_plan.total_steps(train_samples, cfg)
     warmup = (
         int(cfg["warmup_steps"])
         if cfg["warmup_steps"] is not None

@@ -31,6 +31,15 @@ def order_seed(seed: int, epoch: int) -> int:
     return int.from_bytes(hashlib.sha256(f"agentlab-data-order:{seed}:{epoch}".encode()).digest()[:8], "big")
 
 
-def plan_windows(samples: Sequence[D.Encoded], batch_size: int, grad_accum: int, seed: int) -> list[list[list[int]]]:
-    batches = D.length_grouped_batches([len(s) for s in samples], batch_size, seed)
+def plan_windows(
+    samples: Sequence[D.Encoded], batch_size: int, grad_accum: int, seed: int, batch_tokens: int | None = None
+) -> list[list[list[int]]]:
+    """One pass's accumulation windows: `grad_accum` micro-batches each (the last may be short), the
+    micro-batches of `batch_size` samples, or packed to `batch_tokens` tokens when that is set."""
+    lengths = [len(s) for s in samples]
+    batches = (
+        D.token_batches(lengths, batch_tokens, seed)
+        if batch_tokens is not None
+        else D.length_grouped_batches(lengths, batch_size, seed)
+    )
     return [batches[i : i + grad_accum] for i in range(0, len(batches), grad_accum)]

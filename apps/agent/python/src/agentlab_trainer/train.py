@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import data as D
-from . import distributed
+from . import distributed, run_plan
 from .common import (
     Canceled,
     CancelFlag,
@@ -32,7 +32,6 @@ from .loss import (
 )
 from .resume import restore, save_state
 from .run_setup import Run, prepare_run
-from .schedule import order_seed, plan_windows
 from .snapshots import finish_record, save_snapshot
 from .spec_schema import spec_defaults
 
@@ -48,9 +47,14 @@ def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
     cfg = {**TRAIN_DEFAULTS, **{k: v for k, v in spec.items() if v is not None}}
     cfg["lora"] = {**LORA_DEFAULTS, **(spec.get("lora") or {})}
     ints = {"epochs": 1, "batch_size": 1, "grad_accum": 1, "max_length": 8, "log_every_steps": 1, "world_size": 1}
+    ints.update({k: lo for k, lo in (("steps", 1), ("batch_tokens", 8)) if cfg[k] is not None})
     for k, lo in ints.items():
         if not isinstance(cfg[k], int) or isinstance(cfg[k], bool) or cfg[k] < lo:
             raise UserError(f"{k} must be an integer >= {lo}")
+    if cfg["steps"] is not None and cfg["steps"] < cfg["epochs"]:
+        raise UserError(f"steps ({cfg['steps']}) must be >= epochs ({cfg['epochs']}): each snapshot ends >= 1 step")
+    if cfg["batch_tokens"] is not None and cfg["world_size"] > 1:
+        raise UserError("batch_tokens needs world_size 1: several ranks deal a window's samples by count")
     if not isinstance(cfg["lora"]["r"], int) or cfg["lora"]["r"] < 1:
         raise UserError("lora.r must be an integer >= 1")
     if not (0.0 <= float(cfg["lora"]["dropout"]) < 1.0):
@@ -110,8 +114,9 @@ class _Totals:
 
 
 def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
-    """Epochs of optimizer steps over accumulation windows, a snapshot after each epoch; the record
-    says what ran (also when canceled, carried by the Canceled it raises)."""
+    """Epochs of optimizer steps over accumulation windows (or spec.steps cut into `epochs`
+    segments), a snapshot after each; the record says what ran (also when canceled, carried by the
+    Canceled it raises)."""
     t_start = time.time()
     started_at = datetime.now(timezone.utc).isoformat()
     run = prepare_run(normalize_spec(spec), started_at)
@@ -142,9 +147,10 @@ def train(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
 
 
 def _train_epoch(run: Run, epoch: int, totals: _Totals, cancel: CancelFlag) -> float:
-    """One epoch's optimizer steps (one per accumulation window); returns its per-token train loss."""
+    """One epoch's optimizer steps (one per accumulation window), or with spec.steps one segment's
+    (run_plan.py); returns its per-token train loss."""
     cfg = run.cfg
-    windows = plan_windows(run.train_samples, cfg["batch_size"], cfg["grad_accum"], order_seed(int(cfg["seed"]), epoch))
+    count, windows = run_plan.segment(run.train_samples, cfg, epoch)
     epoch_loss_sum, epoch_tokens = 0.0, 0
     for w_idx, window in enumerate(windows):
         cancel.raise_if_set()
@@ -158,7 +164,7 @@ def _train_epoch(run: Run, epoch: int, totals: _Totals, cancel: CancelFlag) -> f
         epoch_tokens += n
         totals.last_loss = loss
         if totals.step % cfg["log_every_steps"] == 0 or totals.step == run.total_steps:
-            _emit_progress(run, totals, epoch, (w_idx + 1) / len(windows), loss)
+            _emit_progress(run, totals, epoch, (w_idx + 1) / count, loss)
     return epoch_loss_sum / max(epoch_tokens, 1)
 
 
