@@ -1,7 +1,8 @@
 // `npm run bench -- audits`: a 10,000-task pool on the real Postgres; "Audit all" (enqueue one
 // audit job and one pending row per task), then a realistic mix of finished audits (some tasks
 // audited twice), and the pool view's reads: the status summary and task-list pages filtered by
-// audit status (sparse and dense). Ends with one JSON line of the figures.
+// audit status (sparse and dense); the summary includes the count of cross-file tasks. Ends with
+// one JSON line of the figures.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -50,6 +51,10 @@ try {
   await db.db.execute(
     sql`insert into task_audits (task_row_id, status, sandbox, grader_version, round, created_at) select task_row_id, 'failed', sandbox, grader_version, round - 1, created_at - interval '1 day' from task_audits where random() < 0.1`,
   );
+  // Finished audits record their cross-file uses (half of them a use), which the summary counts.
+  await db.db.execute(
+    sql`update task_audits set result = jsonb_build_object('crossFile', case when random() < 0.5 then '["limits.LIMIT"]'::jsonb else '[]'::jsonb end) where status in ('passed', 'failed')`,
+  );
   await db.db.execute(sql`analyze task_audits`);
   const [counts] = await queryRows<{ rows: number }>(db.db, sql`select count(*)::int as rows from task_audits`);
 
@@ -80,7 +85,7 @@ try {
   const skipS = (performance.now() - t0) / 1000;
   const round = (x: number) => Math.round(x * 10) / 10;
   console.error(
-    `summary ${JSON.stringify(summary.byState)}; re-request skipped ${again.skipped}, enqueued ${again.enqueued} (errors retried)`,
+    `summary ${JSON.stringify(summary.byState)}, cross-file ${JSON.stringify(summary.crossFile)}; re-request skipped ${again.skipped}, enqueued ${again.enqueued} (errors retried)`,
   );
   console.log(
     JSON.stringify({

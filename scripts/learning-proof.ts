@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { allDatasetSamples, createSplit, getDataset, schema, type Db } from "@agentlab/db";
+import { createSplit, schema, type Db } from "@agentlab/db";
 import { eq } from "drizzle-orm";
 import {
   CPU_DEMO_POSITIONS,
@@ -15,7 +15,6 @@ import {
   CPU_DEMO_WARMUP_DESCRIPTION,
   cpuDemoWarmupSamples,
   promptTemplateText,
-  sampleHash,
   sha256Hex,
   sftLine,
   sftSample,

@@ -50,6 +50,10 @@ export const DPO_RECIPE: Pick<ExperimentConfigInput, "method" | "dpo"> = DEMO_DP
 // AGENTLAB_DEMO_GRPO_{STEPS,LR,GENERATIONS} override its settings.
 export const DEMO_GRPO = process.argv.includes("--grpo") || process.env.AGENTLAB_DEMO_GRPO === "1";
 if (DEMO_GRPO && DEMO_DPO) throw new Error("the demo runs DPO or GRPO, not both");
+
+// `npm run demo -- --study` (or AGENTLAB_DEMO_STUDY=1): study.ts instead of the experiments.
+export const DEMO_STUDY = process.argv.includes("--study") || process.env.AGENTLAB_DEMO_STUDY === "1";
+if (DEMO_STUDY && (DEMO_GRPO || DEMO_DPO)) throw new Error("the study demo runs SFT arms only");
 const grpoNum = (key: string, fallback: number) => Number(process.env[`AGENTLAB_DEMO_GRPO_${key}`] ?? String(fallback));
 export const grpoRecipe = (control: boolean): Pick<ExperimentConfigInput, "method" | "grpo"> => ({
   method: "sft+grpo",

@@ -15,7 +15,8 @@ import { debugScreenshot } from "./helpers/screenshots";
 // Token matching from the dataset page (no agent runs here: the snapshot's per-sample counts are
 // recorded as a tokenize job's result would be): the budget form appears once the counts exist,
 // an unreachable B is refused on the page, and a reachable one opens the child snapshot, which
-// names its parent. Scoped to this file's own split and snapshot.
+// names its parent; the shuffled-answers control opens its child, marked as the control. Scoped to
+// this file's own split and snapshot.
 
 let app: RunningApp;
 let browser: Browser;
@@ -73,6 +74,15 @@ describe("a budget snapshot from the dataset page", () => {
       await expect
         .poll(() => page.getByRole("link", { name: datasetId.slice(0, 8) }).count(), { timeout: 60_000 })
         .toBe(1);
+
+      // The negative control of a data study: the parent's answers rotated across its prompts.
+      await page.goto(`${app.url}/datasets/${datasetId}`);
+      await page.getByRole("button", { name: "Make a shuffled control" }).click();
+      await page.waitForURL((u) => !u.pathname.endsWith(datasetId), { timeout: 60_000 });
+      const control = page.url().split("/").at(-1) ?? "";
+      const [shuffled] = await app.db.db.select().from(schema.sftDatasets).where(eq(schema.sftDatasets.id, control));
+      expect(shuffled).toMatchObject({ parentId: datasetId, quality: "shuffled_control" });
+      await page.getByText("answers shuffled across tasks (control)").first().waitFor({ timeout: 60_000 });
     } catch (err) {
       await page.screenshot({ path: debugScreenshot("dataset-budget-failure.png"), fullPage: true });
       throw err;

@@ -1,17 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TaskSpec } from "@agentlab/core";
 import { importPool, schema } from "@agentlab/db";
 import { eq } from "drizzle-orm";
-import { Grader } from "../../apps/agent/src/grading/grader";
-import { makeAuditHandler } from "../../apps/agent/src/jobs/audit";
-import { sandboxConfig, sandboxStatus } from "../../apps/agent/src/sandbox-status";
 import { appRouter } from "../../apps/web/server/routers";
 import { createCallerFactory } from "../../apps/web/server/trpc/init";
-import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "./helpers/server";
+import { startAuditAgent } from "./helpers/audit-agent";
+import { startTestServer, waitFor, type TestServer } from "./helpers/server";
 
 // Admission audits end to end: the audits router enqueues `audit` jobs, an in-process agent runs
 // the real audit handler (real grader, `process` backend: the helper's agent advertises it), and
@@ -38,9 +34,7 @@ const encode = (ts: TaskSpec[]) => [new TextEncoder().encode(ts.map((t) => JSON.
 
 const createCaller = createCallerFactory(appRouter);
 let srv: TestServer;
-let grader: Grader;
-let stateDir: string;
-let agent: Awaited<ReturnType<typeof startInProcessAgent>>;
+let auditor: Awaited<ReturnType<typeof startAuditAgent>>;
 let member: ReturnType<typeof createCaller>;
 let viewer: ReturnType<typeof createCaller>;
 let poolId = "";
@@ -65,15 +59,7 @@ async function callerFor(role: "member" | "viewer") {
 
 beforeAll(async () => {
   srv = await startTestServer({ AGENTLAB_LOCAL_AGENT: "0" });
-  stateDir = await mkdtemp(join(tmpdir(), "agentlab-audit-"));
-  const cfg = sandboxConfig({ backend: "process", uid: 65534, stateDir });
-  const status = await sandboxStatus(cfg);
-  if (!status.selfTestPassed) throw new Error(`sandbox self-test failed: ${status.detail}`);
-  grader = new Grader(cfg, { workers: 1 });
-  agent = await startInProcessAgent(srv, "auditor", {
-    pollMs: 200,
-    handlers: { audit: makeAuditHandler(grader, cfg) },
-  });
+  auditor = await startAuditAgent(srv, "agentlab-audit-");
   member = await callerFor("member");
   viewer = await callerFor("viewer");
   const imp = await importPool(srv.app.services.db, { name: "audited", lines: encode([good, notBuggy]) });
@@ -84,10 +70,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await agent?.stop();
-  grader?.close();
+  await auditor?.stop();
   await srv?.close();
-  if (stateDir) await rm(stateDir, { recursive: true, force: true });
 });
 
 const settled = (pool: string) =>

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TaskSpec } from "@agentlab/core";
 import { auditTask } from "../../apps/agent/src/grading/audit";
 import { Grader } from "../../apps/agent/src/grading/grader";
+import { crossFileSandboxed } from "../../apps/agent/src/grading/cross-file";
 import { mutantsSandboxed } from "../../apps/agent/src/grading/mutants";
 import { sandboxCfg } from "./helpers/judge";
 
@@ -21,6 +22,7 @@ const audit = (task: TaskSpec, inProcessReason?: string) =>
     referenceRuns: 2,
     maxMutants: 4,
     mutate: (src, max) => mutantsSandboxed(cfg, src, max),
+    crossFile: (t) => crossFileSandboxed(cfg, t),
     ...(inProcessReason ? { inProcessReason } : {}),
   });
 const task = (

@@ -6,7 +6,9 @@ the repair?") needs tasks whose fix really reads a dependency; this names them.
 
 A use counts when the reference imports a name the dependency module defines at its top level
 (`from limits import LIMIT`, or `import limits` then `limits.LIMIT`) and then reads it; an import
-that is never read, or a name the dependency does not define, is no use.
+that is never read, or a name the dependency does not define, is no use. A file that does not parse
+defines and reads nothing (the admission audit feeds it uploaded tasks, one a run, and judges the
+reference by its tests, not here).
 """
 
 import ast
@@ -21,10 +23,17 @@ def module_name(path: str) -> str | None:
     return name[: -len(".__init__")] if name.endswith(".__init__") else name
 
 
+def parse(source: str) -> ast.Module:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return ast.Module(body=[], type_ignores=[])
+
+
 def top_level_names(source: str) -> set[str]:
     """Names a module defines at its top level: assignments, functions, classes."""
     names: set[str] = set()
-    for node in ast.parse(source).body:
+    for node in parse(source).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, ast.Assign):
@@ -36,7 +45,7 @@ def top_level_names(source: str) -> set[str]:
 
 def uses(source: str, deps: dict[str, set[str]]) -> set[str]:
     """The `module.NAME` symbols of `deps` (module -> its top-level names) that `source` reads."""
-    tree = ast.parse(source)
+    tree = parse(source)
     bound: dict[str, str] = {}  # local name -> "module.NAME"
     aliases: dict[str, str] = {}  # local name -> module
     for node in ast.walk(tree):

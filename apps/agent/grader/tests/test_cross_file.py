@@ -4,6 +4,7 @@ the built-in pools' count (the studies' public-context question needs 150+ such 
 import gzip
 import json
 import os
+import subprocess
 import sys
 
 GRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -35,6 +36,28 @@ def test_no_use_without_a_read_a_definition_or_a_dependency():
     assert cross_file_uses(task("from limits import LIMIT\n\ndef f(x):\n    return x <= LIMIT\n", deps=())) == []
     # defined in the main file itself
     assert cross_file_uses(task("LIMIT = 5\n\ndef f(x):\n    return x <= LIMIT\n")) == []
+
+
+def test_a_file_that_does_not_parse_defines_and_reads_nothing():
+    fix = "from limits import LIMIT\n\ndef f(x):\n    return x <= LIMIT\n"
+    broken = {**DEP, "content": "LIMIT = (\n"}
+    assert cross_file_uses(task(fix, deps=(broken,))) == []
+    assert cross_file_uses(task("def f(x:\n", deps=(DEP,))) == []
+    # control: the same fix with a dependency that parses
+    assert cross_file_uses(task(fix)) == ["limits.LIMIT"]
+
+
+def test_the_cli_answers_one_line_per_task_line():
+    # The admission audit's use: one task line on stdin, one answer line on stdout.
+    line = {"id": "t/1", "source_group": "g1", **task("import limits\n\ndef f(x):\n    return limits.LIMIT\n")}
+    out = subprocess.run(
+        [sys.executable, "-I", os.path.join(GRADER, "cross_file.py")],
+        input=json.dumps(line) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert [json.loads(x) for x in out] == [{"id": "t/1", "group": "g1", "uses": ["limits.LIMIT"]}]
 
 
 def pool(name: str) -> list[dict]:

@@ -12,13 +12,16 @@ import type { MutationSet } from "./mutants";
 
 // Task admission audit: the reference passes every test N times in a row (flaky screening), the
 // buggy main file fails the hidden tests, and AST mutants of the reference run against the
-// hidden tests give a mutation score with the surviving mutants listed.
+// hidden tests give a mutation score with the surviving mutants listed. It also names the dependency
+// symbols the reference reads (cross-file tasks), which studies of the prompt's context select by.
 
 export type AuditOptions = {
   referenceRuns: number;
   maxMutants: number;
   limits?: Partial<GradeLimits>;
   mutate: (source: string, max: number) => Promise<MutationSet>;
+  /** The `module.NAME` dependency symbols the task's reference reads (grading/cross-file.ts). */
+  crossFile: (task: TaskSpec) => Promise<string[]>;
   signal?: AbortSignal;
   /** An admin's reason for allowing in-process grading of this task; absent: the audit refuses it. */
   inProcessReason?: string;
@@ -60,6 +63,7 @@ async function chooseIsolation(grader: Grader, task: TaskSpec, opts: AuditOption
 
 export async function auditTask(grader: Grader, task: TaskSpec, opts: AuditOptions): Promise<AuditResult> {
   const reasons: string[] = [];
+  const crossFile = await opts.crossFile(task);
   const { first, isolation, why, refused } = await chooseIsolation(grader, task, opts);
   if (refused) reasons.push(refused);
   const ids = first.ids;
@@ -134,5 +138,6 @@ export async function auditTask(grader: Grader, task: TaskSpec, opts: AuditOptio
     isolation,
     isolationReason: why,
     needsInProcess: refused !== "",
+    crossFile,
   };
 }

@@ -1,11 +1,8 @@
 import { spawn } from "node:child_process";
 import { MutateAnswer, type Mutant } from "@agentlab/core";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { run } from "../sandbox/run";
-import { GRADER_MOUNT } from "../sandbox/bwrap";
-import { DEFAULT_SANDBOX_LIMITS, type SandboxConfig } from "../sandbox/types";
+import type { SandboxConfig } from "../sandbox/types";
+import { runGraderHelper } from "./helper-run";
 
 // Client of apps/agent/grader/mutate.py. Task files may be hostile (an uploaded pool), so the
 // audit parses them inside the sandbox; the synthesizer's inputs are our own datasets and it runs
@@ -31,22 +28,12 @@ const parse = (stdout: string): MutationSet => {
 };
 
 export async function mutantsSandboxed(cfg: SandboxConfig, source: string, max: number): Promise<MutationSet> {
-  const dir = mkdtempSync(join(tmpdir(), "agentlab-mutate-"));
-  try {
-    writeFileSync(join(dir, "request.json"), JSON.stringify({ source, max }));
-    const py = cfg.backend === "bwrap" ? `${GRADER_MOUNT}/.venv/bin/python` : join(cfg.graderDir, ".venv/bin/python");
-    const script = cfg.backend === "bwrap" ? `${GRADER_MOUNT}/mutate.py` : join(cfg.graderDir, "mutate.py");
-    const r = await run(cfg, dir, ["/bin/sh", "-c", `exec "$0" -I "$1" < request.json`, py, script], {
-      ...DEFAULT_SANDBOX_LIMITS,
-      wallTimeoutS: 30,
-      maxOutputBytes: 32 << 20,
-    });
-    if (r.exitCode !== 0)
-      throw new Error(`mutation generator failed (${String(r.exitCode ?? r.signal)}): ${r.stderr.slice(-500)}`);
-    return parse(r.stdout);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const stdout = await runGraderHelper(cfg, "mutate.py", JSON.stringify({ source, max }), {
+    what: "mutation generator",
+    wallTimeoutS: 30,
+    maxOutputBytes: 32 << 20,
+  });
+  return parse(stdout);
 }
 
 export function mutantsDirect(graderDir: string, source: string, max: number): Promise<MutationSet> {

@@ -1,12 +1,13 @@
 import { auditTask } from "../grading/audit";
 import type { Grader } from "../grading/grader";
+import { crossFileSandboxed } from "../grading/cross-file";
 import { mutantsSandboxed } from "../grading/mutants";
 import type { SandboxConfig } from "../sandbox/types";
 import { contracted } from "./contract";
 import type { JobHandler } from "./types";
 
-// `audit` jobs: task admission (reference 3× pass, buggy fails hidden, mutation score). Mutants
-// are generated inside the sandbox because task files come from users.
+// `audit` jobs: task admission (reference 3× pass, buggy fails hidden, mutation score, cross-file
+// uses). Mutants and cross-file uses are computed inside the sandbox because task files come from users.
 
 export function makeAuditHandler(grader: Grader, cfg: SandboxConfig): JobHandler {
   return contracted("audit", async (ctx, p) => {
@@ -17,6 +18,7 @@ export function makeAuditHandler(grader: Grader, cfg: SandboxConfig): JobHandler
       maxMutants: p.maxMutants,
       limits: p.limits,
       mutate: (source, max) => mutantsSandboxed(cfg, source, max),
+      crossFile: (task) => crossFileSandboxed(cfg, task),
       signal: ctx.signal,
       ...(p.inProcessReason ? { inProcessReason: p.inProcessReason } : {}),
     });

@@ -50,6 +50,10 @@ export function DatasetDetail({ id }: { id: string }) {
   const nav = useRouter();
   const archive = useMutation(trpc.datasets.archive.mutationOptions({ onSuccess: () => void ds.refetch() }));
   const remove = useMutation(trpc.datasets.delete.mutationOptions({ onSuccess: () => nav.push("/datasets") }));
+  // A study's negative control: this snapshot's answers rotated across its prompts.
+  const shuffle = useMutation(
+    trpc.datasets.shuffle.mutationOptions({ onSuccess: (child) => nav.push(`/datasets/${child.id}`) }),
+  );
 
   const download = async () => {
     try {
@@ -91,6 +95,15 @@ export function DatasetDetail({ id }: { id: string }) {
         actions={
           <>
             <Button onClick={() => void download()}>Export JSONL</Button>
+            {canAlter && d && d.quality !== "shuffled_control" ? (
+              <Button
+                disabled={shuffle.isPending}
+                title="Each prompt answered with another task's answer: the negative control of a data study"
+                onClick={() => shuffle.mutate({ id, seed: 1 })}
+              >
+                Make a shuffled control
+              </Button>
+            ) : null}
             {/* A replay keeps what still passes: only a verified snapshot has something to keep. */}
             {canAlter && d?.quality === "verified" ? (
               <Button variant="primary" disabled={replay.isPending} onClick={() => replay.mutate({ id })}>
@@ -100,7 +113,7 @@ export function DatasetDetail({ id }: { id: string }) {
           </>
         }
       />
-      <ErrorBox error={ds.error ?? replay.error ?? tokenize.error ?? downloadError} />
+      <ErrorBox error={ds.error ?? replay.error ?? tokenize.error ?? shuffle.error ?? downloadError} />
       {d ? (
         <Section title="Snapshot">
           <Fields

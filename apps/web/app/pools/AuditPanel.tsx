@@ -7,9 +7,10 @@ import { ErrorBox } from "../_components/ErrorBox";
 import { Section } from "../_components/PageHeader";
 import { ProgressBar } from "../_components/ProgressBar";
 import { useTRPC } from "../_lib/trpc";
+import { crossFileCountText } from "../../client/cross-file";
 import { AUDIT_STATES, AuditBadge, ProcessBackendToggle } from "../tasks/audit-ui";
 
-/** Pool-wide admission audit: counts by status, progress while audits run, and "Audit all". */
+/** Pool-wide admission audit: counts by status and of cross-file tasks, progress while audits run, and "Audit all". */
 export function AuditPanel({ poolId }: { poolId: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -63,6 +64,12 @@ export function AuditPanel({ poolId }: { poolId: string }) {
                 <span className="tabular-nums">{s.byState[st].toLocaleString()}</span>
               </li>
             ))}
+            <li
+              className="text-xs text-zinc-600"
+              title="tasks whose reference fix reads a dependency file's symbol, by their newest audit that recorded it"
+            >
+              cross-file: {crossFileCountText(s.crossFile)}
+            </li>
             {s.unsandboxed > 0 ? (
               <li className="text-xs text-amber-800">{s.unsandboxed} audited without a sandbox</li>
             ) : null}

@@ -11,12 +11,13 @@ import { Fields } from "../_components/Stat";
 import { Table } from "../_components/Table";
 import { Ago } from "../_components/Time";
 import { useTRPC } from "../_lib/trpc";
+import { crossFileUsesText } from "../../client/cross-file";
 import { AuditBadge, formatScore, ProcessBackendToggle, UnsandboxedBadge } from "./audit-ui";
 import { InProcessMark } from "./InProcessMark";
 
 const verdictTone = (v: string) => (v === "pass" ? "green" : v.startsWith("fail_") ? "red" : "amber");
 
-/** The task's admission audit: reference 3× pass, buggy file fails hidden tests, mutation score. */
+/** The task's admission audit: reference 3× pass, buggy file fails hidden tests, mutation score, cross-file uses. */
 export function AuditSection({ taskId, poolId }: { taskId: string; poolId: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -141,6 +142,19 @@ export function AuditSection({ taskId, poolId }: { taskId: string; poolId: strin
               {
                 label: "Mutation score",
                 value: r ? `${formatScore(r.mutationScore)} (${r.mutantsKilled}/${r.mutantsTotal} killed)` : "—",
+              },
+              {
+                label: "Cross-file",
+                value: r ? (
+                  <span
+                    className="font-mono text-xs"
+                    title="the dependency-file symbols the reference fix reads (by AST); none: it reads no dependency"
+                  >
+                    {crossFileUsesText(r.crossFile)}
+                  </span>
+                ) : (
+                  "—"
+                ),
               },
               { label: "Backend", value: latest.sandbox },
               {

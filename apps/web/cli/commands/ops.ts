@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { JobState, isTerminal } from "@agentlab/core";
+import { crossFileCountText } from "../../client/cross-file";
 import { UsageError, num, str, writeLine, type Command } from "../command";
 import { namedEnvVar } from "../env";
 import { resolvePoolId } from "./pools";
@@ -250,7 +251,7 @@ const auditsRun: Command = {
 const auditsStatus: Command = {
   name: "audits status",
   usage: "agentlab audits status POOL [--json]",
-  summary: "a pool's tasks by their newest audit's status",
+  summary: "a pool's tasks by their newest audit's status, and its cross-file tasks",
   options: { json: { type: "boolean" } },
   async run({ positionals, values }, ctx) {
     const poolId = await resolvePoolId(ctx, str(positionals[0], "POOL"));
@@ -263,6 +264,7 @@ const auditsStatus: Command = {
         .map(([k, n]) => `${k} ${n}`)
         .join(", ")}; ${s.running} running${s.unsandboxed ? `, ${s.unsandboxed} unsandboxed` : ""}`,
     );
+    writeLine(ctx.out, `cross-file: ${crossFileCountText(s.crossFile)}`);
     return 0;
   },
 };

@@ -27,3 +27,11 @@ export const MutateAnswer = z.object({
   error: z.string().optional(),
 });
 export type MutateAnswer = z.infer<typeof MutateAnswer>;
+
+/** apps/agent/grader/cross_file.py's answer line for one task: the dependency symbols its reference reads. */
+export const CrossFileAnswer = z.object({
+  id: z.string(),
+  group: z.string(),
+  uses: z.array(z.string()),
+});
+export type CrossFileAnswer = z.infer<typeof CrossFileAnswer>;

@@ -227,5 +227,11 @@ export const AuditResult = z.object({
   isolationReason: z.string().default(""),
   /** The reference passes only in-process and no admin allowed that: the audit refused the task. */
   needsInProcess: z.boolean().default(false),
+  /**
+   * The dependency-file symbols the reference fix reads, as `module.NAME` (apps/agent/grader/cross_file.py,
+   * by AST; an import never read is no use). Empty: not a cross-file task. Absent: an audit from
+   * before this was recorded, so unknown.
+   */
+  crossFile: z.array(z.string()).optional(),
 });
 export type AuditResult = z.infer<typeof AuditResult>;

@@ -171,11 +171,19 @@ export async function listTaskAudits(db: Db, taskRowId: string, limit = 20) {
     .limit(limit);
 }
 
+/**
+ * A pool's cross-file tasks (their reference reads a dependency file's symbol), by each task's
+ * newest audit that recorded it: `tasks` of them in `groups` source groups; `unknown` tasks have
+ * no such audit (never audited, still pending, errored, or audited before audits recorded it).
+ */
+export type PoolCrossFile = { tasks: number; groups: number; unknown: number };
+
 export type PoolAuditSummary = {
   total: number;
   byState: Record<TaskAuditState, number>;
   running: number;
   unsandboxed: number;
+  crossFile: PoolCrossFile;
 };
 
 /** Counts of a pool's tasks by their newest audit's status; `running` counts pending audits an agent holds. */
@@ -201,7 +209,21 @@ export async function poolAuditSummary(db: Db, poolId: string): Promise<PoolAudi
     running += r.running;
     unsandboxed += r.unsandboxed;
   }
-  return { total, byState, running, unsandboxed };
+  return { total, byState, running, unsandboxed, crossFile: await poolCrossFile(db, poolId) };
+}
+
+// Apart from the counts by state: a source group counts once however many states its tasks are in.
+async function poolCrossFile(db: Db, poolId: string): Promise<PoolCrossFile> {
+  const [row] = await queryRows<PoolCrossFile>(
+    db,
+    sql`select count(*) filter (where c.uses <> '[]'::jsonb)::int as tasks,
+          count(distinct t.source_group) filter (where c.uses <> '[]'::jsonb)::int as groups,
+          count(*) filter (where c.uses is null)::int as unknown
+        from tasks t
+        left join lateral (select a.result->'crossFile' as uses from task_audits a where a.task_row_id = t.id and a.result->'crossFile' is not null order by a.created_at desc limit 1) c on true
+        where t.pool_id = ${poolId}`,
+  );
+  return row ?? { tasks: 0, groups: 0, unknown: 0 };
 }
 
 /** How many of `taskRowIds` are tasks of the pool (to refuse ids from elsewhere before enqueueing). */
