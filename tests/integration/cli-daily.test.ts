@@ -192,7 +192,7 @@ describe("agentlab CLI for daily work", () => {
     expect((await run(["agents", "list"])).out.split("\n")[0]).toBe("NAME\tSTATUS\tSANDBOX\tGPUS\tLABELS\tID");
     expect(await run(["audits", "status", "cli-pool"])).toMatchObject({
       code: 0,
-      out: "40 tasks: none 40; 0 running\n",
+      out: "40 tasks: none 40; 0 running\ncross-file: 0 tasks in 0 groups (40 tasks not known yet)\n",
     });
   });
 
