@@ -1,7 +1,7 @@
 // Pieces shared by `npm run demo` and tests/integration/learning-proof.test.ts: the
 // synthetic learnable pool's split, the CPU demo preset's warmed tiny base built here into the
 // machine's cache (the recipe is core's `cpu-demo.ts`; the experiment form builds the same base on
-// an agent), and the control's SFT snapshot whose answers are shuffled across train tasks.
+// an agent). The control's shuffled-answers snapshot is the product's (server teacher/shuffle.ts).
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -25,8 +25,6 @@ import {
 } from "@agentlab/core";
 import { LEARNABLE_POOL_FILE } from "../apps/web/server/bootstrap/builtin-pool";
 import { runPython } from "../apps/agent/src/trainer/python";
-import { shuffleAnswers } from "../apps/web/server/teacher/shuffle";
-import type { Services } from "../apps/web/server/services";
 import { cacheRoot, trainerSourceHash, withCacheLock } from "./tiny-base-cache";
 
 const TRAINER_DIR = join(import.meta.dirname, "..", "apps", "agent", "python");
@@ -123,8 +121,3 @@ export async function buildWarmBase(opts: {
 /** The train tasks' SFT samples with the reference fix as the answer (what the reference teacher yields). */
 export const referenceSamples = (train: readonly TaskSpec[]): SftSample[] =>
   train.map((t) => sftSample(t, t.reference));
-
-/** The control's data: the main's snapshot with answers shuffled across train tasks (the product's operation). */
-export async function shuffledAnswersDataset(services: Services, datasetId: string, seed: number): Promise<string> {
-  return (await shuffleAnswers(services, { datasetId, seed, createdBy: null })).id;
-}

@@ -14,7 +14,7 @@ import {
 import { and, eq } from "drizzle-orm";
 import type { Services } from "../../apps/web/server/services";
 import { createExperiment } from "../../apps/web/server/experiments/service";
-import { shuffledAnswersDataset } from "../learning-proof";
+import { shuffleAnswers } from "../../apps/web/server/teacher/shuffle";
 import { DEMO_DPO, DEMO_GRPO, DISCLAIMER, DPO_RECIPE, SAMPLING, grpoRecipe, say } from "./options";
 
 export type DemoReport = { body: ExperimentReport; file: string; id: string };
@@ -96,7 +96,7 @@ export async function runExperiments(
         .where(and(eq(schema.experimentStages.experimentId, mainId), eq(schema.experimentStages.key, "dataset")));
       const source = parseStageOutput("dataset", "dataset", stage?.output)?.datasetId;
       if (!source) throw new Error("the main experiment recorded no dataset");
-      datasetId = await shuffledAnswersDataset(services, source, 1);
+      datasetId = (await shuffleAnswers(services, { datasetId: source, seed: 1, createdBy: adminId })).id;
     }
     const exp = await createExperiment(
       db,

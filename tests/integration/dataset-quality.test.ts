@@ -6,9 +6,8 @@ import { PassThrough } from "node:stream";
 import { sql } from "drizzle-orm";
 import { createApiToken, queryRows } from "@agentlab/db";
 import type { TestDb } from "./helpers/db";
-import { startTeacherWorld, waitFor, type TeacherWorld } from "./helpers/teacher-fixture";
+import { startTeacherWorld, type TeacherWorld } from "./helpers/teacher-fixture";
 import type { Caller, TestApp } from "./auth-helpers";
-import { awaitCollection } from "../../apps/web/server/teacher/collection-runs";
 import { recordTokenCounts } from "../../apps/web/server/teacher/token-counts";
 import { simTokenize } from "./helpers/sim-tokenize";
 import { main as cli } from "../../apps/web/cli/main";
@@ -33,23 +32,7 @@ beforeAll(async () => {
   train = w.parts.train;
   w.fake.modes.set(train[0] ?? "", "wrong");
   w.fake.modes.set(train[1] ?? "", "malformed");
-  const p = await admin.providers.create({
-    name: "mixed",
-    kind: "openai",
-    baseUrl: w.fake.url,
-    model: "teach-1",
-    apiKey: "sk-test-QUALITY-KEY-0000",
-    extraParams: {},
-  });
-  const col = await admin.collections.create({
-    splitId,
-    providerId: p.id,
-    parts: ["train"],
-    params: { temperature: 0.8, top_p: 1, max_tokens: 512 },
-  });
-  await awaitCollection(s.app.services, col.id);
-  await waitFor(async () => (await admin.collections.byId({ id: col.id })).state === "done");
-  colId = col.id;
+  colId = await w.collectTrain("mixed", "sk-test-QUALITY-KEY-0000");
 });
 
 afterAll(async () => {

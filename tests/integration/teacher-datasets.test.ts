@@ -10,7 +10,6 @@ import { createApiToken, queryRows, setDatasetTokenCounts } from "@agentlab/db";
 import type { TestDb } from "./helpers/db";
 import { startTeacherWorld, waitFor, type TeacherWorld } from "./helpers/teacher-fixture";
 import type { Caller, TestApp } from "./auth-helpers";
-import { awaitCollection } from "../../apps/web/server/teacher/collection-runs";
 import { recordTokenCounts } from "../../apps/web/server/teacher/token-counts";
 import { simTokenize } from "./helpers/sim-tokenize";
 import { main as cli } from "../../apps/web/cli/main";
@@ -31,23 +30,7 @@ let col1 = "";
 beforeAll(async () => {
   w = await startTeacherWorld();
   ({ t, s, admin, splitId, parts } = w);
-  const p = await admin.providers.create({
-    name: "fake",
-    kind: "openai",
-    baseUrl: w.fake.url,
-    model: "teach-1",
-    apiKey: KEY,
-    extraParams: {},
-  });
-  const col = await admin.collections.create({
-    splitId,
-    providerId: p.id,
-    parts: ["train"],
-    params: { temperature: 0.8, top_p: 1, max_tokens: 512 },
-  });
-  await awaitCollection(s.app.services, col.id);
-  await waitFor(async () => (await admin.collections.byId({ id: col.id })).state === "done");
-  col1 = col.id;
+  col1 = await w.collectTrain("fake", KEY);
 });
 
 afterAll(async () => {

@@ -13,8 +13,10 @@ import {
   setPrice,
 } from "@agentlab/db";
 import { startTestApp, viewerOf, type Caller, type TestApp } from "../auth-helpers";
+import { awaitCollection } from "../../../apps/web/server/teacher/collection-runs";
 import { createTestDatabase, type TestDb } from "./db";
 import { gradeResult } from "./payloads";
+import { waitFor } from "./server";
 
 // The teacher test's world: tasks whose reference returns i, a local OpenAI-compatible provider
 // that answers with the reference (or misbehaves per task, on demand), and an agent that claims
@@ -177,6 +179,8 @@ export type TeacherWorld = {
   refOf(taskId: string): string;
   /** From now on the grading agent fails this task's candidates (null: back to the reference rule). */
   failTask(taskId: string | null): void;
+  /** A provider on the fake (named `name`, key `apiKey`) and its graded collection of the train tasks; the collection's id once done. */
+  collectTrain(name: string, apiKey: string): Promise<string>;
   close(): Promise<void>;
 };
 
@@ -208,18 +212,38 @@ export async function startTeacherWorld(): Promise<TeacherWorld> {
   await setPrice(t.db, { model: TEACHER_MODEL, inputPerMTok: 1000, outputPerMTok: 2000 }); // 100 in + 50 out = $0.20 a call
   const { token } = await createEnrollmentToken(t.db, { name: "grader", ttlS: 60 });
   const { agentId } = await enrollAgent(t.db, token, "grader");
+  const admin = s.caller(viewerOf(u));
   let failing: string | null = null;
   const passes = (taskId: string, content: string | undefined) => content === refOf(taskId) && taskId !== failing;
   const grader = setInterval(() => void gradeQueued(t.db, agentId, passes).catch(() => {}), 100);
   return {
     t,
     s,
-    admin: s.caller(viewerOf(u)),
+    admin,
     fake,
     splitId: split.id,
     parts,
     refOf,
     failTask: (id) => (failing = id),
+    collectTrain: async (name, apiKey) => {
+      const p = await admin.providers.create({
+        name,
+        kind: "openai",
+        baseUrl: fake.url,
+        model: TEACHER_MODEL,
+        apiKey,
+        extraParams: {},
+      });
+      const col = await admin.collections.create({
+        splitId: split.id,
+        providerId: p.id,
+        parts: ["train"],
+        params: { temperature: 0.8, top_p: 1, max_tokens: 512 },
+      });
+      await awaitCollection(s.app.services, col.id);
+      await waitFor(async () => (await admin.collections.byId({ id: col.id })).state === "done");
+      return col.id;
+    },
     close: async () => {
       clearInterval(grader);
       await s.close();
@@ -230,4 +254,4 @@ export async function startTeacherWorld(): Promise<TeacherWorld> {
 }
 
 // The one polling waiter of the integration helpers (50 ms steps, 30 s by default).
-export { waitFor } from "./server";
+export { waitFor };

@@ -30,8 +30,8 @@ export async function shuffleAnswers(
       "PRECONDITION_FAILED",
       `dataset "${ds.name}" sample ${single.ordinal} (task ${single.taskKey}) is not one prompt and one answer: only single-shot samples can be shuffled`,
     );
-  const answer = (r: (typeof rows)[number]) => r.messages.slice(-1);
-  const text = (r: (typeof rows)[number]) => JSON.stringify(answer(r)[0]?.content);
+  // Checked above: every sample's last message is its one answer.
+  const text = (r: (typeof rows)[number]) => r.messages.at(-1)?.content;
   const offset = 1 + (input.seed % (rows.length - 1));
   const built: Built[] = rows.map((r, i) => {
     // The next row from the offset on whose answer differs: tasks of one shape can share their
@@ -44,7 +44,7 @@ export async function shuffleAnswers(
         "PRECONDITION_FAILED",
         `dataset "${ds.name}": a shuffled control needs samples with different answers`,
       );
-    const sample = { messages: [...r.messages.slice(0, -1), ...answer(other)] };
+    const sample = { messages: [...r.messages.slice(0, -1), ...other.messages.slice(-1)] };
     return { ...r, ordinal: 0, hash: sampleHash(sample), messages: sample.messages, line: sftLine(sample) };
   });
   return writeSnapshot(
