@@ -12,13 +12,15 @@
 // real models. The last line is one JSON object naming the three reports' JSON files.
 // The pieces: options.ts (settings), run-experiment.ts (recipe, main and control), aa-control.ts,
 // output.ts (the summary and the JSON line), setup.ts (what every run shares). `npm run demo -- --study`
-// runs study.ts instead: the data-quality and public-context questions as one study.
+// runs study.ts instead: the data-quality and public-context questions as one study; `--dpo-study`
+// runs dpo-study.ts: SFT, RFT and DPO arms from one SFT adapter per seed, with the swapped control.
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { createShareLink } from "@agentlab/db";
 import { withCacheLock } from "../tiny-base-cache";
 import { aaControl, type AaControl } from "./aa-control";
-import { DEMO_DIR, DEMO_DPO, DEMO_GRPO, DEMO_STUDY, say, t0 } from "./options";
+import { runDpoStudyDemo } from "./dpo-study";
+import { DEMO_DIR, DEMO_DPO, DEMO_DPO_STUDY, DEMO_GRPO, DEMO_STUDY, say, t0 } from "./options";
 import { printDemoEnd } from "./output";
 import { runExperiments } from "./run-experiment";
 import { demoSetup } from "./setup";
@@ -30,6 +32,7 @@ async function main() {
   await mkdir(runDir, { recursive: true });
   const w = await demoSetup(dataDir);
   if (DEMO_STUDY) return runStudyDemo(w, runDir);
+  if (DEMO_DPO_STUDY) return runDpoStudyDemo(w, runDir);
   const { app, db, database, split, test, tiny, baseNote, agent, oracle: provider, adminId } = w;
   let reports: Awaited<ReturnType<typeof runExperiments>>;
   let aa: AaControl | null = null;

@@ -54,6 +54,9 @@ if (DEMO_GRPO && DEMO_DPO) throw new Error("the demo runs DPO or GRPO, not both"
 // `npm run demo -- --study` (or AGENTLAB_DEMO_STUDY=1): study.ts instead of the experiments.
 export const DEMO_STUDY = process.argv.includes("--study") || process.env.AGENTLAB_DEMO_STUDY === "1";
 if (DEMO_STUDY && (DEMO_GRPO || DEMO_DPO)) throw new Error("the study demo runs SFT arms only");
+// `npm run demo -- --dpo-study` (or AGENTLAB_DEMO_DPO_STUDY=1): dpo-study.ts, the DPO question as one study.
+export const DEMO_DPO_STUDY = process.argv.includes("--dpo-study") || process.env.AGENTLAB_DEMO_DPO_STUDY === "1";
+if (DEMO_DPO_STUDY && (DEMO_STUDY || DEMO_GRPO || DEMO_DPO)) throw new Error("the DPO study demo runs alone");
 const grpoNum = (key: string, fallback: number) => Number(process.env[`AGENTLAB_DEMO_GRPO_${key}`] ?? String(fallback));
 export const grpoRecipe = (control: boolean): Pick<ExperimentConfigInput, "method" | "grpo"> => ({
   method: "sft+grpo",

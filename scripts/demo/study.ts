@@ -11,37 +11,23 @@
 // supervised tokens (±0.5%, checked again when the study is created), and every arm trains the same
 // optimizer steps of token-sized batches (stepTraining). The outcome is whatever it is;
 // the last line is one JSON object naming the study report's JSON file.
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { CollectionInput, cpuDemoRecipe, type StudyDefinitionInput, type StudyReport } from "@agentlab/core";
-import { createShareLink, getCollection, getDataset, insertProvider, type DatasetRow } from "@agentlab/db";
+import { cpuDemoRecipe, type StudyDefinitionInput, type StudyReport } from "@agentlab/core";
+import { getDataset, insertProvider, type DatasetRow } from "@agentlab/db";
 import type { Services } from "../../apps/web/server/services";
-import { createCollection } from "../../apps/web/server/teacher/collections";
-import { startCollection } from "../../apps/web/server/teacher/collection-runs";
 import { createDataset } from "../../apps/web/server/teacher/datasets";
 import { shuffleAnswers } from "../../apps/web/server/teacher/shuffle";
 import { budgetDataset } from "../../apps/web/server/teacher/budget";
 import { enqueueTokenize, syncTokenizeJobs } from "../../apps/web/server/teacher/token-counts";
 import { createStudy } from "../../apps/web/server/studies/service";
-import { studyView } from "../../apps/web/server/studies/view";
-import { DISCLAIMER, say, t0 } from "./options";
+import { DISCLAIMER, say } from "./options";
 import type { DemoWorld } from "./setup";
 import { SIM_TEACHER_MODEL, startSimTeacher } from "./sim-teacher";
+import { collectTrain, endStudyDemo, studyReportOf, until } from "./study-run";
 
 /** Training seeds of every arm: three, so the contrasts' scope is the recipe (seed variance included). */
 const STUDY_SEEDS = (process.env.AGENTLAB_DEMO_STUDY_SEEDS ?? "1,2,3").split(",").map(Number);
 /** B as a share of the smallest arm pool's supervised tokens (room for the ±0.5% draw). */
 const BUDGET_SHARE = 0.95;
-
-async function until<T>(what: string, probe: () => Promise<T | null | undefined>, timeoutMs = 1_800_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-}
 
 /** Supervised-token counts measured by the base model's tokenizer on the agent (a tokenize job). */
 async function measured(services: Services, ds: DatasetRow, model: string): Promise<DatasetRow> {
@@ -67,25 +53,9 @@ async function teacherPools(w: DemoWorld) {
       extraParams: {},
       createdBy: w.adminId,
     });
-    const col = await createCollection(
-      services,
-      CollectionInput.parse({
-        name: "study demo: simulated teacher, train",
-        splitId: w.split.id,
-        providerId: provider.id,
-      }),
-      w.adminId,
-    );
-    void startCollection(services, col.id);
-    const done = await until("the teacher collection and its grading", async () => {
-      const c = await getCollection(services.db, col.id);
-      if (c?.state === "failed" || c?.state === "canceled") throw new Error(`collection ${c.state}: ${c.stopReason}`);
-      return c?.state === "done" ? c : null;
-    });
-    say(
-      `teacher: ${done.samplesDone} answers to ${done.tasksTotal} train tasks (${sim.wrong.size} answered with the buggy file)`,
-    );
-    const base = { splitId: w.split.id, collectionIds: [col.id], createdBy: w.adminId };
+    const collectionId = await collectTrain(w, provider.id, "study demo: simulated teacher, train");
+    say(`simulated teacher: ${sim.wrong.size} train tasks answered with the buggy file`);
+    const base = { splitId: w.split.id, collectionIds: [collectionId], createdBy: w.adminId };
     const verified = await createDataset(services, { ...base, name: "study demo: verified answers" });
     const unverified = await createDataset(services, {
       ...base,
@@ -182,71 +152,19 @@ function definition(
 }
 
 export async function runStudyDemo(w: DemoWorld, runDir: string): Promise<void> {
-  const { services } = w.app;
-  let report: StudyReport;
-  let studyId = "";
+  let run: { studyId: string; report: StudyReport };
   try {
     const { providerId, pools } = await teacherPools(w);
     const data = await budgeted(w, pools);
-    const created = await createStudy(services.db, definition(w, providerId, data), w.adminId);
-    studyId = created.study.id;
+    const created = await createStudy(w.app.services.db, definition(w, providerId, data), w.adminId);
+    const studyId = created.study.id;
     const t = stepTraining(data.verified);
     say(
       `study ${studyId}: ${created.experimentIds.length} arms × ${STUDY_SEEDS.length} seeds, ${t.steps} optimizer steps of ≤ ${t.batchTokens} tokens each, ${t.epochs} snapshots`,
     );
-    let last = "";
-    report = await until(
-      "the study's report",
-      async () => {
-        const v = await studyView(services.db, studyId);
-        const line = v.arms
-          .map((a) => `${a.name}:${a.state}${a.waitingForStudyClaim ? "(waits for the claim)" : ""}`)
-          .join(" ");
-        if (line !== last) say(line);
-        last = line;
-        if (v.state === "failed") throw new Error(`study failed: ${v.error ?? "no reason"}`);
-        return v.report;
-      },
-      3_600_000,
-    );
+    run = { studyId, report: await studyReportOf(w, studyId) };
   } finally {
     await w.agent.stop();
   }
-  const file = join(runDir, "study-report.json");
-  await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
-  const { token } = await createShareLink(w.db, { studyId, label: "study demo", createdBy: w.adminId });
-  await w.app.close();
-  await w.database.close();
-  const wallSeconds = Math.round((Date.now() - t0) / 1000);
-  for (const a of report.arms)
-    say(
-      `${a.name}: test pass@1 ${(100 * a.test).toFixed(1)}% (dev ${a.dev === null ? "—" : (100 * a.dev).toFixed(1)}%), ${a.supervisedTokens ?? "—"} supervised tokens, ${a.trainSamples ?? "—"} samples`,
-    );
-  for (const c of report.contrasts)
-    say(
-      `${c.arms[0]} vs ${c.arms[1]}: Δ ${(100 * c.delta).toFixed(1)} pp [${(100 * c.interval[0]).toFixed(1)}, ${(100 * c.interval[1]).toFixed(1)}], p ${c.p.toFixed(4)}, Holm p ${c.p_holm.toFixed(4)}${c.significant ? " SIGNIFICANT" : " not significant"} (${c.scope})`,
-    );
-  say(`finished in ${wallSeconds} s; share /share/study/${token}`);
-  console.log(
-    JSON.stringify({
-      demo: "study",
-      wallSeconds,
-      baseCached: w.tiny.cached,
-      studyId,
-      studyJson: file,
-      shareToken: token,
-      seeds: STUDY_SEEDS,
-      tokens: report.tokens,
-      testClaim: report.testClaim,
-      contrasts: report.contrasts.map((c) => ({
-        arms: c.arms,
-        delta: c.delta,
-        interval: c.interval,
-        p: c.p,
-        p_holm: c.p_holm,
-        significant: c.significant,
-        scope: c.scope,
-      })),
-    }),
-  );
+  await endStudyDemo(w, runDir, "study", run.studyId, run.report, { seeds: STUDY_SEEDS });
 }

@@ -109,12 +109,13 @@ def test_learning_rate_zero_reproduces_the_start_bit_for_bit(tiny_model, tokeniz
 
 
 def test_swapped_chosen_and_rejected_move_the_margin_the_other_way(tiny_model, tmp_path):
-    rows = make_pairs(6)
-    swapped = [{**r, "chosen": r["rejected"], "rejected": r["chosen"]} for r in rows]
+    # The product's control (a recipe's dpo.labels "swapped" → the spec's swap_labels) on the pairs as graded.
+    pairs = write_jsonl(tmp_path / "pairs.jsonl", make_pairs(6))
     moved = {}
-    for name, data in (("as labelled", rows), ("swapped", swapped)):
-        pairs = write_jsonl(tmp_path / f"{name}.jsonl", data)
-        rec = dpo.run(_spec(tiny_model, pairs, tmp_path / name, epochs=4, learning_rate=1e-2), CancelFlag())
+    for name, swap in (("as labelled", False), ("swapped", True)):
+        spec = _spec(tiny_model, pairs, tmp_path / name, epochs=4, learning_rate=1e-2, swap_labels=swap)
+        rec = dpo.run(spec, CancelFlag())
+        assert rec["swap_labels"] is swap
         s = rec["snapshots"][-1]
         # the change of the ORIGINAL margin (fixed − buggy answer), in nats
         d_fixed, d_buggy = (

@@ -9,7 +9,7 @@ import { Field, NumberField, inputClass, type NumberAttrs } from "./FormField";
 // GrpoFields. The inputs only hint at bounds; the server's schema (core DpoRecipe) is the judge
 // and its refusals appear under each input.
 
-type DpoKey = Exclude<Extract<keyof ExperimentForm, `dpo${string}`>, "dpoPairSources">;
+type DpoKey = Exclude<Extract<keyof ExperimentForm, `dpo${string}`>, "dpoPairSources" | "dpoLabels">;
 const PAIR_SOURCES: { value: PairSource; label: string; hint: string }[] = [
   { value: "cross_state", label: "cross-state", hint: "a passing answer against a failing one of the same train task" },
   {
@@ -129,6 +129,22 @@ export function DpoFields({
                 <option value="off">off</option>
                 <option value="drop">drop</option>
                 <option value="downweight">down-weight</option>
+              </select>
+            </Field>
+            <Field
+              path="dpo.labels"
+              error={error}
+              label="Labels"
+              hint="Swapped: the negative control, trained with chosen and rejected exchanged; it must lose on dev."
+            >
+              <select
+                className={inputClass}
+                name="dpoLabels"
+                value={f.dpoLabels}
+                onChange={(e) => setF({ ...f, dpoLabels: e.target.value === "swapped" ? "swapped" : "as_graded" })}
+              >
+                <option value="as_graded">as graded</option>
+                <option value="swapped">swapped (control)</option>
               </select>
             </Field>
             {f.dpoMarginMode !== "off"

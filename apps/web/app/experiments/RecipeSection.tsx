@@ -64,7 +64,7 @@ export function RecipeSection({ config: c }: { config: ExperimentConfig }) {
                   label: c.method === "sft+rft" ? "RFT control (SFT term only)" : "DPO",
                   value: `${dpoText(dpo)}; pairs: ${pairSourcesOf(dpo)
                     .map((x) => PAIR_SOURCE_TEXT[x])
-                    .join(", ")}`,
+                    .join(", ")}${dpo.labels === "swapped" ? "; CONTROL: chosen and rejected swapped" : ""}`,
                 },
               ]
             : []),

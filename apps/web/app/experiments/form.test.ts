@@ -142,6 +142,10 @@ describe("experiment form", () => {
       toConfig({ ...form, method: "sft+dpo", dpoPairSources: ["near_miss", "on_policy"] }),
     );
     expect(sources.dpo?.pairSources).toEqual(["near_miss", "on_policy"]);
+    // the swapped-labels control is sent only when chosen; as graded sends no key
+    expect(sources.dpo && "labels" in sources.dpo).toBe(false);
+    const swapped = ExperimentConfig.parse(toConfig({ ...form, method: "sft+dpo", dpoLabels: "swapped" }));
+    expect(swapped.dpo?.labels).toBe("swapped");
     // No source at all is the server's to refuse, under the field.
     expect(ExperimentConfig.safeParse(toConfig({ ...form, method: "sft+dpo", dpoPairSources: [] })).success).toBe(
       false,

@@ -83,6 +83,8 @@ export type ExperimentForm = {
   /** off (the default): every pair trains; drop / downweight: by the start policy's margin. */
   dpoMarginMode: "off" | "drop" | "downweight";
   dpoMarginFactor: string;
+  /** as_graded (the default, sends no key), or the negative control: chosen and rejected exchanged. */
+  dpoLabels: "as_graded" | "swapped";
   /** Optimizer steps of each seed's GRPO run, and a snapshot (dev-evaluated) every K of them. */
   grpoSteps: string;
   grpoSnapshotEverySteps: string;
@@ -147,6 +149,7 @@ export const defaultForm: ExperimentForm = {
   dpoMarginThreshold: String(DPO_DEFAULTS.marginFilter.threshold),
   dpoMarginMode: DPO_DEFAULTS.marginFilter.mode,
   dpoMarginFactor: String(DPO_DEFAULTS.marginFilter.factor),
+  dpoLabels: "as_graded",
   // The grpo block's defaults as the recipe schema (core GrpoRecipe: TRL's) fills them.
   grpoSteps: String(GRPO_DEFAULTS.steps),
   grpoSnapshotEverySteps: String(GRPO_DEFAULTS.snapshotEverySteps),
@@ -289,6 +292,7 @@ function methodFields(f: ExperimentForm, num: (label: string, v: string) => numb
     method: f.method,
     dpo: {
       ...(defaultSources ? {} : { pairSources: f.dpoPairSources }),
+      ...(f.dpoLabels === "swapped" ? { labels: "swapped" as const } : {}),
       beta: num("β", f.dpoBeta),
       rounds: num("rounds", f.dpoRounds),
       samples: num("negative samples per task", f.dpoSamples),

@@ -151,6 +151,12 @@ export const DpoRecipe = z.strictObject({
    * only, what recipes stored before the other sources meant; optional rather than defaulted, so a
    * stored recipe parses, and hashes (recipeHash), exactly as before.
    */
+  /**
+   * "swapped": the negative control, trained with every pair's chosen and rejected exchanged (the
+   * held-out score keeps them as graded), so it must lose on dev. Optional for the same reason as
+   * pairSources: absent = as graded, and a stored recipe hashes as before.
+   */
+  labels: z.enum(["as_graded", "swapped"]).optional(),
   pairSources: z
     .array(PairSource)
     .min(1)

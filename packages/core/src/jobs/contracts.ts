@@ -221,6 +221,11 @@ const enqueueFields = {
   ...requestFields,
   experimentId: z.string().uuid().optional(),
   dedupeKey: z.string().max(300).optional(),
+  /**
+   * Experiments whose job the dedupe key may already hold for the same work: a study's arms share
+   * the training they have in common (one job, one adapter) instead of each repeating it.
+   */
+  sharedWith: z.array(z.string().uuid()).max(100).optional(),
   // The user on whose behalf the job runs (null: the server's own, e.g. an experiment's stage).
   createdBy: z.string().uuid().optional(),
 };

@@ -153,6 +153,7 @@ export function dpoJobPayload(
       // The control arm: same pairs, batches, steps and rate, the SFT term alone (sent only then,
       // so a DPO job's payload is what it was).
       ...(config.method === "sft+rft" && !opts.scoreOnly ? { objective: "rft" as const } : {}),
+      ...(dpo.labels === "swapped" && !opts.scoreOnly ? { swap_labels: true } : {}),
     },
   };
 }

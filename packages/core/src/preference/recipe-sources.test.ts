@@ -56,3 +56,23 @@ describe("the sft+rft control arm", () => {
     expect(dpoRecipeOf(ExperimentConfig.parse(input()))).toBeNull();
   });
 });
+
+describe("the swapped-labels control arm", () => {
+  it("sends swap_labels on the training job only, and absent labels hash as before", () => {
+    const plain = ExperimentConfig.parse(input({ method: "sft+dpo", dpo: { epochs: 3 } }));
+    const swapped = ExperimentConfig.parse(input({ method: "sft+dpo", dpo: { epochs: 3, labels: "swapped" } }));
+    const opts = { seed: 1, pairsHash: "a".repeat(64), start: null, scoreOnly: false };
+    const block = dpoRecipeOf(swapped);
+    const plainBlock = dpoRecipeOf(plain);
+    if (!block || !plainBlock) throw new Error("no dpo block");
+    const { swap_labels, ...rest } = dpoJobPayload(swapped, block, opts).spec;
+    expect(swap_labels).toBe(true);
+    expect(rest).toEqual(dpoJobPayload(plain, plainBlock, opts).spec);
+    // the held-out score keeps the pairs as graded
+    expect(dpoJobPayload(swapped, block, { ...opts, scoreOnly: true }).spec.swap_labels).toBeUndefined();
+    // a recipe without the field is what it was; naming it changes the recipe (positive control)
+    expect(plain.dpo && "labels" in plain.dpo).toBe(false);
+    expect(recipeHash(swapped)).not.toBe(recipeHash(plain));
+    expect(dpoJobPayload(plain, plainBlock, opts).spec.swap_labels).toBeUndefined();
+  });
+});

@@ -45,6 +45,8 @@ export const DpoSpec = z.strictObject({
    * on the chosen answers alone (weight 1) over the same pairs, batches, steps and learning rate.
    */
   objective: z.enum(["dpo", "rft"]).default("dpo"),
+  /** The negative control: every pair trained with chosen and rejected exchanged (the SFT term then on the rejected). */
+  swap_labels: z.boolean().default(false),
 });
 export type DpoSpec = z.infer<typeof DpoSpec>;
 
@@ -94,6 +96,8 @@ export const DpoRecord = z.object({
   sft_weight: z.number(),
   /** Absent in records from before the rft control existed (all dpo then). */
   objective: z.enum(["dpo", "rft"]).optional(),
+  /** Set when the run trained on swapped labels (the control); absent in earlier records. */
+  swap_labels: z.boolean().optional(),
   /** Dropout modules set to p = 0 (policy and reference forwards are the same function). */
   dropout_modules_disabled: z.number().int().optional(),
   pair_count: z.number().int(),

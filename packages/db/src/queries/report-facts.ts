@@ -1,6 +1,16 @@
-import { and, asc, eq, isNotNull, sql } from "drizzle-orm";
+import { and, asc, eq, isNotNull, or, sql } from "drizzle-orm";
 import type { Db } from "../client";
-import { agents, evaluations, experiments, generations, jobAttempts, jobs, sftDatasets, splits } from "../schema";
+import {
+  agents,
+  evaluations,
+  experimentStages,
+  experiments,
+  generations,
+  jobAttempts,
+  jobs,
+  sftDatasets,
+  splits,
+} from "../schema";
 
 // What the report header states about an experiment: the split, the SFT dataset, the
 // jobs by type and the agents that ran them. Read once by the report stage and stored in the report.
@@ -45,6 +55,13 @@ export async function reportExperimentTimes(db: Db, experimentId: string) {
   return row;
 }
 
+/** The experiment's jobs: its own and those its stages adopted (a train job a study's arms share). */
+const ofExperiment = (experimentId: string) =>
+  or(
+    eq(jobs.experimentId, experimentId),
+    sql`${jobs.id} in (select unnest(${experimentStages.jobIds}) from ${experimentStages} where ${experimentStages.experimentId} = ${experimentId})`,
+  );
+
 /** The experiment's jobs by type, with the first and last start/finish. */
 export const reportJobCounts = (db: Db, experimentId: string) =>
   db
@@ -55,7 +72,7 @@ export const reportJobCounts = (db: Db, experimentId: string) =>
       finished: sql<string | null>`max(${jobs.finishedAt})::text`,
     })
     .from(jobs)
-    .where(eq(jobs.experimentId, experimentId))
+    .where(ofExperiment(experimentId))
     .groupBy(jobs.type)
     .orderBy(asc(jobs.type));
 
@@ -72,7 +89,7 @@ export const reportAgents = (db: Db, experimentId: string) =>
     .from(jobAttempts)
     .innerJoin(jobs, eq(jobs.id, jobAttempts.jobId))
     .innerJoin(agents, eq(agents.id, jobAttempts.agentId))
-    .where(and(eq(jobs.experimentId, experimentId), isNotNull(jobAttempts.agentId)))
+    .where(and(ofExperiment(experimentId), isNotNull(jobAttempts.agentId)))
     .groupBy(agents.id)
     .orderBy(asc(agents.name));
 

@@ -117,7 +117,7 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
 
     tokenizer = load_tokenizer(cfg["base_model"], cfg["local_files_only"])
     eot, eot_id = D.resolve_eot(tokenizer, cfg["eot_token"])
-    pairs = load_pairs(tokenizer, cfg["pairs"], eot, eot_id, cfg["max_length"])
+    pairs = load_pairs(tokenizer, cfg["pairs"], eot, eot_id, cfg["max_length"], swap=bool(cfg["swap_labels"]))
     pad_id = int(tokenizer.pad_token_id)
     model, method, start_sha = load_policy(cfg, device)
     dropouts = disable_dropout(model)
@@ -143,6 +143,7 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         "beta": float(cfg["beta"]),
         "sft_weight": objective_weights(cfg)[1],
         "objective": cfg["objective"],
+        "swap_labels": bool(cfg["swap_labels"]),
         "dropout_modules_disabled": dropouts,
         "pair_count": len(pairs),
         "pairs": pair_rows(pairs),

@@ -33,7 +33,8 @@ def _prompt_ids(e: D.Encoded) -> list[int]:
     return e.input_ids[:first]
 
 
-def load_pairs(tokenizer, path: str, eot: str, eot_id: int, max_length: int) -> list[Pair]:
+def load_pairs(tokenizer, path: str, eot: str, eot_id: int, max_length: int, swap: bool = False) -> list[Pair]:
+    """The pairs as read; `swap` (the negative control) exchanges chosen and rejected of every pair."""
     rows = read_jsonl(path)
     if not rows:
         raise UserError(f"{path}: no preference pair")
@@ -71,7 +72,7 @@ def load_pairs(tokenizer, path: str, eot: str, eot_id: int, max_length: int) -> 
         # the template renders the answer into the prompt, and the comparison would not be paired.
         if _prompt_ids(chosen) != _prompt_ids(rejected):
             raise UserError(f"{where}: chosen and rejected do not share the prompt's tokens")
-        pairs.append(Pair(pid, chosen, rejected, float(weight)))
+        pairs.append(Pair(pid, rejected, chosen, float(weight)) if swap else Pair(pid, chosen, rejected, float(weight)))
     return pairs
 
 

@@ -1,7 +1,9 @@
-import { stageJobs } from "@agentlab/db";
+import { listStudyArms, stageJobs, studyOfExperiment } from "@agentlab/db";
 import {
   DomainError,
+  canonicalJson,
   isTerminal,
+  sha256Hex,
   parseJobResult,
   trainJobPayload,
   trainJobRequirements,
@@ -11,7 +13,24 @@ import {
 import { recordedOutput, type StageCtx, type StageResult } from "./context";
 
 // `train:s<seed>`: one train job per seed, its payload mapped from the recipe in core; the stage
-// output keeps the snapshots (and their archives) the evaluations load.
+// output keeps the snapshots (and their archives) the evaluations load. The arms of a study share
+// a train job when their payloads are identical (arms that differ only after SFT: DPO, RFT, GRPO,
+// an evaluation prompt), so they start from one adapter instead of training it again per arm.
+
+type TrainJob = { payload: ReturnType<typeof trainJobPayload>; requirements: ReturnType<typeof trainJobRequirements> };
+
+/** The dedupe key and co-owners of a seed's train job: the study's key by content for an arm, else the experiment's. */
+async function trainJobKey(c: StageCtx, seed: number, job: TrainJob) {
+  const own = { dedupeKey: `exp:${c.experimentId}:${trainKey(seed)}` };
+  const of = await studyOfExperiment(c.services.db, c.experimentId);
+  if (!of) return own;
+  const arms = await listStudyArms(c.services.db, of.study.id);
+  // The seed is in the payload, so the hash alone keys the work.
+  return {
+    dedupeKey: `study:${of.study.id}:train:${sha256Hex(canonicalJson(job))}`,
+    sharedWith: arms.map((a) => a.experimentId).filter((id) => id !== c.experimentId),
+  };
+}
 
 /** The snapshots the train stage of this seed recorded, with the method it trained with. */
 export function trainOutput(c: StageCtx, seed: number): StageOutputs["train"] {
@@ -24,15 +43,18 @@ export async function trainStage(c: StageCtx): Promise<StageResult<"train">> {
   const data = recordedOutput(c, "dataset", "dataset");
   if (!data) throw new DomainError("PRECONDITION_FAILED", "no SFT dataset (id and hash) recorded by the dataset stage");
   const tc = c.config.training;
+  // The agent fetches the snapshot by its hash; the dataset id stays in the stage output.
+  const work = {
+    payload: trainJobPayload(c.config, t.seed, { datasetHash: data.datasetHash }),
+    requirements: trainJobRequirements(c.config),
+  };
   const job = await c.services.queue.enqueue({
     type: "train",
     experimentId: c.experimentId,
-    dedupeKey: `exp:${c.experimentId}:${trainKey(t.seed)}`,
+    ...(await trainJobKey(c, t.seed, work)),
     maxDurationS: 7 * 24 * 3600,
     maxAttempts: 2,
-    // The agent fetches the snapshot by its hash; the dataset id stays in the stage output.
-    payload: trainJobPayload(c.config, t.seed, { datasetHash: data.datasetHash }),
-    requirements: trainJobRequirements(c.config),
+    ...work,
   });
   const [j] = await stageJobs(c.services.db, [job.id]);
   if (!j || !isTerminal(j.state)) return { state: "running", output: { jobId: job.id }, jobIds: [job.id] };

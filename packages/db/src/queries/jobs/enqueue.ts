@@ -25,6 +25,7 @@ function jobValues(input: EnqueueJob) {
     maxDurationS: j.maxDurationS,
     experimentId: j.experimentId ?? null,
     dedupeKey: j.dedupeKey ?? null,
+    sharedWith: j.sharedWith ?? [],
     // An experiment's stage jobs are its creator's: the runner enqueues them on their behalf.
     createdBy:
       j.createdBy ??
@@ -65,7 +66,7 @@ async function insertJobs(db: Db, values: Values[]): Promise<Job[]> {
   for (let i = 0; i < values.length; i += CHUNK) {
     const rows = await db
       .insert(jobs)
-      .values(values.slice(i, i + CHUNK))
+      .values(values.slice(i, i + CHUNK).map(({ sharedWith: _, ...row }) => row))
       .onConflictDoNothing({ target: jobs.dedupeKey })
       .returning();
     rows.forEach((r) => byId.set(r.id, r));
@@ -101,12 +102,18 @@ const SAME_WORK = [
 // jsonb drops undefined members and orders keys its own way; compare what JSON keeps.
 const plain = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
 
+/** The held job belongs to an experiment the caller shares this work with (a study's arms). */
+const sharedOwner = (want: Values, held: Job): boolean =>
+  held.experimentId !== null && want.sharedWith.includes(held.experimentId);
+
 /**
  * The job a dedupe key already holds is adopted only if it is the same work: otherwise whoever
  * planted it first (another user, a stale build) would run their payload under this caller's name.
  */
 function assertSameWork(want: Values, held: Job) {
-  const differs = SAME_WORK.filter((k) => !isDeepStrictEqual(plain(want[k]), plain(held[k])));
+  const differs = SAME_WORK.filter(
+    (k) => !isDeepStrictEqual(plain(want[k]), plain(held[k])) && !(k === "experimentId" && sharedOwner(want, held)),
+  );
   if (differs.length > 0)
     throw new DomainError(
       "CONFLICT",
