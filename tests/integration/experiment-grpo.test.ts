@@ -48,6 +48,8 @@ let tasks: Map<string, TaskSpec>;
 let fit: Awaited<ReturnType<typeof makeAgent>>;
 let grader: Grader;
 let model: string;
+/** One viewer for every case: callerAs makes a user with a fixed email. */
+let viewer: Awaited<ReturnType<typeof callerAs>>;
 const part = new Map<string, string>();
 const grpoPayloads: Record<string, unknown>[] = [];
 const steps: JobProgress[] = [];
@@ -60,6 +62,7 @@ beforeAll(async () => {
   for (const r of await t.db.select().from(schema.splitAssignments).where(eq(schema.splitAssignments.splitId, splitId)))
     part.set(r.taskId, r.part);
   model = await buildTinyModel(python);
+  viewer = await callerAs(s, "viewer");
   grader = new Grader(sandboxCfg(), {
     workers: 1,
     limits: { wallTimeoutS: 20, testTimeoutS: 5, memoryMb: 256, pids: 48 },
@@ -160,6 +163,10 @@ describe("an sft+grpo experiment", () => {
     const out = parseStageOutput("grpo", "grpo:s1", stages.get("grpo:s1")?.output);
     expect(out?.start).toEqual({ model: "base" });
     expect(out?.prompts).toBe(train.length);
+    // Without dynamic sampling: no pass-rate stage, no filter counts, no group dropped.
+    expect(stages.has("grpo_sample")).toBe(false);
+    expect(out?.promptFilter).toBeUndefined();
+    expect(await viewer.grpo.promptFilter({ id: exp.id })).toBeNull();
     expect(out?.snapshots?.map((x) => [x.epoch, x.step])).toEqual([
       [1, 1],
       [2, 2],
@@ -168,7 +175,7 @@ describe("an sft+grpo experiment", () => {
     expect(out?.audit?.unparseable).toBe(4);
     expect(steps.filter((p) => "event" in p && p.event === "grpo_step")).toHaveLength(2);
     // The experiment page's GRPO panel reads the stored steps back: one point a step, the snapshots.
-    const [curve, ...others] = await (await callerAs(s, "viewer")).grpo.curves({ id: exp.id });
+    const [curve, ...others] = await viewer.grpo.curves({ id: exp.id });
     expect(others).toEqual([]);
     expect(curve).toMatchObject({ seed: 1, stageState: "succeeded", fraction: 1, totals: { steps: 2 } });
     const events = steps.flatMap((p) => ("event" in p && p.event === "grpo_step" ? [p] : []));
@@ -200,6 +207,68 @@ describe("an sft+grpo experiment", () => {
       ["seed 1 · epoch 1", "GRPO · seed 1 · snapshot 1", rate],
     ]);
     expect(report.summary[1].stats?.delta).toBe(rate);
+  }, 900_000);
+
+  it("with dynamic sampling, keeps as prompts only the train tasks the start passes sometimes, counted, and drops equal-reward groups from the loss (control: the run above, without it, prompted every train task)", async () => {
+    const train = [...part]
+      .filter(([, p]) => p === "train")
+      .map(([k]) => k)
+      .sort();
+    const col = await referenceCollection(t.db, { splitId, tasks, taskIds: train });
+    const datasetId = (await createDataset(s, { name: "reference-ds", splitId, collectionIds: [col] })).id;
+    // The start (the base again: on dev nothing but the GRPO snapshots fixes anything) on train:
+    // groups ≡ 0 (mod 3) always pass, ≡ 1 never, ≡ 2 every other sample (rate 1/2).
+    const kind = (task: TaskSpec) => group(task) % 3;
+    const onTrain = (m: string, task: TaskSpec, i: number) =>
+      m === "base" && (kind(task) === 0 || (kind(task) === 2 && i % 2 === 0));
+    const sampled: Behaviour = {
+      ...behaviour,
+      fixesSample: (m, task, i) => (part.get(task.id) === "train" ? onTrain(m, task, i) : behaviour.fixes(m, task)),
+    };
+    const exp = await createExperiment(
+      t.db,
+      baseConfig(splitId, {
+        datasetId,
+        seeds: [1],
+        baseModel: { source: "path", ref: model },
+        training: { epochs: 2, lora: { r: 4, alpha: 8, dropout: 0, targets: ["q_proj", "v_proj"] } },
+        method: "sft+grpo",
+        grpo: { steps: 2, snapshotEverySteps: 1, numGenerations: 2, maxCompletionLength: 8, dynamicSampling: {} },
+      }),
+      null,
+    );
+    const [payloadsBefore, stepsBefore] = [grpoPayloads.length, steps.length];
+    const runner = createExperimentRunner(s, { autoStart: false });
+    expect(await drive(t.db, runner, exp.id, fit, tasks, sampled)).toEqual({ state: "succeeded", error: null });
+
+    const byKind = (k: number) => train.filter((id) => kind(tasks.get(id) ?? ({} as TaskSpec)) === k);
+    const kept = byKind(2);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(train.length);
+    const stages = new Map((await listStages(t.db, exp.id)).map((r) => [r.key, r]));
+    const sample = parseStageOutput("grpo_sample", "grpo_sample", stages.get("grpo_sample")?.output);
+    const counts = { measured: train.length, allPass: byKind(0).length, allFail: byKind(1).length, kept: kept.length };
+    expect(sample?.filter).toEqual({ ...counts, unmeasured: 0, samples: 2 });
+    expect(sample?.kept).toEqual(kept);
+    expect(sample?.start).toEqual({ model: "base" });
+    // The job and the stored prompts: the kept tasks only, and the run's output records the counts.
+    const payload = GrpoJobPayload.parse(grpoPayloads[payloadsBefore]);
+    expect(payload.tasks.map((x) => x.task.id).sort()).toEqual(kept);
+    expect(payload.spec).toMatchObject({ equal_reward_groups: "filter", max_resamples: 2 });
+    expect(await grpoPromptTasks(t.db, { experimentId: exp.id, seed: 1 })).toEqual(kept);
+    const out = parseStageOutput("grpo", "grpo:s1", stages.get("grpo:s1")?.output);
+    expect(out?.prompts).toBe(kept.length);
+    expect(out?.promptFilter).toEqual(sample?.filter);
+    // The tiny model's completions are all unparseable (reward 0): every step's one group is dropped.
+    const events = steps.slice(stepsBefore).flatMap((p) => ("event" in p && p.event === "grpo_step" ? [p] : []));
+    expect(events.map((e) => e.dropped_groups)).toEqual([1, 1]);
+    expect(await viewer.grpo.promptFilter({ id: exp.id })).toEqual({
+      state: "succeeded",
+      startLabel: "base",
+      counts: sample?.filter,
+    });
+    const [curve] = await viewer.grpo.curves({ id: exp.id });
+    expect(curve?.points.map((p) => p.droppedGroups)).toEqual([1, 1]);
   }, 900_000);
 
   it("refuses a dev or test task as a GRPO prompt in the database (positive control: a train task is stored)", async () => {

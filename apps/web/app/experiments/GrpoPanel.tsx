@@ -12,13 +12,18 @@ import { SeedRunCard, seedSeries } from "./SeedRunCard";
 // steps (reward and the judge's pass share; groups whose rewards were all equal, which carry no
 // signal; KL when β > 0; completion length) with its snapshots marked, each one a dev candidate.
 // Suspicious completions (tampered, timeouts, limits, unparseable) are counted, as reward hacking
-// would first show there.
+// would first show there. With dynamic sampling: the pass-rate filter's counts (train tasks
+// measured under the start, all pass, all fail, kept as prompts) and, per seed, the groups dropped
+// from the loss or resampled for equal rewards.
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 export function GrpoPanel({ experimentId, live }: { experimentId: string; live: boolean }) {
   const trpc = useTRPC();
   const q = useQuery(trpc.grpo.curves.queryOptions({ id: experimentId }, { refetchInterval: live ? 3_000 : false }));
+  const filter = useQuery(
+    trpc.grpo.promptFilter.queryOptions({ id: experimentId }, { refetchInterval: live ? 3_000 : false }),
+  );
   if (q.error) return <ErrorBox error={q.error} title="Could not load the GRPO curves" />;
   // Until the steps are read, say so: "no step reported yet" would be a claim about the run.
   if (!q.data)
@@ -52,10 +57,13 @@ export function GrpoPanel({ experimentId, live }: { experimentId: string; live: 
   return (
     <Section title="GRPO (online RL, the judge's verdicts as reward)">
       <div data-testid="grpo-panel">
+        {filter.data ? <PromptFilterLine f={filter.data} /> : null}
         <div className="mb-4 grid gap-3 sm:grid-cols-2 lg:grid-cols-3">
           {runs.map((r) => {
             const l = r.latest;
             const suspicious = r.points.reduce((a, p) => a + p.suspicious, 0);
+            const dropped = sumReported(r.points.map((p) => p.droppedGroups));
+            const resampled = sumReported(r.points.map((p) => p.resampledGroups));
             return (
               <SeedRunCard
                 key={r.key}
@@ -70,6 +78,16 @@ export function GrpoPanel({ experimentId, live }: { experimentId: string; live: 
                         { label: "reward mean", value: l.rewardMean.toFixed(3) },
                         { label: "pass share", value: pct(l.passShare) },
                         { label: "groups without signal", value: pct(l.zeroVarianceShare) },
+                        ...(dropped !== null
+                          ? [
+                              {
+                                label: "equal-reward groups dropped",
+                                value: String(dropped),
+                                testId: `grpo-dropped-${r.seed}`,
+                              },
+                            ]
+                          : []),
+                        ...(resampled !== null ? [{ label: "groups resampled", value: String(resampled) }] : []),
                         {
                           label: "suspicious completions",
                           value: String(suspicious),
@@ -117,5 +135,38 @@ export function GrpoPanel({ experimentId, live }: { experimentId: string; live: 
         )}
       </div>
     </Section>
+  );
+}
+
+/** A run's total of a count its steps may not report (null: no step reported it). */
+function sumReported(xs: readonly (number | null)[]): number | null {
+  const got = xs.filter((x): x is number => x !== null);
+  return got.length ? got.reduce((a, b) => a + b, 0) : null;
+}
+
+type FilterData = {
+  state: string;
+  startLabel: string | null;
+  counts: {
+    measured: number;
+    allPass: number;
+    allFail: number;
+    kept: number;
+    unmeasured: number;
+    samples: number;
+  } | null;
+};
+
+/** The pass-rate filter: which train tasks became RL prompts (0 < pass rate < 1 under the start). */
+function PromptFilterLine({ f }: { f: FilterData }) {
+  const c = f.counts;
+  return (
+    <p data-testid="grpo-prompt-filter" className="mb-3 text-sm text-zinc-600">
+      {c
+        ? `Pass-rate filter (${f.startLabel ?? "start"}, n = ${c.samples}): ${c.measured} train tasks measured, ` +
+          `${c.allPass} all pass, ${c.allFail} all fail, ${c.kept} kept as prompts` +
+          (c.unmeasured ? `, ${c.unmeasured} without a verdict` : "")
+        : `Pass-rate filter: the start's train answers are being sampled and graded (${f.state}).`}
+    </p>
   );
 }

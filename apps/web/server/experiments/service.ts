@@ -97,8 +97,13 @@ export async function createExperiment(
  * a lost grade job, an unreadable record, a transient refusal — never wastes the once-only test
  * generation. Canceled and succeeded experiments are not resumed.
  */
-/** The stages that generate answers, and on which split (sample: the rejected answers on train). */
-const SPLIT_OF: Partial<Record<StageKind, GenerationSplit>> = { dev_eval: "dev", test_eval: "test", sample: "train" };
+/** The stages that generate answers, and on which split (sample, grpo_sample: the start policy's answers on train). */
+const SPLIT_OF: Partial<Record<StageKind, GenerationSplit>> = {
+  dev_eval: "dev",
+  test_eval: "test",
+  sample: "train",
+  grpo_sample: "train",
+};
 
 export async function resumeExperiment(db: Db, id: string): Promise<void> {
   const exp = await getExperiment(db, id);
@@ -110,7 +115,7 @@ export async function resumeExperiment(db: Db, id: string): Promise<void> {
     // An evaluation whose generate job failed gets a fresh one (never one whose answers exist).
     const split = SPLIT_OF[s.kind];
     const recorded =
-      s.kind === "dev_eval" || s.kind === "test_eval" || s.kind === "sample"
+      s.kind === "dev_eval" || s.kind === "test_eval" || s.kind === "sample" || s.kind === "grpo_sample"
         ? parseStageOutput(s.kind, s.key, s.output)
         : null;
     const output = split ? await forgetFailedGenerations(db, id, split, { ...emptyEval(), ...recorded }) : null;

@@ -7,6 +7,7 @@ import { TrainMethod } from "../trainer/schemas";
 import { LORA_DEFAULT_TARGETS } from "../trainer/shared";
 import { MarginFilter, PairSource } from "../preference/pairs";
 import { GrpoRewardControl } from "../jobs/grpo";
+import { GrpoEqualRewardGroups } from "../trainer/grpo";
 
 // An experiment's full recipe (brief §2). Everything that influences a number in the report is
 // here, so the stored config plus the frozen split reproduce the experiment.
@@ -203,6 +204,22 @@ export function dpoRecipeOf(config: {
 // names them), filled at creation, so the stored recipe is the protocol record. Jobs: jobs/recipe.ts
 // (payload), jobs/requirements.ts.
 
+/**
+ * What dynamic sampling does. `passRateFilter`: before RL, the start policy answers every train task
+ * numGenerations times (sampled and graded like the DPO rounds' train answers) and only tasks whose
+ * pass rate lies strictly between 0 and 1 become prompts: a task it always or never solves gives
+ * groups of equal rewards, zero advantage. `equalRewardGroups`: what the trainer does with a group
+ * whose rewards still come out all equal during RL — "keep" (TRL's behaviour: zero advantage, its
+ * tokens still in the loss's denominator), "filter" (left out of the loss), "resample" (its prompt
+ * sampled again, up to maxResamples times; a group still equal after that is filtered).
+ */
+export const GrpoDynamicSampling = z.strictObject({
+  passRateFilter: z.boolean().default(true),
+  equalRewardGroups: GrpoEqualRewardGroups.default("filter"),
+  maxResamples: z.number().int().min(1).max(16).default(2),
+});
+export type GrpoDynamicSampling = z.infer<typeof GrpoDynamicSampling>;
+
 export const GrpoRecipe = z.strictObject({
   /** Optimizer steps of each seed's run (training length counted in steps). */
   steps: z.number().int().min(1).max(100_000).default(50),
@@ -225,6 +242,11 @@ export const GrpoRecipe = z.strictObject({
   topP: z.number().gt(0).max(1).default(1),
   /** "shuffle_within_group": the control arm, rewards permuted within each group (core jobs/grpo.ts). */
   rewardControl: GrpoRewardControl.default("none"),
+  /**
+   * Dynamic sampling (DAPO): spend the RL steps on groups that carry a signal. Absent = off; optional
+   * rather than defaulted, so a stored recipe parses, and hashes (recipeHash), exactly as before.
+   */
+  dynamicSampling: GrpoDynamicSampling.optional(),
 });
 export type GrpoRecipe = z.infer<typeof GrpoRecipe>;
 

@@ -21,5 +21,6 @@ export * from "./dev-candidates";
 export * from "./estimate";
 export * from "./report-dpo";
 export * from "./report-grpo";
+export * from "./grpo-filter";
 export * from "./test-reads";
 export * from "./answer-contamination";

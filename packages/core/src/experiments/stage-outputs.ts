@@ -3,6 +3,7 @@ import { DomainError } from "../errors";
 import { CollectionState, ProviderKind } from "../teacher/schemas";
 import { TrainMethod } from "../trainer/schemas";
 import { ChosenSource, FailingLayer, PairSource, RejectedSource } from "../preference/pairs";
+import { GrpoPromptFilterCounts } from "./grpo-filter";
 import { ModelRef } from "./selection";
 import type { StageKind } from "./stages";
 
@@ -228,6 +229,20 @@ export const DpoOutput = z.object({
 export const GrpoSnapshotOutput = RecordedSnapshot.extend({ step: z.number().int(), rewardMean: z.number() });
 export type GrpoSnapshotOutput = z.infer<typeof GrpoSnapshotOutput>;
 
+/**
+ * The start policy's answers on train for GRPO's pass-rate filter (an evaluation's progress book),
+ * which policy wrote them and, once graded, the filter's counts and the kept tasks.
+ */
+export const GrpoSampleOutput = EvalOutput.extend({
+  start: ModelRef.optional(),
+  startLabel: z.string().optional(),
+  startReason: z.string().optional(),
+  modelKey: z.string().optional(),
+  filter: GrpoPromptFilterCounts.optional(),
+  /** The train tasks kept as prompts (0 < pass rate < 1), sorted. */
+  kept: z.array(z.string()).optional(),
+});
+
 /** A seed's GRPO run: its start (dev selection among base and SFT), the train prompts stored, the run's audit totals. */
 export const GrpoOutput = z.object({
   start: ModelRef,
@@ -237,6 +252,8 @@ export const GrpoOutput = z.object({
   adapter: AdapterRef.nullable(),
   /** Train prompts stored for the run (grpo_prompts; the database refuses any other part). */
   prompts: z.number().int(),
+  /** With the pass-rate filter: its counts (grpo_sample's), so the run records what it was trained on. */
+  promptFilter: GrpoPromptFilterCounts.optional(),
   jobId: z.string().optional(),
   method: TrainMethod.optional(),
   snapshots: z.array(GrpoSnapshotOutput).optional(),
@@ -262,6 +279,7 @@ export const STAGE_OUTPUTS = {
   sample: SampleOutput,
   pairs: PairsOutput,
   dpo: DpoOutput,
+  grpo_sample: GrpoSampleOutput,
   grpo: GrpoOutput,
 } as const satisfies { [K in StageKind]: z.ZodType };
 

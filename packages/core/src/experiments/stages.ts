@@ -18,7 +18,8 @@ export const StageKind = z.enum([
   "sample",
   "pairs",
   "dpo",
-  // sft+grpo: online RL per seed from the dev-selected SFT start
+  // sft+grpo: the start policy's pass rates on train (dynamic sampling), online RL per seed from the dev-selected SFT start
+  "grpo_sample",
   "grpo",
 ]);
 export type StageKind = z.infer<typeof StageKind>;
@@ -69,6 +70,8 @@ export const sampleKey = (round: number) => `sample:r${round}`;
 export const pairsKey = (round: number) => `pairs:r${round}`;
 export const dpoKey = (seed: number, round: number) => `dpo:s${seed}:r${round}`;
 export const grpoKey = (seed: number) => `grpo:s${seed}`;
+/** One for the experiment: the start is the same dev selection for every seed. */
+export const GRPO_SAMPLE_KEY = "grpo_sample";
 
 /**
  * collect → verify → dataset → train per seed → dev eval (base and every epoch of each seed) →
@@ -81,7 +84,9 @@ export const grpoKey = (seed: number) => `grpo:s${seed}`;
  * epoch; select then waits for every dev evaluation of every round.
  *
  * sft+grpo inserts before select, per seed: grpo (its start is the dev selection among base and SFT
- * epochs, so it waits for their dev evaluations) → dev eval of every GRPO snapshot.
+ * epochs, so it waits for their dev evaluations) → dev eval of every GRPO snapshot. With the
+ * recipe's pass-rate filter (grpo.dynamicSampling), one grpo_sample first: the start's answers on
+ * train, graded, whose pass rates decide every seed's prompts.
  */
 export function stagePlan(config: Pick<ExperimentConfig, "seeds" | "method" | "dpo" | "grpo">): StageDef[] {
   const seeds = config.seeds.map((seed, seedIndex) => ({ model: "seed" as const, seed, seedIndex }));
@@ -104,11 +109,17 @@ export function stagePlan(config: Pick<ExperimentConfig, "seeds" | "method" | "d
     );
     previous = runs.map(devKey);
   }
-  const grpoRuns = grpoRecipeOf(config) ? seeds.map((t) => ({ ...t, model: "grpo" as const })) : [];
-  const grpo: StageDef[] = grpoRuns.flatMap((t): StageDef[] => [
-    { key: grpoKey(t.seed), kind: "grpo", target: t, after: sftDev },
-    { key: devKey(t), kind: "dev_eval", target: t, after: [grpoKey(t.seed)] },
-  ]);
+  const grpoRecipe = grpoRecipeOf(config);
+  const grpoRuns = grpoRecipe ? seeds.map((t) => ({ ...t, model: "grpo" as const })) : [];
+  // Absent filter: the plan is what it was (no stage added), so stored experiments resume unchanged.
+  const filtered = grpoRecipe?.dynamicSampling?.passRateFilter === true;
+  const grpo: StageDef[] = [
+    ...(filtered ? [{ key: GRPO_SAMPLE_KEY, kind: "grpo_sample" as const, target: null, after: sftDev }] : []),
+    ...grpoRuns.flatMap((t): StageDef[] => [
+      { key: grpoKey(t.seed), kind: "grpo", target: t, after: filtered ? [GRPO_SAMPLE_KEY] : sftDev },
+      { key: devKey(t), kind: "dev_eval", target: t, after: [grpoKey(t.seed)] },
+    ]),
+  ];
   const allDev = [...sftDev, ...[...dpo, ...grpo].filter((s) => s.kind === "dev_eval").map((s) => s.key)];
   return [
     { key: "collect", kind: "collect", target: null, after: [] },

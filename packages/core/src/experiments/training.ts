@@ -66,6 +66,9 @@ export type GrpoPoint = {
   completionLength: number;
   truncatedShare: number;
   maskedGroups: number;
+  /** Dynamic sampling: groups left out of the loss for equal rewards, and groups resampled; null when not reported. */
+  droppedGroups: number | null;
+  resampledGroups: number | null;
   /** Completions the judge caught tampering, timing out, over a limit or unparseable. */
   suspicious: number;
   etaS: number;
@@ -84,6 +87,8 @@ export function grpoPoints(rows: readonly ProgressRow[]): GrpoPoint[] {
     completionLength: e.completion_length_mean,
     truncatedShare: e.truncated_share,
     maskedGroups: e.masked_groups,
+    droppedGroups: e.dropped_groups ?? null,
+    resampledGroups: e.resampled_groups ?? null,
     suspicious: e.audit.tampered + e.audit.timeout + e.audit.resource_limit + e.audit.unparseable,
     etaS: e.eta_s,
   }));

@@ -236,6 +236,32 @@ export function grpoJobPayload(
       top_p: grpo.topP,
       max_steps: grpo.steps,
       snapshot_every_steps: grpo.snapshotEverySteps,
+      // Only with dynamic sampling, so a recipe without it gives the same spec as before.
+      ...(grpo.dynamicSampling
+        ? {
+            equal_reward_groups: grpo.dynamicSampling.equalRewardGroups,
+            max_resamples: grpo.dynamicSampling.maxResamples,
+          }
+        : {}),
+    },
+  };
+}
+
+/**
+ * The recipe with its evaluation protocol swapped for the pass-rate measurement of GRPO's dynamic
+ * sampling: numGenerations sampled answers per train task at the RL run's temperature, top-p and
+ * completion length, under the prompts training shows, so a task's measured rate is the one its
+ * first RL groups would see. Everything else (template, backend, device, grader) stays the recipe's.
+ */
+export function grpoSamplingConfig(config: ExperimentConfig, grpo: GrpoRecipe): ExperimentConfig {
+  return {
+    ...config,
+    evaluation: {
+      ...config.evaluation,
+      promptVariant: config.training.promptVariant,
+      samples: grpo.numGenerations,
+      maxNewTokens: grpo.maxCompletionLength ?? config.evaluation.maxNewTokens,
+      decoding: { doSample: true, temperature: grpo.temperature, topP: grpo.topP },
     },
   };
 }

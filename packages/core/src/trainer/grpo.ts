@@ -17,6 +17,15 @@ export const GrpoPromptLine = z.strictObject({
 });
 export type GrpoPromptLine = z.infer<typeof GrpoPromptLine>;
 
+/**
+ * A group whose rewards are all equal has zero advantage (no signal). "keep": TRL's behaviour, its
+ * tokens still count in the loss's denominator (diluting the other groups' gradient); "filter": its
+ * completions leave the loss; "resample": its prompt is sampled again (up to max_resamples rounds),
+ * what is still equal after that is filtered (DAPO's dynamic sampling, per group).
+ */
+export const GrpoEqualRewardGroups = z.enum(["keep", "filter", "resample"]);
+export type GrpoEqualRewardGroups = z.infer<typeof GrpoEqualRewardGroups>;
+
 export const GrpoSpec = z.strictObject({
   ...TRAINING_RUN_FIELDS,
   /** Prompts JSONL: one GrpoPromptLine per line (train tasks only; the job's contract guards it). */
@@ -47,6 +56,9 @@ export const GrpoSpec = z.strictObject({
   max_steps: z.number().int().min(1),
   /** An adapter snapshot every K steps (and at the last step): the "epochs" dev evaluates. */
   snapshot_every_steps: z.number().int().min(1),
+  equal_reward_groups: GrpoEqualRewardGroups.default("keep"),
+  /** Resample rounds per generation batch (equal_reward_groups "resample" only). */
+  max_resamples: z.number().int().min(1).max(16).default(2),
 });
 export type GrpoSpec = z.infer<typeof GrpoSpec>;
 
@@ -114,6 +126,14 @@ export const GrpoStepMetrics = z.strictObject({
   completions: z.number().int().min(0),
   /** Groups dropped from the step because a completion got infra_error. */
   masked_groups: z.number().int().min(0),
+  /**
+   * Dynamic sampling (equal_reward_groups filter or resample; absent when kept, and in steps from
+   * before it): groups regenerated because their rewards were all equal, and groups left out of
+   * the loss for it (filtered, or still equal after the last resample). zero_variance_share stays
+   * the share of the step's first draw.
+   */
+  resampled_groups: z.number().int().min(0).optional(),
+  dropped_groups: z.number().int().min(0).optional(),
   pass_count: z.number().int().min(0),
   grades_per_s: z.number().min(0),
   audit: GrpoAudit,

@@ -28,6 +28,7 @@ from .common import (
     weights_hash,
 )
 from .dpo import load_policy
+from .grpo_groups import GroupCounts, dynamic_grpo_trainer
 from .grpo_reward import JudgeReward, RewardChannel
 from .modeling import load_tokenizer, resolve_model
 from .snapshots import finish_record, save_snapshot
@@ -112,9 +113,9 @@ def grpo_config(cfg: dict[str, Any], device: str, out_dir: Path):
 class _StepReporter:
     """A TrainerCallback: one grpo_step event per logged step, snapshots every K steps, cancel."""
 
-    def __init__(self, reward: JudgeReward, cfg, device, out_dir, record, cancel: CancelFlag):
+    def __init__(self, reward: JudgeReward, cfg, device, out_dir, record, cancel: CancelFlag, groups: GroupCounts):
         self.reward, self.cfg, self.device, self.out_dir = reward, cfg, device, out_dir
-        self.record, self.cancel = record, cancel
+        self.record, self.cancel, self.groups = record, cancel, groups
         self.t0 = time.time()
         # The trainer's (LoRA-wrapped) model, set once GRPOTrainer has built it.
         self.model: Any = None
@@ -156,6 +157,7 @@ class _StepReporter:
             "kl": _finite(kl) if kl is not None and float(self.cfg["beta"]) > 0 else None,
             "completions": seen.completions,
             "masked_groups": min(seen.masked_groups, groups),
+            **self.group_counts(),
             "pass_count": seen.passes,
             "grades_per_s": round(seen.completions / seen.grade_time_s, 3) if seen.grade_time_s > 0 else 0.0,
             "audit": seen.audit(),
@@ -168,6 +170,15 @@ class _StepReporter:
         every = int(self.cfg["snapshot_every_steps"])
         if step % every == 0 or step == total:
             self.snapshot(step, metrics)
+
+    def group_counts(self) -> dict[str, int]:
+        """Dynamic sampling's counts of the step (absent when equal-reward groups are kept, as before)."""
+        done = GroupCounts(self.groups.resampled, self.groups.dropped)
+        self.groups.resampled = self.groups.dropped = 0
+        mode = self.cfg["equal_reward_groups"]
+        if mode == "keep":
+            return {}
+        return {"dropped_groups": done.dropped, **({"resampled_groups": done.resampled} if mode == "resample" else {})}
 
     def snapshot(self, step: int, metrics: dict[str, Any]) -> None:
         if self.model is None:
@@ -243,7 +254,12 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         "status": "succeeded",
         "method": method,
         "device": device,
-        "config": {k: getattr(args, k) for k in (*_TRL_KEYS, "per_device_train_batch_size", "num_iterations")},
+        "config": {
+            **{k: getattr(args, k) for k in (*_TRL_KEYS, "per_device_train_batch_size", "num_iterations")},
+            # ours, not TRL's (grpo_groups.py): what became of groups whose rewards were all equal
+            "equal_reward_groups": cfg["equal_reward_groups"],
+            "max_resamples": int(cfg["max_resamples"]),
+        },
         "prompts_sha256": sha256_file(cfg["prompts"]),
         "prompt_count": len(prompts),
         "model": {
@@ -261,8 +277,12 @@ def run(spec: dict[str, Any], cancel: CancelFlag) -> dict[str, Any]:
         "snapshots": [],
         "started_at": datetime.now(timezone.utc).isoformat(),
     }
-    reporter = _StepReporter(reward, cfg, device, out_dir, record, cancel)
-    trainer = GRPOTrainer(
+    groups = GroupCounts()
+    reporter = _StepReporter(reward, cfg, device, out_dir, record, cancel, groups)
+    trainer_class = dynamic_grpo_trainer(
+        GRPOTrainer, reward, cfg["equal_reward_groups"], int(cfg["max_resamples"]), groups
+    )
+    trainer = trainer_class(
         model=model,
         reward_funcs=[reward],
         args=args,

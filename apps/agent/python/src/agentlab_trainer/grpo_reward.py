@@ -118,6 +118,8 @@ class JudgeReward:
         self.total_graded = 0
         self.total_masked = 0
         self.total_grade_time_s = 0.0
+        # The rewards of the last call, in its order: dynamic sampling (grpo_groups.py) reads them.
+        self.last_rewards: list[float | None] = []
         self.__name__ = "judge"  # TRL names the reward column after the function
 
     def __call__(self, prompts, completions, task_id, trainer_state=None, **_: Any) -> list[float | None]:
@@ -142,6 +144,7 @@ class JudgeReward:
         self.total_graded += len(items)
         self.total_masked += masked
         self.total_grade_time_s += took
+        self.last_rewards = rewards
         return rewards
 
     def drain(self) -> StepAudit:

@@ -1,6 +1,7 @@
 import { grpoPromptTasks, insertGrpoPrompts, stageJobs } from "@agentlab/db";
 import {
   DomainError,
+  GRPO_SAMPLE_KEY,
   grpoJobPayload,
   grpoJobRequirements,
   grpoRecipeOf,
@@ -9,18 +10,18 @@ import {
   parseJobResult,
   publicContext,
   renderRepairPrompt,
-  selectByDev,
   type GrpoJobResult,
   type StageOutputs,
 } from "@agentlab/core";
 import { splitTasks } from "../tasks";
 import { evalModelOf } from "./models";
-import { storedDevCandidates } from "./select";
+import { grpoSampleOutput, grpoStart } from "./grpo-sample";
 import { ownOutput, recordedOutput, type StageCtx, type StageResult } from "./context";
 
 // `grpo:s<seed>`: one seed's online RL run. Its start is the dev selection among the base and every
 // SFT epoch (a tie keeps the base, so GRPO may start from the base), recorded at the first step. Its
-// prompts are every train task's repair prompt, stored in grpo_prompts before the job exists (the
+// prompts are every train task's repair prompt (with the recipe's pass-rate filter, only the tasks
+// grpo_sample kept, measured under the same start), stored in grpo_prompts before the job exists (the
 // database refuses a dev or test task there) and the job is built from the stored rows. The output
 // keeps every snapshot (one per K steps) for the dev evaluation and the run's hack-audit totals.
 
@@ -30,10 +31,19 @@ export function grpoOutput(c: StageCtx, key: string): GrpoOut | undefined {
   return recordedOutput(c, key, "grpo");
 }
 
-async function startAndPrompts(c: StageCtx, seed: number): Promise<GrpoOut> {
-  const candidates = await storedDevCandidates(c.services.db, c.experimentId, c.config);
-  const decision = selectByDev(candidates.filter((d) => d.ref.model === "base" || d.ref.model === "adapter"));
-  const train = await splitTasks(c.services.db, c.config.splitId, "train");
+async function startAndPrompts(c: StageCtx, seed: number, filtered: boolean): Promise<GrpoOut> {
+  // With the pass-rate filter the start and the kept tasks are grpo_sample's (measured under that start).
+  const sample = filtered ? grpoSampleOutput(c, GRPO_SAMPLE_KEY) : undefined;
+  if (filtered && (!sample?.start || !sample.kept || !sample.filter))
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `${GRPO_SAMPLE_KEY} recorded no pass-rate filter to take prompts from`,
+    );
+  const { start, reason } = sample?.start
+    ? { start: sample.start, reason: sample.startReason ?? "" }
+    : await grpoStart(c);
+  const keep = sample?.kept ? new Set(sample.kept) : null;
+  const train = (await splitTasks(c.services.db, c.config.splitId, "train")).filter((t) => !keep || keep.has(t.id));
   const prompts = await insertGrpoPrompts(c.services.db, {
     experimentId: c.experimentId,
     seed,
@@ -43,11 +53,12 @@ async function startAndPrompts(c: StageCtx, seed: number): Promise<GrpoOut> {
     })),
   });
   return {
-    start: decision.selected,
-    startLabel: modelLabel(decision.selected),
-    startReason: decision.reason,
-    adapter: evalModelOf(c, decision.selected).adapter,
+    start,
+    startLabel: modelLabel(start),
+    startReason: reason,
+    adapter: evalModelOf(c, start).adapter,
     prompts,
+    ...(sample?.filter ? { promptFilter: sample.filter } : {}),
   };
 }
 
@@ -67,7 +78,8 @@ export async function grpoStage(c: StageCtx): Promise<StageResult<"grpo">> {
   const t = c.stage.target;
   if (!grpo || t?.model !== "grpo")
     throw new DomainError("PRECONDITION_FAILED", `${c.stage.key} runs only in an sft+grpo experiment`);
-  const begun = ownOutput(c, "grpo") ?? (await startAndPrompts(c, t.seed));
+  const filtered = grpo.dynamicSampling?.passRateFilter === true;
+  const begun = ownOutput(c, "grpo") ?? (await startAndPrompts(c, t.seed, filtered));
   const keys = new Set(await grpoPromptTasks(c.services.db, { experimentId: c.experimentId, seed: t.seed }));
   const tasks = (await splitTasks(c.services.db, c.config.splitId, "train")).filter((x) => keys.has(x.id));
   if (tasks.length === 0) throw new DomainError("PRECONDITION_FAILED", "the split has no train task to do GRPO on");

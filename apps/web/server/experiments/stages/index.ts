@@ -10,6 +10,7 @@ import { sampleStage } from "./sample";
 import { pairsStage } from "./pairs";
 import { dpoStage } from "./dpo";
 import { grpoStage } from "./grpo";
+import { grpoSampleStage } from "./grpo-sample";
 
 export type { StageCtx, StageResult } from "./context";
 
@@ -31,6 +32,7 @@ export const STAGE_HANDLERS: StageRegistry = {
   sample: sampleStage,
   pairs: pairsStage,
   dpo: dpoStage,
+  grpo_sample: grpoSampleStage,
   grpo: grpoStage,
 };
 
