@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import type { TaskSpec } from "@agentlab/core";
-import { createSplit, importPool } from "@agentlab/db";
+import { createSplit, importPool, queryRows } from "@agentlab/db";
+import { sql } from "drizzle-orm";
 import { Grader } from "../../apps/agent/src/grading/grader";
 import { gradeJobHandlers } from "../../apps/agent/src/jobs/grade-batch";
 import { awaitCollection } from "../../apps/web/server/teacher/collection-runs";
@@ -11,7 +12,8 @@ import { startInProcessAgent, startTestServer, waitFor, type TestServer } from "
 
 // The whole loop with the real grader: a collection's candidates are graded by an in-process agent
 // running the bwrap sandbox over socket.io; the oracle's answers pass, a teacher that returns the
-// buggy file fails, and a replay of the verified dataset keeps every sample.
+// buggy file fails, and a replay of the verified dataset keeps every sample. A candidate the grader
+// never judged (infra_error) is graded again when a later collection takes it from the cache.
 
 const task = (i: number): TaskSpec => ({
   id: `g${i}`,
@@ -140,5 +142,39 @@ describe("teacher candidates graded by a real agent", () => {
       200,
     );
     expect(done).toMatchObject({ kept: d.sampleCount, dropped: [], resultDatasetId: d.id });
+  });
+
+  it("grades again an infra_error answer that a later collection takes from the cache", async () => {
+    const oracle = await caller.providers.create({
+      name: "oracle 2",
+      kind: "reference",
+      model: "reference",
+      extraParams: {},
+    });
+    const first = await caller.collections.create({ splitId, providerId: oracle.id, parts: ["train"] });
+    await awaitCollection(srv.app.services, first.id);
+    await settled(first.id);
+    // What a refused or lost grade leaves behind (a version mismatch, a broken agent).
+    const db = srv.app.services.db;
+    const ids = await queryRows<{ id: string }>(
+      db,
+      sql`update teacher_candidates set verdict = 'infra_error', verdict_reasons = array['refused at receipt']
+          where id in (select candidate_id from teacher_collection_items where collection_id = ${first.id}) returning id`,
+    );
+    expect(ids.length).toBeGreaterThan(0);
+    // positive control: as left, no answer of it is verified
+    await expect(caller.datasets.create({ name: "none", splitId, collectionIds: [first.id] })).rejects.toThrow(
+      /no passing candidates/,
+    );
+    const again = await caller.collections.create({ splitId, providerId: oracle.id, parts: ["train"] });
+    await awaitCollection(srv.app.services, again.id);
+    const c = await settled(again.id);
+    expect(c.verdicts).toEqual({ pass: c.samplesTotal });
+    // the same answers, from the cache, now judged
+    const reused = await queryRows<{ id: string }>(
+      db,
+      sql`select candidate_id as id from teacher_collection_items where collection_id = ${again.id}`,
+    );
+    expect(new Set(reused.map((r) => r.id))).toEqual(new Set(ids.map((r) => r.id)));
   });
 });

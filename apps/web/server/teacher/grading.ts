@@ -2,6 +2,7 @@ import { GradeResult, type GradeJobPayload, type TaskSpec } from "@agentlab/core
 import {
   candidatesToGrade,
   closeGradedCollections,
+  reopenInfraErrorCandidates,
   finishedGradeJobs,
   recordVerdict,
   setCandidateGradeJob,
@@ -24,7 +25,8 @@ import {
 // candidate an item keyed by its id. Verdicts are copied back onto the candidate when the job
 // ends (polled: the queue has no completion hooks, and a poll is restart-safe). A candidate its
 // batch gave no verdict is retried alone, once; what that single job ends with is recorded,
-// the grader's infra_error included, and regrading is explicit.
+// the grader's infra_error included. An infra_error says nothing of the answer, so the next
+// collection that holds the candidate (the cache hands it on) grades it again.
 
 /** A candidate gets its batch and one retry alone. */
 const POLICY = { maxJobs: 2, retryGraderInfraError: false };
@@ -44,11 +46,18 @@ export const gradePayload = (task: TaskRow, candidate: CandidateFile[]): GradeJo
   isolation: task.gradingIsolation,
 });
 
-const singleKey = (candidateId: string) => `grade:candidate:${candidateId}`;
+/** The retry alone after batch job `after` (a candidate regraded later gets a new one). */
+const singleKey = (candidateId: string, after: string) => `grade:candidate:${candidateId}:after:${after}`;
 
 /** Enqueues the collection's ungraded, parsable candidates in batches; returns how many are pending. */
 export async function enqueueCollectionGrading(services: Services, collectionId: string): Promise<number> {
   const { db } = services;
+  // Regraded answers go in batches keyed by this collection: their earlier batch's key (the same
+  // answers) still holds the job that failed them.
+  const reopened = await reopenInfraErrorCandidates(db, collectionId);
+  const owner: GradingOwner = reopened
+    ? { ...OWNER, batchKey: (id) => `grade-batch:candidates:${collectionId}:${id}` }
+    : OWNER;
   const specs = new Map<string, TaskSpec>();
   const specOf = (t: TaskRow) => {
     const known = specs.get(t.id);
@@ -63,7 +72,7 @@ export async function enqueueCollectionGrading(services: Services, collectionId:
       ? [{ key: candidate.id, task: specOf(task), candidate: candidate.files, isolation: task.gradingIsolation }]
       : [],
   );
-  await enqueueGradeBatches(services, OWNER, inputs);
+  await enqueueGradeBatches(services, owner, inputs);
   return ungradedCandidateCount(db, collectionId);
 }
 
@@ -85,7 +94,7 @@ export async function syncGrades(services: Services): Promise<number> {
         result: GradeResult.parse(step.grade),
       });
     else if (step.kind === "retry" && step.alone)
-      retries.push({ key: f.candidateId, payload: step.alone, dedupeKey: singleKey(f.candidateId) });
+      retries.push({ key: f.candidateId, payload: step.alone, dedupeKey: singleKey(f.candidateId, f.jobId) });
     // The candidate could not be graded; infra_error is never a pass, and regrading is explicit.
     else
       await recordVerdict(db, f.candidateId, {

@@ -212,6 +212,31 @@ export async function candidatesToGrade(db: Db, collectionId: string) {
     );
 }
 
+/**
+ * The collection's candidates whose verdict is `infra_error` (the grader never judged the answer:
+ * a refused result, a lost agent, a version mismatch) made ungraded again, so the collection's
+ * grading grades them anew instead of inheriting the failure from the cache. Returns how many.
+ */
+export async function reopenInfraErrorCandidates(db: Db, collectionId: string): Promise<number> {
+  const rows = await db
+    .update(teacherCandidates)
+    .set({ verdict: null, verdictReasons: null, gradeResult: null, gradeJobId: null, gradedAt: null })
+    .where(
+      and(
+        eq(teacherCandidates.verdict, "infra_error"),
+        inArray(
+          teacherCandidates.id,
+          db
+            .select({ id: teacherCollectionItems.candidateId })
+            .from(teacherCollectionItems)
+            .where(eq(teacherCollectionItems.collectionId, collectionId)),
+        ),
+      ),
+    )
+    .returning({ id: teacherCandidates.id });
+  return rows.length;
+}
+
 export async function setCandidateGradeJob(db: Db, candidateId: string, jobId: string): Promise<void> {
   await db
     .update(teacherCandidates)
