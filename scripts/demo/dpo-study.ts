@@ -38,7 +38,9 @@ const GPU_BASE = process.env.AGENTLAB_DEMO_GPU_BASE;
 
 function modelParts(w: DemoWorld) {
   const preset = cpuDemoRecipe();
-  if (!GPU_BASE) return { base: w.tiny.path, training: preset.training, evaluation: preset.evaluation };
+  // Shared answers: the arms' evaluations of one SFT adapter are generated and graded once.
+  const evaluation = { ...preset.evaluation, answerCache: "shared" as const };
+  if (!GPU_BASE) return { base: w.tiny.path, training: preset.training, evaluation };
   return {
     base: GPU_BASE,
     training: {
@@ -50,7 +52,7 @@ function modelParts(w: DemoWorld) {
       maxLength: 2048,
       lora: { r: 16, alpha: 32, dropout: 0, targets: ["q_proj", "k_proj", "v_proj", "o_proj"] },
     },
-    evaluation: { ...preset.evaluation, maxNewTokens: 512, device: "cuda" as const, dtype: "bfloat16" as const },
+    evaluation: { ...evaluation, maxNewTokens: 512, device: "cuda" as const, dtype: "bfloat16" as const },
   };
 }
 

@@ -9,7 +9,8 @@ import { createTestDatabase, type TestDb } from "./helpers/db";
 import { agentStep, makeAgent, makeServices, makeSplit, type Behaviour } from "./experiments-harness";
 
 // A study's arms that differ only after SFT (here a DPO arm and the swapped-labels control) share
-// one train job per seed with the reference: one adapter, trained once. An arm whose training
+// one train job per seed with the reference: one adapter, trained once, and the generate and grade
+// jobs of an adapter they evaluate at the same time. An arm whose training
 // differs (a learning rate) trains its own: the positive control that the sharing is by content.
 // The queue still refuses a key held by an experiment outside the sharing (the planting attack).
 
@@ -36,7 +37,7 @@ const definition: () => StudyDefinitionInput = () => ({
   name: "dpo over sft",
   splitId,
   baseModel: { source: "path", ref: "/models/tiny" },
-  evaluation: { graderVersion: "sim-grader/1" },
+  evaluation: { graderVersion: "sim-grader/1", answerCache: "shared" },
   seeds: [1, 2],
   reference: {
     name: "sft",
@@ -105,6 +106,38 @@ describe("a study's shared training", () => {
     // Each arm's report states the training it stands on, the adopted job included.
     const counts = await reportJobCounts(t.db, ids.dpo ?? "");
     expect(counts.find((c) => c.type === "train")?.n).toBe(2);
+  });
+
+  it("shares the generate job of an adapter that two arms evaluate at once", async () => {
+    const [study] = await t.db.select().from(schema.studies);
+    if (!study) throw new Error("no study");
+    const arms = await listStudyArms(s.db, study.id);
+    const ids = Object.fromEntries(arms.map((a) => [a.name, a.experimentId]));
+    // Both arms step into their dev evaluation before any answer exists (no agent step between).
+    for (const id of [ids.sft ?? "", ids.dpo ?? ""]) await runner.advance(id);
+    const jobsOf = async (id: string) => {
+      const st = await stagesOf(id);
+      const out = st.get("dev_eval:s1")?.output as { generate?: Record<string, string> } | undefined;
+      return out?.generate ?? {};
+    };
+    const [sft, dpo] = [await jobsOf(ids.sft ?? ""), await jobsOf(ids.dpo ?? "")];
+    expect(Object.keys(sft).length).toBeGreaterThan(0);
+    expect(dpo).toEqual(sft);
+    // The answers come back once; both arms store them and grade them in the same batch jobs.
+    while ((await agentStep(t.db, fit, tasks, behaviour)).claimed);
+    for (const id of [ids.sft ?? "", ids.dpo ?? ""]) await runner.advance(id);
+    const gradeJobs = async (id: string) =>
+      new Set(
+        (
+          await t.db
+            .select({ jobs: schema.generations.gradeJobIds })
+            .from(schema.generations)
+            .where(eq(schema.generations.experimentId, id))
+        ).flatMap((r) => r.jobs),
+      );
+    const [gs, gd] = [await gradeJobs(ids.sft ?? ""), await gradeJobs(ids.dpo ?? "")];
+    expect(gs.size).toBeGreaterThan(0);
+    expect(gd).toEqual(gs);
   });
 
   it("adopts a held key only for an experiment named as sharing it, and only for the same work", async () => {

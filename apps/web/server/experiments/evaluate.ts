@@ -10,6 +10,7 @@ import {
 import type { Services } from "../services";
 import { reuseCachedAnswers, storeGeneratedAnswers } from "./generate-answers";
 import { enqueueGradeBatches, gradeStep, newGradeBatchQueue } from "./grade-batches";
+import { studySharing } from "../studies/shared-jobs";
 
 // Generation + grading of one split for a set of models, advanced one step per runner tick.
 // Answers are stored (experiment_generations) as soon as their generate job succeeds; grading
@@ -99,14 +100,24 @@ export async function advanceEvaluation(services: Services, ctx: Ctx, state: Eva
         const { missing } = await reuseCachedAnswers(services, ctx, m, unanswered);
         if (missing.length) {
           const round = next.regenerate?.[m.key] ?? 0;
-          const job = await queue.enqueue({
-            type: "generate",
-            experimentId: ctx.experimentId,
-            dedupeKey: `exp:${ctx.experimentId}:${ctx.split}:gen:${m.key}${round ? `:r${round}` : ""}`,
-            maxDurationS: 6 * 3600,
+          const work = {
             requirements: generateJobRequirements(ctx.config),
             // Everything that decides the answers comes from the recipe, never from the claiming agent.
             payload: generateJobPayload(ctx.config, missing, m.adapter),
+          };
+          // A study's arms evaluating one adapter on the same tasks share its generate job, when the
+          // recipe shares answers at all (answerCache "shared").
+          const sharing =
+            ctx.config.evaluation.answerCache === "shared" ? await studySharing(db, ctx.experimentId) : null;
+          const key = sharing?.key(`${ctx.split}:gen:r${round}`, work) ?? {
+            dedupeKey: `exp:${ctx.experimentId}:${ctx.split}:gen:${m.key}${round ? `:r${round}` : ""}`,
+          };
+          const job = await queue.enqueue({
+            type: "generate",
+            experimentId: ctx.experimentId,
+            ...key,
+            maxDurationS: 6 * 3600,
+            ...work,
           });
           next.generate[m.key] = job.id;
           continue;

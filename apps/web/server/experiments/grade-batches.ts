@@ -23,6 +23,7 @@ import {
   type GenerationSplit,
 } from "@agentlab/core";
 import type { Services } from "../services";
+import { studySharing, type StudySharing } from "../studies/shared-jobs";
 import {
   createGradeReader,
   enqueueGradeBatches as enqueueBatches,
@@ -77,11 +78,15 @@ function retryAlone(ctx: Ctx, m: EvalModel, t: TaskSpec, g: GenerationRow, isola
   };
 }
 
-/** The step's answers as the grading service's owner: jobs of the experiment, linked by item key. */
-function owner(ctx: Ctx, rows: ReadonlyMap<string, GenerationRow>): GradingOwner {
+/**
+ * The step's answers as the grading service's owner: jobs of the experiment, linked by item key. A
+ * study's arms grading the same answers of the same models (a shared adapter) share the batch.
+ */
+function owner(ctx: Ctx, rows: ReadonlyMap<string, GenerationRow>, sharing: StudySharing | null): GradingOwner {
   return {
     experimentId: ctx.experimentId,
     batchKey: (id) => `exp:${ctx.experimentId}:${ctx.split}:grade-batch:${id}`,
+    ...(sharing ? { sharedKey: (batch: unknown) => sharing.key(`${ctx.split}:grade-batch`, batch) } : {}),
     async link(db, keys, jobId) {
       for (const k of keys) {
         const g = rows.get(k);
@@ -173,7 +178,7 @@ export async function gradeStep(
   await insertEvaluations(db, verdicts);
   const graded = new Set(verdicts.map((v) => `${v.taskId}:${v.sampleIndex ?? 0}`));
   for (const g of pending) if (graded.has(`${g.taskId}:${g.sampleIndex}`)) await setGradeState(db, g, "graded");
-  await enqueueRetriesAlone(services, owner(ctx, new Map(pending.map((g) => [itemKey(g), g]))), retries);
+  await enqueueRetriesAlone(services, owner(ctx, new Map(pending.map((g) => [itemKey(g), g])), null), retries);
   return waiting;
 }
 
@@ -192,7 +197,12 @@ export async function enqueueGradeBatches(services: Services, ctx: Ctx, queue: G
   const rows = new Map(queue.fresh.map((f) => [f.input.key, f.g]));
   await enqueueBatches(
     services,
-    owner(ctx, rows),
+    owner(
+      ctx,
+      rows,
+      // Shared answers only where the recipe shares answers (answerCache "shared").
+      ctx.config.evaluation.answerCache === "shared" ? await studySharing(services.db, ctx.experimentId) : null,
+    ),
     queue.fresh.map((f) => f.input),
     { moreMayJoin: async () => !(await allAnswersStored(services, ctx)) },
   );

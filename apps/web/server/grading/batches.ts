@@ -35,6 +35,11 @@ export type GradingOwner = {
   batchKey(batchId: string): string;
   /** Records that the answers named by `keys` are now graded by `jobId`. */
   link(db: Db, keys: readonly string[], jobId: string): Promise<void>;
+  /**
+   * A batch's key by its content, for work other owners may hold too (a study's arms grading the
+   * same answers); absent: batchKey.
+   */
+  sharedKey?(batch: unknown): { dedupeKey: string; sharedWith: string[] };
 };
 
 /** How many jobs an answer may get (its batch included) and whether a grader's own infra_error earns a retry. */
@@ -73,7 +78,7 @@ export async function enqueueGradeBatches(
     const job = await services.queue.enqueue({
       type: "grade-batch",
       ...(owner.experimentId ? { experimentId: owner.experimentId } : {}),
-      dedupeKey: owner.batchKey(gradeBatchId(keys)),
+      ...(owner.sharedKey?.(payload) ?? { dedupeKey: owner.batchKey(gradeBatchId(keys)) }),
       maxDurationS: gradeBatchMaxDurationS(payload),
       maxAttempts: 1,
       payload,

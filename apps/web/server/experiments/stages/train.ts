@@ -1,36 +1,20 @@
-import { listStudyArms, stageJobs, studyOfExperiment } from "@agentlab/db";
+import { stageJobs } from "@agentlab/db";
 import {
   DomainError,
-  canonicalJson,
   isTerminal,
-  sha256Hex,
   parseJobResult,
   trainJobPayload,
   trainJobRequirements,
   trainKey,
   type StageOutputs,
 } from "@agentlab/core";
+import { studySharing } from "../../studies/shared-jobs";
 import { recordedOutput, type StageCtx, type StageResult } from "./context";
 
 // `train:s<seed>`: one train job per seed, its payload mapped from the recipe in core; the stage
 // output keeps the snapshots (and their archives) the evaluations load. The arms of a study share
 // a train job when their payloads are identical (arms that differ only after SFT: DPO, RFT, GRPO,
 // an evaluation prompt), so they start from one adapter instead of training it again per arm.
-
-type TrainJob = { payload: ReturnType<typeof trainJobPayload>; requirements: ReturnType<typeof trainJobRequirements> };
-
-/** The dedupe key and co-owners of a seed's train job: the study's key by content for an arm, else the experiment's. */
-async function trainJobKey(c: StageCtx, seed: number, job: TrainJob) {
-  const own = { dedupeKey: `exp:${c.experimentId}:${trainKey(seed)}` };
-  const of = await studyOfExperiment(c.services.db, c.experimentId);
-  if (!of) return own;
-  const arms = await listStudyArms(c.services.db, of.study.id);
-  // The seed is in the payload, so the hash alone keys the work.
-  return {
-    dedupeKey: `study:${of.study.id}:train:${sha256Hex(canonicalJson(job))}`,
-    sharedWith: arms.map((a) => a.experimentId).filter((id) => id !== c.experimentId),
-  };
-}
 
 /** The snapshots the train stage of this seed recorded, with the method it trained with. */
 export function trainOutput(c: StageCtx, seed: number): StageOutputs["train"] {
@@ -51,7 +35,10 @@ export async function trainStage(c: StageCtx): Promise<StageResult<"train">> {
   const job = await c.services.queue.enqueue({
     type: "train",
     experimentId: c.experimentId,
-    ...(await trainJobKey(c, t.seed, work)),
+    // The seed is in the payload, so the content alone keys a study's shared training.
+    ...((await studySharing(c.services.db, c.experimentId))?.key("train", work) ?? {
+      dedupeKey: `exp:${c.experimentId}:${trainKey(t.seed)}`,
+    }),
     maxDurationS: 7 * 24 * 3600,
     maxAttempts: 2,
     ...work,
