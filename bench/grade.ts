@@ -9,7 +9,8 @@
 //               4× in a row (buggy, reference, buggy, reference) as single grades, with the
 //               sandbox's lingering session (zygote.ts) and without (lingerMs 0):
 //               again_runs_per_s / again_cold_runs_per_s is what the warm template gives them.
-// BENCH_GRADE_RUNS (default 200) candidates per way.
+// BENCH_GRADE_RUNS (default 200) candidates per way. BENCH_GRADE_SUPPORT=N: only the candidate
+// template's comparison on a task with a support module (bench/grade-support.ts).
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { dirname, join } from "node:path";
@@ -19,6 +20,7 @@ import { Grader } from "../apps/agent/src/grading/grader";
 import { GRADER_MOUNT } from "../apps/agent/src/sandbox/bwrap";
 import { run } from "../apps/agent/src/sandbox/run";
 import { DEFAULT_SANDBOX_LIMITS, type SandboxBackend, type SandboxConfig } from "../apps/agent/src/sandbox/types";
+import { supportBench } from "./grade-support";
 
 const root = process.cwd();
 const all = gunzipSync(readFileSync(join(root, "data/builtin-pool.jsonl.gz")))
@@ -131,6 +133,11 @@ async function naive(): Promise<Pass> {
 }
 
 mkdirSync(join(root, ".agentlab/scratch"), { recursive: true });
+if (process.env.BENCH_GRADE_SUPPORT) {
+  // Only the candidate template's comparison (bench/grade-support.ts), sessions of this many.
+  await supportBench(cfg("bwrap"), Number(process.env.BENCH_GRADE_SUPPORT));
+  process.exit(0);
+}
 const bare = await judged("process");
 const sandboxed = await judged("bwrap");
 const simple = await naive();

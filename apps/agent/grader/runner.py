@@ -34,6 +34,8 @@ class Context:
         self.sandboxed, self.ini, self.scratch, self.spawn = sandboxed, ini, scratch, spawn
         self.config = None  # pytest's parsed configuration, shared by every request (pytest_config.prepare_config)
         self.warm = True  # sessions collect the tests once, in a template judge (agentlab_grader/warm.py)
+        # and import the task's support modules once, in a candidate template (cand_template.py)
+        self.candidate_template = True
 
 
 def read_request(fd: int):
@@ -133,11 +135,14 @@ def serve(args) -> None:
     if os.fork() == 0:
         spawn_judge.close()
         os.close(0)
+        if sandboxed:  # what it forks (a candidate template, with capabilities) must not read it
+            isolation.set_dumpable(False)
         candidate.candidate_zygote(spawn_cand, sandboxed, args.scratch)
     spawn_cand.close()
     if sandboxed:
         isolation.set_dumpable(False)
     ctx = Context(sandboxed, args.ini, args.scratch, spawn_judge)
+    ctx.candidate_template = not args.no_candidate_template
     ctx.config = pytest_config.prepare_config(ctx)  # after the candidate zygote left: it never holds pytest's state
     ready: dict | None = {"ready": True, "pid": os.getpid(), "caps": isolation.effective_caps(), "protocol": 2}
     while True:
@@ -166,4 +171,6 @@ if __name__ == "__main__":
     p.add_argument("--mode", choices=["sandbox", "process"], required=True)
     p.add_argument("--ini", required=True)
     p.add_argument("--scratch", default="")
+    # Every candidate cold (the comparison for tests and measurements of the candidate template).
+    p.add_argument("--no-candidate-template", action="store_true")
     serve(p.parse_args())

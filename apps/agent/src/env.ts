@@ -15,6 +15,9 @@ const Env = z.object({
   // The unprivileged host account sandboxed code runs as (65534 = nobody).
   AGENTLAB_SANDBOX_UID: z.coerce.number().int().min(1).default(65534),
   AGENTLAB_GRADER_DIR: z.string().optional(),
+  // 0: candidates never fork from a per-task template that imported the task's support modules
+  // (docs/grading.md: the template imports task-author code while it still holds CAP_SYS_ADMIN).
+  AGENTLAB_CANDIDATE_TEMPLATE: z.enum(["0", "1"]).default("1"),
   // Jobs run at once on this box; grading scales with cores, training wants the box alone.
   AGENTLAB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   AGENTLAB_CANCEL_GRACE_MS: z.coerce.number().int().min(0).default(5000),

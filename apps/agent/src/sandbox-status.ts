@@ -13,6 +13,7 @@ export function sandboxConfig(opts: {
   graderDir?: string;
   uid: number;
   stateDir: string;
+  candidateTemplate?: boolean;
 }): SandboxConfig {
   return {
     backend: opts.backend,
@@ -20,6 +21,7 @@ export function sandboxConfig(opts: {
     uid: opts.uid,
     gid: opts.uid,
     scratchDir: join(opts.stateDir, "scratch"),
+    candidateTemplate: opts.candidateTemplate ?? true,
   };
 }
 

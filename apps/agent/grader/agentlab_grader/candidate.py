@@ -55,7 +55,8 @@ def clean_env(home: str) -> None:
 
 
 def candidate_zygote(spawn: socket.socket, sandboxed: bool, scratch: str) -> None:
-    """Forks one candidate per 'S' byte; holds no request data, ever. Never returns."""
+    """Forks one candidate (or a session's candidate template) per message, which says only the
+    tmpfs size; holds no request data, ever. Never returns."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     while True:
         try:
@@ -65,11 +66,17 @@ def candidate_zygote(spawn: socket.socket, sandboxed: bool, scratch: str) -> Non
         if not cmd:
             os._exit(0)
         try:
-            tmpfs_mb = max(1, min(4096, int(json.loads(cmd)["tmpfsMb"])))
-        except (ValueError, KeyError, TypeError):
+            ask = json.loads(cmd)
+            tmpfs_mb = max(1, min(4096, int(ask["tmpfsMb"])))
+            template = ask.get("template") is True
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue
         if os.fork() == 0:
             try:
+                if template:  # a session's candidate template (cand_template.py), forked before it reads
+                    from . import cand_template
+
+                    cand_template.template_supervisor(spawn, sandboxed, scratch, tmpfs_mb)
                 _candidate_supervisor(spawn, sandboxed, scratch, tmpfs_mb)
             finally:
                 os._exit(1)
@@ -125,6 +132,7 @@ def _candidate_main(chan: int, out_w: int, root: str, sandboxed: bool) -> None:
         os.makedirs(ws, exist_ok=True)
         os.makedirs(tmp, exist_ok=True)
         write_files(ws, init["files"])
+        importlib.invalidate_caches()  # forked from a candidate template: its view of /box/ws is not this one
         if sandboxed:
             isolation.make_readonly(ws)  # its own code and the support files stay as written
         with open("/proc/self/oom_score_adj", "w") as f:

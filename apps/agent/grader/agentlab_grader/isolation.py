@@ -19,6 +19,7 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWUTS = 0x04000000
 MS_RDONLY = 0x1
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
@@ -41,11 +42,13 @@ def _check(ret: int, what: str) -> None:
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
-def enter_private_namespaces() -> None:
+def enter_private_namespaces(uts: bool = False) -> None:
     """New mount + PID + IPC + network namespaces (children are born in the new PID namespace);
     mounts made from now on never propagate back. /dev is re-mounted read-only (device nodes
-    stay usable: a read-only mount does not stop writes to /dev/null)."""
-    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET), "unshare")
+    stay usable: a read-only mount does not stop writes to /dev/null). `uts` for a process that
+    keeps CAP_SYS_ADMIN: its host name is then its own."""
+    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET | (CLONE_NEWUTS if uts else 0)
+    _check(_libc.unshare(flags), "unshare")
     _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
     make_readonly("/dev")
 
@@ -68,6 +71,15 @@ def mount_tmpfs(target: str, size_mb: int) -> None:
 
 def mount_proc() -> None:
     _check(_libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV, None), "mount proc")
+
+
+def restrict_keeping_caps() -> None:
+    """no_new_privs and the seccomp filter, capabilities kept (the candidate template needs
+    CAP_SYS_ADMIN to give each candidate its own namespaces); not dumpable, so no process of the
+    sandbox can read or trace it."""
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    seccomp.deny_shared_kernel_state()
+    set_dumpable(False)
 
 
 def make_readonly(path: str) -> None:

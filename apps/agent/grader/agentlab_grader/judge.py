@@ -21,6 +21,7 @@ from typing import Any
 
 from . import candidate as cand
 from . import deaths, isolation, judge_plugin, request_check, wire
+from .cand_template import PidFd
 from .peer import Peer
 from .pytest_config import judge_dirs, run_prepared
 from .trusted_plugin import TrustedPlugin, module_name, read_junit, read_plugin_stream
@@ -62,17 +63,21 @@ def modules_of(files: list) -> list:
     return [module_name(f["path"]) for f in files if f["path"].endswith(".py")]
 
 
-def spawn_candidate(spawn: socket.socket, req: dict) -> tuple:
-    """A fresh candidate process from the candidate zygote: (pid, channel fd, output fd)."""
-    spawn.send(json.dumps({"tmpfsMb": req["limits"]["tmpfsMb"]}).encode())
-    ready, _, _ = select.select([spawn], [], [], 10)
-    if not ready:
-        raise RuntimeError("the candidate zygote did not answer")
-    msg, fds, _flags, _addr = socket.recv_fds(spawn, 256, 2)
-    if len(fds) != 2:
-        raise RuntimeError("the candidate zygote sent no channel")
-    pid = int(json.loads(msg)["pid"])
-    chan, out = fds
+def spawn_candidate(spawn: socket.socket, req: dict, template=None) -> tuple:
+    """A fresh candidate process: (pid or PidFd, channel fd, output fd). From a session's candidate
+    template when there is one (cand_template.py), else from the candidate zygote."""
+    if template is not None:
+        pid, chan, out = template.spawn()
+    else:
+        spawn.send(json.dumps({"tmpfsMb": req["limits"]["tmpfsMb"]}).encode())
+        ready, _, _ = select.select([spawn], [], [], 10)
+        if not ready:
+            raise RuntimeError("the candidate zygote did not answer")
+        msg, fds, _flags, _addr = socket.recv_fds(spawn, 256, 2)
+        if len(fds) != 2:
+            raise RuntimeError("the candidate zygote sent no channel")
+        pid = int(json.loads(msg)["pid"])
+        chan, out = fds
     wire.send_frame(
         chan,
         {
@@ -106,10 +111,14 @@ def kill_and_wait(pids: list[int]) -> None:
     fds = []
     for pid in pids:
         try:
-            fds.append(os.pidfd_open(pid))
-        except ProcessLookupError:
+            fd = os.dup(pid.fd) if isinstance(pid, PidFd) else os.pidfd_open(pid)
+        except (ProcessLookupError, OSError):
             continue
-        kill(pid)
+        fds.append(fd)
+        try:
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     deadline = time.monotonic() + GONE_WAIT_S
     for fd in fds:
         try:
@@ -141,6 +150,10 @@ def new_result(req: dict) -> dict:
         # How this candidate's judge process began: "collected" (it ran pytest's collection
         # itself) or "forked" (from a session's template that had collected the tests: warm.py).
         "judge_start": None,
+        # How its candidate process began: "imported" (from the candidate zygote: it imports the
+        # task's support modules itself) or "forked" (from a session's candidate template that had
+        # imported them: cand_template.py); None in-process.
+        "candidate_start": None,
     }
 
 
@@ -191,15 +204,31 @@ class ChildJudge:
         kill(self.pid)
 
 
-def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict, template=None) -> dict:
+def _spawn(ctx, req: dict, res: dict, ctpl) -> tuple:
+    """A candidate process, forked from the session's candidate template when it fits this
+    candidate; cold after any failure of the template (which then stays cold)."""
+    if ctpl is not None and ctpl.fits(req["candidate"]):
+        try:
+            c = spawn_candidate(ctx.spawn, req, ctpl)
+            res["candidate_start"] = res["candidate_start"] or "forked"
+            return c
+        except (RuntimeError, OSError):
+            pass
+    c = spawn_candidate(ctx.spawn, req)
+    res["candidate_start"] = res["candidate_start"] or "imported"
+    return c
+
+
+def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict, template=None, ctpl=None) -> dict:
     """One candidate against the tests in the prepared workspace: its own candidate process and
     its own judge process, both forked before either sees anything of this candidate (the judge
-    process from a session's warm template, when there is one: warm.py)."""
+    process from a session's warm template, when there is one: warm.py; the candidate process from
+    its candidate template: cand_template.py)."""
     lim = req["limits"]
     judged = req["isolation"] == "judge"
     candidates = []
     if judged:
-        candidates.append(spawn_candidate(ctx.spawn, req))
+        candidates.append(_spawn(ctx, req, res, ctpl))
     ctl_judge, ctl_sup = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     rfd, wfd = os.pipe()
     t0 = time.monotonic()
@@ -270,7 +299,7 @@ def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict, template=No
                     continue
                 kill_and_wait([c[0] for c in candidates])
                 try:
-                    fresh = spawn_candidate(ctx.spawn, req)
+                    fresh = _spawn(ctx, req, res, ctpl)
                 except (RuntimeError, OSError, wire.ChannelClosed):
                     ctl_sup.send(b"NO")
                     continue
@@ -320,6 +349,9 @@ def grade_in(req: dict, ctx, ws: str, out: str, tmp: str, res: dict, template=No
             os.close(key.fd)
     sel.close()
     ctl_sup.close()
+    for c in candidates:
+        if isinstance(c[0], PidFd):
+            c[0].close()
     return res
 
 

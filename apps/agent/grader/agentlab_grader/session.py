@@ -2,8 +2,9 @@
 
 The supervisor reads the session's request (the task's tests, support files, limits and the first
 candidate), makes the judge's namespaces and workspace once, and then grades each candidate as
-a single request is graded (judge.grade_in): a fresh candidate process from the candidate
-zygote and a fresh judge process forked before either sees anything of that candidate. The next
+a single request is graded (judge.grade_in): a fresh candidate process (from the session's
+candidate template when the task has support modules to import, cand_template.py; else from the
+candidate zygote) and a fresh judge process forked before either sees anything of that candidate. The next
 candidate is read only after the previous one's answer; `session` is the most it may send, and
 `{"end": true}` ends a session early (the host keeps one open after a single grade, for the
 next grade of the same task). Between candidates nothing survives:
@@ -17,7 +18,7 @@ import shutil
 import signal
 import time
 
-from . import isolation, judge, request_check, warm
+from . import cand_template, isolation, judge, request_check, warm
 from .judge import GONE_WAIT_S
 
 
@@ -120,6 +121,7 @@ def handle_session(req: dict, ctx, read_next, answer) -> None:
     dirs: tuple[str, str, str] | None = None
     reaper = None
     template: warm.Template | _Cold = _COLD
+    ctpl: cand_template.CandidateTemplate | None = None
     for index in range(total):
         if index > 0:
             msg = read_next()
@@ -134,6 +136,9 @@ def handle_session(req: dict, ctx, read_next, answer) -> None:
                 dirs = judge.workspace(req, ctx, False)
                 reaper = Reaper() if ctx.sandboxed else None
                 if total > 1 and ctx.warm:
+                    # The candidate template first (after the reaper, which must not hold its
+                    # sockets): it imports the support modules while the judge template collects.
+                    ctpl = _candidate_template(req, ctx)
                     template = warm.Template(req, ctx, dirs[0], dirs[2])
             try:
                 judge.grade_in(
@@ -144,6 +149,7 @@ def handle_session(req: dict, ctx, read_next, answer) -> None:
                     dirs[2],
                     res,
                     template if isinstance(template, warm.Template) and template.warm else None,
+                    ctpl,
                 )
             except Exception as e:  # noqa: BLE001  (this candidate gets no verdict; the session goes on)
                 res["infra_error"] = f"{type(e).__name__}: {e}"
@@ -154,3 +160,17 @@ def handle_session(req: dict, ctx, read_next, answer) -> None:
         answer(res)
     if template.warm:
         template.close()
+    if ctpl is not None:
+        ctpl.close()
+
+
+def _candidate_template(req: dict, ctx) -> "cand_template.CandidateTemplate | None":
+    """A candidate template when the task's original main file imports support modules (else a
+    cold candidate imports nothing of the task's anyway); None when it cannot be had."""
+    modules = cand_template.imported_modules(req["original"], frozenset(judge.modules_of(req["support"])))
+    if not modules or not ctx.candidate_template:
+        return None
+    try:
+        return cand_template.CandidateTemplate(ctx.spawn, req, sorted(modules))
+    except (RuntimeError, OSError, ValueError):
+        return None

@@ -38,6 +38,7 @@ export async function runCommand(argv: string[], env: AgentEnv): Promise<number>
     graderDir: env.AGENTLAB_GRADER_DIR,
     uid: env.AGENTLAB_SANDBOX_UID,
     stateDir,
+    candidateTemplate: env.AGENTLAB_CANDIDATE_TEMPLATE === "1",
   });
   const sandbox = await sandboxStatus(sandboxCfg);
   if (!sandbox.selfTestPassed) log.warn({ sandbox }, "sandbox self-test failed: this agent will not grade");

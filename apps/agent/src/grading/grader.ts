@@ -265,6 +265,7 @@ export class Grader {
       cpuTimeMs: res.cpu_ms,
       peakMemoryKb: res.cgroup_peak_kb ?? res.maxrss_kb,
       judgeStart: res.judge_start,
+      candidateStart: res.candidate_start,
     };
   }
 

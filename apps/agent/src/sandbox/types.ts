@@ -52,4 +52,6 @@ export type SandboxConfig = {
   scratchDir: string;
   /** false: never create cgroups (what an agent without root sees); rlimits must then hold. */
   cgroups?: boolean;
+  /** false: every candidate starts cold (runner.py --no-candidate-template). */
+  candidateTemplate?: boolean;
 };

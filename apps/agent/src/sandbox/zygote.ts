@@ -83,6 +83,7 @@ export class Zygote {
         "sandbox",
         "--ini",
         `${GRADER_MOUNT}/pytest.ini`,
+        ...(this.cfg.candidateTemplate === false ? ["--no-candidate-template"] : []),
       ];
       // CAP_SYS_ADMIN and CAP_SETPCAP exist only in the sandbox's own user namespace: the first
       // makes fresh namespaces per judge and candidate, the second empties their bounding sets.
@@ -118,6 +119,7 @@ export class Zygote {
         join(dir, "pytest.ini"),
         "--scratch",
         this.scratch,
+        ...(this.cfg.candidateTemplate === false ? ["--no-candidate-template"] : []),
       ];
       ({ argv: cmd } = confinedArgv(this.cfg, this.limits, [], argv, { cpuLimit: false, dropUid: false }));
       env = { ...SANDBOX_ENV, AGENTLAB_CGROUPS: "" };

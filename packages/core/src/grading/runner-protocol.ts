@@ -79,6 +79,8 @@ export const RunnerResponse = z.object({
   candidate_restarts: z.number().int().default(0),
   /** The candidate's judge process ran pytest's collection itself, or was forked from a session's template that had. */
   judge_start: z.enum(["collected", "forked"]).nullable().default(null),
+  /** The candidate process imported the task's support modules itself, or was forked from a session's candidate template that had. */
+  candidate_start: z.enum(["imported", "forked"]).nullable().default(null),
   output_truncated: z.boolean().default(false),
   wall_ms: z.number().default(0),
   cpu_ms: z.number().nullable().default(null),

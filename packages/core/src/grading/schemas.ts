@@ -91,6 +91,8 @@ export const GradeResult = z.object({
   peakMemoryKb: z.number().nonnegative().nullable(),
   /** "collected": this grade's judge process collected the tests; "forked": from a warm template that had. */
   judgeStart: z.enum(["collected", "forked"]).nullable().optional(),
+  /** "imported": this grade's candidate process imported the task's support modules itself; "forked": from a session's candidate template that had. */
+  candidateStart: z.enum(["imported", "forked"]).nullable().optional(),
 });
 export type GradeResult = z.infer<typeof GradeResult>;
 
