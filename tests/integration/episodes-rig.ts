@@ -105,6 +105,7 @@ export async function finishedEpisodeJob(
   const parsed = parseJobPayload("episode", await episodePayload(db, req));
   if (!parsed.ok) throw new Error(parsed.error);
   const p = parsed.payload;
+  if (p.policy.kind !== "scripted") throw new Error("the rig runs scripted policies");
   const result = await runEpisodeWithBranches(rig.deps(), rig.scratch, {
     task: p.task,
     budget: p.budget,

@@ -129,13 +129,15 @@ export class ServerLink {
     payload: unknown,
     schema: S,
     signal?: AbortSignal,
+    /** How long one try waits for its ack (default: the link's); a slow answer is sent again after it. */
+    timeoutMs = this.timeoutMs,
   ): Promise<z.output<S>> {
     for (let attempt = 0; ; attempt++) {
       if (this.closed || signal?.aborted) throw new RequestRefused("ABORTED", `${event} aborted`);
       await this.waitConnected(signal);
       if (!this.socket.connected) continue;
       try {
-        const reply = await this.emitUntilDisconnect(event, payload);
+        const reply = await this.emitUntilDisconnect(event, payload, timeoutMs);
         const parsed = AckEnvelope.parse(reply);
         if (parsed.ok) return schema.parse(parsed.data);
         if (parsed.error.code !== "INTERNAL") throw new RequestRefused(parsed.error.code, parsed.error.message);
@@ -150,12 +152,12 @@ export class ServerLink {
 
   // A request in flight when the socket drops is never answered: give up on it at the drop (and
   // resend after the reconnect) instead of waiting out the ack timeout.
-  private emitUntilDisconnect(event: string, payload: unknown): Promise<unknown> {
+  private emitUntilDisconnect(event: string, payload: unknown, timeoutMs: number): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const dropped = () => reject(new Error("disconnected before the ack"));
       this.socket.once("disconnect", dropped);
       this.socket
-        .timeout(this.timeoutMs)
+        .timeout(timeoutMs)
         .emitWithAck(event, payload)
         .then(resolve, reject)
         .finally(() => this.socket.off("disconnect", dropped));

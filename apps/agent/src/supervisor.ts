@@ -10,7 +10,7 @@ import {
   type Capabilities,
   type ClaimedJob,
 } from "@agentlab/core";
-import { CredentialRefused, ServerLink } from "./link";
+import { CredentialRefused, RequestRefused, ServerLink } from "./link";
 import { Outbox } from "./outbox";
 import { LogStream } from "./log-stream";
 import { uploadArtifact } from "./artifacts";
@@ -281,6 +281,11 @@ export class Supervisor {
               push(AGENT_EVENTS.artifact, { name: meta.name, kind: meta.kind, sha256, meta: meta.meta ?? {} });
               return sha256;
             },
+            // Not through the outbox: an answer is needed now, and a stale attempt gets none.
+            ask: (event, data, reply, timeoutMs) =>
+              r.stale
+                ? Promise.reject(new RequestRefused("STALE", "this attempt is no longer current"))
+                : this.link.request(event, { ...ref, ...data }, reply, r.controller.signal, timeoutMs),
             workDir,
             agent: {
               ...this.opts.runtime,

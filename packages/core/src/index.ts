@@ -19,6 +19,7 @@ export * from "./jobs/receipt";
 export * from "./episodes";
 export * from "./protocol/capabilities";
 export * from "./protocol/messages";
+export * from "./protocol/teacher-turn";
 export * from "./protocol/artifact-upload";
 export * from "./grading";
 export * from "./teacher";

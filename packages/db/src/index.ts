@@ -14,6 +14,7 @@ export * from "./queries/splits";
 export * from "./queries/teacher";
 export * from "./queries/teacher-candidates";
 export * from "./queries/teacher-sync";
+export * from "./queries/teacher-turns";
 export * from "./queries/datasets";
 export * from "./queries/experiments";
 export * from "./queries/generations";

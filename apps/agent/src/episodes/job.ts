@@ -4,12 +4,14 @@ import { contracted } from "../jobs/contract";
 import type { JobHandler } from "../jobs/types";
 import type { SandboxConfig } from "../sandbox/types";
 import { EpisodeInfraError } from "./deps";
-import { scriptedPolicy } from "./policies";
+import { scriptedPolicy, type EpisodePolicy } from "./policies";
+import { askThroughServer, teacherPolicy } from "./teacher-policy";
 import { runEpisodeWithBranches } from "./runner";
 import { ContentStore } from "./store";
 
 // `episode` jobs: one policy's episode on a task and its continuations, in the sandbox, graded by
-// the agent's judge. Like grading, refused when this agent's sandbox self-test failed.
+// the agent's judge. Like grading, refused when this agent's sandbox self-test failed. A teacher
+// policy asks the server for each turn (teacher-policy.ts); the key never comes here.
 
 export function makeEpisodeHandler(grading: {
   grader: Grader;
@@ -19,7 +21,11 @@ export function makeEpisodeHandler(grading: {
   return contracted("episode", async (ctx, payload) => {
     if (!ctx.agent.sandboxOk)
       return { reason: "infra_error", error: "sandbox self-test failed on this agent; refusing to run episodes" };
-    const policy = scriptedPolicy(payload.policy.name, payload.controlReference ?? []);
+    const spec = payload.policy;
+    let policy: EpisodePolicy;
+    if (spec.kind === "scripted") policy = scriptedPolicy(spec.name, payload.controlReference ?? []);
+    else if (ctx.ask) policy = teacherPolicy(spec, askThroughServer(ctx.ask, spec));
+    else return { reason: "infra_error", error: "no channel to the server here: a teacher's turns cannot be asked" };
     try {
       const result = await runEpisodeWithBranches(
         {

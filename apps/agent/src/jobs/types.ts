@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { z } from "zod";
 import type { GpuPool } from "../gpu-pool";
 import type { EarlierArtifact, JobPayload, JobProgress, JobResult, JobType, TerminalReason } from "@agentlab/core";
 
@@ -22,6 +23,18 @@ export type JobContext = {
   progress(data: JobProgress): void;
   /** Uploads a file to the content-addressed store (resumable) and links it to this attempt. */
   uploadArtifact(path: string, meta: { name: string; kind: string; meta?: Record<string, unknown> }): Promise<string>;
+  /**
+   * A request to the server on behalf of this attempt (jobId and attemptId added, so the server
+   * fences it), answered in its ack and parsed with `reply`; throws RequestRefused when the server
+   * refuses it or the attempt stops. Used by an episode's teacher policy for its turns. Absent
+   * where no server is (a handler driven directly by a test).
+   */
+  ask?<S extends z.ZodType>(
+    event: string,
+    data: Record<string, unknown>,
+    reply: S,
+    timeoutMs?: number,
+  ): Promise<z.output<S>>;
   /** A private scratch directory for this attempt, removed afterwards. */
   workDir: string;
   agent: AgentRuntimeInfo;

@@ -1,4 +1,5 @@
 import { str, writeLine, type Command } from "../command";
+import { runEpisodes } from "./episodes-run";
 
 // Episodes from the terminal: the stored ones (newest first), and one with its steps, branch
 // points (each with its continuations' pass rate) and continuations.
@@ -72,4 +73,4 @@ function argsText(args: unknown): string {
   return parts.length ? `(${parts.join(", ")})` : "";
 }
 
-export const episodeCommands = [list, show];
+export const episodeCommands = [list, show, runEpisodes];

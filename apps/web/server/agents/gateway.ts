@@ -10,6 +10,7 @@ import {
   LogMsg,
   ProgressMsg,
   ResultMsg,
+  TeacherTurnMsg,
   DomainError,
   checkJobProgress,
   isDomainError,
@@ -17,6 +18,7 @@ import {
   type ClaimAck,
   type HeartbeatAck,
   type HelloAck,
+  type TeacherTurnAck,
   type WriteAck,
 } from "@agentlab/core";
 import {
@@ -37,6 +39,7 @@ import {
   type AgentFit,
 } from "@agentlab/db";
 import type { Services } from "../services";
+import { teacherTurns } from "../episodes/teacher-turn";
 import { postgresSocketAdapter } from "./adapter";
 import { attemptTypes, endRefusedAttempt } from "./receipt";
 import { createWaker } from "./wake";
@@ -77,6 +80,7 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
   const cluster = env.DATABASE_URL ? postgresSocketAdapter(env.DATABASE_URL, services.log) : null;
   if (cluster) io.adapter(cluster.adapter);
   const sockets = new Map<string, AgentSocket>();
+  const turns = teacherTurns(services);
   const broadcast = () => void io.emit(AGENT_EVENTS.jobsAvailable);
   const waker = createWaker<AgentSocket>({
     emit: (s) => s.emit(AGENT_EVENTS.jobsAvailable),
@@ -210,6 +214,9 @@ export function attachAgentGateway(httpServer: HttpServer, services: Services): 
         }),
       };
     });
+
+    // An episode's teacher turn: the key stays here; the attempt and the payload's provider authorize it.
+    handle(AGENT_EVENTS.teacherTurn, TeacherTurnMsg, (msg): Promise<TeacherTurnAck> => turns.answer(agentId, msg));
 
     handle(AGENT_EVENTS.result, ResultMsg, async (reported): Promise<WriteAck> => {
       waker.busy(socket);

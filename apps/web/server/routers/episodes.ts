@@ -2,13 +2,14 @@ import { z } from "zod";
 import {
   EpisodeBranching,
   EpisodeBudget,
-  EpisodePolicySpec,
+  CollectPart,
+  EpisodePolicyRequest,
   NAME_MAX_LENGTH,
   TrajectorySelection,
 } from "@agentlab/core";
 import { listEpisodes } from "@agentlab/db";
 import { memberProcedure, router, viewerProcedure } from "../trpc/init";
-import { enqueueEpisode } from "../episodes/enqueue";
+import { enqueueEpisode, enqueueSplitEpisodes } from "../episodes/enqueue";
 import { episodeScopeSplit } from "../episodes/scope";
 import { createEpisodeDataset } from "../episodes/sft";
 import { episodeTrajectory } from "../episodes/trajectory";
@@ -45,13 +46,14 @@ export const episodesRouter = router({
     .input(z.object({ id: z.string().uuid() }))
     .query(({ ctx, input }) => episodeTrajectory(ctx.db, input.id)),
 
-  /** A scripted control episode (the positive controls of the environment); model policies come later. */
+  /** One episode: a scripted control, or a teacher (its split named: train or dev tasks only). */
   create: memberProcedure
     .input(
       z.strictObject({
         taskRowId: z.string().uuid(),
-        policy: EpisodePolicySpec,
+        policy: EpisodePolicyRequest,
         seed: z.number().int().min(0),
+        splitId: z.string().uuid().optional(),
         budget: EpisodeBudget.partial().optional(),
         branching: EpisodeBranching.partial().optional(),
       }),
@@ -60,6 +62,21 @@ export const episodesRouter = router({
       const job = await enqueueEpisode(ctx, input, ctx.viewer.userId);
       return { jobId: job.id };
     }),
+
+  /** Episodes of one policy on a frozen split's train (or dev) tasks, `seeds` per task; never test tasks. */
+  runSplit: memberProcedure
+    .input(
+      z.strictObject({
+        splitId: z.string().uuid(),
+        policy: EpisodePolicyRequest,
+        parts: z.array(CollectPart).min(1).default(["train"]),
+        seeds: z.number().int().min(1).max(64).default(1),
+        limit: z.number().int().min(1).max(100_000).optional(),
+        budget: EpisodeBudget.partial().optional(),
+        branching: EpisodeBranching.partial().optional(),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => ({ jobIds: await enqueueSplitEpisodes(ctx, input, ctx.viewer.userId) })),
 
   /** An SFT snapshot (a dataset like any other) of verified, train-only episode trajectories. */
   toDataset: memberProcedure

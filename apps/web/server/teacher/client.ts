@@ -10,6 +10,8 @@ import {
   type RetryDecision,
   type RetryPolicy,
   type SamplingParams,
+  type TeacherMessage,
+  type ToolSchema,
   type Usage,
 } from "@agentlab/core";
 
@@ -24,7 +26,10 @@ export type ChatRequest = {
   /** Reused across calls of one collection when given (keeps connections alive); made per call otherwise. */
   client?: OpenAI;
   model: string;
-  messages: ChatMessage[];
+  /** Tool-call messages (an episode's teacher turn) only with `tools`. */
+  messages: ChatMessage[] | TeacherMessage[];
+  /** Native tool calling: the tools the model may call, one call a turn (parallel calls off). */
+  tools?: readonly ToolSchema[];
   params: SamplingParams;
   extraParams: Record<string, unknown>;
   timeoutMs: number;
@@ -36,6 +41,8 @@ export type ChatRequest = {
 /** `rateLimited`: how many 429s this call waited out before its answer. */
 export type ChatReply = {
   text: string;
+  /** Function calls the reply made (arguments as the model wrote them); empty without tools. */
+  toolCalls: { name: string; arguments: string }[];
   usage: Usage;
   finishReason: string | null;
   attempts: number;
@@ -97,6 +104,7 @@ export async function chatCompletion(req: ChatRequest, policy: RetryPolicy = DEF
     top_p: req.params.top_p,
     max_tokens: req.params.max_tokens,
     ...(req.params.seed !== undefined ? { seed: req.params.seed } : {}),
+    ...(req.tools ? { tools: [...req.tools], parallel_tool_calls: false } : {}),
     stream: false as const,
   };
   const once = async () => {
@@ -120,9 +128,14 @@ export async function chatCompletion(req: ChatRequest, policy: RetryPolicy = DEF
       signal: req.signal,
     });
     const choice = out.value.res.choices[0];
+    const calls = (choice?.message.tool_calls ?? []).flatMap((c) => (c.type === "function" ? [c.function] : []));
     return {
       // A provider or proxy that echoes the request can put the key into an answer, which is stored.
       text: scrubKnown(choice?.message.content ?? "", [req.apiKey]),
+      toolCalls: calls.map((f) => ({
+        name: scrubKnown(f.name, [req.apiKey]),
+        arguments: scrubKnown(f.arguments, [req.apiKey]),
+      })),
       usage: {
         promptTokens: out.value.res.usage?.prompt_tokens ?? 0,
         completionTokens: out.value.res.usage?.completion_tokens ?? 0,

@@ -3,3 +3,4 @@ export * from "./job";
 export * from "./hashing";
 export * from "./trajectory-sft";
 export * from "./report-agentic";
+export * from "./teacher";

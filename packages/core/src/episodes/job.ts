@@ -2,6 +2,7 @@ import { z } from "zod";
 import { CandidateFile, GradeLimits, GradingIsolation } from "../grading/schemas";
 import { TaskSpec } from "../tasks/spec";
 import { EpisodeBudget, EpisodeRun, EpisodeState, SnapshotManifest, StateValue } from "./schemas";
+import { TeacherPolicySpec } from "./teacher";
 
 // The `episode` job: one episode of a policy on a task, then K continuations from each of its
 // branch points (t = 0 and after every failed run_public_tests), each to the judge's verdict.
@@ -20,10 +21,18 @@ export type ScriptedPolicyName = z.infer<typeof ScriptedPolicyName>;
 /** The policies that need the task's reference (given as controlReference). */
 export const REFERENCE_POLICIES: readonly ScriptedPolicyName[] = ["solver", "recoverer", "coin"];
 
-export const EpisodePolicySpec = z.discriminatedUnion("kind", [
-  z.strictObject({ kind: z.literal("scripted"), name: ScriptedPolicyName }),
-]);
+const ScriptedPolicySpec = z.strictObject({ kind: z.literal("scripted"), name: ScriptedPolicyName });
+
+/** A job's policy: a scripted control, or a teacher asked through the server (episodes/teacher.ts). */
+export const EpisodePolicySpec = z.discriminatedUnion("kind", [ScriptedPolicySpec, TeacherPolicySpec]);
 export type EpisodePolicySpec = z.infer<typeof EpisodePolicySpec>;
+
+/** What a user asks for: a teacher's model defaults to its provider's (the server fills it in the payload). */
+export const EpisodePolicyRequest = z.discriminatedUnion("kind", [
+  ScriptedPolicySpec,
+  TeacherPolicySpec.extend({ model: TeacherPolicySpec.shape.model.optional() }),
+]);
+export type EpisodePolicyRequest = z.input<typeof EpisodePolicyRequest>;
 
 export const EpisodeBranching = z.strictObject({
   /** Continuations per branch point; 0 runs the main episode only. */
@@ -58,7 +67,7 @@ export const EpisodeJobPayload = z
       ctx.addIssue({
         code: "custom",
         path: ["controlReference"],
-        message: `the scripted ${p.policy.name} policy needs controlReference`,
+        message: "a scripted control that applies the reference needs controlReference",
       });
     if (!needs && p.controlReference)
       ctx.addIssue({

@@ -23,12 +23,20 @@ export const ToolCall = z.discriminatedUnion("tool", [
   z.strictObject({
     tool: z.literal("read_file"),
     // 1-based, inclusive; absent = from the first / to the last line.
-    args: z.strictObject({ path: z.string(), start: LineNumber.optional(), end: LineNumber.optional() }),
+    args: z.strictObject({
+      path: z.string().describe("a path relative to the workspace"),
+      start: LineNumber.optional().describe("first line, 1-based (default: the first)"),
+      end: LineNumber.optional().describe("last line, inclusive (default: the last)"),
+    }),
   }),
   z.strictObject({
     tool: z.literal("edit_file"),
     // `old` must occur exactly once; an empty `old` creates `path`, which must not exist yet.
-    args: z.strictObject({ path: z.string(), old: z.string(), new: z.string() }),
+    args: z.strictObject({
+      path: z.string().describe("a path relative to the workspace"),
+      old: z.string().describe("text that occurs exactly once in the file; empty creates a new file"),
+      new: z.string().describe("its replacement"),
+    }),
   }),
   z.strictObject({ tool: z.literal("run_public_tests"), args: NoArgs }),
   z.strictObject({ tool: z.literal("submit"), args: NoArgs }),

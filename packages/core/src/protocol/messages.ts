@@ -136,6 +136,8 @@ export const AGENT_EVENTS = {
   revoked: "revoked",
   /** Server → agent: run the sandbox self-test again and say hello with the new capabilities. */
   selftest: "selftest",
+  /** Agent → server: a teacher policy's next turn in an episode job (protocol/teacher-turn.ts). */
+  teacherTurn: "teacher_turn",
 } as const;
 
 // The agent's stored identity (agent.json, mode 0600), written by `enroll` or by the server for its local agent.

@@ -24,6 +24,7 @@ import {
   type SftMessage,
   type GradeResult,
   type SamplingParams,
+  type TeacherReply,
 } from "@agentlab/core";
 import { users } from "./users";
 import { splits, tasks } from "./tasks";
@@ -181,6 +182,8 @@ export const teacherLedger = pgTable(
     experimentId: uuid("experiment_id"),
     collectionId: uuid("collection_id").references(() => teacherCollections.id, { onDelete: "set null" }),
     candidateId: uuid("candidate_id").references(() => teacherCandidates.id, { onDelete: "set null" }),
+    // An episode job whose teacher policy made the call (one line per turn asked of the provider).
+    jobId: uuid("job_id").references(() => jobs.id, { onDelete: "set null" }),
     tokensIn: integer("tokens_in").notNull(),
     tokensOut: integer("tokens_out").notNull(),
     costUsd: doublePrecision("cost_usd").notNull(),
@@ -190,8 +193,26 @@ export const teacherLedger = pgTable(
     index("teacher_ledger_provider_idx").on(t.providerId),
     index("teacher_ledger_experiment_idx").on(t.experimentId),
     index("teacher_ledger_collection_idx").on(t.collectionId),
+    index("teacher_ledger_job_idx").on(t.jobId),
   ],
 );
+
+// A teacher policy's turns in episodes, by what determines them (provider, model, sampling, the
+// prompt and tools, the history, the seed): a request sent again (an ack lost) or a retried
+// attempt replaying the same history is answered from here, free, like the candidate cache.
+export const teacherTurns = pgTable("teacher_turns", {
+  cacheKey: text("cache_key").primaryKey(),
+  providerId: uuid("provider_id").references(() => teacherProviders.id, { onDelete: "set null" }),
+  model: text("model").notNull(),
+  /** The job that first asked (provenance only: the cache serves any job asking the same). */
+  jobId: uuid("job_id").references(() => jobs.id, { onDelete: "set null" }),
+  reply: jsonb("reply").$type<TeacherReply>().notNull(),
+  tokensIn: integer("tokens_in").notNull(),
+  tokensOut: integer("tokens_out").notNull(),
+  costUsd: doublePrecision("cost_usd").notNull(),
+  latencyMs: integer("latency_ms").notNull(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+});
 
 export type TokenCounts = {
   model: string;
