@@ -128,13 +128,18 @@ export async function startExperiment(
   createdBy: string | null = null,
 ): Promise<string> {
   const exp = await createExperiment(s.db, config, createdBy);
-  await updateStage(s.db, exp.id, "collect", { state: "succeeded" });
-  await updateStage(s.db, exp.id, "verify", { state: "succeeded" });
-  await updateStage(s.db, exp.id, "dataset", {
+  await markDataReady(s.db, exp.id);
+  return exp.id;
+}
+
+/** The experiment's data stages marked done with the harness's one SFT snapshot, so its next step is training. */
+export async function markDataReady(db: Db, experimentId: string): Promise<void> {
+  await updateStage(db, experimentId, "collect", { state: "succeeded" });
+  await updateStage(db, experimentId, "verify", { state: "succeeded" });
+  await updateStage(db, experimentId, "dataset", {
     state: "succeeded",
     output: { datasetId: "00000000-0000-4000-8000-00000000000b", datasetHash: sha256Hex("ds"), samples: 1, tasks: 1 },
   });
-  return exp.id;
 }
 
 /** `shellJobs`: enrolled with the shell-job opt-in (the claim gives shell jobs only to such an agent). */

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { enqueueJob, listStudyArms, reportJobCounts, schema, updateStage } from "@agentlab/db";
-import { sha256Hex, type StudyDefinitionInput, type TaskSpec } from "@agentlab/core";
+import { enqueueJob, listStudyArms, reportJobCounts, schema } from "@agentlab/db";
+import type { StudyDefinitionInput, TaskSpec } from "@agentlab/core";
 import { createExperimentRunner, type ExperimentRunner } from "../../apps/web/server/experiments/runner";
 import { createStudy } from "../../apps/web/server/studies/service";
 import type { Services } from "../../apps/web/server/services";
 import { createTestDatabase, type TestDb } from "./helpers/db";
-import { agentStep, makeAgent, makeServices, makeSplit, type Behaviour } from "./experiments-harness";
+import { agentStep, makeAgent, makeServices, makeSplit, markDataReady, type Behaviour } from "./experiments-harness";
 
 // A study's arms that differ only after SFT (here a DPO arm and the swapped-labels control) share
 // one train job per seed with the reference: one adapter, trained once, and the generate and grade
@@ -68,12 +68,7 @@ async function stagesOf(id: string) {
 
 /** Advances the arm, answering its jobs, until both seeds' train stages succeeded; returns their job ids. */
 async function trainJobsOf(id: string): Promise<string[]> {
-  await updateStage(s.db, id, "collect", { state: "succeeded" });
-  await updateStage(s.db, id, "verify", { state: "succeeded" });
-  await updateStage(s.db, id, "dataset", {
-    state: "succeeded",
-    output: { datasetId: DATASET, datasetHash: sha256Hex("ds"), samples: 1, tasks: 1 },
-  });
+  await markDataReady(s.db, id);
   for (let round = 0; round < 20; round++) {
     await runner.advance(id);
     while ((await agentStep(t.db, fit, tasks, behaviour)).claimed);

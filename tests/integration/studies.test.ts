@@ -10,7 +10,6 @@ import {
   schema,
   setDatasetTokenCounts,
   splitTestReads,
-  updateStage,
 } from "@agentlab/db";
 import { holmAdjust, sha256Hex, type StudyDefinitionInput, type TaskSpec } from "@agentlab/core";
 import { createExperimentRunner, type ExperimentRunner } from "../../apps/web/server/experiments/runner";
@@ -19,7 +18,7 @@ import { studyReport } from "../../apps/web/server/studies/report";
 import { studyView } from "../../apps/web/server/studies/view";
 import type { Services } from "../../apps/web/server/services";
 import { createTestDatabase, type TestDb } from "./helpers/db";
-import { agentStep, makeAgent, makeServices, makeSplit, type Behaviour } from "./experiments-harness";
+import { agentStep, makeAgent, makeServices, makeSplit, markDataReady, type Behaviour } from "./experiments-harness";
 
 // A study end to end on the real Postgres with the harness's simulated agent: arms stop after dev
 // selection, ONE test claim covers them all, the report's contrasts are Holm-adjusted; the
@@ -84,14 +83,7 @@ const behaviour: Behaviour = {
 };
 
 async function startArms(experimentIds: string[]) {
-  for (const id of experimentIds) {
-    await updateStage(s.db, id, "collect", { state: "succeeded" });
-    await updateStage(s.db, id, "verify", { state: "succeeded" });
-    await updateStage(s.db, id, "dataset", {
-      state: "succeeded",
-      output: { datasetId: DATASET, datasetHash: sha256Hex("ds"), samples: 1, tasks: 1 },
-    });
-  }
+  for (const id of experimentIds) await markDataReady(s.db, id);
 }
 
 async function stagesOf(id: string) {
