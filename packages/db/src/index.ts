@@ -32,3 +32,4 @@ export * from "./queries/test-reads";
 export * from "./queries/studies";
 export * from "./queries/episodes";
 export * from "./queries/episode-trajectories";
+export * from "./queries/episode-branches";

@@ -7,7 +7,7 @@ import { runPython } from "../../../apps/agent/src/trainer/python";
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 
 /** The trainer tests' base: a tiny random model (vocab 512, hidden 64) built by the real trainer CLI; returns its folder. */
-export async function buildTinyModel(python: string): Promise<string> {
+export async function buildTinyModel(python: string, over: Record<string, unknown> = {}): Promise<string> {
   const model = join(await mkdtemp(join(tmpdir(), "agentlab-tiny-")), "model");
   await runPython(
     "tiny-model",
@@ -17,6 +17,7 @@ export async function buildTinyModel(python: string): Promise<string> {
       vocab_size: 512,
       hidden_size: 64,
       intermediate_size: 128,
+      ...over,
     },
     { python },
   );

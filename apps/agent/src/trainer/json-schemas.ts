@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
   DpoSpec,
+  EpisodePolicyTrainerSpec,
   GenerateSpec,
   GrpoSpec,
   GrpoStepProgress,
@@ -28,6 +29,7 @@ export const TRAINER_SPEC_SCHEMAS = {
   generate: GenerateSpec,
   tokenize: TokenizeSpec,
   "inspect-model": InspectModelSpec,
+  "episode-policy": EpisodePolicyTrainerSpec,
 } as const satisfies Record<TrainerCommand, z.ZodType>;
 
 // The events the trainer emits that a job contract defines, generated the same way: the trainer

@@ -93,9 +93,9 @@ describe("tallyPairs", () => {
     const t = tallyPairs(groups, 0);
     expect(t.total).toBe(10);
     expect(t.byLayer).toEqual({ syntax: 2, public: 0, hidden: 8, limits: 0, tampered: 0 });
-    expect(t.byChosen).toEqual({ teacher: 2, reference: 8, on_policy: 0 });
-    expect(t.byRejected).toEqual({ on_policy: 7, mutant: 3, buggy: 0 });
-    expect(t.bySource).toEqual({ cross_state: 7, near_miss: 3, on_policy: 0 });
+    expect(t.byChosen).toEqual({ teacher: 2, reference: 8, on_policy: 0, episode: 0 });
+    expect(t.byRejected).toEqual({ on_policy: 7, mutant: 3, buggy: 0, episode: 0 });
+    expect(t.bySource).toEqual({ cross_state: 7, near_miss: 3, on_policy: 0, episode_branch: 0 });
     expect(t.rounds).toEqual([
       { round: 0, pairs: 10 },
       { round: 1, pairs: 4 },

@@ -174,10 +174,12 @@ export const SOURCE_TEXT: Record<ChosenSource | RejectedSource, string> = {
   on_policy: "on-policy sample",
   mutant: "killed mutant",
   buggy: "buggy file",
+  episode: "episode continuation",
 };
 
 export const PAIR_SOURCE_TEXT: Record<PairSource, string> = {
   cross_state: "cross-state",
   near_miss: "near-miss",
   on_policy: "on-policy same prompt",
+  episode_branch: "episode branch (same state)",
 };

@@ -18,6 +18,11 @@ const PAIR_SOURCES: { value: PairSource; label: string; hint: string }[] = [
     hint: "a verified answer against the buggy file or a killed mutant of the reference",
   },
   { value: "on_policy", label: "on-policy", hint: "a passing and a failing sample of the start policy, same prompt" },
+  {
+    value: "episode_branch",
+    label: "episode branches",
+    hint: "a passing and a failing continuation of a stored episode state on a train task (run episodes with branches first)",
+  },
 ];
 const MARGIN_MODES = ["off", "drop", "downweight"] as const;
 const marginMode = (v: string): ExperimentForm["dpoMarginMode"] => MARGIN_MODES.find((m) => m === v) ?? "off";

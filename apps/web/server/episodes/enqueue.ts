@@ -1,5 +1,6 @@
 import {
   DomainError,
+  LocalPolicySpec,
   REFERENCE_POLICIES,
   TeacherPolicySpec,
   type CollectPart,
@@ -49,6 +50,8 @@ export async function episodePayload(db: Db, req: EpisodeRequest): Promise<Episo
 async function resolvePolicy(db: Db, req: EpisodeRequest, taskKey: string): Promise<EpisodePolicySpec> {
   const p = req.policy;
   if (p.kind === "scripted") return p;
+  // A local model runs on the agent: the task never leaves it, so no split is required.
+  if (p.kind === "local") return LocalPolicySpec.parse(p);
   const provider = await getProvider(db, p.providerId);
   if (!provider || provider.archivedAt) throw new DomainError("NOT_FOUND", "no such teacher provider");
   if (provider.kind !== "openai" || !provider.baseUrl)

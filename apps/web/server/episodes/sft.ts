@@ -1,7 +1,6 @@
 import {
   DomainError,
   EPISODE_PROMPT_HASH,
-  ToolResult,
   datasetHash,
   initialObservation,
   orderSamples,
@@ -13,19 +12,11 @@ import {
   trajectoryKind,
   trajectorySftSample,
   type TrajectorySelection,
-  type TrajectoryTurn,
 } from "@agentlab/core";
-import {
-  getEpisode,
-  getEpisodeBlobs,
-  toTaskSpec,
-  trajectoryEpisodes,
-  useEpisodesForTraining,
-  type DatasetRow,
-  type Db,
-} from "@agentlab/db";
+import { toTaskSpec, trajectoryEpisodes, useEpisodesForTraining, type DatasetRow } from "@agentlab/db";
 import type { Services } from "../services";
 import { writeSnapshot, type Built } from "../teacher/datasets";
+import { transcripts } from "./turns";
 
 // Verified episode trajectories become SFT data in the same snapshots as teacher answers
 // (teacher/datasets.ts writeSnapshot: ordered, hashed, exported, replayable). An episode qualifies
@@ -59,63 +50,6 @@ function unverified(c: Candidate): string | null {
   return null;
 }
 
-type IndexedTurn = TrajectoryTurn & { index: number };
-
-async function turnsOf(db: Db, ids: string[]): Promise<Map<string, IndexedTurn[]>> {
-  const out = new Map<string, IndexedTurn[]>();
-  for (const id of ids) {
-    const found = await getEpisode(db, id);
-    if (!found) throw new DomainError("NOT_FOUND", `episode ${id} not found`);
-    const blobs = new Map(
-      (
-        await getEpisodeBlobs(
-          db,
-          found.steps.map((s) => s.resultHash),
-        )
-      ).map((b) => [b.sha256, b]),
-    );
-    out.set(
-      id,
-      found.steps.map((s) => {
-        const raw = blobs.get(s.resultHash)?.content;
-        const result = raw === undefined ? null : ToolResult.safeParse(JSON.parse(raw));
-        if (!result?.success) throw new DomainError("INTERNAL", `episode ${id} step ${s.index}: its result is missing`);
-        return {
-          index: s.index,
-          role: s.role,
-          tool: s.tool,
-          args: s.args,
-          status: s.status,
-          output: result.data.output,
-          changed: s.snapshotBefore !== s.snapshotAfter,
-        };
-      }),
-    );
-  }
-  return out;
-}
-
-/**
- * The full transcript of each episode. A continuation numbers its steps on from the state it
- * resumed, so its prefix is its parent's steps before its own first index.
- */
-async function transcripts(db: Db, chosen: Candidate[]): Promise<Map<string, TrajectoryTurn[]>> {
-  const parents = chosen.flatMap((c) => (c.episode.parentEpisodeId ? [c.episode.parentEpisodeId] : []));
-  const all = await turnsOf(db, [...new Set([...chosen.map((c) => c.episode.id), ...parents])]);
-  return new Map(
-    chosen.map((c) => {
-      const own = all.get(c.episode.id) ?? [];
-      const from = own[0]?.index ?? 0;
-      const prefix = c.episode.parentEpisodeId
-        ? (all.get(c.episode.parentEpisodeId) ?? []).filter((s) => s.index < from)
-        : [];
-      if (prefix.length !== from)
-        throw new DomainError("INTERNAL", `episode ${c.episode.id}: its parent's steps before ${from} are incomplete`);
-      return [c.episode.id, [...prefix, ...own].map(({ index: _index, ...turn }) => turn)];
-    }),
-  );
-}
-
 export async function createEpisodeDataset(services: Services, input: EpisodeDatasetInput): Promise<DatasetRow> {
   const { db } = services;
   const found = await trajectoryEpisodes(db, input);
@@ -142,7 +76,10 @@ export async function createEpisodeDataset(services: Services, input: EpisodeDat
   if (input.episodeIds && refused.length)
     throw new DomainError("PRECONDITION_FAILED", `not verified trajectories: ${refused.slice(0, 5).join("; ")}`);
   const verified = found.filter((c) => unverified(c) === null);
-  const turns = await transcripts(db, verified);
+  const turns = await transcripts(
+    db,
+    verified.map((c) => c.episode),
+  );
   const chosen = verified.filter((c) => selects(input.kinds, trajectoryKind(turns.get(c.episode.id) ?? [])));
   if (chosen.length === 0)
     throw new DomainError("PRECONDITION_FAILED", `no verified ${input.kinds} trajectories on this split's train tasks`);

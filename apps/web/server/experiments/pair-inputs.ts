@@ -6,6 +6,7 @@ import {
   PromptMessage,
   TestOutcome,
   buildPairs,
+  episodeBranchPairs,
   nearMissRejected,
   onPolicyPairs,
   publicContext,
@@ -19,6 +20,7 @@ import {
   type TaskSpec,
 } from "@agentlab/core";
 import { z } from "zod";
+import { episodeBranchStates } from "./episode-pairs";
 
 // What a round's pairs are built from, read from what the experiment stored, per pair source:
 // - chosen: the verified SFT snapshot's answers (teacher, or the reference provider's), each with
@@ -27,10 +29,14 @@ import { z } from "zod";
 // - rejected: cross_state and on_policy: the start policy's graded answers on train (the sample
 //   stage), with their tests; near_miss: the buggy file and the killed mutants of each train task's
 //   newest passed admission audit (core nearMissRejected);
+// - episode_branch: both sides are continuations of a stored episode state on a train task, one
+//   passing and one failing (./episode-pairs.ts, core episodeBranchPairs), with their own prompt
+//   (the transcript to the state);
 // - prompts: the train tasks' repair prompts, as the policy was asked them.
 // Every task here is a train task, for every source: the snapshot is train-only (dataset layer and
 // database), the sample stage only generates on the train part, the audits are read for the
-// split's train part and only for `tasks`, and preference_pairs refuses any other (trigger).
+// split's train part and only for `tasks`, so are the episode branches, and preference_pairs
+// refuses any other (triggers).
 
 const GradeTests = z.object({
   verdict: GradeVerdict,
@@ -102,6 +108,8 @@ export async function roundPairs(
   for (const source of PairSource.options.filter((s) => sources.has(s))) {
     if (source === "cross_state") add(buildPairs({ prompts, chosen: verified, rejected: sampled }));
     else if (source === "on_policy") add(onPolicyPairs({ prompts, answers: sampled }));
+    else if (source === "episode_branch")
+      add(episodeBranchPairs({ states: await episodeBranchStates(db, { splitId: opts.splitId, tasks: opts.tasks }) }));
     else
       add(
         buildPairs({

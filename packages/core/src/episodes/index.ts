@@ -4,3 +4,4 @@ export * from "./hashing";
 export * from "./trajectory-sft";
 export * from "./report-agentic";
 export * from "./teacher";
+export * from "./local";

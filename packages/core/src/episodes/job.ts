@@ -2,6 +2,7 @@ import { z } from "zod";
 import { CandidateFile, GradeLimits, GradingIsolation } from "../grading/schemas";
 import { TaskSpec } from "../tasks/spec";
 import { EpisodeBudget, EpisodeRun, EpisodeState, SnapshotManifest, StateValue } from "./schemas";
+import { LocalPolicySpec } from "./local";
 import { TeacherPolicySpec } from "./teacher";
 
 // The `episode` job: one episode of a policy on a task, then K continuations from each of its
@@ -23,14 +24,18 @@ export const REFERENCE_POLICIES: readonly ScriptedPolicyName[] = ["solver", "rec
 
 const ScriptedPolicySpec = z.strictObject({ kind: z.literal("scripted"), name: ScriptedPolicyName });
 
-/** A job's policy: a scripted control, or a teacher asked through the server (episodes/teacher.ts). */
-export const EpisodePolicySpec = z.discriminatedUnion("kind", [ScriptedPolicySpec, TeacherPolicySpec]);
+/**
+ * A job's policy: a scripted control, a teacher asked through the server (episodes/teacher.ts), or
+ * a local model on the agent (episodes/local.ts).
+ */
+export const EpisodePolicySpec = z.discriminatedUnion("kind", [ScriptedPolicySpec, TeacherPolicySpec, LocalPolicySpec]);
 export type EpisodePolicySpec = z.infer<typeof EpisodePolicySpec>;
 
 /** What a user asks for: a teacher's model defaults to its provider's (the server fills it in the payload). */
 export const EpisodePolicyRequest = z.discriminatedUnion("kind", [
   ScriptedPolicySpec,
   TeacherPolicySpec.extend({ model: TeacherPolicySpec.shape.model.optional() }),
+  LocalPolicySpec,
 ]);
 export type EpisodePolicyRequest = z.input<typeof EpisodePolicyRequest>;
 
@@ -62,6 +67,13 @@ export const EpisodeJobPayload = z
     expectedTestIds: z.array(z.string()).optional(),
   })
   .superRefine((p, ctx) => {
+    if (p.policy.kind === "local" && p.policy.adapterSha256 && !p.policy.adapterArtifact)
+      ctx.addIssue({
+        code: "custom",
+        path: ["policy", "adapterArtifact"],
+        message:
+          "an adapter's hash names the snapshot to check; its archive (adapterArtifact) is what the agent fetches",
+      });
     const needs = p.policy.kind === "scripted" && REFERENCE_POLICIES.includes(p.policy.name);
     if (needs && !p.controlReference)
       ctx.addIssue({

@@ -45,6 +45,9 @@ export const TEACHER_PROMPT_HASH = sha256Hex(
 /** The tool name a reply without any tool call is recorded under (the environment refuses it as bad_call). */
 export const NO_TOOL_CALL = "(no tool call)";
 const NO_TOOL_CALL_NOTE = "No tool was called, so nothing happened. Act through one of the tools.";
+/** The tool name a local model's completion is recorded under when its tool call does not parse (also refused). */
+export const MALFORMED_TOOL_CALL = "(malformed tool call)";
+const MALFORMED_NOTE = "Your tool call could not be parsed, so nothing happened";
 
 const MAX_ARGUMENTS_CHARS = 512 << 10;
 const CallPart = z.strictObject({
@@ -111,6 +114,9 @@ const contentOf = (args: unknown): string =>
     ? args.content
     : "";
 
+const whyOf = (args: unknown): string =>
+  typeof args === "object" && args !== null && "why" in args && typeof args.why === "string" ? args.why : "unparseable";
+
 /** The history a teacher reads: the system prompt, the episode's first message, then each call and its result. */
 export function teacherMessages(first: string, steps: readonly EpisodeStep[]): TeacherMessage[] {
   const messages: TeacherMessage[] = [
@@ -123,6 +129,15 @@ export function teacherMessages(first: string, steps: readonly EpisodeStep[]): T
     if (s.call.tool === NO_TOOL_CALL) {
       messages.push({ role: "assistant", content: contentOf(s.call.args) });
       messages.push({ role: "user", content: NO_TOOL_CALL_NOTE });
+      continue;
+    }
+    // What the model wrote stays its own turn; a made-up call in its name would teach it a format it never produced.
+    if (s.call.tool === MALFORMED_TOOL_CALL) {
+      messages.push({ role: "assistant", content: contentOf(s.call.args) });
+      messages.push({
+        role: "user",
+        content: `${MALFORMED_NOTE} (${whyOf(s.call.args)}). Act through one of the tools.`,
+      });
       continue;
     }
     const id = callId(s);

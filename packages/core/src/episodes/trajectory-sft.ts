@@ -111,13 +111,68 @@ export function trajectorySftSample(
     throw new Error("a trajectory for SFT ends with the policy's own submit");
   if (turns.some((t) => t.role !== "assistant")) throw new Error("a trajectory for SFT has policy turns only");
   const masked = opts.maskFailedAttempts ? failedAttemptTurns(turns) : new Set<number>();
-  const messages: SftSample["messages"] = [
+  // The submit's own result ("submitted") follows the last turn: nothing to learn after it.
+  const messages: SftSample["messages"] = transcriptMessages(first, turns).slice(0, -1);
+  for (const i of masked) {
+    const m = messages[2 + 2 * i];
+    if (m) messages[2 + 2 * i] = { ...m, train: false as const };
+  }
+  return { messages };
+}
+
+type TranscriptMessage = { role: "system" | "user" | "assistant"; content: string };
+
+/**
+ * The one rendering of an episode as chat: the system prompt, the first message, then per turn the
+ * call as an assistant message (index 2 + 2i) and its result as the user message after it. SFT
+ * samples and same-state DPO pairs (branchPrompt, continuationText) are all read from it.
+ */
+export function transcriptMessages(first: string, turns: readonly TrajectoryTurn[]): TranscriptMessage[] {
+  const messages: TranscriptMessage[] = [
     { role: "system", content: EPISODE_SYSTEM_PROMPT },
     { role: "user", content: first },
   ];
-  turns.forEach((t, i) => {
-    messages.push({ role: "assistant", content: callText(t), ...(masked.has(i) ? { train: false as const } : {}) });
-    if (i < turns.length - 1) messages.push({ role: "user", content: t.output });
-  });
-  return { messages };
+  for (const t of turns)
+    messages.push({ role: "assistant", content: callText(t) }, { role: "user", content: t.output });
+  return messages;
+}
+
+/**
+ * A same-state DPO pair's prompt: the transcript to the branching state. The trainer's pair prompt
+ * holds system and user turns only (dpo_data.load_pairs refuses an assistant turn), so the calls
+ * before the state and their results are written into the one user turn after the first message,
+ * each call as its assistant text. A start state (t = 0) gives exactly the episode's own opening.
+ */
+export function branchPrompt(
+  first: string,
+  prefix: readonly TrajectoryTurn[],
+): { role: "system" | "user"; content: string }[] {
+  const [system, opening, ...rest] = transcriptMessages(first, prefix);
+  if (!system || !opening) throw new Error("an episode transcript starts with its system prompt and first message");
+  if (rest.length === 0)
+    return [
+      { role: "system", content: system.content },
+      { role: "user", content: opening.content },
+    ];
+  const history = rest.map((m, i) =>
+    m.role === "assistant" ? `[call ${i / 2 + 1}] ${m.content}` : `[result ${(i + 1) / 2}]\n${m.content}`,
+  );
+  return [
+    { role: "system", content: system.content },
+    { role: "user", content: [opening.content, "", "Your calls so far and their results:", ...history].join("\n") },
+  ];
+}
+
+/**
+ * A continuation as one assistant answer: its policy calls in order, one per line, as the
+ * transcript writes them. The trainer supervises the whole answer (no mask inside one message), so
+ * the tool results between the calls are left out: scored, they would make the preference partly
+ * about predicting the environment's output (a test report that passed), not about the policy's
+ * calls. The environment's own turns (a budget's submit) are no policy call and are left out too.
+ */
+export function continuationText(turns: readonly TrajectoryTurn[]): string {
+  return turns
+    .filter((t) => t.role === "assistant")
+    .map((t) => callText(t))
+    .join("\n");
 }

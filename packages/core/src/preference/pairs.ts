@@ -7,20 +7,25 @@ import { type DpoPairLine, type DpoPairScore, PromptMessage } from "../trainer/d
 // answer of the current policy for the same prompt (or a killed mutant of the reference). The labels
 // come from the grader only: a verdict of pass, or a model failure; an infra_error is neither.
 
-/** on_policy: a passing sample of the start policy itself (the on-policy same-prompt source). */
-export const ChosenSource = z.enum(["teacher", "reference", "on_policy"]);
+/**
+ * on_policy: a passing sample of the start policy itself (the on-policy same-prompt source);
+ * episode: an episode's continuation from a stored state (the episode_branch source), on either side.
+ */
+export const ChosenSource = z.enum(["teacher", "reference", "on_policy", "episode"]);
 export type ChosenSource = z.infer<typeof ChosenSource>;
 /** buggy: the task's own buggy main file; mutant: a mutant of the reference the admission audit saw killed. */
-export const RejectedSource = z.enum(["on_policy", "mutant", "buggy"]);
+export const RejectedSource = z.enum(["on_policy", "mutant", "buggy", "episode"]);
 export type RejectedSource = z.infer<typeof RejectedSource>;
 
 /**
  * Where a pair comes from. cross_state: a verified answer against the start policy's failing sample
  * (the original source); near_miss: a verified answer against the buggy file or a killed mutant of
  * the reference (the rejected answer is one bug away from a repair); on_policy: a passing against a
- * failing sample of the start policy on the same prompt (both answers on-policy).
+ * failing sample of the start policy on the same prompt (both answers on-policy); episode_branch: a
+ * passing against a failing continuation of an episode from the same stored state (prompt = the
+ * transcript to that state). New sources go last: the pairs stage builds them in this order.
  */
-export const PairSource = z.enum(["cross_state", "near_miss", "on_policy"]);
+export const PairSource = z.enum(["cross_state", "near_miss", "on_policy", "episode_branch"]);
 export type PairSource = z.infer<typeof PairSource>;
 
 /** Where a failing answer failed first: the grader's layers, named from its verdict. */
@@ -43,7 +48,7 @@ export function failingLayer(verdict: GradeVerdict): FailingLayer | null {
 
 export type ChosenAnswer = {
   taskId: string;
-  source: Exclude<ChosenSource, "on_policy">;
+  source: Exclude<ChosenSource, "on_policy" | "episode">;
   text: string;
   verdict: GradeVerdict;
 };
@@ -77,6 +82,10 @@ export const PreferencePair = z.strictObject({
   /** The ids of the tests the rejected answer failed (with errors counted as failures). */
   failingTests: z.array(z.string()),
   weight: z.number().positive(),
+  /** episode_branch only: the state both continuations resumed (its content hash) and the two continuations. */
+  stateHash: z.string().min(1).optional(),
+  chosenEpisodeId: z.string().uuid().optional(),
+  rejectedEpisodeId: z.string().uuid().optional(),
 });
 export type PreferencePair = z.infer<typeof PreferencePair>;
 

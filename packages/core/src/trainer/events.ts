@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DpoRecord } from "./dpo";
+import { EpisodePolicySummary } from "./episode-policy";
 import { GrpoRecord, GrpoStepMetrics } from "./grpo";
 import { InspectModelSummary } from "./inspect";
 import { ScoreRecord } from "./score";
@@ -100,6 +101,8 @@ export const TrainerResultEvent = z.object({
   tokenize: TokenizeSummary.optional(),
   inspect_model: InspectModelSummary.optional(),
   tiny_model: TinyModelSummary.optional(),
+  /** episode-policy: the turns a local model answered for one episode job. */
+  episode_policy: EpisodePolicySummary.optional(),
 });
 export type TrainerResultEvent = z.infer<typeof TrainerResultEvent>;
 

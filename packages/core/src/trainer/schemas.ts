@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DpoSpec } from "./dpo";
+import { EpisodePolicyTrainerSpec } from "./episode-policy";
 import { GrpoSpec } from "./grpo";
 import { ScoreSpec } from "./score";
 import { InspectModelSpec } from "./inspect";
@@ -21,6 +22,7 @@ export const TrainerCommand = z.enum([
   "generate",
   "tokenize",
   "inspect-model",
+  "episode-policy",
 ]);
 export type TrainerCommand = z.infer<typeof TrainerCommand>;
 
@@ -201,6 +203,7 @@ export type TrainerSpecs = {
   generate: z.input<typeof GenerateSpec>;
   tokenize: z.input<typeof TokenizeSpec>;
   "inspect-model": z.input<typeof InspectModelSpec>;
+  "episode-policy": z.input<typeof EpisodePolicyTrainerSpec>;
 };
 
 // ------------------------------------------------------------------ records

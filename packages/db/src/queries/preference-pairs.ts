@@ -43,6 +43,9 @@ export async function insertPreferencePairs(
         failingTests: p.failingTests,
         marginBefore: p.marginBefore,
         weight: p.weight,
+        stateHash: p.stateHash ?? null,
+        chosenEpisodeId: p.chosenEpisodeId ?? null,
+        rejectedEpisodeId: p.rejectedEpisodeId ?? null,
       }));
       const out = await tx
         .insert(preferencePairs)

@@ -1,4 +1,4 @@
-"""CLI: python -m agentlab_trainer {tiny-model,train,dpo,grpo,score,generate,tokenize,inspect-model} --spec FILE
+"""CLI: python -m agentlab_trainer {tiny-model,train,dpo,grpo,score,generate,tokenize,inspect-model,episode-policy} --spec FILE
 
 stdout carries JSON lines only (progress / artifact / generation / log / result); human logs go to
 stderr. Exit codes: 0 ok, 1 internal error, 2 bad usage, 3 user error (spec or data), 143 canceled."""
@@ -22,7 +22,7 @@ from .common import (
     log,
 )
 
-COMMANDS = ("tiny-model", "train", "dpo", "grpo", "score", "generate", "tokenize", "inspect-model")
+COMMANDS = ("tiny-model", "train", "dpo", "grpo", "score", "generate", "tokenize", "inspect-model", "episode-policy")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
             from . import generate
 
             generate.main(spec, cancel)
+        elif args.command == "episode-policy":
+            from . import episode_policy
+
+            episode_policy.main(spec, cancel)
         elif args.command == "inspect-model":
             from . import inspect_model
 

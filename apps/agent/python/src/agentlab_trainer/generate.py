@@ -139,18 +139,15 @@ def _finish(ids: list[int], stop_ids: set[int], max_new: int) -> tuple[list[int]
     return ids, ("length" if len(ids) >= max_new else "stop")
 
 
-def generate_transformers(
-    cfg: dict[str, Any], tokenizer, encoded: list[tuple[str, list[int]]], stop_ids: set[int], cancel: CancelFlag
-):
+def load_generation_model(cfg: dict[str, Any], recipe, device: str):
+    """The base model (and adapter) in eval mode on `device`, decoding from `recipe` only unless the
+    spec asks for the checkpoint's generation_config (episode_policy.py loads its model here too)."""
     import torch
-    from transformers import AutoModelForCausalLM, LogitsProcessorList
+    from transformers import AutoModelForCausalLM
 
-    device = pick_device(cfg["device"])
     dtype = torch.bfloat16 if resolve_dtype(cfg, device) == "bfloat16" else torch.float32
     model = AutoModelForCausalLM.from_pretrained(cfg["model_path"], dtype=dtype, local_files_only=True).to(device)  # type: ignore[arg-type]  # transformers' typed .to() wrapper
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else next(iter(stop_ids))
-    recipe = recipe_generation_config(cfg, stop_ids, pad_id)
-    if not cfg["use_checkpoint_generation_config"]:
+    if not cfg.get("use_checkpoint_generation_config"):
         # transformers fills every unset field of a passed config from model.generation_config (the
         # checkpoint's), so that one is replaced too: the checkpoint's values are never consulted.
         model.generation_config = recipe
@@ -159,6 +156,19 @@ def generate_transformers(
 
         model = PeftModel.from_pretrained(model, cfg["adapter"])
     model.eval()
+    return model
+
+
+def generate_transformers(
+    cfg: dict[str, Any], tokenizer, encoded: list[tuple[str, list[int]]], stop_ids: set[int], cancel: CancelFlag
+):
+    import torch
+    from transformers import LogitsProcessorList
+
+    device = pick_device(cfg["device"])
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else next(iter(stop_ids))
+    recipe = recipe_generation_config(cfg, stop_ids, pad_id)
+    model = load_generation_model(cfg, recipe, device)
     yield Loaded({})
     sampling, n = is_sampling(cfg), int(cfg["samples"])
     # longest first: similar lengths share a batch, less padding

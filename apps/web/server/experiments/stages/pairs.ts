@@ -1,4 +1,4 @@
-import { insertPreferencePairs, stageJobs } from "@agentlab/db";
+import { insertPreferencePairs, stageJobs, useEpisodesForTraining } from "@agentlab/db";
 import {
   DomainError,
   applyMarginFilter,
@@ -97,6 +97,14 @@ export async function pairsStage(c: StageCtx): Promise<StageResult<"pairs">> {
       "PRECONDITION_FAILED",
       `round ${round}: the start policy already prefers every one of its ${built.pairs.length} pairs by more than ${dpo.marginFilter.threshold}: nothing to train on`,
     );
+  // Episodes a pair trains on are training uses like an SFT snapshot's (refused unless on train tasks of the frozen split).
+  const episodeIds = filtered.kept.flatMap((p) => [p.chosenEpisodeId ?? [], p.rejectedEpisodeId ?? []].flat());
+  if (episodeIds.length)
+    await useEpisodesForTraining(c.services.db, {
+      splitId: c.config.splitId,
+      episodeIds: [...new Set(episodeIds)],
+      purpose: `dpo:${c.experimentId}:r${round}`,
+    });
   // All or none, idempotent per pair key: a re-run after a crash writes nothing twice.
   await insertPreferencePairs(c.services.db, { experimentId: c.experimentId, round, pairs: filtered.kept });
   const stored = filtered.kept.length;

@@ -8,7 +8,8 @@ import { ownOutput, recordedOutput, type StageCtx, type StageResult } from "./co
 // and graded exactly like an evaluation (../evaluate.ts: stored answers, batched grading, bounded
 // retries, no verdict never read as a failure), under the recipe's protocol with the DPO block's
 // sampling. Its graded failures become the rejected answers of the round's cross-state pairs, its
-// passes and failures the on-policy pairs; a recipe with near-miss pairs only samples nothing.
+// passes and failures the on-policy pairs; a recipe with near-miss or episode-branch pairs only
+// samples nothing.
 
 export async function sampleStage(c: StageCtx): Promise<StageResult<"sample">> {
   const { round, dpo } = dpoRound(c);
@@ -16,7 +17,7 @@ export async function sampleStage(c: StageCtx): Promise<StageResult<"sample">> {
   if (!start) throw new DomainError("PRECONDITION_FAILED", `no start policy recorded for round ${round}`);
   const model = { key: modelKey(start.start), adapter: start.adapter, trainingMethod: start.trainingMethod };
   const sources = pairSourcesOf(dpo);
-  // Near-miss pairs alone need no sampled answer (both sides are verified programs): nothing to generate.
+  // Near-miss and episode-branch pairs need no sampled answer (both sides are graded already): nothing to generate.
   if (!sources.includes("cross_state") && !sources.includes("on_policy"))
     return {
       state: "succeeded",

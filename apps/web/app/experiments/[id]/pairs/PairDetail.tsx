@@ -1,5 +1,6 @@
 "use client";
 
+import Link from "next/link";
 import { useState, type ReactNode } from "react";
 import type { RouterOutputs } from "../../../_lib/types";
 import { VerdictBadge } from "../../../_components/StatusBadges";
@@ -48,6 +49,15 @@ export function PairDetail({ pair }: { pair: PairRow }) {
           ({SOURCE_TEXT[pair.rejectedSource]} of <span className="font-mono">{pair.rejectedModelKey}</span>, sample{" "}
           {pair.rejectedSample})
         </span>
+        {pair.stateHash ? (
+          // An episode-branch pair: both answers continue the same stored state; each opens in the trajectory viewer.
+          <span className="text-zinc-500" data-testid="pair-state">
+            from state <span className="font-mono">{pair.stateHash.slice(0, 12)}</span>:{" "}
+            {pair.chosenEpisodeId ? <Link href={`/episodes/${pair.chosenEpisodeId}`}>chosen episode</Link> : null}
+            {" · "}
+            {pair.rejectedEpisodeId ? <Link href={`/episodes/${pair.rejectedEpisodeId}`}>rejected episode</Link> : null}
+          </span>
+        ) : null}
         <div role="tablist" aria-label="answers" className="ml-auto flex gap-1">
           {(["side", "diff"] as const).map((m) => (
             <button
