@@ -8,7 +8,8 @@
 //   dpo-near-miss  chosen = the verified answer, rejected = the buggy file or a killed mutant;
 //   dpo-on-policy  (pass, fail) samples of the SFT policy on one prompt (T = 1.0, 4 per task);
 //   dpo-swapped    the near-miss pairs with chosen and rejected exchanged: the negative control;
-//   the dev sweep  near-miss at the DPO rate ×3 and ÷3 (secondary arms: read on dev, no contrast).
+//   the dev sweep  near-miss at the DPO rate ×3 and ÷3, and at β 0.5 and 0.02 (β 0.1 elsewhere)
+//                  (secondary arms: read on dev, no contrast); source: near-miss against on-policy.
 // The outcome is whatever it is; the last line is one JSON object naming the study report's file,
 // with each DPO arm's per-epoch Δ log-prob of the chosen and rejected answers on train and on
 // held-out dev pairs.
@@ -103,6 +104,8 @@ function definition(w: DemoWorld, datasetId: string): StudyDefinitionInput {
       arm("dpo-swapped", "sft+dpo", { labels: "swapped" }),
       arm("dpo-nm-lr-x3", "sft+dpo", { learningRate: lr * 3 }),
       arm("dpo-nm-lr-div3", "sft+dpo", { learningRate: lr / 3 }),
+      arm("dpo-nm-beta-0.5", "sft+dpo", { beta: 0.5 }),
+      arm("dpo-nm-beta-0.02", "sft+dpo", { beta: 0.02 }),
     ],
     contrasts: [
       { arms: ["dpo-near-miss", "sft"] },
