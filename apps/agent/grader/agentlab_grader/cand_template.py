@@ -210,7 +210,7 @@ def _candidate_supervisor(cmd, data, sandboxed: bool, scratch: str, tmpfs_mb: in
 
 
 class PidFd:
-    """A candidate process known by its pidfd (judge.kill_and_wait takes these as well as pids)."""
+    """A candidate process known by its pidfd (reap.kill_and_wait takes these as well as pids)."""
 
     def __init__(self, fd: int):
         self.fd = fd

@@ -19,7 +19,7 @@ import signal
 import time
 
 from . import cand_template, isolation, judge, request_check, warm
-from .judge import GONE_WAIT_S
+from .reap import GONE_WAIT_S
 
 
 class _Cold:
